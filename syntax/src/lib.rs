@@ -1,0 +1,89 @@
+//! The WSP language's syntax: a Python lexer with layout, an error-resilient event-based parser,
+//! a lossless rowan tree (text → tree → text is the identity) and a typed AST over it.
+//!
+//! `parse` is total: any text gives a tree plus the syntax errors (WSP001) found in it.
+
+pub mod ast;
+mod builder;
+mod layout;
+mod lexer;
+mod parser;
+mod syntax_kind;
+mod validation;
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+pub use rowan::{GreenNode, TextRange, TextSize, WalkEvent};
+
+pub use crate::lexer::{RawToken, lex};
+pub use crate::syntax_kind::{LexError, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, WspLanguage};
+
+/// A syntax error: what was expected, where.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SyntaxError {
+    pub message: String,
+    pub range: TextRange,
+}
+
+impl SyntaxError {
+    pub fn new(message: String, range: TextRange) -> SyntaxError {
+        SyntaxError { message, range }
+    }
+}
+
+/// The result of parsing: a tree (always) and the errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parse {
+    green: GreenNode,
+    errors: Arc<[SyntaxError]>,
+}
+
+impl Parse {
+    pub fn syntax_node(&self) -> SyntaxNode {
+        SyntaxNode::new_root(self.green.clone())
+    }
+
+    pub fn tree(&self) -> ast::SourceFile {
+        ast::SourceFile { syntax: self.syntax_node() }
+    }
+
+    pub fn green(&self) -> &GreenNode {
+        &self.green
+    }
+
+    pub fn errors(&self) -> &[SyntaxError] {
+        &self.errors
+    }
+
+    /// The tree and errors as text, for snapshot tests.
+    pub fn debug_dump(&self, text: &str) -> String {
+        let mut out = format!("{:#?}", self.syntax_node());
+        let index = line_index::LineIndex::new(text);
+        for e in self.errors.iter() {
+            let (sl, sc) = line_col(&index, e.range.start());
+            let (el, ec) = line_col(&index, e.range.end());
+            let _ = writeln!(out, "error {sl}:{sc}..{el}:{ec}: {}", e.message);
+        }
+        out
+    }
+}
+
+/// 1-based line and character column.
+fn line_col(index: &line_index::LineIndex, offset: TextSize) -> (u32, u32) {
+    let lc = index.line_col(offset);
+    let col = index.to_wide(line_index::WideEncoding::Utf32, lc).map_or(lc.col, |w| w.col);
+    (lc.line + 1, col + 1)
+}
+
+/// Parses WSP (Python-syntax) source text. Never fails, never panics.
+pub fn parse(text: &str) -> Parse {
+    let (mut raw, mut errors) = lexer::lex(text);
+    let input = layout::layout(text, &mut raw, &mut errors);
+    let events = parser::parse(text, &input);
+    let green = builder::build(text, &raw, &input, events, &mut errors);
+    let root = SyntaxNode::new_root(green.clone());
+    validation::validate(&root, &mut errors);
+    errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+    Parse { green, errors: errors.into() }
+}
