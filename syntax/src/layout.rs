@@ -84,6 +84,8 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
     let mut physical_line_start = true;
     let mut logical_line_start = true;
     let mut last_newline: Option<usize> = None;
+    let mut compound_header = false;
+    let mut last_kind = EOF;
 
     for i in 0..raw.len() {
         let RawToken { kind, range } = raw[i];
@@ -114,7 +116,12 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
             _ => {}
         }
 
-        if depth > 0 && physical_line_start && starts_statement_only(kind) && line_indent <= open_line_indent {
+        // A compound statement's header that ends its line with `:` while a bracket is open: the
+        // bracket was never closed (`def f(x:` + newline is legal Python, but nobody writes it).
+        let header_ended = depth > 0 && physical_line_start && compound_header && last_kind == COLON;
+        if header_ended
+            || depth > 0 && physical_line_start && starts_statement_only(kind) && line_indent <= open_line_indent
+        {
             if let Some(nl) = last_newline {
                 depth = 0;
                 raw[nl].kind = NEWLINE;
@@ -124,6 +131,10 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         }
 
         if logical_line_start {
+            compound_header = matches!(
+                kind,
+                DEF_KW | CLASS_KW | FOR_KW | WITH_KW | IF_KW | ELIF_KW | WHILE_KW | EXCEPT_KW | ASYNC_KW | AT
+            );
             let at = TextRange::empty(range.start());
             let top = levels.last().map_or(0, |l| l.width);
             if line_indent > top {
@@ -148,6 +159,7 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         physical_line_start = false;
 
         input.push(kind, range, i as u32);
+        last_kind = kind;
         match kind {
             L_PAREN | L_BRACK | L_CURLY => {
                 if depth == 0 {

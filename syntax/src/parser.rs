@@ -58,6 +58,7 @@ pub(crate) struct Parser<'t> {
     /// Operators folded into the expressions now open; see `expressions::MAX_CHAIN`.
     chain: u32,
     block_depth: u32,
+    last_error_at: Option<TextSize>,
     line_index: OnceCell<line_index::LineIndex>,
 }
 
@@ -71,6 +72,7 @@ impl<'t> Parser<'t> {
             expr_depth: 0,
             chain: 0,
             block_depth: 0,
+            last_error_at: None,
             line_index: OnceCell::new(),
         }
     }
@@ -178,7 +180,14 @@ impl<'t> Parser<'t> {
         self.error_at(message, range);
     }
 
+    /// Records an error, unless one was already reported where this one starts (the first
+    /// error at a place explains it; the rest would be its echoes) or the lexer reported the
+    /// invalid character here.
     pub(crate) fn error_at(&mut self, message: String, range: TextRange) {
+        if self.last_error_at == Some(range.start()) || (self.at(ERROR_TOKEN) && range == self.current_range()) {
+            return;
+        }
+        self.last_error_at = Some(range.start());
         self.events.push(Event::Error { message, range });
     }
 

@@ -35,6 +35,8 @@ pub(crate) fn validate(root: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
                 }
             }
             ARG_LIST => check_args(&ast::ArgList::cast(node).expect("kind checked"), errors),
+            LITERAL => check_string_parts(&node, errors),
+            TRY_STMT => check_except_kinds(&node, errors),
             PARAM_LIST => check_params(&ast::ParamList::cast(node).expect("kind checked"), errors),
             _ => {}
         }
@@ -206,6 +208,45 @@ fn check_params(list: &ast::ParamList, errors: &mut Vec<SyntaxError>) {
                 slash_seen = true;
             }
             ParamKind::VarKeyword => {}
+        }
+    }
+}
+
+/// Adjacent string literals concatenate, which Python refuses between `bytes` and `str`.
+fn check_string_parts(node: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
+    let mut parts = node.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == STRING);
+    let Some(first) = parts.next() else { return };
+    let is_bytes = |t: &crate::SyntaxToken| {
+        t.text().chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c.eq_ignore_ascii_case(&'b'))
+    };
+    let first_bytes = is_bytes(&first);
+    if let Some(other) = parts.find(|t| is_bytes(t) != first_bytes) {
+        errors.push(SyntaxError::new(
+            "cannot mix bytes and non-bytes literals".to_string(),
+            TextRange::new(first.text_range().start(), other.text_range().end()),
+        ));
+    }
+}
+
+/// A `try` has `except` handlers or `except*` handlers, not both.
+fn check_except_kinds(node: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
+    // `except*`: the clause's second token is the star.
+    let star = |c: &SyntaxNode| {
+        c.children_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| !t.kind().is_trivia())
+            .nth(1)
+            .is_some_and(|t| t.kind() == STAR)
+    };
+    let handlers: Vec<SyntaxNode> = node.children().filter(|c| c.kind() == EXCEPT_CLAUSE).collect();
+    if let Some(first) = handlers.first() {
+        let first_star = star(first);
+        if let Some(other) = handlers.iter().find(|h| star(h) != first_star) {
+            let head = ast::first_token(other).map_or(other.text_range(), |t| t.text_range());
+            errors.push(SyntaxError::new(
+                "cannot have both `except` and `except*` on the same `try`".to_string(),
+                head,
+            ));
         }
     }
 }

@@ -513,6 +513,11 @@ pub(crate) fn arg_list(p: &mut Parser<'_>) {
         }
         a.complete(p, ARG);
         if !p.eat(COMMA) {
+            // `f(a b)`: report the comma and go on with `b`, rather than give up on the list.
+            if p.at_ts(EXPR_FIRST) || p.at(DOUBLE_STAR) {
+                p.error(format!("expected `,` between arguments, found {}", p.found()));
+                continue;
+            }
             break;
         }
     }

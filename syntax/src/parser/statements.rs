@@ -33,6 +33,8 @@ const AUG_ASSIGN_OPS: TokenSet = TokenSet::new(&[
     SHR_EQ,
 ]);
 
+const PARAM_FIRST: TokenSet = TokenSet::new(&[NAME, STAR, DOUBLE_STAR, SLASH]);
+
 const STMT_END: TokenSet = TokenSet::new(&[NEWLINE, SEMICOLON, EOF]);
 
 fn statement(p: &mut Parser<'_>) {
@@ -361,7 +363,11 @@ fn param_list(p: &mut Parser<'_>) {
         if !param(p, true) {
             break;
         }
-        if !p.at(R_PAREN) && !p.expect(COMMA) {
+        if !p.eat(COMMA) {
+            if p.at_ts(PARAM_FIRST) {
+                p.error(format!("expected `,` between parameters, found {}", p.found()));
+                continue;
+            }
             break;
         }
     }
@@ -376,7 +382,11 @@ pub(crate) fn lambda_param_list(p: &mut Parser<'_>) {
         if !param(p, false) {
             break;
         }
-        if !p.at(COLON) && !p.expect(COMMA) {
+        if !p.eat(COMMA) {
+            if p.at_ts(PARAM_FIRST) {
+                p.error(format!("expected `,` between parameters, found {}", p.found()));
+                continue;
+            }
             break;
         }
     }

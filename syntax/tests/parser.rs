@@ -1,0 +1,45 @@
+//! Data-driven parser tests: every `test_data/parser/{ok,err}/*.wsp` beside its `.rast` snapshot
+//! (tree and errors). `UPDATE_EXPECT=1 cargo test -p wsp-syntax` rewrites the snapshots.
+
+use std::path::{Path, PathBuf};
+
+use expect_test::expect_file;
+
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/parser").join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_dir(dir: &str, expect_errors: bool) {
+    let files = fixtures(dir);
+    assert!(!files.is_empty(), "no fixtures in {dir}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable fixture");
+        let parse = wsp_syntax::parse(&text);
+        assert_eq!(parse.syntax_node().to_string(), text, "{} does not round-trip", path.display());
+        assert_eq!(
+            !parse.errors().is_empty(),
+            expect_errors,
+            "{}: unexpected errors: {:?}",
+            path.display(),
+            parse.errors()
+        );
+        expect_file![path.with_extension("rast")].assert_eq(&parse.debug_dump(&text));
+    }
+}
+
+#[test]
+fn valid_files_parse_without_errors() {
+    check_dir("ok", false);
+}
+
+#[test]
+fn invalid_files_report_errors() {
+    check_dir("err", true);
+}
