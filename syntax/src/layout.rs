@@ -2,10 +2,12 @@
 //! breaks end a logical line (`NEWLINE`) and which are trivia (`NL`: inside brackets, blank lines),
 //! and by synthesizing zero-width `INDENT`/`DEDENT` tokens from an indentation stack.
 //!
-//! One recovery rule goes beyond Python: inside an unclosed bracket, a line that starts with a
-//! keyword that can only begin a statement (`def`, `@`, `return`, ...) and is indented no deeper than
-//! the line that opened the bracket ends the bracketed line. A missing `)` then costs one
-//! statement, not the rest of the file.
+//! Recovery goes beyond Python: inside an unclosed bracket, a line indented no deeper than the
+//! line that opened the bracket ends the bracketed line when it starts with a keyword that only a
+//! statement can start (`def`, `@`, `return`, ...) or with an assignment `NAME =`; so does the
+//! line break after a compound statement's header that ends with `:`. A missing `)` then costs
+//! one statement, not the rest of the file. The price: a keyword argument written flush with
+//! its call's first line (`f(\nx=1)`) reads as an unclosed `(`.
 
 use rowan::{TextRange, TextSize};
 
@@ -119,9 +121,13 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         // A compound statement's header that ends its line with `:` while a bracket is open: the
         // bracket was never closed (`def f(x:` + newline is legal Python, but nobody writes it).
         let header_ended = depth > 0 && physical_line_start && compound_header && last_kind == COLON;
-        if header_ended
-            || depth > 0 && physical_line_start && starts_statement_only(kind) && line_indent <= open_line_indent
-        {
+        // Or a line that starts a statement: one that only a statement can start, at most as
+        // deep as the bracket's line, or an assignment `NAME =` no deeper than that line.
+        let statement_ahead = depth > 0
+            && physical_line_start
+            && (starts_statement_only(kind) && line_indent <= open_line_indent
+                || kind == NAME && line_indent <= open_line_indent && next_significant(raw, i) == Some(EQ));
+        if header_ended || statement_ahead {
             if let Some(nl) = last_newline {
                 depth = 0;
                 raw[nl].kind = NEWLINE;
@@ -183,6 +189,14 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
     }
     input.push(EOF, end, SYNTHETIC);
     input
+}
+
+/// The kind of the first non-trivia raw token after `i`.
+fn next_significant(raw: &[RawToken], i: usize) -> Option<SyntaxKind> {
+    raw[i + 1..]
+        .iter()
+        .map(|t| t.kind)
+        .find(|k| !matches!(k, WHITESPACE | COMMENT | LINE_CONTINUATION | NEWLINE))
 }
 
 fn text_line_start(text: &str, offset: TextSize) -> TextSize {

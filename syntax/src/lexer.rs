@@ -118,8 +118,8 @@ mod tests {
                 INT_NUMBER "08"
                 WHITESPACE " "
                 INT_NUMBER "1_"
-                error 27..29: invalid number literal
-                error 30..32: invalid number literal
+                error 25..27: invalid number literal
+                error 28..30: invalid number literal
             "#]],
         );
     }
@@ -139,7 +139,7 @@ mod tests {
                 WHITESPACE " "
                 STRING "'open"
                 NEWLINE "\n"
-                error 28..33: unterminated string literal: a quoted string must close on the line it starts (use a triple-quoted string for several lines)
+                error 27..32: unterminated string literal: a quoted string must close on the line it starts (use a triple-quoted string for several lines)
             "#]],
         );
     }
