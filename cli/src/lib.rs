@@ -1,0 +1,51 @@
+//! The `wsp` command line: argument parsing and the subcommands.
+
+mod check;
+mod report;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "wsp", version, about = "Check WSP workload programs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check files and folders of `.wsp` programs; exit 1 if any has an error.
+    Check {
+        /// Files or folders (searched for `*.wsp`); the current folder if none.
+        paths: Vec<PathBuf>,
+        /// How to print the diagnostics.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    /// Source snippets with the offending text underlined.
+    Human,
+    /// One JSON array of diagnostics.
+    Json,
+}
+
+/// Runs `wsp` with these arguments (the first is the program name).
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Check { paths, format } => check::run(paths, format),
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    wsp_cli::main(std::env::args_os())
+}

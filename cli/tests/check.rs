@@ -1,0 +1,125 @@
+//! `wsp check` end to end: the real binary on the examples and the invalid corpus.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use expect_test::expect;
+
+fn wsp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("wsp runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 output")
+}
+
+#[test]
+fn examples_check_clean() {
+    let out = wsp(&["check", "examples/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    expect![[r#"
+        9 files checked: 0 errors
+    "#]]
+    .assert_eq(&stdout(&out));
+}
+
+#[test]
+fn human_output_shows_the_source() {
+    let out = wsp(&[
+        "check",
+        "syntax/test_data/parser/err/missing_close_paren_in_kernel.wsp",
+        "syntax/test_data/parser/err/non_default_after_default.wsp",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    expect![[r#"
+        error[WSP001]: expected `)` to close the `(` at 3:14, found newline
+          ┌─ syntax/test_data/parser/err/missing_close_paren_in_kernel.wsp:3:28
+          │
+        3 │     pto.store(y, pto.exp(x)
+          │                            ^
+
+        error[WSP001]: non-default argument follows default argument
+          ┌─ syntax/test_data/parser/err/non_default_after_default.wsp:1:12
+          │
+        1 │ def f(a=1, b):
+          │            ^
+
+        2 files checked: 2 errors
+    "#]]
+    .assert_eq(&stdout(&out));
+}
+
+#[test]
+fn json_output_follows_the_contract() {
+    let out = wsp(&["check", "--format", "json", "syntax/test_data/parser/err/lambda_missing_colon.wsp"]);
+    assert_eq!(out.status.code(), Some(1));
+    expect![[r#"
+        [
+          {
+            "file": "syntax/test_data/parser/err/lambda_missing_colon.wsp",
+            "code": "WSP001",
+            "severity": "error",
+            "line": 1,
+            "column": 16,
+            "end_line": 1,
+            "end_column": 17,
+            "message": "expected `,` between parameters, found name `t`"
+          },
+          {
+            "file": "syntax/test_data/parser/err/lambda_missing_colon.wsp",
+            "code": "WSP001",
+            "severity": "error",
+            "line": 1,
+            "column": 17,
+            "end_line": 1,
+            "end_column": 18,
+            "message": "expected `:`, found `.`"
+          }
+        ]
+    "#]]
+    .assert_eq(&stdout(&out));
+}
+
+#[test]
+fn every_invalid_fixture_is_reported_in_json() {
+    let dir = "syntax/test_data/parser/err";
+    let out = wsp(&["check", "--format", "json", dir]);
+    assert_eq!(out.status.code(), Some(1));
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
+    let mut files: Vec<&str> = diagnostics.iter().map(|d| d["file"].as_str().expect("file")).collect();
+    files.dedup();
+    let fixtures = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir))
+        .expect("fixtures")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wsp")))
+        .count();
+    assert_eq!(files.len(), fixtures, "one or more invalid fixtures passed the check");
+    for d in &diagnostics {
+        assert_eq!(d["code"], "WSP001");
+        assert_eq!(d["severity"], "error");
+        for key in ["line", "column", "end_line", "end_column"] {
+            assert!(d[key].as_u64().is_some_and(|n| n >= 1), "{key} must be 1-based: {d}");
+        }
+    }
+}
+
+#[test]
+fn wsp_check_alias_and_exit_codes() {
+    let alias = Command::new(env!("CARGO_BIN_EXE_wsp-check"))
+        .arg("examples/hello_add.wsp")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("wsp-check runs");
+    assert_eq!(alias.status.code(), Some(0));
+    assert_eq!(stdout(&alias), "1 file checked: 0 errors\n");
+
+    let missing = wsp(&["check", "no/such/file.wsp"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read no/such/file.wsp"));
+
+    let usage = wsp(&["check", "--format", "yaml"]);
+    assert_eq!(usage.status.code(), Some(2));
+}
