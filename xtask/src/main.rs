@@ -1,0 +1,101 @@
+//! `cargo xtask`: the one entry point for the project's chores.
+//!
+//! - `test`: every test of the workspace (and, as they land, the real-client tests, which
+//!   install what they need under `target/`).
+//! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
+//! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask")]
+struct Xtask {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Run every test.
+    Test,
+    /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
+    Bench {
+        /// Which benchmark: `syntax`.
+        name: Option<String>,
+    },
+    /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
+    TreeSitter,
+}
+
+const BENCHES: &[(&str, &str)] = &[("syntax", "wsp-syntax")];
+
+fn main() -> ExitCode {
+    let result = match Xtask::parse().task {
+        Task::Test => test(),
+        Task::Bench { name } => bench(name.as_deref()),
+        Task::TreeSitter => tree_sitter(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.current_dir(root()).status().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed: {status}")) }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn test() -> Result<(), String> {
+    run(cargo().args(["test", "--workspace", "--locked"]))
+}
+
+fn bench(name: Option<&str>) -> Result<(), String> {
+    let selected: Vec<&(&str, &str)> = match name {
+        None => BENCHES.iter().collect(),
+        Some(n) => {
+            let found: Vec<_> = BENCHES.iter().filter(|(b, _)| *b == n).collect();
+            if found.is_empty() {
+                let known: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
+                return Err(format!("no benchmark `{n}`; known: {}", known.join(", ")));
+            }
+            found
+        }
+    };
+    for (bench, package) in selected {
+        run(cargo().args(["bench", "--locked", "-p", package, "--bench", bench]))?;
+    }
+    Ok(())
+}
+
+fn tree_sitter() -> Result<(), String> {
+    let grammar_dir = root().join("syntax/tree-sitter-wsp");
+    let status = Command::new("tree-sitter")
+        .arg("generate")
+        .current_dir(&grammar_dir)
+        .status()
+        .map_err(|e| format!("cannot run the tree-sitter CLI ({e}); install it with `cargo install tree-sitter-cli --version 0.27.1 --locked`"))?;
+    if !status.success() {
+        return Err(format!("tree-sitter generate failed: {status}"));
+    }
+    let grammar = std::fs::read(grammar_dir.join("grammar.js")).map_err(|e| format!("grammar.js: {e}"))?;
+    let hash = blake3::hash(&grammar).to_hex().to_string();
+    std::fs::write(grammar_dir.join("src/grammar.js.blake3"), &hash).map_err(|e| format!("writing the hash: {e}"))?;
+    eprintln!("xtask: regenerated the parser from grammar.js (blake3 {hash})");
+    Ok(())
+}
