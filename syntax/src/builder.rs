@@ -3,33 +3,26 @@
 
 use rowan::{GreenNode, GreenNodeBuilder};
 
-use crate::SyntaxError;
 use crate::layout::{Input, SYNTHETIC};
 use crate::lexer::RawToken;
 use crate::parser::Event;
 
-pub(crate) fn build(
-    text: &str,
-    raw: &[RawToken],
-    input: &Input,
-    mut events: Vec<Event>,
-    errors: &mut Vec<SyntaxError>,
-) -> GreenNode {
+pub(crate) fn build(text: &str, raw: &[RawToken], input: &Input, mut events: Vec<Event>) -> GreenNode {
     let mut b = Sink { text, raw, input, builder: GreenNodeBuilder::new(), raw_pos: 0, tok_pos: 0, depth: 0 };
     let mut parents = Vec::new();
     for i in 0..events.len() {
         match std::mem::replace(&mut events[i], Event::Tombstone) {
             Event::Start { kind, forward_parent } => {
                 parents.push(kind);
-                let (mut idx, mut fp) = (i, forward_parent);
-                while let Some(step) = fp {
+                let (mut idx, mut step) = (i, forward_parent);
+                while step != 0 {
                     idx += step as usize;
-                    fp = match std::mem::replace(&mut events[idx], Event::Tombstone) {
+                    step = match std::mem::replace(&mut events[idx], Event::Tombstone) {
                         Event::Start { kind, forward_parent } => {
                             parents.push(kind);
                             forward_parent
                         }
-                        _ => None,
+                        _ => 0,
                     };
                 }
                 for kind in parents.drain(..).rev() {
@@ -48,7 +41,6 @@ pub(crate) fn build(
                 b.depth -= 1;
             }
             Event::Token => b.token(),
-            Event::Error { message, range } => errors.push(SyntaxError::new(message, range)),
             Event::Tombstone => {}
         }
     }

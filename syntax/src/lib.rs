@@ -80,10 +80,10 @@ fn line_col(index: &line_index::LineIndex, offset: TextSize) -> (u32, u32) {
 pub fn parse(text: &str) -> Parse {
     let (mut raw, mut errors) = lexer::lex(text);
     let input = layout::layout(text, &mut raw, &mut errors);
-    let events = parser::parse(text, &input);
-    let green = builder::build(text, &raw, &input, events, &mut errors);
-    let root = SyntaxNode::new_root(green.clone());
-    validation::validate(&root, &mut errors);
+    let (events, parse_errors) = parser::parse(text, &input);
+    errors.extend(parse_errors);
+    let green = builder::build(text, &raw, &input, events);
+    validation::validate(&green, &mut errors);
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     Parse { green, errors: errors.into() }
 }

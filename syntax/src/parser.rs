@@ -12,6 +12,7 @@ use std::cell::OnceCell;
 use drop_bomb::DropBomb;
 use rowan::{TextRange, TextSize};
 
+use crate::SyntaxError;
 use crate::SyntaxKind::{self, *};
 use crate::layout::Input;
 
@@ -20,12 +21,14 @@ const MAX_EXPR_DEPTH: u32 = 200;
 /// Max nesting of blocks, as CPython's 100 ("too many levels of indentation").
 const MAX_BLOCK_DEPTH: u32 = 100;
 
-#[derive(Debug)]
+/// What the parser did, in order. Errors are kept apart, so an event is 8 bytes.
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
-    Start { kind: SyntaxKind, forward_parent: Option<u32> },
+    /// `forward_parent`: distance to the Start of the node that `precede` put around this one;
+    /// 0 when there is none.
+    Start { kind: SyntaxKind, forward_parent: u32 },
     Finish,
     Token,
-    Error { message: String, range: TextRange },
     Tombstone,
 }
 
@@ -54,6 +57,7 @@ pub(crate) struct Parser<'t> {
     input: &'t Input,
     pos: usize,
     events: Vec<Event>,
+    errors: Vec<SyntaxError>,
     expr_depth: u32,
     /// Operators folded into the expressions now open; see `expressions::MAX_CHAIN`.
     chain: u32,
@@ -68,7 +72,8 @@ impl<'t> Parser<'t> {
             text,
             input,
             pos: 0,
-            events: Vec::with_capacity(input.kinds.len() * 2),
+            events: Vec::with_capacity(input.kinds.len() * 3),
+            errors: Vec::new(),
             expr_depth: 0,
             chain: 0,
             block_depth: 0,
@@ -77,8 +82,8 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(crate) fn finish(self) -> Vec<Event> {
-        self.events
+    pub(crate) fn finish(self) -> (Vec<Event>, Vec<SyntaxError>) {
+        (self.events, self.errors)
     }
 
     pub(crate) fn nth(&self, n: usize) -> SyntaxKind {
@@ -188,7 +193,7 @@ impl<'t> Parser<'t> {
             return;
         }
         self.last_error_at = Some(range.start());
-        self.events.push(Event::Error { message, range });
+        self.errors.push(SyntaxError::new(message, range));
     }
 
     /// Reports an error and, unless the current token is in `recovery` (or ends the line),
@@ -205,7 +210,7 @@ impl<'t> Parser<'t> {
 
     pub(crate) fn start(&mut self) -> Marker {
         let pos = self.events.len() as u32;
-        self.events.push(Event::Start { kind: ERROR, forward_parent: None });
+        self.events.push(Event::Start { kind: ERROR, forward_parent: 0 });
         Marker { pos, bomb: DropBomb::new("Marker must be completed or abandoned") }
     }
 
@@ -264,13 +269,13 @@ impl CompletedMarker {
     pub(crate) fn precede(self, p: &mut Parser<'_>) -> Marker {
         let m = p.start();
         if let Event::Start { forward_parent, .. } = &mut p.events[self.pos as usize] {
-            *forward_parent = Some(m.pos - self.pos);
+            *forward_parent = m.pos - self.pos;
         }
         m
     }
 }
 
-pub(crate) fn parse(text: &str, input: &Input) -> Vec<Event> {
+pub(crate) fn parse(text: &str, input: &Input) -> (Vec<Event>, Vec<SyntaxError>) {
     let mut p = Parser::new(text, input);
     statements::source_file(&mut p);
     p.finish()

@@ -1,45 +1,112 @@
 //! Checks on the finished tree for what Python's parser rejects but a context-free grammar
-//! accepts: assignment and deletion targets, argument order, parameter order.
+//! accepts: assignment and deletion targets, argument order, parameter order, bytes mixed with
+//! str, `except` mixed with `except*`.
+//!
+//! It walks the green tree with explicit offsets: no red nodes are allocated, which keeps this
+//! pass a small part of parsing.
 
-use rowan::TextRange;
+use rowan::{GreenNodeData, GreenTokenData, NodeOrToken, TextRange, TextSize};
 
 use crate::SyntaxError;
-use crate::SyntaxKind::*;
-use crate::SyntaxNode;
-use crate::ast::{self, AstNode, ArgKind, Expr, LiteralKind, ParamKind};
+use crate::SyntaxKind::{self, *};
 
-pub(crate) fn validate(root: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
-    for node in root.descendants() {
+type Element<'a> = NodeOrToken<&'a GreenNodeData, &'a GreenTokenData>;
+
+fn kind_of(e: Element<'_>) -> SyntaxKind {
+    SyntaxKind::from_raw(e.kind().0)
+}
+
+/// A green node with the offset where it starts.
+#[derive(Clone, Copy)]
+struct Node<'a> {
+    green: &'a GreenNodeData,
+    offset: TextSize,
+}
+
+impl<'a> Node<'a> {
+    fn kind(self) -> SyntaxKind {
+        SyntaxKind::from_raw(self.green.kind().0)
+    }
+
+    fn range(self) -> TextRange {
+        TextRange::at(self.offset, self.green.text_len())
+    }
+
+    /// Children with their offsets.
+    fn children(self) -> impl Iterator<Item = (Element<'a>, TextSize)> {
+        let mut offset = self.offset;
+        self.green.children().map(move |child| {
+            let at = offset;
+            offset += child.text_len();
+            (child, at)
+        })
+    }
+
+    fn child_nodes(self) -> impl Iterator<Item = Node<'a>> {
+        self.children().filter_map(|(e, offset)| e.into_node().map(|green| Node { green, offset }))
+    }
+
+    /// Child nodes that are expressions.
+    fn exprs(self) -> impl Iterator<Item = Node<'a>> {
+        self.child_nodes().filter(|n| is_expr(n.kind()))
+    }
+
+    /// Non-trivia child tokens, in order.
+    fn tokens(self) -> impl Iterator<Item = (&'a GreenTokenData, TextSize)> {
+        self.children().filter_map(|(e, offset)| match e {
+            NodeOrToken::Token(t) if !SyntaxKind::from_raw(t.kind().0).is_trivia() => Some((t, offset)),
+            _ => None,
+        })
+    }
+
+    fn has_token(self, kind: SyntaxKind) -> bool {
+        self.tokens().any(|(t, _)| SyntaxKind::from_raw(t.kind().0) == kind)
+    }
+
+    /// The kind of the first non-trivia child, node or token.
+    fn first_kind(self) -> Option<SyntaxKind> {
+        self.children().map(|(e, _)| kind_of(e)).find(|k| !k.is_trivia())
+    }
+}
+
+fn is_expr(kind: SyntaxKind) -> bool {
+    (NAME_EXPR as u16..=AWAIT_EXPR as u16).contains(&(kind as u16))
+        && !matches!(kind, ARG_LIST | ARG | DICT_ENTRY | COMP_FOR | COMP_IF)
+}
+
+pub(crate) fn validate(root: &GreenNodeData, errors: &mut Vec<SyntaxError>) {
+    let mut stack = vec![Node { green: root, offset: TextSize::from(0) }];
+    while let Some(node) = stack.pop() {
         match node.kind() {
             ASSIGN_STMT => {
-                let stmt = ast::AssignStmt::cast(node).expect("kind checked");
-                for target in stmt.targets() {
-                    check_target(&target, Target::Assign, errors);
+                let targets: Vec<Node<'_>> = node.exprs().collect();
+                for &target in &targets[..targets.len().saturating_sub(1)] {
+                    check_target(target, Target::Assign, errors);
                 }
             }
             AUG_ASSIGN_STMT | ANN_ASSIGN_STMT => {
-                let target = node.children().find_map(Expr::cast);
-                if let Some(target) = target {
-                    check_single_target(&target, node.kind() == AUG_ASSIGN_STMT, errors);
+                if let Some(target) = node.exprs().next() {
+                    check_single_target(target, node.kind() == AUG_ASSIGN_STMT, errors);
                 }
             }
-            FOR_STMT | COMP_FOR | WITH_ITEM => {
-                let nth = if node.kind() == WITH_ITEM { 1 } else { 0 };
-                if let Some(target) = node.children().filter_map(Expr::cast).nth(nth) {
-                    check_target(&target, Target::Assign, errors);
+            FOR_STMT | COMP_FOR => {
+                if let Some(target) = node.exprs().next() {
+                    check_target(target, Target::Assign, errors);
                 }
             }
-            DEL_STMT => {
-                for target in node.children().filter_map(Expr::cast) {
-                    check_target(&target, Target::Delete, errors);
+            WITH_ITEM => {
+                if let Some(target) = node.exprs().nth(1) {
+                    check_target(target, Target::Assign, errors);
                 }
             }
-            ARG_LIST => check_args(&ast::ArgList::cast(node).expect("kind checked"), errors),
-            LITERAL => check_string_parts(&node, errors),
-            TRY_STMT => check_except_kinds(&node, errors),
-            PARAM_LIST => check_params(&ast::ParamList::cast(node).expect("kind checked"), errors),
+            DEL_STMT => node.exprs().for_each(|t| check_target(t, Target::Delete, errors)),
+            ARG_LIST => check_args(node, errors),
+            PARAM_LIST => check_params(node, errors),
+            LITERAL => check_string_parts(node, errors),
+            TRY_STMT => check_except_kinds(node, errors),
             _ => {}
         }
+        stack.extend(node.child_nodes());
     }
 }
 
@@ -49,141 +116,145 @@ enum Target {
     Delete,
 }
 
-fn check_target(e: &Expr, mode: Target, errors: &mut Vec<SyntaxError>) {
-    match e {
-        Expr::NameExpr(_) | Expr::AttributeExpr(_) | Expr::SubscriptExpr(_) => {}
-        Expr::TupleExpr(t) => t.elements().for_each(|e| check_target(&e, mode, errors)),
-        Expr::ListExpr(l) => l.elements().for_each(|e| check_target(&e, mode, errors)),
-        Expr::ParenExpr(p) => {
-            if let Some(inner) = p.expr() {
-                check_target(&inner, mode, errors);
-            }
-        }
-        Expr::StarredExpr(s) if mode == Target::Assign => {
-            if let Some(inner) = s.expr() {
-                check_target(&inner, mode, errors);
-            }
-        }
-        other => {
+fn check_target(e: Node<'_>, mode: Target, errors: &mut Vec<SyntaxError>) {
+    match e.kind() {
+        NAME_EXPR | ATTRIBUTE_EXPR | SUBSCRIPT_EXPR => {}
+        TUPLE_EXPR | LIST_EXPR | PAREN_EXPR => e.exprs().for_each(|t| check_target(t, mode, errors)),
+        STARRED_EXPR if mode == Target::Assign => e.exprs().for_each(|t| check_target(t, mode, errors)),
+        _ => {
             let verb = if mode == Target::Assign { "assign to" } else { "delete" };
-            errors.push(SyntaxError::new(format!("cannot {verb} {}", describe(other)), range(other)));
+            errors.push(SyntaxError::new(format!("cannot {verb} {}", describe(e)), e.range()));
         }
     }
 }
 
 /// Targets of `x += 1` and `x: T = v` must be one name, attribute or subscript.
-fn check_single_target(e: &Expr, augmented: bool, errors: &mut Vec<SyntaxError>) {
-    let inner = match e {
-        Expr::ParenExpr(p) if !augmented => p.expr(),
-        _ => Some(e.clone()),
+fn check_single_target(e: Node<'_>, augmented: bool, errors: &mut Vec<SyntaxError>) {
+    let inner = if e.kind() == PAREN_EXPR && !augmented { e.exprs().next() } else { Some(e) };
+    let Some(inner) = inner else { return };
+    let message = match inner.kind() {
+        NAME_EXPR | ATTRIBUTE_EXPR | SUBSCRIPT_EXPR => return,
+        TUPLE_EXPR if !augmented => "only a single target (not a tuple) can be annotated".to_string(),
+        _ if augmented => format!("{} is an illegal target for augmented assignment", describe(inner)),
+        _ => format!("{} cannot be annotated", describe(inner)),
     };
-    match inner {
-        Some(Expr::NameExpr(_) | Expr::AttributeExpr(_) | Expr::SubscriptExpr(_)) | None => {}
-        Some(Expr::TupleExpr(_)) if !augmented => errors.push(SyntaxError::new(
-            "only a single target (not a tuple) can be annotated".to_string(),
-            range(e),
-        )),
-        Some(other) => {
-            let message = if augmented {
-                format!("{} is an illegal target for augmented assignment", describe(&other))
-            } else {
-                format!("{} cannot be annotated", describe(&other))
-            };
-            errors.push(SyntaxError::new(message, range(&other)));
-        }
-    }
+    errors.push(SyntaxError::new(message, inner.range()));
 }
 
-fn describe(e: &Expr) -> &'static str {
-    match e {
-        Expr::Literal(l) => match l.kind() {
-            Some(LiteralKind::True) => "`True`",
-            Some(LiteralKind::False) => "`False`",
-            Some(LiteralKind::None) => "`None`",
-            Some(LiteralKind::Ellipsis) => "`...`",
+fn describe(e: Node<'_>) -> &'static str {
+    match e.kind() {
+        LITERAL => match e.first_kind() {
+            Some(TRUE_KW) => "`True`",
+            Some(FALSE_KW) => "`False`",
+            Some(NONE_KW) => "`None`",
+            Some(ELLIPSIS) => "`...`",
             _ => "a literal",
         },
-        Expr::CallExpr(_) => "a function call",
-        Expr::BinExpr(_) | Expr::UnaryExpr(_) | Expr::BoolExpr(_) => "an expression",
-        Expr::CompareExpr(_) => "a comparison",
-        Expr::LambdaExpr(_) => "a lambda",
-        Expr::CondExpr(_) => "a conditional expression",
-        Expr::DictExpr(_) => "a dict literal",
-        Expr::SetExpr(_) => "a set display",
-        Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) => "a comprehension",
-        Expr::GeneratorExpr(_) => "a generator expression",
-        Expr::NamedExpr(_) => "a named expression",
-        Expr::YieldExpr(_) => "a yield expression",
-        Expr::AwaitExpr(_) => "an await expression",
-        Expr::StarredExpr(_) => "a starred expression",
-        Expr::Slice(_) => "a slice",
-        Expr::TupleExpr(_) => "a tuple",
-        Expr::ListExpr(_) => "a list",
-        Expr::ParenExpr(_) | Expr::NameExpr(_) | Expr::AttributeExpr(_) | Expr::SubscriptExpr(_) => {
-            "this expression"
-        }
+        CALL_EXPR => "a function call",
+        BIN_EXPR | UNARY_EXPR | BOOL_EXPR => "an expression",
+        COMPARE_EXPR => "a comparison",
+        LAMBDA_EXPR => "a lambda",
+        COND_EXPR => "a conditional expression",
+        DICT_EXPR => "a dict literal",
+        SET_EXPR => "a set display",
+        LIST_COMP | SET_COMP | DICT_COMP => "a comprehension",
+        GENERATOR_EXPR => "a generator expression",
+        NAMED_EXPR => "a named expression",
+        YIELD_EXPR => "a yield expression",
+        AWAIT_EXPR => "an await expression",
+        STARRED_EXPR => "a starred expression",
+        SLICE => "a slice",
+        TUPLE_EXPR => "a tuple",
+        LIST_EXPR => "a list",
+        _ => "this expression",
     }
 }
 
-fn range(e: &Expr) -> TextRange {
-    let node = e.syntax();
-    // Without trailing trivia: the node's first to last non-trivia token.
-    let first = node.first_token().map(|t| t.text_range().start());
-    let last = node.last_token().map(|t| t.text_range().end());
-    match (first, last) {
-        (Some(s), Some(e)) if s <= e => TextRange::new(s, e),
-        _ => node.text_range(),
+#[derive(Clone, Copy, PartialEq)]
+enum ArgKind {
+    Positional,
+    Keyword,
+    Unpack,
+    UnpackKeywords,
+}
+
+fn arg_kind(arg: Node<'_>) -> ArgKind {
+    match arg.first_kind() {
+        Some(STAR) => ArgKind::Unpack,
+        Some(DOUBLE_STAR) => ArgKind::UnpackKeywords,
+        Some(NAME) if arg.has_token(EQ) => ArgKind::Keyword,
+        _ => ArgKind::Positional,
     }
 }
 
-fn check_args(list: &ast::ArgList, errors: &mut Vec<SyntaxError>) {
-    let args: Vec<ast::Arg> = list.args().collect();
+fn check_args(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
+    let args: Vec<Node<'_>> = list.child_nodes().filter(|n| n.kind() == ARG).collect();
     let (mut keyword, mut unpack_keywords) = (false, false);
-    for arg in &args {
-        let r = arg.syntax().text_range();
-        match arg.kind() {
-            ArgKind::Positional if unpack_keywords => errors.push(SyntaxError::new(
-                "positional argument follows keyword argument unpacking".to_string(),
-                r,
-            )),
-            ArgKind::Positional if keyword => {
-                errors.push(SyntaxError::new("positional argument follows keyword argument".to_string(), r))
+    for &arg in &args {
+        let message = match arg_kind(arg) {
+            ArgKind::Positional if unpack_keywords => Some("positional argument follows keyword argument unpacking"),
+            ArgKind::Positional if keyword => Some("positional argument follows keyword argument"),
+            ArgKind::Unpack if unpack_keywords => {
+                Some("iterable argument unpacking follows keyword argument unpacking")
             }
-            ArgKind::Unpack if unpack_keywords => errors.push(SyntaxError::new(
-                "iterable argument unpacking follows keyword argument unpacking".to_string(),
-                r,
-            )),
-            ArgKind::Keyword => keyword = true,
-            ArgKind::UnpackKeywords => unpack_keywords = true,
-            _ => {}
+            ArgKind::Keyword => {
+                keyword = true;
+                None
+            }
+            ArgKind::UnpackKeywords => {
+                unpack_keywords = true;
+                None
+            }
+            _ => None,
+        };
+        if let Some(message) = message {
+            errors.push(SyntaxError::new(message.to_string(), arg.range()));
         }
         if args.len() > 1
-            && let Some(Expr::GeneratorExpr(g)) = arg.value()
-            && ast::first_token(g.syntax()).is_none_or(|t| t.kind() != L_PAREN)
+            && let Some(generator) = arg.exprs().find(|e| e.kind() == GENERATOR_EXPR)
+            && generator.first_kind() != Some(L_PAREN)
         {
             errors.push(SyntaxError::new(
                 "generator expression must be parenthesized when it is not the only argument".to_string(),
-                g.syntax().text_range(),
+                generator.range(),
             ));
         }
     }
 }
 
-fn check_params(list: &ast::ParamList, errors: &mut Vec<SyntaxError>) {
-    let params: Vec<ast::Param> = list.params().collect();
+#[derive(Clone, Copy, PartialEq)]
+enum ParamKind {
+    Normal { default: bool },
+    VarPositional,
+    KeywordOnlyMarker,
+    VarKeyword,
+    PositionalOnlyMarker,
+}
+
+fn param_kind(param: Node<'_>) -> ParamKind {
+    match param.first_kind() {
+        Some(STAR) if param.has_token(NAME) => ParamKind::VarPositional,
+        Some(STAR) => ParamKind::KeywordOnlyMarker,
+        Some(DOUBLE_STAR) => ParamKind::VarKeyword,
+        Some(SLASH) => ParamKind::PositionalOnlyMarker,
+        _ => ParamKind::Normal { default: param.has_token(EQ) },
+    }
+}
+
+fn check_params(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
+    let params: Vec<(Node<'_>, ParamKind)> =
+        list.child_nodes().filter(|n| n.kind() == PARAM).map(|n| (n, param_kind(n))).collect();
     let (mut default_seen, mut star_seen, mut slash_seen) = (false, false, false);
-    for (i, param) in params.iter().enumerate() {
-        let r = param.syntax().text_range();
-        let mut error = |message: &str| errors.push(SyntaxError::new(message.to_string(), r));
-        if i > 0 && params[i - 1].kind() == ParamKind::VarKeyword {
+    for (i, &(param, kind)) in params.iter().enumerate() {
+        let mut error = |message: &str| errors.push(SyntaxError::new(message.to_string(), param.range()));
+        if i > 0 && params[i - 1].1 == ParamKind::VarKeyword {
             error("no parameter may follow the `**` parameter");
             break;
         }
-        match param.kind() {
-            ParamKind::Normal => {
-                if param.default().is_some() {
-                    default_seen = true;
-                } else if default_seen && !star_seen {
+        match kind {
+            ParamKind::Normal { default: true } => default_seen = true,
+            ParamKind::Normal { default: false } => {
+                if default_seen && !star_seen {
                     error("non-default argument follows default argument");
                 }
             }
@@ -192,8 +263,8 @@ fn check_params(list: &ast::ParamList, errors: &mut Vec<SyntaxError>) {
                     error("`*` may appear only once in a parameter list");
                 }
                 star_seen = true;
-                let next = params.get(i + 1).map(|p| p.kind());
-                if param.kind() == ParamKind::KeywordOnlyMarker && !matches!(next, Some(ParamKind::Normal)) {
+                let next = params.get(i + 1).map(|p| p.1);
+                if kind == ParamKind::KeywordOnlyMarker && !matches!(next, Some(ParamKind::Normal { .. })) {
                     error("named arguments must follow bare `*`");
                 }
             }
@@ -213,40 +284,29 @@ fn check_params(list: &ast::ParamList, errors: &mut Vec<SyntaxError>) {
 }
 
 /// Adjacent string literals concatenate, which Python refuses between `bytes` and `str`.
-fn check_string_parts(node: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
-    let mut parts = node.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == STRING);
-    let Some(first) = parts.next() else { return };
-    let is_bytes = |t: &crate::SyntaxToken| {
-        t.text().chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c.eq_ignore_ascii_case(&'b'))
-    };
-    let first_bytes = is_bytes(&first);
-    if let Some(other) = parts.find(|t| is_bytes(t) != first_bytes) {
+fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
+    let is_bytes =
+        |t: &GreenTokenData| t.text().bytes().take_while(u8::is_ascii_alphabetic).any(|c| c.eq_ignore_ascii_case(&b'b'));
+    let mut parts = node.tokens().filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING);
+    let Some((first, start)) = parts.next() else { return };
+    let first_bytes = is_bytes(first);
+    if let Some((other, at)) = parts.find(|(t, _)| is_bytes(t) != first_bytes) {
         errors.push(SyntaxError::new(
             "cannot mix bytes and non-bytes literals".to_string(),
-            TextRange::new(first.text_range().start(), other.text_range().end()),
+            TextRange::new(start, at + other.text_len()),
         ));
     }
 }
 
 /// A `try` has `except` handlers or `except*` handlers, not both.
-fn check_except_kinds(node: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
+fn check_except_kinds(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
     // `except*`: the clause's second token is the star.
-    let star = |c: &SyntaxNode| {
-        c.children_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| !t.kind().is_trivia())
-            .nth(1)
-            .is_some_and(|t| t.kind() == STAR)
-    };
-    let handlers: Vec<SyntaxNode> = node.children().filter(|c| c.kind() == EXCEPT_CLAUSE).collect();
-    if let Some(first) = handlers.first() {
-        let first_star = star(first);
-        if let Some(other) = handlers.iter().find(|h| star(h) != first_star) {
-            let head = ast::first_token(other).map_or(other.text_range(), |t| t.text_range());
-            errors.push(SyntaxError::new(
-                "cannot have both `except` and `except*` on the same `try`".to_string(),
-                head,
-            ));
-        }
+    let star = |c: Node<'_>| c.tokens().nth(1).is_some_and(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STAR);
+    let mut handlers = node.child_nodes().filter(|c| c.kind() == EXCEPT_CLAUSE);
+    let Some(first) = handlers.next() else { return };
+    let first_star = star(first);
+    if let Some(other) = handlers.find(|&h| star(h) != first_star) {
+        let head = other.tokens().next().map_or(other.range(), |(t, at)| TextRange::at(at, t.text_len()));
+        errors.push(SyntaxError::new("cannot have both `except` and `except*` on the same `try`".to_string(), head));
     }
 }
