@@ -87,3 +87,21 @@ pub fn parse(text: &str) -> Parse {
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     Parse { green, errors: errors.into() }
 }
+
+/// Parses `text` and panics if an invariant of `parse` fails: the tree must give back exactly
+/// the text, and every error must lie inside it, on character boundaries, with a message. The
+/// fuzz target and the property tests call this.
+pub fn check_invariants(text: &str) {
+    let parse = parse(text);
+    assert_eq!(parse.syntax_node().to_string(), text, "the tree must give back the text");
+    let len = TextSize::of(text);
+    for e in parse.errors() {
+        assert!(e.range.end() <= len, "error past the end: {e:?}");
+        assert!(text.is_char_boundary(e.range.start().into()) && text.is_char_boundary(e.range.end().into()));
+        assert!(!e.message.is_empty());
+    }
+    // The typed AST must cope with any broken tree.
+    for stmt in parse.tree().statements() {
+        let _ = stmt.first_token();
+    }
+}

@@ -2,21 +2,10 @@
 //! back exactly the input text, and reports errors inside it.
 
 use proptest::prelude::*;
-use wsp_syntax::{TextSize, parse};
+use wsp_syntax::check_invariants;
 
 fn check(text: &str) {
-    let p = parse(text);
-    assert_eq!(p.syntax_node().to_string(), text, "round trip");
-    let len = TextSize::of(text);
-    for e in p.errors() {
-        assert!(e.range.end() <= len, "error past the end: {e:?}");
-        assert!(text.is_char_boundary(e.range.start().into()) && text.is_char_boundary(e.range.end().into()));
-        assert!(!e.message.is_empty());
-    }
-    // Walk the typed AST too: accessors must cope with any broken tree.
-    for stmt in p.tree().statements() {
-        let _ = stmt.first_token();
-    }
+    check_invariants(text);
 }
 
 fn examples() -> Vec<String> {
