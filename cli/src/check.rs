@@ -7,7 +7,11 @@ use crate::Format;
 use crate::report::{Diagnostic, Severity, SourceFile};
 
 pub(crate) fn run(paths: Vec<PathBuf>, format: Format) -> ExitCode {
-    let paths = if paths.is_empty() { vec![PathBuf::from(".")] } else { paths };
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    };
     let mut unreadable = false;
     let mut files = Vec::new();
     for path in &paths {
@@ -68,15 +72,23 @@ fn check_text(text: &str) -> Vec<Diagnostic> {
 
 /// A file as given, or the `.wsp` files under a folder, in a stable order.
 fn collect(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(path).sort_by_file_name().into_iter().filter_entry(|e| {
-        // Skip hidden folders and build output, never the folder the user named.
-        e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| n.starts_with('.') || n == "target")
-    });
+    let walk = walkdir::WalkDir::new(path)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            // Skip hidden folders and build output, never the folder the user named.
+            e.depth() == 0
+                || !e
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with('.') || n == "target")
+        });
     for entry in walk {
         let entry = entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "wsp") {

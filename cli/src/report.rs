@@ -40,7 +40,10 @@ impl SourceFile {
     /// 1-based line and character column.
     fn line_col(&self, offset: TextSize) -> (u32, u32) {
         let lc = self.index.line_col(offset);
-        let col = self.index.to_wide(WideEncoding::Utf32, lc).map_or(lc.col, |w| w.col);
+        let col = self
+            .index
+            .to_wide(WideEncoding::Utf32, lc)
+            .map_or(lc.col, |w| w.col);
         (lc.line + 1, col + 1)
     }
 }

@@ -55,7 +55,12 @@ fn human_output_shows_the_source() {
 
 #[test]
 fn json_output_follows_the_contract() {
-    let out = wsp(&["check", "--format", "json", "syntax/test_data/parser/err/lambda_missing_colon.wsp"]);
+    let out = wsp(&[
+        "check",
+        "--format",
+        "json",
+        "syntax/test_data/parser/err/lambda_missing_colon.wsp",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     expect![[r#"
         [
@@ -89,19 +94,33 @@ fn every_invalid_fixture_is_reported_in_json() {
     let dir = "syntax/test_data/parser/err";
     let out = wsp(&["check", "--format", "json", dir]);
     assert_eq!(out.status.code(), Some(1));
-    let diagnostics: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
-    let mut files: Vec<&str> = diagnostics.iter().map(|d| d["file"].as_str().expect("file")).collect();
+    let diagnostics: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).expect("a JSON array");
+    let mut files: Vec<&str> = diagnostics
+        .iter()
+        .map(|d| d["file"].as_str().expect("file"))
+        .collect();
     files.dedup();
     let fixtures = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir))
         .expect("fixtures")
-        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wsp")))
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wsp"))
+        })
         .count();
-    assert_eq!(files.len(), fixtures, "one or more invalid fixtures passed the check");
+    assert_eq!(
+        files.len(),
+        fixtures,
+        "one or more invalid fixtures passed the check"
+    );
     for d in &diagnostics {
         assert_eq!(d["code"], "WSP001");
         assert_eq!(d["severity"], "error");
         for key in ["line", "column", "end_line", "end_column"] {
-            assert!(d[key].as_u64().is_some_and(|n| n >= 1), "{key} must be 1-based: {d}");
+            assert!(
+                d[key].as_u64().is_some_and(|n| n >= 1),
+                "{key} must be 1-based: {d}"
+            );
         }
     }
 }

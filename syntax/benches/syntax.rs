@@ -66,7 +66,10 @@ fn measure(budget: Duration, mut f: impl FnMut()) -> Duration {
 fn target_dir() -> PathBuf {
     // target/release/deps/syntax-HASH → target
     let exe = std::env::current_exe().expect("own path");
-    exe.ancestors().nth(3).expect("inside target/").to_path_buf()
+    exe.ancestors()
+        .nth(3)
+        .expect("inside target/")
+        .to_path_buf()
 }
 
 fn python_ast_parse(path: &std::path::Path) -> Option<Duration> {
@@ -81,7 +84,11 @@ while len(times) < 10 or time.perf_counter() - start < 3.0:
 times.sort()
 print(times[len(times) // 2])
 "#;
-    let out = Command::new("python3").args(["-c", SCRIPT]).arg(path).output().ok()?;
+    let out = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .ok()?;
     if !out.status.success() {
         eprintln!("python3 failed: {}", String::from_utf8_lossy(&out.stderr));
         return None;
@@ -95,7 +102,11 @@ fn main() {
     let lines = text.lines().count();
     let bytes = text.len();
     let parse = wsp_syntax::parse(&text);
-    assert!(parse.errors().is_empty(), "the generated file must parse cleanly: {:?}", &parse.errors()[..1]);
+    assert!(
+        parse.errors().is_empty(),
+        "the generated file must parse cleanly: {:?}",
+        &parse.errors()[..1]
+    );
 
     let mb = bytes as f64 / 1e6;
     let parse_time = measure(Duration::from_secs(3), || {
@@ -126,7 +137,8 @@ fn main() {
         "goal_met": parse_mb_s >= 50.0,
     });
     let path = out_dir.join("syntax.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&report).expect("json")).expect("write syntax.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report).expect("json"))
+        .expect("write syntax.json");
     println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     println!("wrote {}", path.display());
 }

@@ -77,10 +77,16 @@ pub(crate) fn children<N: AstNode>(parent: &SyntaxNode) -> impl Iterator<Item = 
 
 /// The first child token of `kind`.
 pub(crate) fn token(parent: &SyntaxNode, kind: SyntaxKind) -> Option<SyntaxToken> {
-    parent.children_with_tokens().filter_map(|e| e.into_token()).find(|t| t.kind() == kind)
+    parent
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| t.kind() == kind)
 }
 
 /// The first non-trivia child token (an operator, a keyword).
 pub(crate) fn first_token(parent: &SyntaxNode) -> Option<SyntaxToken> {
-    parent.children_with_tokens().filter_map(|e| e.into_token()).find(|t| !t.kind().is_trivia())
+    parent
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| !t.kind().is_trivia())
 }

@@ -7,18 +7,37 @@ use crate::layout::{Input, SYNTHETIC};
 use crate::lexer::RawToken;
 use crate::parser::Event;
 
-pub(crate) fn build(text: &str, raw: &[RawToken], input: &Input, mut events: Vec<Event>) -> GreenNode {
-    let mut b = Sink { text, raw, input, builder: GreenNodeBuilder::new(), raw_pos: 0, tok_pos: 0, depth: 0 };
+pub(crate) fn build(
+    text: &str,
+    raw: &[RawToken],
+    input: &Input,
+    mut events: Vec<Event>,
+) -> GreenNode {
+    let mut b = Sink {
+        text,
+        raw,
+        input,
+        builder: GreenNodeBuilder::new(),
+        raw_pos: 0,
+        tok_pos: 0,
+        depth: 0,
+    };
     let mut parents = Vec::new();
     for i in 0..events.len() {
         match std::mem::replace(&mut events[i], Event::Tombstone) {
-            Event::Start { kind, forward_parent } => {
+            Event::Start {
+                kind,
+                forward_parent,
+            } => {
                 parents.push(kind);
                 let (mut idx, mut step) = (i, forward_parent);
                 while step != 0 {
                     idx += step as usize;
                     step = match std::mem::replace(&mut events[idx], Event::Tombstone) {
-                        Event::Start { kind, forward_parent } => {
+                        Event::Start {
+                            kind,
+                            forward_parent,
+                        } => {
                             parents.push(kind);
                             forward_parent
                         }
@@ -70,13 +89,17 @@ impl Sink<'_> {
 
     /// Emits the trivia before the next real token, so that a node about to start excludes it.
     fn leading_trivia(&mut self) {
-        let next = self.input.raw[self.tok_pos..].iter().find(|&&r| r != SYNTHETIC);
+        let next = self.input.raw[self.tok_pos..]
+            .iter()
+            .find(|&&r| r != SYNTHETIC);
         let end = next.map_or(self.raw.len(), |&r| r as usize);
         self.emit_raw_until(end);
     }
 
     fn token(&mut self) {
-        let Some(&raw) = self.input.raw.get(self.tok_pos) else { return };
+        let Some(&raw) = self.input.raw.get(self.tok_pos) else {
+            return;
+        };
         self.tok_pos += 1;
         if raw != SYNTHETIC {
             self.emit_raw_until(raw as usize + 1);

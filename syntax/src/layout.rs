@@ -11,8 +11,8 @@
 
 use rowan::{TextRange, TextSize};
 
-use crate::SyntaxKind::{self, *};
 use crate::SyntaxError;
+use crate::SyntaxKind::{self, *};
 use crate::lexer::RawToken;
 
 /// Marks a parser token that has no raw token (INDENT, DEDENT, EOF, a final NEWLINE).
@@ -79,7 +79,10 @@ fn starts_statement_only(kind: SyntaxKind) -> bool {
 
 pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxError>) -> Input {
     let mut input = Input::default();
-    let mut levels = vec![Level { width: 0, real: true }];
+    let mut levels = vec![Level {
+        width: 0,
+        real: true,
+    }];
     let mut depth = 0u32;
     let mut open_line_indent = 0u32;
     let mut line_indent = 0u32;
@@ -120,31 +123,46 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
 
         // A compound statement's header that ends its line with `:` while a bracket is open: the
         // bracket was never closed (`def f(x:` + newline is legal Python, but nobody writes it).
-        let header_ended = depth > 0 && physical_line_start && compound_header && last_kind == COLON;
+        let header_ended =
+            depth > 0 && physical_line_start && compound_header && last_kind == COLON;
         // Or a line that starts a statement: one that only a statement can start, at most as
         // deep as the bracket's line, or an assignment `NAME =` no deeper than that line.
         let statement_ahead = depth > 0
             && physical_line_start
             && (starts_statement_only(kind) && line_indent <= open_line_indent
-                || kind == NAME && line_indent <= open_line_indent && next_significant(raw, i) == Some(EQ));
-        if header_ended || statement_ahead {
-            if let Some(nl) = last_newline {
-                depth = 0;
-                raw[nl].kind = NEWLINE;
-                input.push(NEWLINE, raw[nl].range, nl as u32);
-                logical_line_start = true;
-            }
+                || kind == NAME
+                    && line_indent <= open_line_indent
+                    && next_significant(raw, i) == Some(EQ));
+        if (header_ended || statement_ahead)
+            && let Some(nl) = last_newline
+        {
+            depth = 0;
+            raw[nl].kind = NEWLINE;
+            input.push(NEWLINE, raw[nl].range, nl as u32);
+            logical_line_start = true;
         }
 
         if logical_line_start {
             compound_header = matches!(
                 kind,
-                DEF_KW | CLASS_KW | FOR_KW | WITH_KW | IF_KW | ELIF_KW | WHILE_KW | EXCEPT_KW | ASYNC_KW | AT
+                DEF_KW
+                    | CLASS_KW
+                    | FOR_KW
+                    | WITH_KW
+                    | IF_KW
+                    | ELIF_KW
+                    | WHILE_KW
+                    | EXCEPT_KW
+                    | ASYNC_KW
+                    | AT
             );
             let at = TextRange::empty(range.start());
             let top = levels.last().map_or(0, |l| l.width);
             if line_indent > top {
-                levels.push(Level { width: line_indent, real: true });
+                levels.push(Level {
+                    width: line_indent,
+                    real: true,
+                });
                 input.push(INDENT, at, SYNTHETIC);
             } else if line_indent < top {
                 while levels.len() > 1 && line_indent < levels.last().map_or(0, |l| l.width) {
@@ -157,7 +175,10 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
                         "unindent does not match any outer indentation level".to_string(),
                         TextRange::new(text_line_start(text, range.start()), range.start()),
                     ));
-                    levels.push(Level { width: line_indent, real: false });
+                    levels.push(Level {
+                        width: line_indent,
+                        real: false,
+                    });
                 }
             }
             logical_line_start = false;

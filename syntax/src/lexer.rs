@@ -20,23 +20,28 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<SyntaxError>) {
     let mut start = 0usize;
     if text.starts_with('\u{FEFF}') {
         start = '\u{FEFF}'.len_utf8();
-        tokens.push(RawToken { kind: SyntaxKind::WHITESPACE, range: range(0, start) });
+        tokens.push(RawToken {
+            kind: SyntaxKind::WHITESPACE,
+            range: range(0, start),
+        });
     }
     let mut lexer = SyntaxKind::lexer(&text[start..]);
     while let Some(result) = lexer.next() {
         let span = lexer.span();
         let range = range(span.start + start, span.end + start);
         let kind = match result {
-            Ok(SyntaxKind::NAME) if !lexer.slice().is_ascii() => match invalid_identifier_char(lexer.slice()) {
-                Some(c) => {
-                    errors.push(SyntaxError::new(
-                        format!("invalid character `{c}` (U+{:04X}) in name", c as u32),
-                        range,
-                    ));
-                    SyntaxKind::ERROR_TOKEN
+            Ok(SyntaxKind::NAME) if !lexer.slice().is_ascii() => {
+                match invalid_identifier_char(lexer.slice()) {
+                    Some(c) => {
+                        errors.push(SyntaxError::new(
+                            format!("invalid character `{c}` (U+{:04X}) in name", c as u32),
+                            range,
+                        ));
+                        SyntaxKind::ERROR_TOKEN
+                    }
+                    None => SyntaxKind::NAME,
                 }
-                None => SyntaxKind::NAME,
-            },
+            }
             Ok(kind) => kind,
             Err(err) => {
                 let message = match err {
@@ -46,7 +51,11 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<SyntaxError>) {
                             "unexpected character after line continuation character: `\\` must end its line"
                                 .to_string()
                         } else {
-                            format!("invalid character `{}` (U+{:04X})", c.escape_debug(), c as u32)
+                            format!(
+                                "invalid character `{}` (U+{:04X})",
+                                c.escape_debug(),
+                                c as u32
+                            )
                         }
                     }
                     other => other.message().to_string(),
@@ -54,9 +63,8 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<SyntaxError>) {
                 errors.push(SyntaxError::new(message, range));
                 // An unterminated string is still a string to the parser, so recovery is natural.
                 match err {
-                    crate::LexError::UnterminatedString | crate::LexError::UnterminatedTripleString => {
-                        SyntaxKind::STRING
-                    }
+                    crate::LexError::UnterminatedString
+                    | crate::LexError::UnterminatedTripleString => SyntaxKind::STRING,
                     crate::LexError::InvalidNumber => SyntaxKind::INT_NUMBER,
                     crate::LexError::UnexpectedCharacter => SyntaxKind::ERROR_TOKEN,
                 }

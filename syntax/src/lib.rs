@@ -17,7 +17,9 @@ use std::sync::Arc;
 pub use rowan::{GreenNode, TextRange, TextSize, WalkEvent};
 
 pub use crate::lexer::{RawToken, lex};
-pub use crate::syntax_kind::{LexError, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, WspLanguage};
+pub use crate::syntax_kind::{
+    LexError, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, WspLanguage,
+};
 
 /// A syntax error: what was expected, where.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,7 +47,9 @@ impl Parse {
     }
 
     pub fn tree(&self) -> ast::SourceFile {
-        ast::SourceFile { syntax: self.syntax_node() }
+        ast::SourceFile {
+            syntax: self.syntax_node(),
+        }
     }
 
     pub fn green(&self) -> &GreenNode {
@@ -72,7 +76,9 @@ impl Parse {
 /// 1-based line and character column.
 fn line_col(index: &line_index::LineIndex, offset: TextSize) -> (u32, u32) {
     let lc = index.line_col(offset);
-    let col = index.to_wide(line_index::WideEncoding::Utf32, lc).map_or(lc.col, |w| w.col);
+    let col = index
+        .to_wide(line_index::WideEncoding::Utf32, lc)
+        .map_or(lc.col, |w| w.col);
     (lc.line + 1, col + 1)
 }
 
@@ -85,7 +91,10 @@ pub fn parse(text: &str) -> Parse {
     let green = builder::build(text, &raw, &input, events);
     validation::validate(&green, &mut errors);
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
-    Parse { green, errors: errors.into() }
+    Parse {
+        green,
+        errors: errors.into(),
+    }
 }
 
 /// Parses `text` and panics if an invariant of `parse` fails: the tree must give back exactly
@@ -93,11 +102,18 @@ pub fn parse(text: &str) -> Parse {
 /// fuzz target and the property tests call this.
 pub fn check_invariants(text: &str) {
     let parse = parse(text);
-    assert_eq!(parse.syntax_node().to_string(), text, "the tree must give back the text");
+    assert_eq!(
+        parse.syntax_node().to_string(),
+        text,
+        "the tree must give back the text"
+    );
     let len = TextSize::of(text);
     for e in parse.errors() {
         assert!(e.range.end() <= len, "error past the end: {e:?}");
-        assert!(text.is_char_boundary(e.range.start().into()) && text.is_char_boundary(e.range.end().into()));
+        assert!(
+            text.is_char_boundary(e.range.start().into())
+                && text.is_char_boundary(e.range.end().into())
+        );
         assert!(!e.message.is_empty());
     }
     // The typed AST must cope with any broken tree.

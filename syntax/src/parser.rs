@@ -26,7 +26,10 @@ const MAX_BLOCK_DEPTH: u32 = 100;
 pub(crate) enum Event {
     /// `forward_parent`: distance to the Start of the node that `precede` put around this one;
     /// 0 when there is none.
-    Start { kind: SyntaxKind, forward_parent: u32 },
+    Start {
+        kind: SyntaxKind,
+        forward_parent: u32,
+    },
     Finish,
     Token,
     Tombstone,
@@ -166,9 +169,13 @@ impl<'t> Parser<'t> {
 
     /// 1-based line and column (in characters) of an offset, for messages.
     pub(crate) fn line_col(&self, offset: TextSize) -> (u32, u32) {
-        let index = self.line_index.get_or_init(|| line_index::LineIndex::new(self.text));
+        let index = self
+            .line_index
+            .get_or_init(|| line_index::LineIndex::new(self.text));
         let lc = index.line_col(offset);
-        let col = index.to_wide(line_index::WideEncoding::Utf32, lc).map_or(lc.col, |w| w.col);
+        let col = index
+            .to_wide(line_index::WideEncoding::Utf32, lc)
+            .map_or(lc.col, |w| w.col);
         (lc.line + 1, col + 1)
     }
 
@@ -177,7 +184,11 @@ impl<'t> Parser<'t> {
     pub(crate) fn error(&mut self, message: String) {
         let range = match self.current() {
             NEWLINE | INDENT | DEDENT | EOF => {
-                let end = if self.pos == 0 { TextSize::from(0) } else { self.range_of(self.pos - 1).end() };
+                let end = if self.pos == 0 {
+                    TextSize::from(0)
+                } else {
+                    self.range_of(self.pos - 1).end()
+                };
                 TextRange::empty(end)
             }
             _ => self.current_range(),
@@ -189,7 +200,9 @@ impl<'t> Parser<'t> {
     /// error at a place explains it; the rest would be its echoes) or the lexer reported the
     /// invalid character here.
     pub(crate) fn error_at(&mut self, message: String, range: TextRange) {
-        if self.last_error_at == Some(range.start()) || (self.at(ERROR_TOKEN) && range == self.current_range()) {
+        if self.last_error_at == Some(range.start())
+            || (self.at(ERROR_TOKEN) && range == self.current_range())
+        {
             return;
         }
         self.last_error_at = Some(range.start());
@@ -210,8 +223,14 @@ impl<'t> Parser<'t> {
 
     pub(crate) fn start(&mut self) -> Marker {
         let pos = self.events.len() as u32;
-        self.events.push(Event::Start { kind: ERROR, forward_parent: 0 });
-        Marker { pos, bomb: DropBomb::new("Marker must be completed or abandoned") }
+        self.events.push(Event::Start {
+            kind: ERROR,
+            forward_parent: 0,
+        });
+        Marker {
+            pos,
+            bomb: DropBomb::new("Marker must be completed or abandoned"),
+        }
     }
 
     /// Runs `f` one expression level deeper, or reports the nesting limit and skips a token.

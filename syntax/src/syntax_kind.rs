@@ -100,8 +100,14 @@ pub enum SyntaxKind {
     #[regex(r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?"([^"\\\r\n]|\\(.|\r\n|\n|\r))*""#)]
     #[regex(r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?'''"#, triple_quoted)]
     #[regex(r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?""""#, triple_quoted)]
-    #[regex(r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?'([^'\\\r\n]|\\(.|\r\n|\n|\r))*"#, unterminated_string)]
-    #[regex(r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?"([^"\\\r\n]|\\(.|\r\n|\n|\r))*"#, unterminated_string)]
+    #[regex(
+        r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?'([^'\\\r\n]|\\(.|\r\n|\n|\r))*"#,
+        unterminated_string
+    )]
+    #[regex(
+        r#"([rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?"([^"\\\r\n]|\\(.|\r\n|\n|\r))*"#,
+        unterminated_string
+    )]
     STRING,
     /// A digit run glued to letters or underscores that no number rule accepts (`08`, `1_`, `0x`).
     #[regex(r"[0-9][0-9A-Za-z_]*", invalid_number, priority = 1)]
@@ -480,7 +486,10 @@ impl SyntaxKind {
     }
 }
 
-const _: () = assert!((ERROR_TOKEN as u16) < 128, "token kinds must fit a TokenSet");
+const _: () = assert!(
+    (ERROR_TOKEN as u16) < 128,
+    "token kinds must fit a TokenSet"
+);
 
 /// The rowan language tag of WSP trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

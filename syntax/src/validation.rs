@@ -43,7 +43,8 @@ impl<'a> Node<'a> {
     }
 
     fn child_nodes(self) -> impl Iterator<Item = Node<'a>> {
-        self.children().filter_map(|(e, offset)| e.into_node().map(|green| Node { green, offset }))
+        self.children()
+            .filter_map(|(e, offset)| e.into_node().map(|green| Node { green, offset }))
     }
 
     /// Child nodes that are expressions.
@@ -54,18 +55,23 @@ impl<'a> Node<'a> {
     /// Non-trivia child tokens, in order.
     fn tokens(self) -> impl Iterator<Item = (&'a GreenTokenData, TextSize)> {
         self.children().filter_map(|(e, offset)| match e {
-            NodeOrToken::Token(t) if !SyntaxKind::from_raw(t.kind().0).is_trivia() => Some((t, offset)),
+            NodeOrToken::Token(t) if !SyntaxKind::from_raw(t.kind().0).is_trivia() => {
+                Some((t, offset))
+            }
             _ => None,
         })
     }
 
     fn has_token(self, kind: SyntaxKind) -> bool {
-        self.tokens().any(|(t, _)| SyntaxKind::from_raw(t.kind().0) == kind)
+        self.tokens()
+            .any(|(t, _)| SyntaxKind::from_raw(t.kind().0) == kind)
     }
 
     /// The kind of the first non-trivia child, node or token.
     fn first_kind(self) -> Option<SyntaxKind> {
-        self.children().map(|(e, _)| kind_of(e)).find(|k| !k.is_trivia())
+        self.children()
+            .map(|(e, _)| kind_of(e))
+            .find(|k| !k.is_trivia())
     }
 }
 
@@ -75,7 +81,10 @@ fn is_expr(kind: SyntaxKind) -> bool {
 }
 
 pub(crate) fn validate(root: &GreenNodeData, errors: &mut Vec<SyntaxError>) {
-    let mut stack = vec![Node { green: root, offset: TextSize::from(0) }];
+    let mut stack = vec![Node {
+        green: root,
+        offset: TextSize::from(0),
+    }];
     while let Some(node) = stack.pop() {
         match node.kind() {
             ASSIGN_STMT => {
@@ -99,7 +108,9 @@ pub(crate) fn validate(root: &GreenNodeData, errors: &mut Vec<SyntaxError>) {
                     check_target(target, Target::Assign, errors);
                 }
             }
-            DEL_STMT => node.exprs().for_each(|t| check_target(t, Target::Delete, errors)),
+            DEL_STMT => node
+                .exprs()
+                .for_each(|t| check_target(t, Target::Delete, errors)),
             ARG_LIST => check_args(node, errors),
             PARAM_LIST => check_params(node, errors),
             LITERAL => check_string_parts(node, errors),
@@ -119,23 +130,43 @@ enum Target {
 fn check_target(e: Node<'_>, mode: Target, errors: &mut Vec<SyntaxError>) {
     match e.kind() {
         NAME_EXPR | ATTRIBUTE_EXPR | SUBSCRIPT_EXPR => {}
-        TUPLE_EXPR | LIST_EXPR | PAREN_EXPR => e.exprs().for_each(|t| check_target(t, mode, errors)),
-        STARRED_EXPR if mode == Target::Assign => e.exprs().for_each(|t| check_target(t, mode, errors)),
+        TUPLE_EXPR | LIST_EXPR | PAREN_EXPR => {
+            e.exprs().for_each(|t| check_target(t, mode, errors))
+        }
+        STARRED_EXPR if mode == Target::Assign => {
+            e.exprs().for_each(|t| check_target(t, mode, errors))
+        }
         _ => {
-            let verb = if mode == Target::Assign { "assign to" } else { "delete" };
-            errors.push(SyntaxError::new(format!("cannot {verb} {}", describe(e)), e.range()));
+            let verb = if mode == Target::Assign {
+                "assign to"
+            } else {
+                "delete"
+            };
+            errors.push(SyntaxError::new(
+                format!("cannot {verb} {}", describe(e)),
+                e.range(),
+            ));
         }
     }
 }
 
 /// Targets of `x += 1` and `x: T = v` must be one name, attribute or subscript.
 fn check_single_target(e: Node<'_>, augmented: bool, errors: &mut Vec<SyntaxError>) {
-    let inner = if e.kind() == PAREN_EXPR && !augmented { e.exprs().next() } else { Some(e) };
+    let inner = if e.kind() == PAREN_EXPR && !augmented {
+        e.exprs().next()
+    } else {
+        Some(e)
+    };
     let Some(inner) = inner else { return };
     let message = match inner.kind() {
         NAME_EXPR | ATTRIBUTE_EXPR | SUBSCRIPT_EXPR => return,
-        TUPLE_EXPR if !augmented => "only a single target (not a tuple) can be annotated".to_string(),
-        _ if augmented => format!("{} is an illegal target for augmented assignment", describe(inner)),
+        TUPLE_EXPR if !augmented => {
+            "only a single target (not a tuple) can be annotated".to_string()
+        }
+        _ if augmented => format!(
+            "{} is an illegal target for augmented assignment",
+            describe(inner)
+        ),
         _ => format!("{} cannot be annotated", describe(inner)),
     };
     errors.push(SyntaxError::new(message, inner.range()));
@@ -192,7 +223,9 @@ fn check_args(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
     let (mut keyword, mut unpack_keywords) = (false, false);
     for &arg in &args {
         let message = match arg_kind(arg) {
-            ArgKind::Positional if unpack_keywords => Some("positional argument follows keyword argument unpacking"),
+            ArgKind::Positional if unpack_keywords => {
+                Some("positional argument follows keyword argument unpacking")
+            }
             ArgKind::Positional if keyword => Some("positional argument follows keyword argument"),
             ArgKind::Unpack if unpack_keywords => {
                 Some("iterable argument unpacking follows keyword argument unpacking")
@@ -215,7 +248,8 @@ fn check_args(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
             && generator.first_kind() != Some(L_PAREN)
         {
             errors.push(SyntaxError::new(
-                "generator expression must be parenthesized when it is not the only argument".to_string(),
+                "generator expression must be parenthesized when it is not the only argument"
+                    .to_string(),
                 generator.range(),
             ));
         }
@@ -237,16 +271,22 @@ fn param_kind(param: Node<'_>) -> ParamKind {
         Some(STAR) => ParamKind::KeywordOnlyMarker,
         Some(DOUBLE_STAR) => ParamKind::VarKeyword,
         Some(SLASH) => ParamKind::PositionalOnlyMarker,
-        _ => ParamKind::Normal { default: param.has_token(EQ) },
+        _ => ParamKind::Normal {
+            default: param.has_token(EQ),
+        },
     }
 }
 
 fn check_params(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
-    let params: Vec<(Node<'_>, ParamKind)> =
-        list.child_nodes().filter(|n| n.kind() == PARAM).map(|n| (n, param_kind(n))).collect();
+    let params: Vec<(Node<'_>, ParamKind)> = list
+        .child_nodes()
+        .filter(|n| n.kind() == PARAM)
+        .map(|n| (n, param_kind(n)))
+        .collect();
     let (mut default_seen, mut star_seen, mut slash_seen) = (false, false, false);
     for (i, &(param, kind)) in params.iter().enumerate() {
-        let mut error = |message: &str| errors.push(SyntaxError::new(message.to_string(), param.range()));
+        let mut error =
+            |message: &str| errors.push(SyntaxError::new(message.to_string(), param.range()));
         if i > 0 && params[i - 1].1 == ParamKind::VarKeyword {
             error("no parameter may follow the `**` parameter");
             break;
@@ -264,7 +304,9 @@ fn check_params(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
                 }
                 star_seen = true;
                 let next = params.get(i + 1).map(|p| p.1);
-                if kind == ParamKind::KeywordOnlyMarker && !matches!(next, Some(ParamKind::Normal { .. })) {
+                if kind == ParamKind::KeywordOnlyMarker
+                    && !matches!(next, Some(ParamKind::Normal { .. }))
+                {
                     error("named arguments must follow bare `*`");
                 }
             }
@@ -285,10 +327,18 @@ fn check_params(list: Node<'_>, errors: &mut Vec<SyntaxError>) {
 
 /// Adjacent string literals concatenate, which Python refuses between `bytes` and `str`.
 fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
-    let is_bytes =
-        |t: &GreenTokenData| t.text().bytes().take_while(u8::is_ascii_alphabetic).any(|c| c.eq_ignore_ascii_case(&b'b'));
-    let mut parts = node.tokens().filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING);
-    let Some((first, start)) = parts.next() else { return };
+    let is_bytes = |t: &GreenTokenData| {
+        t.text()
+            .bytes()
+            .take_while(u8::is_ascii_alphabetic)
+            .any(|c| c.eq_ignore_ascii_case(&b'b'))
+    };
+    let mut parts = node
+        .tokens()
+        .filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING);
+    let Some((first, start)) = parts.next() else {
+        return;
+    };
     let first_bytes = is_bytes(first);
     if let Some((other, at)) = parts.find(|(t, _)| is_bytes(t) != first_bytes) {
         errors.push(SyntaxError::new(
@@ -301,12 +351,22 @@ fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
 /// A `try` has `except` handlers or `except*` handlers, not both.
 fn check_except_kinds(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
     // `except*`: the clause's second token is the star.
-    let star = |c: Node<'_>| c.tokens().nth(1).is_some_and(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STAR);
+    let star = |c: Node<'_>| {
+        c.tokens()
+            .nth(1)
+            .is_some_and(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STAR)
+    };
     let mut handlers = node.child_nodes().filter(|c| c.kind() == EXCEPT_CLAUSE);
     let Some(first) = handlers.next() else { return };
     let first_star = star(first);
     if let Some(other) = handlers.find(|&h| star(h) != first_star) {
-        let head = other.tokens().next().map_or(other.range(), |(t, at)| TextRange::at(at, t.text_len()));
-        errors.push(SyntaxError::new("cannot have both `except` and `except*` on the same `try`".to_string(), head));
+        let head = other
+            .tokens()
+            .next()
+            .map_or(other.range(), |(t, at)| TextRange::at(at, t.text_len()));
+        errors.push(SyntaxError::new(
+            "cannot have both `except` and `except*` on the same `try`".to_string(),
+            head,
+        ));
     }
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use expect_test::expect_file;
 
 fn fixtures(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/parser").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data/parser")
+        .join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("readable entry").path())
@@ -22,7 +24,12 @@ fn check_dir(dir: &str, expect_errors: bool) {
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable fixture");
         let parse = wsp_syntax::parse(&text);
-        assert_eq!(parse.syntax_node().to_string(), text, "{} does not round-trip", path.display());
+        assert_eq!(
+            parse.syntax_node().to_string(),
+            text,
+            "{} does not round-trip",
+            path.display()
+        );
         assert_eq!(
             !parse.errors().is_empty(),
             expect_errors,

@@ -33,10 +33,22 @@ for path in sys.stdin.read().splitlines():
         .spawn()
         .expect("python3 must be installed to check conformance with Python's parser");
     let list: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    child.stdin.take().expect("stdin").write_all(list.join("\n").as_bytes()).expect("write paths");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(list.join("\n").as_bytes())
+        .expect("write paths");
     let out = child.wait_with_output().expect("python3 runs");
-    assert!(out.status.success(), "python3 failed: {}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    assert!(
+        out.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
     assert_eq!(lines.len(), files.len(), "one verdict per file");
     lines.iter().map(|l| l == "ok").collect()
 }
@@ -63,7 +75,11 @@ fn both_parsers_accept_examples_and_valid_fixtures() {
 fn both_parsers_reject_invalid_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = wsp_files(&root.join("test_data/parser/err"));
-    assert!(files.len() >= 30, "the invalid corpus must hold at least 30 snippets, has {}", files.len());
+    assert!(
+        files.len() >= 30,
+        "the invalid corpus must hold at least 30 snippets, has {}",
+        files.len()
+    );
     let python = python_accepts(&files);
     for (path, py) in files.iter().zip(python) {
         assert!(!py, "Python accepts {}", path.display());

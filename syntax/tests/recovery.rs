@@ -16,7 +16,10 @@ fn definitions(text: &str) -> Vec<(String, usize)> {
         .filter_map(|s| match s {
             Stmt::FunctionDef(f) => {
                 let name = f.name()?;
-                Some((format!("def {}", name.text()), line_of(name.text_range().start().into())))
+                Some((
+                    format!("def {}", name.text()),
+                    line_of(name.text_range().start().into()),
+                ))
             }
             Stmt::AssignStmt(a) => {
                 let target = a.targets().next()?;
@@ -46,19 +49,31 @@ fn a_broken_line_costs_only_its_own_definition() {
                 // Drop the last such token on the line, leaving the file otherwise the same.
                 let Some(token) = tokens
                     .iter()
-                    .filter(|t| t.kind == closer && line_of(t.range.start().into()) == n)
-                    .last()
+                    .rev()
+                    .find(|t| t.kind == closer && line_of(t.range.start().into()) == n)
                 else {
                     continue;
                 };
                 let mut broken = text.clone();
                 broken.replace_range(std::ops::Range::<usize>::from(token.range), "");
                 let parse = wsp_syntax::parse(&broken);
-                assert!(!parse.errors().is_empty(), "{}:{}: dropping {closer:?} went unnoticed", path.display(), n + 1);
+                assert!(
+                    !parse.errors().is_empty(),
+                    "{}:{}: dropping {closer:?} went unnoticed",
+                    path.display(),
+                    n + 1
+                );
                 // Definitions that start after the broken line's statement are all still there.
                 let after = |defs: &[(String, usize)]| -> Vec<String> {
-                    let next_def_line = good.iter().map(|d| d.1).find(|&l| l > n + 1).unwrap_or(usize::MAX);
-                    defs.iter().filter(|d| d.1 > next_def_line).map(|d| d.0.clone()).collect()
+                    let next_def_line = good
+                        .iter()
+                        .map(|d| d.1)
+                        .find(|&l| l > n + 1)
+                        .unwrap_or(usize::MAX);
+                    defs.iter()
+                        .filter(|d| d.1 > next_def_line)
+                        .map(|d| d.0.clone())
+                        .collect()
                 };
                 let got = definitions(&broken);
                 assert_eq!(

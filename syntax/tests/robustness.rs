@@ -22,9 +22,10 @@ fn examples() -> Vec<String> {
 
 /// Fragments that stress the lexer and layout more than random characters do.
 const FRAGMENTS: &[&str] = &[
-    "(", ")", "[", "]", "{", "}", ":", "\n", "\n    ", "\t", "\\\n", "\\", "'", "\"", "\"\"\"", "'''", "#",
-    "@", "def ", "for ", " in ", "with ", "as ", "lambda", "=", "==", ",", ".", "P.seq(", "pto.", "1e-", "0x",
-    "_", "\r", "\r\n", "é", "∂", "\u{FEFF}", "if ", "else", "async ", "*", "**", ":=", "->", ";", "class ",
+    "(", ")", "[", "]", "{", "}", ":", "\n", "\n    ", "\t", "\\\n", "\\", "'", "\"", "\"\"\"",
+    "'''", "#", "@", "def ", "for ", " in ", "with ", "as ", "lambda", "=", "==", ",", ".",
+    "P.seq(", "pto.", "1e-", "0x", "_", "\r", "\r\n", "é", "∂", "\u{FEFF}", "if ", "else",
+    "async ", "*", "**", ":=", "->", ";", "class ",
 ];
 
 #[derive(Debug, Clone)]
@@ -37,7 +38,8 @@ enum Edit {
 fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         (any::<usize>(), 1usize..8).prop_map(|(at, len)| Edit::Delete { at, len }),
-        (any::<usize>(), 0..FRAGMENTS.len()).prop_map(|(at, fragment)| Edit::Insert { at, fragment }),
+        (any::<usize>(), 0..FRAGMENTS.len())
+            .prop_map(|(at, fragment)| Edit::Insert { at, fragment }),
         (any::<usize>(), any::<char>()).prop_map(|(at, c)| Edit::InsertChar { at, c }),
     ]
 }
@@ -114,8 +116,12 @@ fn pathological_nesting_and_chains() {
         format!("{}def f(): pass", "@d\n".repeat(n)),
         "\"".repeat(n + 1),
         "'''".repeat(n),
-        (0..2_000).map(|i| format!("{}if x:\n", " ".repeat(i))).collect::<String>(),
-        (0..2_000).map(|i| format!("{}for i in P(a):\n", "\t".repeat(i))).collect::<String>(),
+        (0..2_000)
+            .map(|i| format!("{}if x:\n", " ".repeat(i)))
+            .collect::<String>(),
+        (0..2_000)
+            .map(|i| format!("{}for i in P(a):\n", "\t".repeat(i)))
+            .collect::<String>(),
         "\\\n".repeat(n),
         ")".repeat(n),
         "\n\t \n".repeat(n),

@@ -48,13 +48,23 @@ fn main() -> ExitCode {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: running {cmd:?}");
-    let status = cmd.current_dir(root()).status().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed: {status}")) }
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed: {status}"))
+    }
 }
 
 fn cargo() -> Command {
@@ -93,9 +103,11 @@ fn tree_sitter() -> Result<(), String> {
     if !status.success() {
         return Err(format!("tree-sitter generate failed: {status}"));
     }
-    let grammar = std::fs::read(grammar_dir.join("grammar.js")).map_err(|e| format!("grammar.js: {e}"))?;
+    let grammar =
+        std::fs::read(grammar_dir.join("grammar.js")).map_err(|e| format!("grammar.js: {e}"))?;
     let hash = blake3::hash(&grammar).to_hex().to_string();
-    std::fs::write(grammar_dir.join("src/grammar.js.blake3"), &hash).map_err(|e| format!("writing the hash: {e}"))?;
+    std::fs::write(grammar_dir.join("src/grammar.js.blake3"), &hash)
+        .map_err(|e| format!("writing the hash: {e}"))?;
     eprintln!("xtask: regenerated the parser from grammar.js (blake3 {hash})");
     Ok(())
 }

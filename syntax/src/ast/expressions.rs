@@ -73,7 +73,9 @@ impl NameExpr {
         token(&self.syntax, NAME)
     }
     pub fn text(&self) -> String {
-        self.name().map(|t| t.text().to_string()).unwrap_or_default()
+        self.name()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -84,7 +86,11 @@ pub enum LiteralKind {
     Float(Option<f64>),
     Imaginary,
     /// Adjacent string parts concatenated and unescaped; `bytes` for `b'...'`.
-    String { value: String, bytes: bool, fstring: bool },
+    String {
+        value: String,
+        bytes: bool,
+        fstring: bool,
+    },
     True,
     False,
     None,
@@ -109,7 +115,11 @@ impl Literal {
             STRING => {
                 let mut value = String::new();
                 let (mut bytes, mut fstring) = (false, false);
-                for part in self.syntax.children_with_tokens().filter_map(|e| e.into_token()) {
+                for part in self
+                    .syntax
+                    .children_with_tokens()
+                    .filter_map(|e| e.into_token())
+                {
                     if part.kind() == STRING {
                         let s = decode_string(part.text());
                         value.push_str(&s.value);
@@ -117,7 +127,11 @@ impl Literal {
                         fstring |= s.fstring;
                     }
                 }
-                LiteralKind::String { value, bytes, fstring }
+                LiteralKind::String {
+                    value,
+                    bytes,
+                    fstring,
+                }
             }
             _ => return None,
         })
@@ -147,14 +161,26 @@ fn decode_string(text: &str) -> DecodedString {
     let prefix_len = text.find(['\'', '"']).unwrap_or(text.len());
     let prefix = text[..prefix_len].to_ascii_lowercase();
     let body = &text[prefix_len..];
-    let quote = if body.starts_with("\"\"\"") || body.starts_with("'''") { 3 } else { 1 };
+    let quote = if body.starts_with("\"\"\"") || body.starts_with("'''") {
+        3
+    } else {
+        1
+    };
     let inner = if body.len() >= 2 * quote && (body.ends_with(&body[..quote])) {
         &body[quote..body.len() - quote]
     } else {
         body.get(quote..).unwrap_or("")
     };
-    let value = if prefix.contains('r') { inner.to_string() } else { unescape(inner) };
-    DecodedString { value, bytes: prefix.contains('b'), fstring: prefix.contains('f') }
+    let value = if prefix.contains('r') {
+        inner.to_string()
+    } else {
+        unescape(inner)
+    };
+    DecodedString {
+        value,
+        bytes: prefix.contains('b'),
+        fstring: prefix.contains('f'),
+    }
 }
 
 fn unescape(s: &str) -> String {
@@ -196,7 +222,9 @@ fn unescape(s: &str) -> String {
                     'u' => 4,
                     _ => 8,
                 };
-                let hex: String = (0..n).filter_map(|_| chars.next_if(|c| c.is_ascii_hexdigit())).collect();
+                let hex: String = (0..n)
+                    .filter_map(|_| chars.next_if(|c| c.is_ascii_hexdigit()))
+                    .collect();
                 match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
                     Some(ch) if hex.len() == n => out.push(ch),
                     _ => {
@@ -271,7 +299,9 @@ impl Arg {
     }
     /// `x` in `f(x=X[b])`.
     pub fn keyword(&self) -> Option<SyntaxToken> {
-        (self.kind() == ArgKind::Keyword).then(|| token(&self.syntax, NAME)).flatten()
+        (self.kind() == ArgKind::Keyword)
+            .then(|| token(&self.syntax, NAME))
+            .flatten()
     }
     pub fn value(&self) -> Option<Expr> {
         child(&self.syntax)
@@ -353,10 +383,18 @@ impl DictExpr {
 impl DictEntry {
     /// None for a `**mapping` entry.
     pub fn key(&self) -> Option<Expr> {
-        if token(&self.syntax, DOUBLE_STAR).is_some() { None } else { child(&self.syntax) }
+        if token(&self.syntax, DOUBLE_STAR).is_some() {
+            None
+        } else {
+            child(&self.syntax)
+        }
     }
     pub fn value(&self) -> Option<Expr> {
-        if token(&self.syntax, DOUBLE_STAR).is_some() { child(&self.syntax) } else { children(&self.syntax).nth(1) }
+        if token(&self.syntax, DOUBLE_STAR).is_some() {
+            child(&self.syntax)
+        } else {
+            children(&self.syntax).nth(1)
+        }
     }
 }
 

@@ -270,7 +270,11 @@ impl ImportAlias {
     /// `c` in `import a.b as c`.
     pub fn alias(&self) -> Option<SyntaxToken> {
         let mut after_as = false;
-        for t in self.syntax.children_with_tokens().filter_map(|e| e.into_token()) {
+        for t in self
+            .syntax
+            .children_with_tokens()
+            .filter_map(|e| e.into_token())
+        {
             if after_as && t.kind() == NAME {
                 return Some(t);
             }
@@ -282,10 +286,16 @@ impl ImportAlias {
 
 impl DottedName {
     pub fn segments(&self) -> impl Iterator<Item = SyntaxToken> + use<> {
-        self.syntax.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == NAME)
+        self.syntax
+            .children_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| t.kind() == NAME)
     }
     pub fn text(&self) -> String {
-        self.segments().map(|t| t.text().to_string()).collect::<Vec<_>>().join(".")
+        self.segments()
+            .map(|t| t.text().to_string())
+            .collect::<Vec<_>>()
+            .join(".")
     }
 }
 
@@ -316,7 +326,11 @@ impl AugAssignStmt {
         self.syntax
             .children_with_tokens()
             .filter_map(|e| e.into_token())
-            .find(|t| t.kind().text().is_some_and(|s| s.len() > 3 && s.ends_with("=`")))
+            .find(|t| {
+                t.kind()
+                    .text()
+                    .is_some_and(|s| s.len() > 3 && s.ends_with("=`"))
+            })
     }
     pub fn value(&self) -> Option<Expr> {
         children(&self.syntax).nth(1)

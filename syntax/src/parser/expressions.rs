@@ -67,7 +67,8 @@ pub(crate) const EXPR_FIRST: TokenSet = TokenSet::new(&[
 
 /// Tokens at which a missing expression is reported without consuming them.
 const ATOM_RECOVERY: TokenSet = TokenSet::new(&[
-    R_PAREN, R_BRACK, R_CURLY, COMMA, COLON, EQ, SEMICOLON, ELSE_KW, AS_KW, IN_KW, FOR_KW, IF_KW, ARROW,
+    R_PAREN, R_BRACK, R_CURLY, COMMA, COLON, EQ, SEMICOLON, ELSE_KW, AS_KW, IN_KW, FOR_KW, IF_KW,
+    ARROW,
 ]);
 
 /// Longest run of postfix or binary operators folded into one expression, which bounds the
@@ -108,7 +109,11 @@ pub(crate) fn named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 /// `*x` or a named expression: an element of a tuple, list or set display.
 fn star_named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    if p.at(STAR) { Some(starred(p)) } else { named_expression(p) }
+    if p.at(STAR) {
+        Some(starred(p))
+    } else {
+        named_expression(p)
+    }
 }
 
 fn starred(p: &mut Parser<'_>) -> CompletedMarker {
@@ -120,7 +125,13 @@ fn starred(p: &mut Parser<'_>) -> CompletedMarker {
 
 /// `a, *b, c` as in an assignment or `return`: a TUPLE_EXPR when there is a comma.
 pub(crate) fn star_expressions(p: &mut Parser<'_>) -> bool {
-    comma_list(p, |p| if p.at(STAR) { Some(starred(p)) } else { expression(p) })
+    comma_list(p, |p| {
+        if p.at(STAR) {
+            Some(starred(p))
+        } else {
+            expression(p)
+        }
+    })
 }
 
 /// Assignment targets of `for`, `del` and comprehensions: `a, (b, c), *d`.
@@ -130,7 +141,11 @@ pub(crate) fn target_list(p: &mut Parser<'_>) -> bool {
 
 /// One target: `*x` or an expression at `|` level (so that `in` ends it).
 pub(crate) fn target(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    if p.at(STAR) { Some(starred(p)) } else { expr_bp(p, Level::BitOr) }
+    if p.at(STAR) {
+        Some(starred(p))
+    } else {
+        expr_bp(p, Level::BitOr)
+    }
 }
 
 fn comma_list(p: &mut Parser<'_>, element: fn(&mut Parser<'_>) -> Option<CompletedMarker>) -> bool {
@@ -275,7 +290,9 @@ fn primary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
                 p.bump();
                 if !p.eat(NAME) {
                     let found = p.found();
-                    p.error(format!("expected an attribute name after `.`, found {found}"));
+                    p.error(format!(
+                        "expected an attribute name after `.`, found {found}"
+                    ));
                 }
                 (m, ATTRIBUTE_EXPR)
             }
@@ -330,7 +347,10 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         _ => {
             m.abandon(p);
             let found = p.found();
-            p.err_recover(format!("expected an expression, found {found}"), ATOM_RECOVERY);
+            p.err_recover(
+                format!("expected an expression, found {found}"),
+                ATOM_RECOVERY,
+            );
             return None;
         }
     };
@@ -515,7 +535,10 @@ pub(crate) fn arg_list(p: &mut Parser<'_>) {
         if !p.eat(COMMA) {
             // `f(a b)`: report the comma and go on with `b`, rather than give up on the list.
             if p.at_ts(EXPR_FIRST) || p.at(DOUBLE_STAR) {
-                p.error(format!("expected `,` between arguments, found {}", p.found()));
+                p.error(format!(
+                    "expected `,` between arguments, found {}",
+                    p.found()
+                ));
                 continue;
             }
             break;
@@ -570,7 +593,9 @@ impl Parser<'_> {
         if self.chain >= MAX_CHAIN {
             if self.chain == MAX_CHAIN {
                 self.chain += 1;
-                self.error(format!("expression too long: more than {MAX_CHAIN} chained operators"));
+                self.error(format!(
+                    "expression too long: more than {MAX_CHAIN} chained operators"
+                ));
             }
             return false;
         }

@@ -5,7 +5,9 @@
 
 use rowan::{TextRange, TextSize};
 
-use super::expressions::{expression, named_expression, star_expressions, target, target_list, yield_expr};
+use super::expressions::{
+    expression, named_expression, star_expressions, target, target_list, yield_expr,
+};
 use super::{LINE_END, MAX_BLOCK_DEPTH, Marker, Parser, TokenSet};
 use crate::SyntaxKind::{self, *};
 
@@ -88,7 +90,9 @@ pub(crate) fn simple_statements(p: &mut Parser<'_>) {
         return;
     }
     let found = p.found();
-    p.error(format!("expected a newline or `;` after the statement, found {found}"));
+    p.error(format!(
+        "expected a newline or `;` after the statement, found {found}"
+    ));
     skip_to(p, TokenSet::new(&[]));
     p.eat(NEWLINE);
 }
@@ -136,7 +140,11 @@ fn simple_statement(p: &mut Parser<'_>) {
             FROM_IMPORT_STMT
         }
         GLOBAL_KW | NONLOCAL_KW => {
-            let kind = if p.at(GLOBAL_KW) { GLOBAL_STMT } else { NONLOCAL_STMT };
+            let kind = if p.at(GLOBAL_KW) {
+                GLOBAL_STMT
+            } else {
+                NONLOCAL_STMT
+            };
             p.bump();
             name_after(p, "a name");
             while p.eat(COMMA) {
@@ -173,7 +181,11 @@ fn simple_statement(p: &mut Parser<'_>) {
 }
 
 fn expression_statement(p: &mut Parser<'_>) -> SyntaxKind {
-    let parsed = if p.at(YIELD_KW) { yield_expr(p).is_some() } else { star_expressions(p) };
+    let parsed = if p.at(YIELD_KW) {
+        yield_expr(p).is_some()
+    } else {
+        star_expressions(p)
+    };
     if !parsed {
         return ERROR;
     }
@@ -280,7 +292,10 @@ fn from_import_stmt(p: &mut Parser<'_>) {
             break;
         }
         if !parenthesized && p.at_ts(STMT_END) {
-            p.error_at("trailing comma not allowed without surrounding parentheses".to_string(), comma);
+            p.error_at(
+                "trailing comma not allowed without surrounding parentheses".to_string(),
+                comma,
+            );
             break;
         }
     }
@@ -297,7 +312,9 @@ fn decorated(p: &mut Parser<'_>) {
         named_expression(p);
         if !p.eat(NEWLINE) {
             let found = p.found();
-            p.error(format!("expected a newline after the decorator, found {found}"));
+            p.error(format!(
+                "expected a newline after the decorator, found {found}"
+            ));
             skip_to(p, TokenSet::new(&[]));
             p.eat(NEWLINE);
         }
@@ -312,7 +329,9 @@ fn decorated(p: &mut Parser<'_>) {
         CLASS_KW => class_def(p, m),
         _ => {
             let found = p.found();
-            p.error(format!("expected `def` or `class` after the decorator, found {found}"));
+            p.error(format!(
+                "expected `def` or `class` after the decorator, found {found}"
+            ));
             m.complete(p, ERROR);
         }
     }
@@ -327,7 +346,9 @@ fn async_statement(p: &mut Parser<'_>) {
         WITH_KW => with_stmt(p, m),
         _ => {
             let found = p.found();
-            p.error(format!("expected `def`, `for` or `with` after `async`, found {found}"));
+            p.error(format!(
+                "expected `def`, `for` or `with` after `async`, found {found}"
+            ));
             m.complete(p, ERROR);
         }
     }
@@ -342,7 +363,9 @@ fn function_def(p: &mut Parser<'_>, m: Marker) {
         param_list(p);
     } else {
         let found = p.found();
-        p.error(format!("expected `(` to start the parameter list, found {found}"));
+        p.error(format!(
+            "expected `(` to start the parameter list, found {found}"
+        ));
     }
     if p.at(ARROW) {
         let r = p.start();
@@ -365,7 +388,10 @@ fn param_list(p: &mut Parser<'_>) {
         }
         if !p.eat(COMMA) {
             if p.at_ts(PARAM_FIRST) {
-                p.error(format!("expected `,` between parameters, found {}", p.found()));
+                p.error(format!(
+                    "expected `,` between parameters, found {}",
+                    p.found()
+                ));
                 continue;
             }
             break;
@@ -384,7 +410,10 @@ pub(crate) fn lambda_param_list(p: &mut Parser<'_>) {
         }
         if !p.eat(COMMA) {
             if p.at_ts(PARAM_FIRST) {
-                p.error(format!("expected `,` between parameters, found {}", p.found()));
+                p.error(format!(
+                    "expected `,` between parameters, found {}",
+                    p.found()
+                ));
                 continue;
             }
             break;
@@ -585,7 +614,9 @@ fn try_stmt(p: &mut Parser<'_>) {
         c.complete(p, FINALLY_CLAUSE);
     } else if !handlers {
         let found = p.found();
-        p.error(format!("expected `except` or `finally` after the `try` block, found {found}"));
+        p.error(format!(
+            "expected `except` or `finally` after the `try` block, found {found}"
+        ));
     }
     m.complete(p, TRY_STMT);
 }
@@ -599,7 +630,10 @@ fn orphan_clause(p: &mut Parser<'_>) {
         ELSE_KW => "an `if`, `for`, `while` or `try`",
         _ => "a `try`",
     };
-    p.error(format!("{} without {owner} before it at the same indentation", kind.describe()));
+    p.error(format!(
+        "{} without {owner} before it at the same indentation",
+        kind.describe()
+    ));
     let header = p.current_range().start();
     p.bump();
     if !p.at(COLON) && !p.at_ts(LINE_END) {
@@ -664,7 +698,10 @@ fn block(p: &mut Parser<'_>, what: &str, header: TextSize) {
         } else {
             let (line, _) = p.line_col(header);
             let range = p.current_range();
-            p.error_at(format!("expected an indented block after {what} on line {line}"), range);
+            p.error_at(
+                format!("expected an indented block after {what} on line {line}"),
+                range,
+            );
         }
     } else if p.at_ts(LINE_END) {
         let found = p.found();

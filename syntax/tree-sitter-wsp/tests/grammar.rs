@@ -13,8 +13,12 @@ fn language() -> Language {
 
 fn parse(text: &str) -> Tree {
     let mut parser = Parser::new();
-    parser.set_language(&language()).expect("grammar ABI matches the tree-sitter crate");
-    parser.parse(text, None).expect("tree-sitter returns a tree")
+    parser
+        .set_language(&language())
+        .expect("grammar ABI matches the tree-sitter crate");
+    parser
+        .parse(text, None)
+        .expect("tree-sitter returns a tree")
 }
 
 fn manifest() -> &'static Path {
@@ -80,7 +84,13 @@ fn examples_and_fixtures_parse_cleanly() {
         let tree = parse(&text);
         if let Some(bad) = first_problem(tree.root_node()) {
             let p = bad.start_position();
-            panic!("{}:{}:{}: {}", path.display(), p.row + 1, p.column + 1, bad.to_sexp());
+            panic!(
+                "{}:{}:{}: {}",
+                path.display(),
+                p.row + 1,
+                p.column + 1,
+                bad.to_sexp()
+            );
         }
     }
 }
@@ -88,7 +98,11 @@ fn examples_and_fixtures_parse_cleanly() {
 /// A tree as the corpus writes it: named nodes only, no field names.
 fn sexp(node: Node<'_>, out: &mut String) {
     out.push('(');
-    out.push_str(if node.is_missing() { "MISSING" } else { node.kind() });
+    out.push_str(if node.is_missing() {
+        "MISSING"
+    } else {
+        node.kind()
+    });
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         out.push(' ');
@@ -98,7 +112,10 @@ fn sexp(node: Node<'_>, out: &mut String) {
 }
 
 fn normalize(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").replace(" )", ")")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" )", ")")
 }
 
 #[test]
@@ -115,10 +132,18 @@ fn corpus() {
             let (input, expected) = body
                 .split_once("\n--------------------------------------------------------------------------------\n")
                 .unwrap_or_else(|| panic!("{}: test `{name}` has no expected tree", path.display()));
-            let input = input.strip_prefix('\n').unwrap_or(input).trim_end_matches('\n');
+            let input = input
+                .strip_prefix('\n')
+                .unwrap_or(input)
+                .trim_end_matches('\n');
             let mut got = String::new();
             sexp(parse(input).root_node(), &mut got);
-            assert_eq!(normalize(&got), normalize(expected), "{}: `{name}`", path.display());
+            assert_eq!(
+                normalize(&got),
+                normalize(expected),
+                "{}: `{name}`",
+                path.display()
+            );
             count += 1;
         }
     }
@@ -144,14 +169,30 @@ fn tree_sitter_definitions(text: &str) -> Definitions {
     let mut cursor = root.walk();
     for stmt in root.named_children(&mut cursor) {
         match stmt.kind() {
-            "function_definition" => defs.push(("def".into(), node_text(stmt.child_by_field_name("name").expect("name")))),
-            "class_definition" => defs.push(("class".into(), node_text(stmt.child_by_field_name("name").expect("name")))),
+            "function_definition" => defs.push((
+                "def".into(),
+                node_text(stmt.child_by_field_name("name").expect("name")),
+            )),
+            "class_definition" => defs.push((
+                "class".into(),
+                node_text(stmt.child_by_field_name("name").expect("name")),
+            )),
             "decorated_definition" => {
-                let decorator = stmt.named_child(0).and_then(|d| d.named_child(0)).expect("decorator expression");
-                let callee = if decorator.kind() == "call" { decorator.child_by_field_name("function") } else { Some(decorator) };
+                let decorator = stmt
+                    .named_child(0)
+                    .and_then(|d| d.named_child(0))
+                    .expect("decorator expression");
+                let callee = if decorator.kind() == "call" {
+                    decorator.child_by_field_name("function")
+                } else {
+                    Some(decorator)
+                };
                 let def = stmt.child_by_field_name("definition").expect("definition");
                 let kind = decorated_kind(&callee.map(node_text).unwrap_or_default());
-                defs.push((kind, node_text(def.child_by_field_name("name").expect("name"))));
+                defs.push((
+                    kind,
+                    node_text(def.child_by_field_name("name").expect("name")),
+                ));
             }
             "expression_statement" => {
                 let mut c = stmt.walk();
@@ -180,12 +221,19 @@ fn wsp_syntax_definitions(text: &str) -> Definitions {
                 let name = f.name().map(|t| t.text().to_string()).unwrap_or_default();
                 let kind = match f.decorators().next().and_then(|d| d.expr()) {
                     None => "def".into(),
-                    Some(Expr::CallExpr(c)) => decorated_kind(&c.callee().map(|e| node_text(e.syntax())).unwrap_or_default()),
+                    Some(Expr::CallExpr(c)) => decorated_kind(
+                        &c.callee()
+                            .map(|e| node_text(e.syntax()))
+                            .unwrap_or_default(),
+                    ),
                     Some(e) => decorated_kind(&node_text(e.syntax())),
                 };
                 defs.push((kind, name));
             }
-            Stmt::ClassDef(c) => defs.push(("class".into(), c.name().map(|t| t.text().to_string()).unwrap_or_default())),
+            Stmt::ClassDef(c) => defs.push((
+                "class".into(),
+                c.name().map(|t| t.text().to_string()).unwrap_or_default(),
+            )),
             Stmt::AssignStmt(a) => {
                 if let Some(target) = a.targets().next() {
                     defs.push(("=".into(), node_text(target.syntax())));
