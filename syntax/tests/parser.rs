@@ -1,25 +1,12 @@
 //! Data-driven parser tests: every `test_data/parser/{ok,err}/*.wsp` beside its `.rast` snapshot
 //! (tree and errors). `UPDATE_EXPECT=1 cargo test -p wsp-syntax` rewrites the snapshots.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use expect_test::expect_file;
 
-fn fixtures(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("test_data/parser")
-        .join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn check_dir(dir: &str, expect_errors: bool) {
-    let files = fixtures(dir);
+    let files = common::wsp_files(&common::dir("test_data/parser").join(dir));
     assert!(!files.is_empty(), "no fixtures in {dir}");
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable fixture");

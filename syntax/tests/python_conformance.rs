@@ -3,17 +3,10 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-fn wsp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
-        .collect();
-    files.sort();
-    files
-}
+mod common;
+use common::{dir, wsp_files};
+use std::process::{Command, Stdio};
 
 /// For each file, whether `ast.parse` accepts it, from one python3 process.
 fn python_accepts(files: &[PathBuf]) -> Vec<bool> {
@@ -60,10 +53,9 @@ fn ours_accepts(path: &Path) -> bool {
 
 #[test]
 fn both_parsers_accept_examples_and_valid_fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = wsp_files(&root.join("../examples"));
+    let mut files = wsp_files(&dir("../examples"));
     assert!(files.len() >= 9, "the examples are missing");
-    files.extend(wsp_files(&root.join("test_data/parser/ok")));
+    files.extend(wsp_files(&dir("test_data/parser/ok")));
     let python = python_accepts(&files);
     for (path, py) in files.iter().zip(python) {
         assert!(py, "Python rejects {}", path.display());
@@ -73,8 +65,7 @@ fn both_parsers_accept_examples_and_valid_fixtures() {
 
 #[test]
 fn both_parsers_reject_invalid_fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let files = wsp_files(&root.join("test_data/parser/err"));
+    let files = wsp_files(&dir("test_data/parser/err"));
     assert!(
         files.len() >= 30,
         "the invalid corpus must hold at least 30 snippets, has {}",

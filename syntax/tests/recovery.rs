@@ -1,7 +1,7 @@
 //! Error recovery keeps the rest of the file: breaking one line of an example (dropping a `)`,
 //! `]` or `:`) must leave every top-level definition after the broken one intact.
 
-use std::path::Path;
+mod common;
 
 use wsp_syntax::SyntaxKind;
 use wsp_syntax::ast::Stmt;
@@ -33,14 +33,8 @@ fn definitions(text: &str) -> Vec<(String, usize)> {
 
 #[test]
 fn a_broken_line_costs_only_its_own_definition() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut checked = 0;
-    for entry in std::fs::read_dir(dir).expect("examples") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_none_or(|e| e != "wsp") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).expect("readable");
+    for (path, text) in common::examples() {
         let good = definitions(&text);
         let (tokens, _) = wsp_syntax::lex(&text);
         let line_of = |offset: usize| text[..offset].matches('\n').count();

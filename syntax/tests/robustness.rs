@@ -4,20 +4,10 @@
 use proptest::prelude::*;
 use wsp_syntax::check_invariants;
 
+mod common;
+
 fn check(text: &str) {
     check_invariants(text);
-}
-
-fn examples() -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut texts: Vec<String> = std::fs::read_dir(dir)
-        .expect("examples folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
-        .map(|p| std::fs::read_to_string(p).expect("readable"))
-        .collect();
-    texts.sort();
-    texts
 }
 
 /// Fragments that stress the lexer and layout more than random characters do.
@@ -78,8 +68,8 @@ proptest! {
 
     #[test]
     fn random_edits_of_examples(which in any::<usize>(), edits in proptest::collection::vec(edit(), 1..24)) {
-        let examples = examples();
-        let mut text = examples[which % examples.len()].clone();
+        let examples = common::examples();
+        let mut text = examples[which % examples.len()].1.clone();
         for e in &edits {
             apply(&mut text, e);
             check(&text);

@@ -382,21 +382,7 @@ fn param_list(p: &mut Parser<'_>) {
     let m = p.start();
     let open = p.current_range();
     p.bump();
-    while !p.at(R_PAREN) && !p.at_ts(LINE_END) {
-        if !param(p, true) {
-            break;
-        }
-        if !p.eat(COMMA) {
-            if p.at_ts(PARAM_FIRST) {
-                p.error(format!(
-                    "expected `,` between parameters, found {}",
-                    p.found()
-                ));
-                continue;
-            }
-            break;
-        }
-    }
+    params(p, R_PAREN, true);
     p.expect_closing(R_PAREN, open);
     m.complete(p, PARAM_LIST);
 }
@@ -404,8 +390,14 @@ fn param_list(p: &mut Parser<'_>) {
 /// The parameters of a `lambda`, up to its `:`.
 pub(crate) fn lambda_param_list(p: &mut Parser<'_>) {
     let m = p.start();
-    while !p.at(COLON) && !p.at_ts(LINE_END) {
-        if !param(p, false) {
+    params(p, COLON, false);
+    m.complete(p, PARAM_LIST);
+}
+
+/// Comma-separated parameters up to `end`; a missing comma is reported and parsing goes on.
+fn params(p: &mut Parser<'_>, end: SyntaxKind, annotated: bool) {
+    while !p.at(end) && !p.at_ts(LINE_END) {
+        if !param(p, annotated) {
             break;
         }
         if !p.eat(COMMA) {
@@ -419,7 +411,6 @@ pub(crate) fn lambda_param_list(p: &mut Parser<'_>) {
             break;
         }
     }
-    m.complete(p, PARAM_LIST);
 }
 
 /// One parameter: `name[: T][= default]`, `*`, `*args`, `**kwargs`, `/`. False if none was there.
