@@ -14,7 +14,7 @@ mod validation;
 use std::fmt::Write;
 use std::sync::Arc;
 
-pub use rowan::{GreenNode, TextRange, TextSize, WalkEvent};
+pub use rowan::{GreenNode, TextRange, TextSize};
 
 pub use crate::lexer::{RawToken, lex};
 pub use crate::syntax_kind::{
@@ -50,10 +50,6 @@ impl Parse {
         ast::SourceFile {
             syntax: self.syntax_node(),
         }
-    }
-
-    pub fn green(&self) -> &GreenNode {
-        &self.green
     }
 
     pub fn errors(&self) -> &[SyntaxError] {
