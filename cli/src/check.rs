@@ -44,7 +44,7 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format) -> ExitCode {
         .filter(|d| d.severity == Severity::Error)
         .count();
     match format {
-        Format::Human => crate::report::print_human(&checked),
+        Format::Human => crate::report::print_human(&checked, errors),
         Format::Json => crate::report::print_json(&checked),
     }
     if unreadable {

@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
-use line_index::{LineIndex, WideEncoding};
 use serde::Serialize;
-use wsp_syntax::{TextRange, TextSize};
+use wsp_syntax::{LineIndex, TextRange, TextSize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,18 +36,12 @@ impl SourceFile {
         SourceFile { path, text, index }
     }
 
-    /// 1-based line and character column.
     fn line_col(&self, offset: TextSize) -> (u32, u32) {
-        let lc = self.index.line_col(offset);
-        let col = self
-            .index
-            .to_wide(WideEncoding::Utf32, lc)
-            .map_or(lc.col, |w| w.col);
-        (lc.line + 1, col + 1)
+        wsp_syntax::line_col(&self.index, offset)
     }
 }
 
-pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)]) {
+pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)], errors: usize) {
     let choice = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
         termcolor::ColorChoice::Auto
     } else {
@@ -56,11 +49,9 @@ pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)]) {
     };
     let mut out = termcolor::StandardStream::stdout(choice);
     let config = term::Config::default();
-    let mut errors = 0;
     for (file, diagnostics) in checked {
         let source = SimpleFile::new(file.path.display().to_string(), file.text.as_str());
         for d in diagnostics {
-            errors += usize::from(d.severity == Severity::Error);
             let rendered = Rendered::error()
                 .with_code(d.code)
                 .with_message(&d.message)

@@ -14,6 +14,7 @@ mod validation;
 use std::fmt::Write;
 use std::sync::Arc;
 
+pub use line_index::{LineIndex, WideEncoding};
 pub use rowan::{GreenNode, TextRange, TextSize};
 
 pub use crate::lexer::{RawToken, lex};
@@ -59,7 +60,7 @@ impl Parse {
     /// The tree and errors as text, for snapshot tests.
     pub fn debug_dump(&self, text: &str) -> String {
         let mut out = format!("{:#?}", self.syntax_node());
-        let index = line_index::LineIndex::new(text);
+        let index = LineIndex::new(text);
         for e in self.errors.iter() {
             let (sl, sc) = line_col(&index, e.range.start());
             let (el, ec) = line_col(&index, e.range.end());
@@ -69,11 +70,12 @@ impl Parse {
     }
 }
 
-/// 1-based line and character column.
-fn line_col(index: &line_index::LineIndex, offset: TextSize) -> (u32, u32) {
+/// The 1-based line and column of `offset`, the column counted in characters: how every
+/// message and front end (`wsp check`, the snapshots) writes a position.
+pub fn line_col(index: &LineIndex, offset: TextSize) -> (u32, u32) {
     let lc = index.line_col(offset);
     let col = index
-        .to_wide(line_index::WideEncoding::Utf32, lc)
+        .to_wide(WideEncoding::Utf32, lc)
         .map_or(lc.col, |w| w.col);
     (lc.line + 1, col + 1)
 }

@@ -10,6 +10,7 @@ mod statements;
 use std::cell::OnceCell;
 
 use drop_bomb::DropBomb;
+use line_index::LineIndex;
 use rowan::{TextRange, TextSize};
 
 use crate::SyntaxError;
@@ -66,7 +67,7 @@ pub(crate) struct Parser<'t> {
     chain: u32,
     block_depth: u32,
     last_error_at: Option<TextSize>,
-    line_index: OnceCell<line_index::LineIndex>,
+    line_index: OnceCell<LineIndex>,
 }
 
 impl<'t> Parser<'t> {
@@ -169,14 +170,8 @@ impl<'t> Parser<'t> {
 
     /// 1-based line and column (in characters) of an offset, for messages.
     pub(crate) fn line_col(&self, offset: TextSize) -> (u32, u32) {
-        let index = self
-            .line_index
-            .get_or_init(|| line_index::LineIndex::new(self.text));
-        let lc = index.line_col(offset);
-        let col = index
-            .to_wide(line_index::WideEncoding::Utf32, lc)
-            .map_or(lc.col, |w| w.col);
-        (lc.line + 1, col + 1)
+        let index = self.line_index.get_or_init(|| LineIndex::new(self.text));
+        crate::line_col(index, offset)
     }
 
     /// Reports an error at the current token; at a line end or a synthetic token, just after the
