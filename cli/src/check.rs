@@ -1,22 +1,33 @@
-//! `wsp check`: find the `.wsp` files, analyze each, print what was found, set the exit code.
+//! `wsp check`: find the `.wsp` files, analyze them in parallel on one incremental database,
+//! print what was found, set the exit code.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::Format;
-use crate::report::{Diagnostic, Severity, SourceFile};
+use rayon::prelude::*;
+use wsp_analysis::{Database, File, Severity, Target, Workspace, WorkspaceConfig};
 
-pub(crate) fn run(paths: Vec<PathBuf>, format: Format) -> ExitCode {
+use crate::Format;
+use crate::report::Checked;
+
+pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -> ExitCode {
     let paths = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
         paths
     };
+    let targets = match targets(&paths, target) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut unreadable = false;
-    let mut files = Vec::new();
+    let mut found = Vec::new();
     for path in &paths {
         match collect(path) {
-            Ok(found) => files.extend(found),
+            Ok(files) => found.extend(files),
             Err(e) => {
                 eprintln!("error: {e}");
                 unreadable = true;
@@ -24,28 +35,38 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format) -> ExitCode {
         }
     }
 
-    let mut checked = Vec::new();
-    for path in files {
+    let db = Database::default();
+    let workspace = Workspace::new(&db, targets);
+    let mut inputs = Vec::new();
+    for path in found {
         match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let diagnostics = check_text(&text);
-                checked.push((SourceFile::new(path, text), diagnostics));
-            }
+            Ok(text) => inputs.push(File::new(&db, workspace, path, text)),
             Err(e) => {
                 eprintln!("error: cannot read {}: {e}", path.display());
                 unreadable = true;
             }
         }
     }
+    // Files are independent: each worker analyzes some on its own handle to the database.
+    let checked: Vec<Checked> = inputs
+        .par_iter()
+        .map_with(db.clone(), |db, &file| Checked {
+            path: file.path(db).clone(),
+            text: file.text(db).clone(),
+            diagnostics: wsp_analysis::file_diagnostics(db, file).clone(),
+        })
+        .collect();
 
     let errors = checked
         .iter()
-        .flat_map(|(_, ds)| ds)
+        .flat_map(|c| &c.diagnostics)
         .filter(|d| d.severity == Severity::Error)
         .count();
     match format {
-        Format::Human => crate::report::print_human(&checked, errors),
+        Format::Human => crate::report::print_human(&checked),
         Format::Json => crate::report::print_json(&checked),
+        Format::Sarif => crate::report::print_sarif(&checked),
+        Format::Github => crate::report::print_github(&checked),
     }
     if unreadable {
         ExitCode::from(2)
@@ -56,18 +77,27 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format) -> ExitCode {
     }
 }
 
-/// The diagnostics of one file's text.
-fn check_text(text: &str) -> Vec<Diagnostic> {
-    wsp_syntax::parse(text)
-        .errors()
-        .iter()
-        .map(|e| Diagnostic {
-            code: "WSP001",
-            severity: Severity::Error,
-            range: e.range,
-            message: e.message.clone(),
-        })
-        .collect()
+/// The targets every program is also checked against: `--target`, else the nearest
+/// `wsp.toml`'s `[check] targets`.
+fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, String> {
+    if let Some(t) = target {
+        return Target::from_name(&t)
+            .map(|t| vec![t])
+            .ok_or_else(|| format!("unknown target `{t}` (expected {})", Target::names()));
+    }
+    let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    let start = std::fs::canonicalize(&start).unwrap_or(start);
+    for dir in start.ancestors() {
+        let candidate = dir.join("wsp.toml");
+        if candidate.is_file() {
+            let text = std::fs::read_to_string(&candidate)
+                .map_err(|e| format!("cannot read {}: {e}", candidate.display()))?;
+            let config = WorkspaceConfig::parse(&text)
+                .map_err(|e| format!("{}: {e}", candidate.display()))?;
+            return Ok(config.targets());
+        }
+    }
+    Ok(Vec::new())
 }
 
 /// A file as given, or the `.wsp` files under a folder, in a stable order.

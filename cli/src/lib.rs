@@ -25,6 +25,10 @@ enum Command {
         /// How to print the diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Also check every program against this target's applicability rules
+        /// (`cpu_sim` or `ascend_npu`); overrides `[check] targets` in `wsp.toml`.
+        #[arg(long)]
+        target: Option<String>,
     },
 }
 
@@ -34,6 +38,10 @@ pub(crate) enum Format {
     Human,
     /// One JSON array of diagnostics.
     Json,
+    /// A SARIF 2.1.0 log.
+    Sarif,
+    /// GitHub Actions workflow annotations.
+    Github,
 }
 
 /// Runs `wsp` with these arguments (the first is the program name).
@@ -46,6 +54,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check { paths, format } => check::run(paths, format),
+        Command::Check {
+            paths,
+            format,
+            target,
+        } => check::run(paths, format, target),
     }
 }

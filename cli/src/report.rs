@@ -1,47 +1,42 @@
-//! Printing diagnostics: with source snippets for people (codespan-reporting), or as JSON with
-//! 1-based lines and columns (columns count characters) for tools.
+//! Printing diagnostics: with source snippets for people (codespan-reporting), as JSON with
+//! 1-based lines and columns (columns count characters), as SARIF 2.1.0, or as GitHub
+//! workflow annotations.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
+use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label, Severity as Level};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use serde::Serialize;
-use wsp_syntax::{LineIndex, TextRange, TextSize};
+use serde_sarif::sarif;
+use wsp_analysis::{Code, Diagnostic, Severity};
+use wsp_syntax::{LineIndex, TextSize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Severity {
-    Error,
+/// One file's text and diagnostics.
+pub(crate) struct Checked {
+    pub path: PathBuf,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
 }
 
-#[derive(Debug, Clone)]
-pub(crate) struct Diagnostic {
-    pub code: &'static str,
-    pub severity: Severity,
-    pub range: TextRange,
-    pub message: String,
-}
-
-pub(crate) struct SourceFile {
-    path: PathBuf,
-    text: String,
+struct Positions {
     index: LineIndex,
 }
 
-impl SourceFile {
-    pub(crate) fn new(path: PathBuf, text: String) -> SourceFile {
-        let index = LineIndex::new(&text);
-        SourceFile { path, text, index }
+impl Positions {
+    fn new(text: &str) -> Positions {
+        Positions {
+            index: LineIndex::new(text),
+        }
     }
 
-    fn line_col(&self, offset: TextSize) -> (u32, u32) {
+    fn at(&self, offset: TextSize) -> (u32, u32) {
         wsp_syntax::line_col(&self.index, offset)
     }
 }
 
-pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)], errors: usize) {
+pub(crate) fn print_human(checked: &[Checked]) {
     let choice = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
         termcolor::ColorChoice::Auto
     } else {
@@ -49,13 +44,35 @@ pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)], errors: usi
     };
     let mut out = termcolor::StandardStream::stdout(choice);
     let config = term::Config::default();
-    for (file, diagnostics) in checked {
+    let (mut errors, mut warnings) = (0, 0);
+    for file in checked {
         let source = SimpleFile::new(file.path.display().to_string(), file.text.as_str());
-        for d in diagnostics {
-            let rendered = Rendered::error()
-                .with_code(d.code)
+        for d in &file.diagnostics {
+            let level = match d.severity {
+                Severity::Error => {
+                    errors += 1;
+                    Level::Error
+                }
+                Severity::Warning => {
+                    warnings += 1;
+                    Level::Warning
+                }
+            };
+            let mut labels = vec![Label::primary((), d.range)];
+            labels.extend(
+                d.related
+                    .iter()
+                    .map(|(range, message)| Label::secondary((), *range).with_message(message)),
+            );
+            let mut notes = Vec::new();
+            if let Some(fix) = &d.fix {
+                notes.push(format!("fix: {}", fix.title));
+            }
+            let rendered = Rendered::new(level)
+                .with_code(d.code.as_str())
                 .with_message(&d.message)
-                .with_labels(vec![Label::primary((), d.range)]);
+                .with_labels(labels)
+                .with_notes(notes);
             if term::emit_to_write_style(&mut out, &config, &source, &rendered).is_err() {
                 return;
             }
@@ -64,17 +81,22 @@ pub(crate) fn print_human(checked: &[(SourceFile, Vec<Diagnostic>)], errors: usi
     let files = checked.len();
     let _ = writeln!(
         out,
-        "{files} file{} checked: {errors} error{}",
-        if files == 1 { "" } else { "s" },
-        if errors == 1 { "" } else { "s" }
+        "{files} file{} checked: {errors} error{}, {warnings} warning{}",
+        plural(files),
+        plural(errors),
+        plural(warnings)
     );
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
     file: String,
     code: &'a str,
-    severity: Severity,
+    severity: &'a str,
     line: u32,
     column: u32,
     end_line: u32,
@@ -82,16 +104,17 @@ struct JsonDiagnostic<'a> {
     message: &'a str,
 }
 
-pub(crate) fn print_json(checked: &[(SourceFile, Vec<Diagnostic>)]) {
+pub(crate) fn print_json(checked: &[Checked]) {
     let mut all = Vec::new();
-    for (file, diagnostics) in checked {
-        for d in diagnostics {
-            let (line, column) = file.line_col(d.range.start());
-            let (end_line, end_column) = file.line_col(d.range.end());
+    for file in checked {
+        let pos = Positions::new(&file.text);
+        for d in &file.diagnostics {
+            let (line, column) = pos.at(d.range.start());
+            let (end_line, end_column) = pos.at(d.range.end());
             all.push(JsonDiagnostic {
                 file: file.path.display().to_string(),
-                code: d.code,
-                severity: d.severity,
+                code: d.code.as_str(),
+                severity: d.severity.as_str(),
                 line,
                 column,
                 end_line,
@@ -102,5 +125,159 @@ pub(crate) fn print_json(checked: &[(SourceFile, Vec<Diagnostic>)]) {
     }
     let mut out = std::io::stdout().lock();
     let _ = serde_json::to_writer_pretty(&mut out, &all);
+    let _ = writeln!(out);
+}
+
+/// `::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=WSP201::message`
+pub(crate) fn print_github(checked: &[Checked]) {
+    let mut out = std::io::stdout().lock();
+    for file in checked {
+        let pos = Positions::new(&file.text);
+        for d in &file.diagnostics {
+            let (line, col) = pos.at(d.range.start());
+            let (end_line, end_col) = pos.at(d.range.end());
+            let _ = writeln!(
+                out,
+                "::{} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}",
+                d.severity.as_str(),
+                escape_property(&file.path.display().to_string()),
+                d.code.as_str(),
+                escape_data(&d.message)
+            );
+        }
+    }
+}
+
+/// GitHub's workflow-command escaping of a message.
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// ... and of a property value.
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn sarif_region(pos: &Positions, range: wsp_syntax::TextRange) -> sarif::Region {
+    let (start_line, start_column) = pos.at(range.start());
+    let (end_line, end_column) = pos.at(range.end());
+    sarif::Region::builder()
+        .start_line(start_line as i64)
+        .start_column(start_column as i64)
+        .end_line(end_line as i64)
+        .end_column(end_column as i64)
+        .build()
+}
+
+fn sarif_location(uri: &str, region: sarif::Region, message: Option<&str>) -> sarif::Location {
+    let physical = sarif::PhysicalLocation::builder()
+        .artifact_location(sarif::ArtifactLocation::builder().uri(uri).build())
+        .region(region)
+        .build();
+    match message {
+        Some(m) => sarif::Location::builder()
+            .physical_location(physical)
+            .message(sarif::Message::builder().text(m).build())
+            .build(),
+        None => sarif::Location::builder()
+            .physical_location(physical)
+            .build(),
+    }
+}
+
+pub(crate) fn print_sarif(checked: &[Checked]) {
+    let rules: Vec<sarif::ReportingDescriptor> = Code::ALL
+        .iter()
+        .map(|c| {
+            sarif::ReportingDescriptor::builder()
+                .id(c.as_str())
+                .short_description(
+                    sarif::MultiformatMessageString::builder()
+                        .text(c.title())
+                        .build(),
+                )
+                .help_uri(format!("docs/diagnostics/{}.md", c.as_str()))
+                .build()
+        })
+        .collect();
+    let mut results = Vec::new();
+    for file in checked {
+        let pos = Positions::new(&file.text);
+        let uri = file.path.display().to_string().replace('\\', "/");
+        for d in &file.diagnostics {
+            let level = match d.severity {
+                Severity::Error => sarif::ResultLevel::Error,
+                Severity::Warning => sarif::ResultLevel::Warning,
+            };
+            let related: Vec<sarif::Location> = d
+                .related
+                .iter()
+                .map(|(r, m)| sarif_location(&uri, sarif_region(&pos, *r), Some(m)))
+                .collect();
+            let fixes: Vec<sarif::Fix> = d
+                .fix
+                .iter()
+                .map(|f| {
+                    let replacements: Vec<sarif::Replacement> = f
+                        .edits
+                        .iter()
+                        .map(|(r, text)| {
+                            sarif::Replacement::builder()
+                                .deleted_region(sarif_region(&pos, *r))
+                                .inserted_content(
+                                    sarif::ArtifactContent::builder()
+                                        .text(text.as_str())
+                                        .build(),
+                                )
+                                .build()
+                        })
+                        .collect();
+                    sarif::Fix::builder()
+                        .description(sarif::Message::builder().text(f.title.as_str()).build())
+                        .artifact_changes(vec![
+                            sarif::ArtifactChange::builder()
+                                .artifact_location(
+                                    sarif::ArtifactLocation::builder().uri(uri.as_str()).build(),
+                                )
+                                .replacements(replacements)
+                                .build(),
+                        ])
+                        .build()
+                })
+                .collect();
+            let result = sarif::Result::builder()
+                .rule_id(d.code.as_str())
+                .level(level)
+                .message(sarif::Message::builder().text(d.message.as_str()).build())
+                .locations(vec![sarif_location(
+                    &uri,
+                    sarif_region(&pos, d.range),
+                    None,
+                )])
+                .related_locations(related)
+                .fixes(fixes)
+                .build();
+            results.push(result);
+        }
+    }
+    let driver = sarif::ToolComponent::builder()
+        .name("wsp")
+        .version(env!("CARGO_PKG_VERSION"))
+        .information_uri("https://example.invalid/wsp")
+        .rules(rules)
+        .build();
+    let run = sarif::Run::builder()
+        .tool(sarif::Tool::builder().driver(driver).build())
+        .results(results)
+        .build();
+    let log = sarif::Sarif::builder()
+        .version(serde_json::to_value(sarif::Version::V2_1_0).unwrap_or_default())
+        .schema(sarif::SCHEMA_URL)
+        .runs(vec![run])
+        .build();
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, &log);
     let _ = writeln!(out);
 }

@@ -1,0 +1,157 @@
+//! A file's diagnostics: every stage's results gathered, placed in the file, deduplicated and
+//! ordered. This is the one query front ends call.
+
+use std::collections::HashMap;
+
+use wsp_syntax::ast::AstNode;
+use wsp_syntax::{TextRange, TextSize};
+
+use crate::dependencies;
+use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
+use crate::eval::{describe_syntax, item_value};
+use crate::files::File;
+use crate::items::{Item, ItemKind, item_offsets, module_items, parse};
+use crate::kernels::{kernel_body, kernel_signature};
+use crate::names::module_scope;
+use crate::programs::{calls, program_checks};
+use crate::values::{Value, WorkloadCall};
+use crate::workloads::{PlanNode, workload_generic, workload_instance, workload_params};
+
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
+    let mut diags: Vec<Diag> = Vec::new();
+    let items = module_items(db, file);
+    diags.extend(module_scope(db, file).diags.iter().cloned());
+    let mut call_list: Vec<WorkloadCall> = Vec::new();
+    let mut generic_plans: Vec<&[PlanNode]> = Vec::new();
+    for &item in items {
+        match item.kind(db) {
+            ItemKind::Import => {}
+            ItemKind::Assign | ItemKind::Expr => {
+                let v = item_value(db, item);
+                diags.extend(v.diags.iter().cloned());
+                if let Value::Schedule(s) | Value::Program(s) = &v.value {
+                    for c in calls(s) {
+                        if !call_list.contains(&c) {
+                            call_list.push(c);
+                        }
+                    }
+                }
+                diags.extend(program_checks(db, item).iter().cloned());
+            }
+            ItemKind::Kernel => {
+                diags.extend(kernel_signature(db, item).diags.iter().cloned());
+                diags.extend(kernel_body(db, item).diags.iter().cloned());
+            }
+            ItemKind::Workload => {
+                diags.extend(workload_params(db, item).1.iter().cloned());
+                let plan = workload_generic(db, item);
+                diags.extend(plan.diags.iter().cloned());
+                generic_plans.push(&plan.body);
+            }
+            ItemKind::Other => diags.extend(outside_subset(db, item)),
+        }
+    }
+    let mut plans = generic_plans;
+    for &call in &call_list {
+        let plan = &workload_instance(db, call).0;
+        diags.extend(dependencies::races(&plan.body, Some(call.site(db))));
+        plans.push(&plan.body);
+    }
+    diags.extend(dependencies::read_never_written(&plans));
+
+    let offsets: HashMap<Item, TextSize> = items
+        .iter()
+        .copied()
+        .zip(item_offsets(db, file).iter().copied())
+        .collect();
+    let place = |span: &Span| -> TextRange {
+        span.range + offsets.get(&span.item).copied().unwrap_or_default()
+    };
+    let mut out: Vec<Diagnostic> = parse(db, file)
+        .errors()
+        .iter()
+        .map(|e| Diagnostic {
+            code: Code::Syntax,
+            severity: Code::Syntax.severity(),
+            range: e.range,
+            message: e.message.clone(),
+            related: Vec::new(),
+            fix: None,
+        })
+        .collect();
+    // A statement with a syntax error gets no further diagnostics: they would follow from it.
+    let broken: Vec<Item> = items
+        .iter()
+        .copied()
+        .filter(|item| {
+            let start = offsets.get(item).copied().unwrap_or_default();
+            let range = TextRange::at(start, item.green(db).text_len());
+            out.iter().any(|e| {
+                range.contains_range(e.range)
+                    || (e.range.is_empty() && e.range.start() == range.end())
+            })
+        })
+        .collect();
+    for d in diags {
+        if broken.contains(&d.span.item) {
+            continue;
+        }
+        let placed = Diagnostic {
+            code: d.code,
+            severity: d.code.severity(),
+            range: place(&d.span),
+            message: d.message,
+            related: d
+                .related
+                .iter()
+                .map(|r| (place(&r.span), r.message.clone()))
+                .collect(),
+            fix: d.fix.map(|f| FileFix {
+                title: f.title,
+                edits: f.edits.iter().map(|(s, t)| (place(s), t.clone())).collect(),
+            }),
+        };
+        if !out.iter().any(|o| {
+            o.code == placed.code && o.range == placed.range && o.message == placed.message
+        }) {
+            out.push(placed);
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out
+}
+
+/// WSP002 for a top-level statement outside the subset.
+fn outside_subset<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Option<Diag<'db>> {
+    let node = item.syntax(db);
+    // A statement the parser could not read is already a syntax error.
+    if node.kind() == wsp_syntax::SyntaxKind::ERROR {
+        return None;
+    }
+    let range = match item.stmt(db) {
+        Some(wsp_syntax::ast::Stmt::FunctionDef(f)) => {
+            f.name().map_or(node.text_range(), |n| n.text_range())
+        }
+        Some(s) => s
+            .syntax()
+            .first_token()
+            .map_or(node.text_range(), |t| t.text_range()),
+        None => return None,
+    };
+    let message = match item.stmt(db) {
+        Some(wsp_syntax::ast::Stmt::FunctionDef(_)) => {
+            "a `def` at module level is a kernel (`@kernel`) or a workload (`@workload`)"
+                .to_string()
+        }
+        Some(wsp_syntax::ast::Stmt::AssignStmt(_)) => {
+            "a module-level assignment binds one name: `NAME = ...`".to_string()
+        }
+        _ => format!("{} is not part of WSP", describe_syntax(&node)),
+    };
+    Some(Diag::new(
+        Code::OutsideSubset,
+        Span { item, range },
+        message,
+    ))
+}

@@ -1,0 +1,518 @@
+//! Dependencies: what each task reads and writes (affine regions of tensors), races between
+//! iterations of parallel loops (WSP301/302, decided exactly by enumerating the iteration
+//! space), CSP channel pairing (WSP303) and deadlock (WSP304), and tensors read but never
+//! written (WSP305).
+
+use std::collections::HashMap;
+
+use crate::affine::Affine;
+use crate::diagnostics::{Code, Diag, Span};
+use crate::eval::Eval;
+use crate::values::{TensorOrigin, View, ViewIndex};
+use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg};
+
+/// Loops with more iteration points than this are not checked for races.
+pub const RACE_BUDGET: u64 = 1 << 20;
+
+/// One access of a task to a tensor region, with the loops around it (inside the loop being
+/// checked).
+struct Access<'p, 'db> {
+    view: &'p View<'db>,
+    write: bool,
+    /// Loop variables between the checked loop and the task, with extents.
+    inner: Vec<(&'p str, u64)>,
+}
+
+/// WSP303: every channel a workload sends on is consumed in it, and the reverse.
+pub(crate) fn check_channels<'db>(eval: &mut Eval<'db>, body: &[PlanNode<'db>]) {
+    let mut sends: Vec<(String, Span<'db>)> = Vec::new();
+    let mut consumes: Vec<(String, Span<'db>)> = Vec::new();
+    collect_channels(body, &mut sends, &mut consumes);
+    for (ch, span) in &sends {
+        if !consumes.iter().any(|(c, _)| c == ch) {
+            eval.push(Diag::new(Code::UnmatchedChannel, *span, format!("channel `{ch}` is sent on but never consumed: add `with consume({ch}) as t:` in the pipeline")));
+        }
+    }
+    for (ch, span) in &consumes {
+        if !sends.iter().any(|(c, _)| c == ch) {
+            eval.push(Diag::new(Code::UnmatchedChannel, *span, format!("channel `{ch}` is consumed but nothing is sent on it: add `send({ch}, task)` to a stage")));
+        }
+    }
+}
+
+fn collect_channels<'db>(
+    nodes: &[PlanNode<'db>],
+    sends: &mut Vec<(String, Span<'db>)>,
+    consumes: &mut Vec<(String, Span<'db>)>,
+) {
+    for n in nodes {
+        match n {
+            PlanNode::Send { channel, span, .. } => {
+                if !sends.iter().any(|(c, _)| c == channel) {
+                    sends.push((channel.clone(), *span));
+                }
+            }
+            PlanNode::Consume {
+                channel,
+                body,
+                span,
+                ..
+            } => {
+                if !consumes.iter().any(|(c, _)| c == channel) {
+                    consumes.push((channel.clone(), *span));
+                }
+                collect_channels(body, sends, consumes);
+            }
+            PlanNode::Loop { body, .. } => collect_channels(body, sends, consumes),
+            PlanNode::Pipeline { stages, .. } => collect_channels(stages, sends, consumes),
+            PlanNode::Conditional { branches, .. } => branches
+                .iter()
+                .for_each(|(_, b)| collect_channels(b, sends, consumes)),
+            PlanNode::Task(_) | PlanNode::SlotLoad { .. } => {}
+        }
+    }
+}
+
+/// WSP301/WSP302 for every parallel loop of a plan whose extents are known.
+pub fn races<'db>(body: &[PlanNode<'db>], call_site: Option<Span<'db>>) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    walk_loops(body, &mut Vec::new(), call_site, &mut out);
+    out
+}
+
+fn walk_loops<'p, 'db>(
+    nodes: &'p [PlanNode<'db>],
+    outer: &mut Vec<(&'p str, u64)>,
+    call_site: Option<Span<'db>>,
+    out: &mut Vec<Diag<'db>>,
+) {
+    for n in nodes {
+        match n {
+            PlanNode::Loop {
+                kind,
+                vars,
+                body,
+                span,
+                callee,
+            } => {
+                let extents: Option<Vec<(&str, u64)>> = vars
+                    .iter()
+                    .map(|v| v.extent.map(|e| (v.name.as_str(), e)))
+                    .collect();
+                if let Some(own) = &extents {
+                    if *kind != LoopKind::Sequential {
+                        check_loop(
+                            *kind,
+                            vars,
+                            own,
+                            outer,
+                            body,
+                            (*span, Some(*callee)),
+                            call_site,
+                            out,
+                        );
+                    }
+                    let depth = outer.len();
+                    outer.extend(own.iter().copied());
+                    walk_loops(body, outer, call_site, out);
+                    outer.truncate(depth);
+                }
+            }
+            PlanNode::Consume {
+                var,
+                extent: Some(e),
+                body,
+                span,
+                ..
+            } => {
+                let own = vec![(var.as_str(), *e)];
+                let lv = LoopVar {
+                    name: var.clone(),
+                    axis: String::new(),
+                    axis_kind: crate::values::AxisKind::Dense,
+                    extent: Some(*e),
+                    row: None,
+                };
+                check_loop(
+                    LoopKind::Independent,
+                    std::slice::from_ref(&lv),
+                    &own,
+                    outer,
+                    body,
+                    (*span, None),
+                    call_site,
+                    out,
+                );
+                let depth = outer.len();
+                outer.extend(own);
+                walk_loops(body, outer, call_site, out);
+                outer.truncate(depth);
+            }
+            PlanNode::Pipeline { stages, .. } => walk_loops(stages, outer, call_site, out),
+            PlanNode::Conditional { branches, .. } => branches
+                .iter()
+                .for_each(|(_, b)| walk_loops(b, outer, call_site, out)),
+            _ => {}
+        }
+    }
+}
+
+fn collect_accesses<'p, 'db>(
+    nodes: &'p [PlanNode<'db>],
+    inner: &mut Vec<(&'p str, u64)>,
+    out: &mut Vec<Access<'p, 'db>>,
+) -> bool {
+    for n in nodes {
+        match n {
+            PlanNode::Task(t) => {
+                for a in &t.args {
+                    if let TaskArg::Tile {
+                        direction, view, ..
+                    } = a
+                    {
+                        if direction.reads() {
+                            out.push(Access {
+                                view,
+                                write: false,
+                                inner: inner.clone(),
+                            });
+                        }
+                        if direction.writes() {
+                            out.push(Access {
+                                view,
+                                write: true,
+                                inner: inner.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            PlanNode::Loop { vars, body, .. } => {
+                let depth = inner.len();
+                for v in vars {
+                    let Some(e) = v.extent else { return false };
+                    inner.push((v.name.as_str(), e));
+                }
+                let ok = collect_accesses(body, inner, out);
+                inner.truncate(depth);
+                if !ok {
+                    return false;
+                }
+            }
+            PlanNode::Consume {
+                var, extent, body, ..
+            } => {
+                let Some(e) = extent else { return false };
+                inner.push((var.as_str(), *e));
+                let ok = collect_accesses(body, inner, out);
+                inner.pop();
+                if !ok {
+                    return false;
+                }
+            }
+            PlanNode::Pipeline { stages, .. } => {
+                if !collect_accesses(stages, inner, out) {
+                    return false;
+                }
+            }
+            PlanNode::Conditional { branches, .. } => {
+                for (_, b) in branches {
+                    if !collect_accesses(b, inner, out) {
+                        return false;
+                    }
+                }
+            }
+            PlanNode::SlotLoad { view, .. } => out.push(Access {
+                view,
+                write: false,
+                inner: inner.clone(),
+            }),
+            PlanNode::Send { .. } => {}
+        }
+    }
+    true
+}
+
+/// A point region of one access: per indexed dimension, the index or the slice bounds.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Coord {
+    At(i64),
+    Range(i64, i64),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_loop<'p, 'db>(
+    kind: LoopKind,
+    vars: &[LoopVar],
+    own: &[(&'p str, u64)],
+    outer: &[(&'p str, u64)],
+    body: &'p [PlanNode<'db>],
+    (loop_span, callee): (Span<'db>, Option<Span<'db>>),
+    call_site: Option<Span<'db>>,
+    out: &mut Vec<Diag<'db>>,
+) {
+    let mut accesses = Vec::new();
+    if !collect_accesses(body, &mut Vec::new(), &mut accesses) {
+        return;
+    }
+    // Every access's points: (outer values, own values, region).
+    let mut points: Vec<Vec<(Vec<i64>, Vec<i64>, Vec<Coord>)>> = Vec::new();
+    for a in &accesses {
+        let mut space: Vec<(&str, u64)> = outer.to_vec();
+        space.extend(own.iter().copied());
+        space.extend(a.inner.iter().copied());
+        let total = space
+            .iter()
+            .try_fold(1u64, |acc, (_, e)| acc.checked_mul(*e));
+        if total.is_none_or(|t| t > RACE_BUDGET) {
+            return;
+        }
+        let mut pts = Vec::new();
+        enumerate(&space, &mut vec![0; space.len()], 0, &mut |values| {
+            let env = |v: &str| space.iter().position(|(n, _)| *n == v).map(|i| values[i]);
+            let region: Option<Vec<Coord>> = a
+                .view
+                .indices
+                .iter()
+                .map(|i| match i {
+                    ViewIndex::At(aff) => eval_affine(aff, &env).map(Coord::At),
+                    ViewIndex::Range(lo, hi) => Some(Coord::Range(*lo, *hi)),
+                })
+                .collect();
+            if let Some(region) = region {
+                let o = values[..outer.len()].to_vec();
+                let p = values[outer.len()..outer.len() + own.len()].to_vec();
+                pts.push((o, p, region));
+            }
+        });
+        pts.sort_unstable_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+        pts.dedup();
+        points.push(pts);
+    }
+    let mut reported: Vec<(usize, usize)> = Vec::new();
+    for i in 0..accesses.len() {
+        for j in i..accesses.len() {
+            let (a, b) = (&accesses[i], &accesses[j]);
+            if !(a.write || b.write) || a.view.tensor.name != b.view.tensor.name {
+                continue;
+            }
+            if reported.iter().any(|r| *r == (i, j)) {
+                continue;
+            }
+            let Some((pa, pb, region)) = conflict(&points[i], &points[j]) else {
+                continue;
+            };
+            reported.push((i, j));
+            let (write, other) = if b.write { (b, a) } else { (a, b) };
+            let (pw, po) = if b.write { (&pb, &pa) } else { (&pa, &pb) };
+            let code = if a.write && b.write {
+                Code::WriteWriteRace
+            } else {
+                Code::ReadWriteRace
+            };
+            let names: Vec<&str> = own.iter().map(|(n, _)| *n).collect();
+            let show = |p: &Vec<i64>| {
+                let parts: Vec<String> = names
+                    .iter()
+                    .zip(p)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
+                format!("({})", parts.join(", "))
+            };
+            let region_text = region_text(&write.view.tensor.name, &region);
+            let loop_name = match kind {
+                LoopKind::Selected => "P.sel",
+                _ => "P",
+            };
+            let message = if code == Code::WriteWriteRace {
+                format!(
+                    "`{}` is written by parallel iterations {} and {} of this `{loop_name}` loop, which both write {region_text}",
+                    write.view.text(),
+                    show(pw),
+                    show(po)
+                )
+            } else {
+                format!(
+                    "`{}` is written by iteration {} of this `{loop_name}` loop and read as `{}` by iteration {}: both touch {region_text}, with no order between them",
+                    write.view.text(),
+                    show(pw),
+                    other.view.text(),
+                    show(po)
+                )
+            };
+            let mut d = Diag::new(code, write.view.span, message);
+            if !std::ptr::eq(write.view, other.view) {
+                d = d.with_related(
+                    other.view.span,
+                    if code == Code::WriteWriteRace {
+                        "the other write is here"
+                    } else {
+                        "the read is here"
+                    },
+                );
+            }
+            d = d.with_related(loop_span, "the parallel loop");
+            if let Some(site) = call_site {
+                d = d.with_related(site, "for this call");
+            }
+            if kind == LoopKind::Independent
+                && vars.len() == 1
+                && let Some(callee) = callee
+            {
+                d = d.with_fix(
+                    "make the loop sequential: `P` → `P.seq`",
+                    vec![(callee, "P.seq".to_string())],
+                );
+            }
+            out.push(d);
+        }
+    }
+}
+
+fn enumerate(space: &[(&str, u64)], values: &mut Vec<i64>, i: usize, f: &mut impl FnMut(&[i64])) {
+    if i == space.len() {
+        f(values);
+        return;
+    }
+    for v in 0..space[i].1 {
+        values[i] = v as i64;
+        enumerate(space, values, i + 1, f);
+    }
+}
+
+fn eval_affine(a: &Affine, env: &impl Fn(&str) -> Option<i64>) -> Option<i64> {
+    let mut v = a.constant;
+    for (var, c) in &a.terms {
+        v = v.checked_add(c.checked_mul(env(var)?)?)?;
+    }
+    Some(v)
+}
+
+type Point = (Vec<i64>, Vec<i64>, Vec<Coord>);
+
+/// Two points of the two accesses in the same outer iteration, different iterations of the
+/// checked loop, whose regions overlap.
+fn conflict(a: &[Point], b: &[Point]) -> Option<(Vec<i64>, Vec<i64>, Vec<Coord>)> {
+    // Fast path: all coordinates are points; hash b's regions.
+    let all_at = |pts: &[Point]| {
+        pts.iter()
+            .all(|(_, _, r)| r.iter().all(|c| matches!(c, Coord::At(_))))
+    };
+    let dims = a
+        .first()
+        .map_or(0, |p| p.2.len())
+        .min(b.first().map_or(0, |p| p.2.len()));
+    if all_at(a) && all_at(b) {
+        let mut seen: HashMap<(&[i64], &[Coord]), Vec<&[i64]>> = HashMap::new();
+        for (o, p, r) in b {
+            let e = seen.entry((o.as_slice(), &r[..dims])).or_default();
+            if e.len() < 2 && !e.contains(&p.as_slice()) {
+                e.push(p);
+            }
+        }
+        for (o, p, r) in a {
+            if let Some(ps) = seen.get(&(o.as_slice(), &r[..dims]))
+                && let Some(q) = ps.iter().find(|q| **q != p.as_slice())
+            {
+                return Some((p.clone(), q.to_vec(), r[..dims].to_vec()));
+            }
+        }
+        return None;
+    }
+    for (oa, pa, ra) in a {
+        for (ob, pb, rb) in b {
+            if oa == ob && pa != pb && ra.iter().zip(rb).all(|(x, y)| overlaps(*x, *y)) {
+                return Some((pa.clone(), pb.clone(), ra[..dims].to_vec()));
+            }
+        }
+    }
+    None
+}
+
+fn overlaps(x: Coord, y: Coord) -> bool {
+    match (x, y) {
+        (Coord::At(a), Coord::At(b)) => a == b,
+        (Coord::At(a), Coord::Range(lo, hi)) | (Coord::Range(lo, hi), Coord::At(a)) => {
+            lo <= a && a < hi
+        }
+        (Coord::Range(a, b), Coord::Range(c, d)) => a < d && c < b,
+    }
+}
+
+fn region_text(tensor: &str, region: &[Coord]) -> String {
+    if region.is_empty() {
+        return format!("all of `{tensor}`");
+    }
+    let parts: Vec<String> = region
+        .iter()
+        .map(|c| match c {
+            Coord::At(i) => i.to_string(),
+            Coord::Range(lo, hi) => format!("{lo}:{hi}"),
+        })
+        .collect();
+    format!("`{tensor}[{}]`", parts.join(", "))
+}
+
+/// WSP305 over a set of plans: tensors read, never written by any task, and without `init`.
+pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
+    let mut reads: Vec<&View<'db>> = Vec::new();
+    let mut written: Vec<&str> = Vec::new();
+    fn walk<'p, 'db>(
+        nodes: &'p [PlanNode<'db>],
+        reads: &mut Vec<&'p View<'db>>,
+        written: &mut Vec<&'p str>,
+    ) {
+        for n in nodes {
+            match n {
+                PlanNode::Task(t) => {
+                    for a in &t.args {
+                        if let TaskArg::Tile {
+                            direction, view, ..
+                        } = a
+                        {
+                            if direction.writes() {
+                                written.push(&view.tensor.name);
+                            } else {
+                                reads.push(view);
+                            }
+                        }
+                    }
+                }
+                PlanNode::SlotLoad { view, .. } => reads.push(view),
+                PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => {
+                    walk(body, reads, written)
+                }
+                PlanNode::Pipeline { stages, .. } => walk(stages, reads, written),
+                PlanNode::Conditional { branches, .. } => {
+                    branches.iter().for_each(|(_, b)| walk(b, reads, written))
+                }
+                PlanNode::Send { .. } => {}
+            }
+        }
+    }
+    for p in plans {
+        walk(p, &mut reads, &mut written);
+    }
+    let mut out: Vec<Diag<'db>> = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for v in reads {
+        let t = &v.tensor;
+        if t.init.is_some()
+            || t.origin != TensorOrigin::Declared
+            || written.contains(&t.name.as_str())
+            || done.contains(&t.name.as_str())
+        {
+            continue;
+        }
+        done.push(&t.name);
+        out.push(
+            Diag::new(
+                Code::ReadNeverWritten,
+                v.span,
+                format!("`{}` is read here but no task writes it and it has no `init`, so it is all zeros; give it an `init=` or write it first", t.name),
+            )
+            .with_related(t.def, format!("`{}` is declared here", t.name)),
+        );
+    }
+    out
+}

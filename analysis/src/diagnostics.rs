@@ -1,0 +1,176 @@
+//! Diagnostics: the table of codes (one row per code: severity and title), and the diagnostic
+//! value every stage returns. Ranges are relative to an item until `file_diagnostics` places
+//! them in the file, so that an edit above an item leaves that item's results equal.
+
+use wsp_syntax::TextRange;
+
+use crate::items::Item;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, salsa::SalsaValue)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $severity:ident, $title:literal;)*) => {
+        /// A stable diagnostic code (docs/language.md §9, docs/diagnostics/WSPnnn.md).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, salsa::SalsaValue)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// `"WSP201"`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+
+            pub fn severity(self) -> Severity {
+                match self {
+                    $(Code::$variant => Severity::$severity,)*
+                }
+            }
+
+            /// One line saying what the code means.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $title,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    Syntax = "WSP001", Error, "syntax error";
+    OutsideSubset = "WSP002", Error, "valid Python, but outside the WSP subset";
+    UnknownName = "WSP101", Error, "unknown name";
+    UnknownMember = "WSP102", Error, "unknown attribute, op, method or keyword value";
+    Duplicate = "WSP103", Error, "duplicate definition";
+    Deprecated = "WSP104", Warning, "deprecated spelling";
+    ShapeMismatch = "WSP201", Error, "tile shape mismatch in an op";
+    DtypeMismatch = "WSP202", Error, "dtype mismatch";
+    WrongArguments = "WSP203", Error, "wrong arguments";
+    Direction = "WSP204", Error, "parameter direction violated";
+    OutNeverStored = "WSP205", Warning, "`Out` parameter never stored";
+    TaskArgument = "WSP206", Error, "task argument does not match the kernel parameter";
+    IndexOutOfRange = "WSP208", Error, "index out of range";
+    TooManyIndices = "WSP209", Error, "too many indices for the tensor's rank";
+    WrongKind = "WSP210", Error, "value of the wrong kind";
+    WriteWriteRace = "WSP301", Error, "write-write race between parallel iterations";
+    ReadWriteRace = "WSP302", Error, "read-write race between parallel iterations";
+    UnmatchedChannel = "WSP303", Warning, "channel sent but never consumed, or consumed but never sent";
+    Deadlock = "WSP304", Error, "CSP deadlock";
+    ReadNeverWritten = "WSP305", Warning, "tensor read but never written and has no `init`";
+    LayoutConflict = "WSP401", Error, "incompatible layouts";
+    MeshAxis = "WSP402", Error, "shard onto a mesh axis outside the spatial grid";
+    NotEnforced = "WSP501", Warning, "schedule directive not fully enforced on the target";
+    Rejected = "WSP502", Error, "schedule directive rejected by the target";
+    ScheduleArgument = "WSP503", Error, "invalid schedule argument";
+    KeyExpression = "WSP504", Error, "key expression uses something that is not a task field, constant or slot";
+}
+
+/// Where a diagnostic points: a range inside one item (top-level statement) of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Span<'db> {
+    pub item: Item<'db>,
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Related<'db> {
+    pub span: Span<'db>,
+    pub message: String,
+}
+
+/// A machine-applicable fix: replace each range with its text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Fix<'db> {
+    pub title: String,
+    pub edits: Vec<(Span<'db>, String)>,
+}
+
+/// A diagnostic as the stages produce it, anchored in items.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Diag<'db> {
+    pub code: Code,
+    pub span: Span<'db>,
+    pub message: String,
+    pub related: Vec<Related<'db>>,
+    pub fix: Option<Fix<'db>>,
+}
+
+impl<'db> Diag<'db> {
+    pub fn new(code: Code, span: Span<'db>, message: impl Into<String>) -> Diag<'db> {
+        Diag {
+            code,
+            span,
+            message: message.into(),
+            related: Vec::new(),
+            fix: None,
+        }
+    }
+
+    pub fn with_related(mut self, span: Span<'db>, message: impl Into<String>) -> Diag<'db> {
+        self.related.push(Related {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_fix(mut self, title: impl Into<String>, edits: Vec<(Span<'db>, String)>) -> Self {
+        self.fix = Some(Fix {
+            title: title.into(),
+            edits,
+        });
+        self
+    }
+}
+
+/// A diagnostic placed in its file: what front ends print.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub range: TextRange,
+    pub message: String,
+    pub related: Vec<(TextRange, String)>,
+    pub fix: Option<FileFix>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FileFix {
+    pub title: String,
+    pub edits: Vec<(TextRange, String)>,
+}
+
+impl FileFix {
+    /// `text` with the fix applied (edits never overlap; they are applied back to front).
+    pub fn apply(&self, text: &str) -> String {
+        let mut edits = self.edits.clone();
+        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start()));
+        let mut out = text.to_string();
+        for (range, insert) in edits {
+            let (s, e) = (usize::from(range.start()), usize::from(range.end()));
+            if e <= out.len() && out.is_char_boundary(s) && out.is_char_boundary(e) {
+                out.replace_range(s..e, &insert);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,62 @@
+//! The inputs: a workspace (its settings) and its files. Notebook cells are files too.
+
+use std::path::PathBuf;
+
+use crate::schedules::Target;
+
+/// What applies to every file: the targets whose applicability rules every program is checked
+/// against, besides the target its own `compile(target=...)` names (`wsp.toml` or `--target`).
+#[salsa::input(debug)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub extra_targets: Vec<Target>,
+}
+
+#[salsa::input(debug)]
+pub struct File {
+    #[returns(copy)]
+    pub workspace: Workspace,
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// `wsp.toml` at a workspace root.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    #[serde(default)]
+    pub check: CheckConfig,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    /// Targets every program is checked against, e.g. `["cpu_sim", "ascend_npu"]`.
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
+
+impl WorkspaceConfig {
+    pub fn parse(text: &str) -> Result<WorkspaceConfig, String> {
+        let config: WorkspaceConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        for t in &config.check.targets {
+            if Target::from_name(t).is_none() {
+                return Err(format!(
+                    "unknown target `{t}` in [check] targets (expected one of {})",
+                    Target::names()
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn targets(&self) -> Vec<Target> {
+        self.check
+            .targets
+            .iter()
+            .filter_map(|t| Target::from_name(t))
+            .collect()
+    }
+}

@@ -1,0 +1,120 @@
+//! The item tree: one item per top-level statement, named by what it binds. An item's identity
+//! is its file, kind and name, and its syntax (position-free, a green node) is a tracked field:
+//! editing one definition changes only that item's syntax, so only queries reading it re-run.
+
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+use wsp_syntax::{GreenNode, Parse, SyntaxNode, TextSize};
+
+use crate::files::File;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    Import,
+    /// `NAME = expr`
+    Assign,
+    /// `@kernel` / `@jit_kernel`
+    Kernel,
+    /// `@workload`
+    Workload,
+    /// `program.execute()`, `print(...)`, ...
+    Expr,
+    /// Anything else (an unsupported statement, a def without a known decorator, ...).
+    Other,
+}
+
+#[salsa::tracked(debug)]
+pub struct Item<'db> {
+    #[returns(copy)]
+    pub file: File,
+    #[returns(copy)]
+    pub kind: ItemKind,
+    /// What the item binds; empty for imports and expression statements.
+    #[returns(ref)]
+    pub name: String,
+    #[tracked]
+    #[returns(ref)]
+    pub green: GreenNode,
+}
+
+impl<'db> Item<'db> {
+    /// The item's statement, with offsets relative to its start.
+    pub fn syntax(self, db: &'db dyn salsa::Database) -> SyntaxNode {
+        SyntaxNode::new_root(self.green(db).clone())
+    }
+
+    pub fn stmt(self, db: &'db dyn salsa::Database) -> Option<Stmt> {
+        Stmt::cast(self.syntax(db))
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse(db: &dyn salsa::Database, file: File) -> Parse {
+    wsp_syntax::parse(file.text(db))
+}
+
+/// The file's items, in order.
+#[salsa::tracked(returns(ref))]
+pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
+    let parse = parse(db, file);
+    parse
+        .tree()
+        .statements()
+        .map(|stmt| {
+            let (kind, name) = classify(&stmt);
+            let green = stmt.syntax().green().into_owned();
+            Item::new(db, file, kind, name, green)
+        })
+        .collect()
+}
+
+/// Where each item starts in the file (re-computed on every edit, read only to place results).
+#[salsa::tracked(returns(ref))]
+pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
+    parse(db, file)
+        .tree()
+        .statements()
+        .map(|s| s.syntax().text_range().start())
+        .collect()
+}
+
+fn classify(stmt: &Stmt) -> (ItemKind, String) {
+    match stmt {
+        Stmt::FromImportStmt(_) | Stmt::ImportStmt(_) => (ItemKind::Import, String::new()),
+        Stmt::AssignStmt(a) => {
+            let targets: Vec<Expr> = a.targets().collect();
+            match targets.as_slice() {
+                [Expr::NameExpr(n)] => (ItemKind::Assign, n.text()),
+                _ => (ItemKind::Other, String::new()),
+            }
+        }
+        Stmt::FunctionDef(f) => {
+            let name = f.name().map(|t| t.text().to_string()).unwrap_or_default();
+            let kind = match def_decorator(f).as_deref() {
+                Some("kernel" | "jit_kernel") => ItemKind::Kernel,
+                Some("workload") => ItemKind::Workload,
+                _ => ItemKind::Other,
+            };
+            (kind, name)
+        }
+        Stmt::ExprStmt(_) => (ItemKind::Expr, String::new()),
+        _ => (ItemKind::Other, String::new()),
+    }
+}
+
+/// The name of a def's only decorator (`@kernel`, `@kernel(...)`, `@pto_wsp.kernel`).
+pub(crate) fn def_decorator(f: &ast::FunctionDef) -> Option<String> {
+    let mut decorators = f.decorators();
+    let d = decorators.next()?;
+    if decorators.next().is_some() {
+        return None;
+    }
+    let mut e = d.expr()?;
+    if let Expr::CallExpr(c) = &e {
+        e = c.callee()?;
+    }
+    match e {
+        Expr::NameExpr(n) => Some(n.text()),
+        Expr::AttributeExpr(a) => a.attr().map(|t| t.text().to_string()),
+        _ => None,
+    }
+}

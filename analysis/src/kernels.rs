@@ -1,0 +1,1219 @@
+//! Kernels: the signature (parameters and their tile types, directions, scalars; `cpp_src`) and
+//! the body's type inference over the op table, giving every expression a type and the body as
+//! SSA ops for lowering.
+
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+use wsp_syntax::{SyntaxKind, TextRange};
+
+use crate::diagnostics::{Code, Diag};
+use crate::eval::{Eval, num, plural};
+use crate::items::Item;
+use crate::names::suggest;
+use crate::ops::{self, DtypeRule, Op, OpParamKind, ShapeRule};
+use crate::types::{DType, KernelType, TileType};
+use crate::values::{F64, Value};
+use crate::vocabulary::Builtin;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::In => "In",
+            Direction::Out => "Out",
+            Direction::InOut => "InOut",
+        }
+    }
+
+    pub fn reads(self) -> bool {
+        self != Direction::Out
+    }
+
+    pub fn writes(self) -> bool {
+        self != Direction::In
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum ParamType {
+    Tile(Direction, TileType),
+    Scalar(DType),
+    Constexpr,
+    /// The annotation was wrong (already reported) or missing.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct KernelParam {
+    pub name: String,
+    /// The parameter's name, relative to the kernel item.
+    pub range: TextRange,
+    pub ty: ParamType,
+    pub default: Option<F64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct CppSource {
+    pub code: String,
+    pub includes: Vec<String>,
+    /// The string literal, relative to the kernel item (for mapping compiler errors).
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct KernelSignature<'db> {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    pub cpp: Option<CppSource>,
+    pub diags: Vec<Diag<'db>>,
+}
+
+impl KernelSignature<'_> {
+    pub fn param(&self, name: &str) -> Option<&KernelParam> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn kernel_signature<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> KernelSignature<'db> {
+    let mut eval = Eval::new(db, item);
+    let mut params = Vec::new();
+    let mut cpp = None;
+    let Some(Stmt::FunctionDef(f)) = item.stmt(db) else {
+        return KernelSignature {
+            name: item.name(db).clone(),
+            params,
+            cpp,
+            diags: eval.diags,
+        };
+    };
+    if let Some(d) = f.decorators().next()
+        && let Some(Expr::CallExpr(c)) = d.expr()
+    {
+        cpp = decorator_args(&mut eval, &c);
+    }
+    if let Some(r) = f.return_type() {
+        eval.error(
+            Code::OutsideSubset,
+            r.syntax().text_range(),
+            "a kernel returns nothing: it stores into its `Out` parameters",
+        );
+    }
+    for p in f.param_list().into_iter().flat_map(|l| l.params()) {
+        let Some(name_tok) = p.name() else { continue };
+        let name = name_tok.text().to_string();
+        let range = name_tok.text_range();
+        if p.kind() != ast::ParamKind::Normal {
+            eval.error(
+                Code::OutsideSubset,
+                p.syntax().text_range(),
+                "kernel parameters are plain names: no `*`, `**` or `/`",
+            );
+            continue;
+        }
+        if params.iter().any(|q: &KernelParam| q.name == name) {
+            continue; // CPython already rejects duplicate parameters (WSP001).
+        }
+        let ty = match p.annotation() {
+            Some(a) => param_type(&mut eval, &a),
+            None => {
+                eval.error(
+                    Code::WrongKind,
+                    range,
+                    format!("kernel parameter `{name}` needs a type: `In[Tile[M, N, dtype]]`, `Out[...]`, `InOut[...]`, `Scalar[dtype]` or `Constexpr[int]`"),
+                );
+                ParamType::Unknown
+            }
+        };
+        let default = match p.default() {
+            None => None,
+            Some(d) => {
+                let v = eval.expr(&d);
+                match (&ty, v) {
+                    (
+                        ParamType::Scalar(_) | ParamType::Constexpr,
+                        v @ (Value::Int(_) | Value::Float(_)),
+                    ) => Some(F64(num(&v))),
+                    (_, Value::Unknown) => None,
+                    (ParamType::Tile(..), _) => {
+                        eval.error(
+                            Code::WrongKind,
+                            d.syntax().text_range(),
+                            "a tile parameter has no default: every task passes a view",
+                        );
+                        None
+                    }
+                    (_, v) => {
+                        eval.error(
+                            Code::WrongKind,
+                            d.syntax().text_range(),
+                            format!("a scalar default is a number, not {}", v.describe()),
+                        );
+                        None
+                    }
+                }
+            }
+        };
+        params.push(KernelParam {
+            name,
+            range,
+            ty,
+            default,
+        });
+    }
+    KernelSignature {
+        name: item.name(db).clone(),
+        params,
+        cpp,
+        diags: eval.diags,
+    }
+}
+
+fn decorator_args(eval: &mut Eval<'_>, c: &ast::CallExpr) -> Option<CppSource> {
+    let args = eval.bind(c, "`@kernel`", &["cpp_src?", "cpp_includes?"])?;
+    let (code, range) = match args.get(0)? {
+        (Value::Str(s), r) => (s.clone(), *r),
+        (Value::Unknown, _) => return None,
+        (v, r) => {
+            let (v, r) = (v.clone(), *r);
+            eval.error(
+                Code::WrongKind,
+                r,
+                format!("`cpp_src` is a string of C++, not {}", v.describe()),
+            );
+            return None;
+        }
+    };
+    let mut includes = Vec::new();
+    if let Some((v, r)) = args.get(1).cloned() {
+        match v {
+            Value::List(items) | Value::Tuple(items) => {
+                for i in items {
+                    match i {
+                        Value::Str(s) => includes.push(s),
+                        other => {
+                            eval.error(
+                                Code::WrongKind,
+                                r,
+                                format!(
+                                    "`cpp_includes` lists header names, not {}",
+                                    other.describe()
+                                ),
+                            );
+                            return None;
+                        }
+                    }
+                }
+            }
+            v => {
+                eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`cpp_includes` is a list of header names, not {}",
+                        v.describe()
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    Some(CppSource {
+        code,
+        includes,
+        range,
+    })
+}
+
+fn param_type(eval: &mut Eval<'_>, a: &Expr) -> ParamType {
+    let range = a.syntax().text_range();
+    let expected = "expected `In[Tile[M, N, dtype]]`, `Out[...]`, `InOut[...]`, `Scalar[dtype]` or `Constexpr[int]`";
+    let Expr::SubscriptExpr(s) = a else {
+        eval.error(
+            Code::WrongKind,
+            range,
+            format!("{expected}, not `{}`", a.syntax().text()),
+        );
+        return ParamType::Unknown;
+    };
+    let head = match s.base() {
+        Some(b) => eval.expr(&b),
+        None => return ParamType::Unknown,
+    };
+    let indices = s.indices();
+    match head {
+        Value::Builtin(b @ (Builtin::In | Builtin::Out | Builtin::InOut)) => {
+            let dir = match b {
+                Builtin::In => Direction::In,
+                Builtin::Out => Direction::Out,
+                _ => Direction::InOut,
+            };
+            let [inner] = indices.as_slice() else {
+                eval.error(
+                    Code::WrongKind,
+                    range,
+                    format!("`{}` takes one tile type", b.name()),
+                );
+                return ParamType::Unknown;
+            };
+            match tile_type(eval, inner) {
+                Some(t) => ParamType::Tile(dir, t),
+                None => ParamType::Unknown,
+            }
+        }
+        Value::Builtin(Builtin::Scalar) => {
+            let [inner] = indices.as_slice() else {
+                eval.error(
+                    Code::WrongKind,
+                    range,
+                    "`Scalar` takes one dtype: `Scalar[F32]`",
+                );
+                return ParamType::Unknown;
+            };
+            let v = eval.expr(inner);
+            match eval.dtype(&v, inner.syntax().text_range()) {
+                Some(d) => ParamType::Scalar(d),
+                None => ParamType::Unknown,
+            }
+        }
+        Value::Builtin(Builtin::Constexpr) => {
+            match indices.as_slice() {
+                [Expr::NameExpr(n)] if n.text() == "int" => {}
+                _ => eval.error(
+                    Code::WrongKind,
+                    range,
+                    "a compile-time parameter is `Constexpr[int]`",
+                ),
+            }
+            ParamType::Constexpr
+        }
+        Value::Builtin(Builtin::Tile) => {
+            eval.error(Code::WrongKind, range, "a tile parameter needs a direction: `In[Tile[...]]`, `Out[Tile[...]]` or `InOut[Tile[...]]`");
+            ParamType::Unknown
+        }
+        Value::Unknown => ParamType::Unknown,
+        v => {
+            eval.error(
+                Code::WrongKind,
+                range,
+                format!("{expected}, not {}", v.describe()),
+            );
+            ParamType::Unknown
+        }
+    }
+}
+
+fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
+    let range = e.syntax().text_range();
+    let bad = |eval: &mut Eval<'_>| {
+        eval.error(
+            Code::WrongKind,
+            range,
+            format!("expected `Tile[M, N, dtype]`, not `{}`", e.syntax().text()),
+        );
+        None
+    };
+    let Expr::SubscriptExpr(s) = e else {
+        return bad(eval);
+    };
+    match s.base().map(|b| eval.expr(&b)) {
+        Some(Value::Builtin(Builtin::Tile)) => {}
+        Some(Value::Unknown) => return None,
+        _ => return bad(eval),
+    }
+    let idx = s.indices();
+    let [m, n, d] = idx.as_slice() else {
+        eval.error(
+            Code::WrongKind,
+            range,
+            format!(
+                "a tile type is `Tile[M, N, dtype]`: 2-D, with {} arguments here instead of 3",
+                idx.len()
+            ),
+        );
+        return None;
+    };
+    let mv = eval.expr(m);
+    let nv = eval.expr(n);
+    let dv = eval.expr(d);
+    let rows = eval.positive(&mv, m.syntax().text_range(), "a tile dimension");
+    let cols = eval.positive(&nv, n.syntax().text_range(), "a tile dimension");
+    let dtype = eval.dtype(&dv, d.syntax().text_range());
+    Some(TileType::new(rows?, cols?, dtype?))
+}
+
+/// An operand of an op in the body: an SSA value, a parameter, or a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Operand {
+    Value(u32),
+    Param(String),
+    Number(F64),
+    DType(DType),
+    Shape(u64, u64),
+}
+
+/// One op of the body: `%result = op(args)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct BodyOp {
+    pub op: &'static str,
+    pub args: Vec<Operand>,
+    pub ty: Option<KernelType>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct KernelBody<'db> {
+    /// The ops in order; op `i` defines value `i`.
+    pub ops: Vec<BodyOp>,
+    /// The type of each expression that has one, by its range in the kernel item (for hover).
+    pub types: Vec<(TextRange, KernelType)>,
+    pub diags: Vec<Diag<'db>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> KernelBody<'db> {
+    let signature = kernel_signature(db, item);
+    let mut checker = BodyChecker {
+        eval: Eval::new(db, item),
+        signature,
+        locals: Vec::new(),
+        ops: Vec::new(),
+        types: Vec::new(),
+        stored: Vec::new(),
+    };
+    if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
+        && let Some(body) = f.body()
+    {
+        checker.block(&body);
+    }
+    checker.finish()
+}
+
+struct BodyChecker<'db> {
+    eval: Eval<'db>,
+    signature: &'db KernelSignature<'db>,
+    locals: Vec<(String, Option<(Operand, KernelType)>)>,
+    ops: Vec<BodyOp>,
+    types: Vec<(TextRange, KernelType)>,
+    stored: Vec<String>,
+}
+
+/// A checked operand: what it is and its type (`None` after an error).
+type Typed = Option<(Operand, KernelType)>;
+
+impl<'db> BodyChecker<'db> {
+    fn finish(mut self) -> KernelBody<'db> {
+        if self.signature.cpp.is_none() {
+            for p in &self.signature.params {
+                if let ParamType::Tile(Direction::Out, _) = p.ty
+                    && !self.stored.contains(&p.name)
+                {
+                    self.eval.error(
+                        Code::OutNeverStored,
+                        p.range,
+                        format!(
+                            "`Out` parameter `{}` is never stored: add `pto.store({}, ...)`",
+                            p.name, p.name
+                        ),
+                    );
+                }
+            }
+        }
+        KernelBody {
+            ops: self.ops,
+            types: self.types,
+            diags: self.eval.diags,
+        }
+    }
+
+    fn block(&mut self, block: &ast::Block) {
+        let cpp = self.signature.cpp.is_some();
+        for stmt in block.statements() {
+            let range = stmt.syntax().text_range();
+            match &stmt {
+                Stmt::PassStmt(_) => {}
+                _ if cpp => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        range,
+                        "a `cpp_src` kernel's body is `pass`: its code is the C++ string",
+                    );
+                }
+                Stmt::AssignStmt(a) => {
+                    let targets: Vec<Expr> = a.targets().collect();
+                    let value = a.value().map(|v| self.expr(&v));
+                    match targets.as_slice() {
+                        [Expr::NameExpr(n)] => {
+                            let name = n.text();
+                            if self.signature.param(&name).is_some() {
+                                self.eval.error(Code::WrongKind, n.syntax().text_range(), format!("`{name}` is a parameter; write to it with `pto.store({name}, ...)`"));
+                                continue;
+                            }
+                            let value = value.flatten();
+                            if let Some((_, ty)) = &value {
+                                self.types.push((n.syntax().text_range(), *ty));
+                            }
+                            self.locals.push((name, value));
+                        }
+                        _ => self.eval.error(
+                            Code::OutsideSubset,
+                            range,
+                            "a kernel assigns one name at a time",
+                        ),
+                    }
+                }
+                Stmt::ExprStmt(s) => {
+                    let Some(e) = s.expr() else { continue };
+                    let is_store = matches!(&e, Expr::CallExpr(c) if self.op_name(c).is_some_and(|(n, _)| n == "store"));
+                    if !is_store {
+                        self.eval.error(Code::OutsideSubset, range, "a kernel body statement is an assignment or `pto.store(...)`; this value is unused");
+                    }
+                    self.expr(&e);
+                }
+                other => {
+                    let what = crate::eval::describe_syntax(other.syntax());
+                    self.eval.error(Code::OutsideSubset, range, format!("{what} is not part of a kernel body (assignments of `pto.*` ops and `pto.store`)"));
+                }
+            }
+        }
+    }
+
+    /// `pto.add` → ("add", range of `pto`), with WSP104 for `tl.add`.
+    fn op_name(&self, c: &ast::CallExpr) -> Option<(String, TextRange)> {
+        let Some(Expr::AttributeExpr(a)) = c.callee() else {
+            return None;
+        };
+        let Some(Expr::NameExpr(ns)) = a.receiver() else {
+            return None;
+        };
+        let ns_text = ns.text();
+        if ns_text != "pto" && ns_text != "tl" {
+            return None;
+        }
+        Some((a.attr()?.text().to_string(), ns.syntax().text_range()))
+    }
+
+    fn expr(&mut self, e: &Expr) -> Typed {
+        let range = e.syntax().text_range();
+        let result = match e {
+            Expr::ParenExpr(p) => return p.expr().and_then(|e| self.expr(&e)),
+            Expr::NameExpr(n) => self.name(&n.text(), range),
+            Expr::Literal(_) | Expr::UnaryExpr(_) => match self.eval.expr(e) {
+                v @ (Value::Int(_) | Value::Float(_)) => {
+                    Some((Operand::Number(F64(num(&v))), KernelType::Number))
+                }
+                Value::Unknown => None,
+                v => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        range,
+                        format!("expected a tile or a number, not {}", v.describe()),
+                    );
+                    None
+                }
+            },
+            Expr::CallExpr(c) => self.call(c),
+            Expr::BinExpr(b) => {
+                let op = match b.op_kind() {
+                    Some(SyntaxKind::PLUS) => "add",
+                    Some(SyntaxKind::MINUS) => "sub",
+                    Some(SyntaxKind::STAR) => "mul",
+                    Some(SyntaxKind::SLASH) => "div",
+                    Some(SyntaxKind::AT) => "matmul",
+                    _ => "an op",
+                };
+                self.eval.error(
+                    Code::OutsideSubset,
+                    range,
+                    format!("tile arithmetic is written with ops: use `pto.{op}(a, b)`"),
+                );
+                None
+            }
+            _ => {
+                self.eval.error(
+                    Code::OutsideSubset,
+                    range,
+                    format!(
+                        "{} is not part of a kernel body",
+                        crate::eval::describe_syntax(e.syntax())
+                    ),
+                );
+                None
+            }
+        };
+        if let Some((_, ty)) = &result {
+            self.types.push((range, *ty));
+        }
+        result
+    }
+
+    fn name(&mut self, name: &str, range: TextRange) -> Typed {
+        if let Some((_, v)) = self.locals.iter().rev().find(|(n, _)| n == name) {
+            return v.clone();
+        }
+        if let Some(p) = self.signature.param(name) {
+            return match &p.ty {
+                ParamType::Tile(dir, t) => {
+                    if !dir.reads() {
+                        self.direction_error(range, name, *dir, "read");
+                        return None;
+                    }
+                    Some((Operand::Param(name.to_string()), KernelType::Tile(*t)))
+                }
+                ParamType::Scalar(d) => {
+                    Some((Operand::Param(name.to_string()), KernelType::Scalar(*d)))
+                }
+                ParamType::Constexpr => {
+                    Some((Operand::Param(name.to_string()), KernelType::Number))
+                }
+                ParamType::Unknown => None,
+            };
+        }
+        match self.eval.resolve(name, range) {
+            v @ (Value::Int(_) | Value::Float(_)) => {
+                Some((Operand::Number(F64(num(&v))), KernelType::Number))
+            }
+            Value::DType(d) => Some((Operand::DType(d), KernelType::Number)),
+            Value::Unknown => None,
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    range,
+                    format!(
+                        "a kernel body uses tiles, parameters and numbers, not {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn direction_error(&mut self, range: TextRange, name: &str, dir: Direction, what: &str) {
+        let p_range = self
+            .signature
+            .param(name)
+            .map(|p| p.range)
+            .unwrap_or_default();
+        let (fix_dir, verb) = if what == "read" {
+            ("InOut", "reads")
+        } else {
+            ("InOut", "writes")
+        };
+        let d = Diag::new(
+            Code::Direction,
+            self.eval.span(range),
+            format!("`{name}` is `{}` and cannot be {what} here; make it `{fix_dir}` if the kernel {verb} it", dir.name()),
+        )
+        .with_related(self.eval.span(p_range), format!("`{name}` is declared `{}` here", dir.name()));
+        self.eval.push(d);
+    }
+
+    fn call(&mut self, c: &ast::CallExpr) -> Typed {
+        let range = c.syntax().text_range();
+        let Some((name, ns_range)) = self.op_name(c) else {
+            self.eval.error(
+                Code::WrongKind,
+                range,
+                "a kernel body calls `pto.*` ops only",
+            );
+            return None;
+        };
+        if c.callee()
+            .is_some_and(|e| e.syntax().text().to_string().starts_with("tl."))
+        {
+            let d = Diag::new(
+                Code::Deprecated,
+                self.eval.span(ns_range),
+                "`tl.*` is a deprecated spelling of `pto.*`",
+            )
+            .with_fix(
+                "replace `tl` with `pto`",
+                vec![(self.eval.span(ns_range), "pto".into())],
+            );
+            self.eval.push(d);
+        }
+        let Some(op) = ops::lookup(&name) else {
+            let attr_range = match c.callee() {
+                Some(Expr::AttributeExpr(a)) => a.attr().map_or(range, |t| t.text_range()),
+                _ => range,
+            };
+            let mut d = Diag::new(
+                Code::UnknownMember,
+                self.eval.span(attr_range),
+                format!("`pto` has no op `{name}`"),
+            );
+            if let Some(best) = suggest(&name, ops::all().map(|o| o.name)) {
+                d.message.push_str(&format!("; did you mean `{best}`?"));
+                d = d.with_fix(
+                    format!("replace with `{best}`"),
+                    vec![(self.eval.span(attr_range), best.to_string())],
+                );
+            }
+            self.eval.push(d);
+            return None;
+        };
+        let args = self.op_args(op, c)?;
+        self.apply(op, c, args)
+    }
+
+    /// Binds and types the arguments of an op call by the op table's parameter list.
+    fn op_args(
+        &mut self,
+        op: &'static Op,
+        c: &ast::CallExpr,
+    ) -> Option<Vec<Option<(Operand, KernelType, TextRange)>>> {
+        let what = format!("`pto.{}`", op.name);
+        let mut bound: Vec<Option<Expr>> = vec![None; op.params.len()];
+        let mut ok = true;
+        let mut positional = 0;
+        for arg in c.args() {
+            let r = arg.syntax().text_range();
+            let slot = match arg.kind() {
+                ast::ArgKind::Positional => {
+                    positional += 1;
+                    if positional > op.params.len() {
+                        self.eval.error(
+                            Code::WrongArguments,
+                            r,
+                            format!(
+                                "{what} takes {} argument{}: {}",
+                                op.params.len(),
+                                plural(op.params.len()),
+                                op.signature()
+                            ),
+                        );
+                        ok = false;
+                        continue;
+                    }
+                    positional - 1
+                }
+                ast::ArgKind::Keyword => {
+                    let kw = arg
+                        .keyword()
+                        .map(|k| k.text().to_string())
+                        .unwrap_or_default();
+                    match op.params.iter().position(|p| p.name == kw) {
+                        Some(i) => i,
+                        None => {
+                            self.eval.error(
+                                Code::WrongArguments,
+                                r,
+                                format!("{what} has no parameter `{kw}`: {}", op.signature()),
+                            );
+                            ok = false;
+                            continue;
+                        }
+                    }
+                }
+                _ => {
+                    self.eval.error(
+                        Code::OutsideSubset,
+                        r,
+                        "`*` and `**` arguments are not part of WSP",
+                    );
+                    ok = false;
+                    continue;
+                }
+            };
+            if bound[slot].is_some() {
+                self.eval.error(
+                    Code::WrongArguments,
+                    r,
+                    format!("{what} got `{}` twice", op.params[slot].name),
+                );
+                ok = false;
+                continue;
+            }
+            bound[slot] = arg.value();
+        }
+        for (i, p) in op.params.iter().enumerate() {
+            if bound[i].is_none() && !p.optional {
+                let at = c
+                    .arg_list()
+                    .map_or(c.syntax().text_range(), |a| a.syntax().text_range());
+                self.eval.error(
+                    Code::WrongArguments,
+                    at,
+                    format!("{what} is missing `{}`: {}", p.name, op.signature()),
+                );
+                ok = false;
+            }
+        }
+        let mut out = Vec::new();
+        for (i, e) in bound.iter().enumerate() {
+            let Some(e) = e else {
+                out.push(None);
+                continue;
+            };
+            let r = e.syntax().text_range();
+            let typed = match op.params[i].kind {
+                OpParamKind::Tile => self.expr(e),
+                OpParamKind::Param => self.param_operand(op, e),
+                OpParamKind::DType => {
+                    let v = self.eval.expr(e);
+                    self.eval
+                        .dtype(&v, r)
+                        .map(|d| (Operand::DType(d), KernelType::Number))
+                }
+                OpParamKind::Shape => {
+                    let v = self.eval.expr(e);
+                    match self.eval.shape(&v, r) {
+                        Some(s) if s.len() == 2 => {
+                            Some((Operand::Shape(s[0], s[1]), KernelType::Number))
+                        }
+                        Some(s) => {
+                            self.eval.error(
+                                Code::WrongKind,
+                                r,
+                                format!("a tile shape has 2 dimensions, not {}", s.len()),
+                            );
+                            None
+                        }
+                        None => None,
+                    }
+                }
+                OpParamKind::Number => match self.eval.expr(e) {
+                    v @ (Value::Int(_) | Value::Float(_)) => {
+                        Some((Operand::Number(F64(num(&v))), KernelType::Number))
+                    }
+                    Value::Unknown => None,
+                    v => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            r,
+                            format!("expected a number, not {}", v.describe()),
+                        );
+                        None
+                    }
+                },
+            };
+            match typed {
+                Some((o, t)) => out.push(Some((o, t, r))),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// `load`'s and `store`'s first argument: a tile parameter, with its direction checked.
+    fn param_operand(&mut self, op: &Op, e: &Expr) -> Typed {
+        let r = e.syntax().text_range();
+        let name = match e {
+            Expr::NameExpr(n) => n.text(),
+            _ => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`pto.{}` takes a tile parameter of the kernel", op.name),
+                );
+                return None;
+            }
+        };
+        let Some(p) = self.signature.param(&name) else {
+            if self.locals.iter().any(|(n, _)| *n == name) {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`{name}` is a local value; `pto.{}` takes a tile parameter of the kernel",
+                        op.name
+                    ),
+                );
+            } else {
+                self.eval.resolve(&name, r);
+            }
+            return None;
+        };
+        let ParamType::Tile(dir, t) = p.ty else {
+            if p.ty != ParamType::Unknown {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`pto.{}` takes a tile parameter; `{name}` is a scalar",
+                        op.name
+                    ),
+                );
+            }
+            return None;
+        };
+        let store = op.name == "store";
+        if store && !dir.writes() {
+            self.direction_error(r, &name, dir, "stored");
+            return None;
+        }
+        if !store && !dir.reads() {
+            self.direction_error(r, &name, dir, "loaded");
+            return None;
+        }
+        if store {
+            self.stored.push(name.clone());
+        }
+        Some((Operand::Param(name), KernelType::Tile(t)))
+    }
+
+    fn apply(
+        &mut self,
+        op: &'static Op,
+        c: &ast::CallExpr,
+        args: Vec<Option<(Operand, KernelType, TextRange)>>,
+    ) -> Typed {
+        let range = c.syntax().text_range();
+        let what = format!("`pto.{}`", op.name);
+        let tiles: Vec<(KernelType, TextRange)> = args
+            .iter()
+            .zip(op.params)
+            .filter(|(_, p)| matches!(p.kind, OpParamKind::Tile | OpParamKind::Param))
+            .filter_map(|(a, _)| a.as_ref().map(|(_, t, r)| (*t, *r)))
+            .collect();
+        let dtype_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
+            Operand::DType(d) => Some(*d),
+            _ => None,
+        });
+        let shape_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
+            Operand::Shape(m, n) => Some([*m, *n]),
+            _ => None,
+        });
+
+        // The dtype all tile operands share (scalars must agree too; numbers adapt).
+        let mut dtype: Option<DType> = None;
+        if matches!(op.dtype, DtypeRule::Same | DtypeRule::Float) {
+            for (t, r) in &tiles {
+                let d = match t {
+                    KernelType::Tile(t) => t.dtype,
+                    KernelType::Scalar(d) => *d,
+                    KernelType::Number => continue,
+                };
+                match dtype {
+                    None => dtype = Some(d),
+                    Some(first) if first != d => {
+                        let (first_ty, first_range) = tiles[0];
+                        self.eval.error(
+                            Code::DtypeMismatch,
+                            *r,
+                            format!(
+                                "{what}: `{}` is {first_ty} but `{}` is {t}; convert one with `pto.cast`",
+                                self.text(first_range),
+                                self.text(*r)
+                            ),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if op.dtype == DtypeRule::Float
+            && let Some(d) = dtype
+            && !d.is_float()
+        {
+            self.eval.error(
+                Code::DtypeMismatch,
+                tiles[0].1,
+                format!(
+                    "{what} needs a float tile, but `{}` is {d}",
+                    self.text(tiles[0].1)
+                ),
+            );
+            return None;
+        }
+
+        let tile = |i: usize| match tiles.get(i) {
+            Some((KernelType::Tile(t), _)) => Some(*t),
+            _ => None,
+        };
+        let result: KernelType = match op.shape {
+            ShapeRule::Same => match (tiles.first(), op.dtype) {
+                (Some((KernelType::Tile(t), _)), DtypeRule::FromArgument) => {
+                    KernelType::Tile(t.with_dtype(dtype_arg?))
+                }
+                (Some((t, _)), DtypeRule::FromArgument) => match t {
+                    KernelType::Scalar(_) | KernelType::Number => KernelType::Scalar(dtype_arg?),
+                    _ => *t,
+                },
+                (Some((t, _)), _) => *t,
+                (None, _) => return None,
+            },
+            ShapeRule::Broadcast => {
+                let (a, ra) = *tiles.first()?;
+                let (b, rb) = *tiles.get(1)?;
+                match (a, b) {
+                    (KernelType::Tile(x), KernelType::Tile(y)) => {
+                        match broadcast(x.shape(), y.shape()) {
+                            Some(s) => KernelType::Tile(x.with_shape(s)),
+                            None => {
+                                self.eval.error(
+                                Code::ShapeMismatch,
+                                range,
+                                format!("{what}: `{}` is {x} and `{}` is {y}; the shapes do not broadcast", self.text(ra), self.text(rb)),
+                            );
+                                return None;
+                            }
+                        }
+                    }
+                    (KernelType::Tile(x), _) => KernelType::Tile(x),
+                    (_, KernelType::Tile(y)) => KernelType::Tile(y),
+                    (KernelType::Scalar(d), _) | (_, KernelType::Scalar(d)) => {
+                        KernelType::Scalar(d)
+                    }
+                    _ => KernelType::Number,
+                }
+            }
+            ShapeRule::RowReduce
+            | ShapeRule::ColReduce
+            | ShapeRule::Transpose
+            | ShapeRule::HalfCols => {
+                let (a, ra) = *tiles.first()?;
+                let Some(t) = tile(0) else {
+                    self.eval
+                        .error(Code::WrongKind, ra, format!("{what} takes a tile, not {a}"));
+                    return None;
+                };
+                KernelType::Tile(match op.shape {
+                    ShapeRule::RowReduce => t.with_shape([t.rows, 1]),
+                    ShapeRule::ColReduce => t.with_shape([1, t.cols]),
+                    ShapeRule::Transpose => t.with_shape([t.cols, t.rows]),
+                    _ => {
+                        if t.cols % 2 != 0 {
+                            self.eval.error(
+                                Code::ShapeMismatch,
+                                ra,
+                                format!(
+                                    "{what} needs an even number of columns, but `{}` is {t}",
+                                    self.text(ra)
+                                ),
+                            );
+                            return None;
+                        }
+                        t.with_shape([t.rows, t.cols / 2])
+                    }
+                })
+            }
+            ShapeRule::RowBroadcast | ShapeRule::ColBroadcast => {
+                let (x, rx) = tile(0).zip(tiles.first().map(|t| t.1))?;
+                let (other, ro) = *tiles.get(1)?;
+                let row = op.shape == ShapeRule::RowBroadcast;
+                let want = if row { [x.rows, 1] } else { [1, x.cols] };
+                match other {
+                    KernelType::Tile(y) if y.shape() == want => {}
+                    KernelType::Tile(y) => {
+                        self.eval.error(
+                            Code::ShapeMismatch,
+                            ro,
+                            format!(
+                                "{what}: `{}` is {x}, so `{}` must be [{},{}], but it is {y}",
+                                self.text(rx),
+                                self.text(ro),
+                                want[0],
+                                want[1]
+                            ),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+                KernelType::Tile(x)
+            }
+            ShapeRule::BroadcastTo => {
+                let (x, rx) = tile(0).zip(tiles.first().map(|t| t.1))?;
+                let [m, n] = shape_arg?;
+                if !((x.rows == m || x.rows == 1) && (x.cols == n || x.cols == 1)) {
+                    self.eval.error(
+                        Code::ShapeMismatch,
+                        rx,
+                        format!(
+                            "{what}: `{}` is {x} and cannot broadcast to [{m},{n}]",
+                            self.text(rx)
+                        ),
+                    );
+                    return None;
+                }
+                KernelType::Tile(x.with_shape([m, n]))
+            }
+            ShapeRule::Matmul => {
+                let (a, ra) = tile(0).zip(tiles.first().map(|t| t.1))?;
+                let (b, rb) = tile(1).zip(tiles.get(1).map(|t| t.1))?;
+                if a.cols != b.rows {
+                    self.eval.error(
+                        Code::ShapeMismatch,
+                        range,
+                        format!("{what}: `{}` is {a} and `{}` is {b}; the inner dimensions {} and {} differ", self.text(ra), self.text(rb), a.cols, b.rows),
+                    );
+                    return None;
+                }
+                if a.dtype != b.dtype {
+                    self.eval.error(
+                        Code::DtypeMismatch,
+                        rb,
+                        format!(
+                            "{what}: `{}` is {} but `{}` is {}; convert one with `pto.cast`",
+                            self.text(ra),
+                            a.dtype,
+                            self.text(rb),
+                            b.dtype
+                        ),
+                    );
+                    return None;
+                }
+                if !a.dtype.is_float() {
+                    self.eval.error(
+                        Code::DtypeMismatch,
+                        ra,
+                        format!("{what} multiplies F16, BF16 or F32 tiles, not {}", a.dtype),
+                    );
+                    return None;
+                }
+                let out = TileType::new(
+                    a.rows,
+                    b.cols,
+                    if a.dtype == DType::F64 {
+                        DType::F64
+                    } else {
+                        DType::F32
+                    },
+                );
+                if let Some((acc, racc)) = tiles.get(2).copied() {
+                    match acc {
+                        KernelType::Tile(t) if t == out => {}
+                        _ => {
+                            self.eval.error(
+                                Code::ShapeMismatch,
+                                racc,
+                                format!("{what}: the accumulator must be {out} (the product's type), but `{}` is {acc}", self.text(racc)),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                KernelType::Tile(out)
+            }
+            ShapeRule::Interleave => {
+                let (a, ra) = tile(0).zip(tiles.first().map(|t| t.1))?;
+                let (b, rb) = tile(1).zip(tiles.get(1).map(|t| t.1))?;
+                if a.shape() != b.shape() {
+                    self.eval.error(
+                        Code::ShapeMismatch,
+                        range,
+                        format!(
+                            "{what}: `{}` is {a} and `{}` is {b}; both must have one shape",
+                            self.text(ra),
+                            self.text(rb)
+                        ),
+                    );
+                    return None;
+                }
+                KernelType::Tile(a.with_shape([a.rows, a.cols * 2]))
+            }
+            ShapeRule::Scalar => KernelType::Scalar(dtype_arg?),
+            ShapeRule::Alloc => {
+                let [m, n] = shape_arg?;
+                KernelType::Tile(TileType::new(m, n, dtype_arg?))
+            }
+            ShapeRule::Store => {
+                let (dst, rd) = tile(0).zip(tiles.first().map(|t| t.1))?;
+                let (v, rv) = *tiles.get(1)?;
+                match v {
+                    KernelType::Tile(t) if t.shape() != dst.shape() => {
+                        self.eval.error(
+                            Code::ShapeMismatch,
+                            rv,
+                            format!(
+                                "`pto.store`: `{}` is {dst} but the value `{}` is {t}",
+                                self.text(rd),
+                                self.text(rv)
+                            ),
+                        );
+                        return None;
+                    }
+                    KernelType::Tile(t) if t.dtype != dst.dtype => {
+                        let text = self.text(rv);
+                        let d = Diag::new(
+                            Code::DtypeMismatch,
+                            self.eval.span(rv),
+                            format!(
+                                "`pto.store`: `{}` is {dst} but the value `{text}` is {t}",
+                                self.text(rd)
+                            ),
+                        )
+                        .with_fix(
+                            format!("convert with `pto.cast(..., {})`", dst.dtype),
+                            vec![(
+                                self.eval.span(rv),
+                                format!("pto.cast({text}, DType.{})", dst.dtype),
+                            )],
+                        );
+                        self.eval.push(d);
+                        return None;
+                    }
+                    KernelType::Scalar(d) if d != dst.dtype => {
+                        self.eval.error(
+                            Code::DtypeMismatch,
+                            rv,
+                            format!(
+                                "`pto.store`: `{}` is {dst} but the value is Scalar {d}",
+                                self.text(rd)
+                            ),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+                let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
+                self.ops.push(BodyOp {
+                    op: op.name,
+                    args: operands,
+                    ty: None,
+                });
+                return None;
+            }
+        };
+        let result = match (result, dtype, op.dtype) {
+            (KernelType::Tile(t), _, DtypeRule::MatmulAccumulate | DtypeRule::FromArgument) => {
+                KernelType::Tile(t)
+            }
+            (KernelType::Tile(t), Some(d), _) => KernelType::Tile(t.with_dtype(d)),
+            (r, _, _) => r,
+        };
+        let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
+        self.ops.push(BodyOp {
+            op: op.name,
+            args: operands,
+            ty: Some(result),
+        });
+        Some((Operand::Value(self.ops.len() as u32 - 1), result))
+    }
+
+    fn text(&self, range: TextRange) -> String {
+        let node = self.eval.item.syntax(self.eval.db);
+        let text = node.text();
+        if range.end() <= text.len() {
+            let s = text.slice(range).to_string();
+            if s.chars().count() > 40 {
+                let short: String = s.chars().take(37).collect();
+                return format!("{short}...");
+            }
+            s
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// NumPy broadcasting of two 2-D shapes.
+fn broadcast(a: [u64; 2], b: [u64; 2]) -> Option<[u64; 2]> {
+    let dim = |x: u64, y: u64| match (x, y) {
+        _ if x == y => Some(x),
+        (1, y) => Some(y),
+        (x, 1) => Some(x),
+        _ => None,
+    };
+    Some([dim(a[0], b[0])?, dim(a[1], b[1])?])
+}

@@ -1,0 +1,35 @@
+//! The WSP analyzer: an incremental (salsa) database over a workspace's files that finds
+//! every diagnostic of docs/language.md — names, tile types, workload tasks and views, races,
+//! channels, layouts, schedule applicability — and the facts an editor shows.
+//!
+//! Data flow: `File` text → `parse` → `module_items` (one item per top-level statement) →
+//! `module_scope` (names) → `item_value` (module-level values), `kernel_signature`,
+//! `kernel_body` (tile types), `workload_generic` / `workload_instance` (plans of loops and
+//! tasks) → `program_checks` (schedules) → `file_diagnostics`.
+
+mod affine;
+mod check;
+mod db;
+mod dependencies;
+mod diagnostics;
+mod eval;
+mod files;
+mod items;
+mod kernels;
+mod layouts;
+mod names;
+pub mod ops;
+mod programs;
+mod scalar;
+pub mod schedules;
+mod types;
+mod values;
+pub mod vocabulary;
+mod workloads;
+
+pub use crate::check::file_diagnostics;
+pub use crate::db::Database;
+pub use crate::diagnostics::{Code, Diagnostic, FileFix, Severity};
+pub use crate::files::{File, Workspace, WorkspaceConfig};
+pub use crate::schedules::Target;
+pub use crate::types::{DType, TileType};

@@ -1,0 +1,190 @@
+//! Name resolution at module level: what each top-level name binds, imports checked against the
+//! `pto_wsp` vocabulary, duplicates and rebound `pto_wsp` names (WSP103).
+
+use wsp_syntax::TextRange;
+use wsp_syntax::ast::{AstNode, Stmt};
+
+use crate::diagnostics::{Code, Diag, Span};
+use crate::files::File;
+use crate::items::{Item, ItemKind, module_items};
+use crate::vocabulary::Builtin;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Binding<'db> {
+    pub item: Item<'db>,
+    /// The item's position among the file's items: a name is visible to later items only.
+    pub index: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct ModuleScope<'db> {
+    /// The first binding of each name, sorted by name.
+    bindings: Vec<(String, Binding<'db>)>,
+    /// Each item's position.
+    positions: Vec<(Item<'db>, usize)>,
+    pub diags: Vec<Diag<'db>>,
+}
+
+impl<'db> ModuleScope<'db> {
+    pub fn lookup(&self, name: &str) -> Option<Binding<'db>> {
+        self.bindings
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| self.bindings[i].1)
+    }
+
+    pub fn position(&self, item: Item<'db>) -> usize {
+        self.positions
+            .iter()
+            .find(|(i, _)| *i == item)
+            .map_or(usize::MAX, |(_, p)| *p)
+    }
+
+    /// Every module-level name, for "did you mean" suggestions.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.bindings.iter().map(|(n, _)| n.as_str())
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
+    let items = module_items(db, file);
+    let mut bindings: Vec<(String, Binding)> = Vec::new();
+    let mut diags = Vec::new();
+    let mut positions = Vec::with_capacity(items.len());
+    for (index, &item) in items.iter().enumerate() {
+        positions.push((item, index));
+        match item.kind(db) {
+            ItemKind::Import => check_import(db, item, &mut diags),
+            ItemKind::Assign | ItemKind::Kernel | ItemKind::Workload => {
+                let name = item.name(db);
+                if name.is_empty() {
+                    continue;
+                }
+                let span = Span {
+                    item,
+                    range: name_range(db, item).unwrap_or_default(),
+                };
+                if let Some((_, first)) = bindings.iter().find(|(n, _)| n == name) {
+                    let first_span = Span {
+                        item: first.item,
+                        range: name_range(db, first.item).unwrap_or_default(),
+                    };
+                    diags.push(
+                        Diag::new(
+                            Code::Duplicate,
+                            span,
+                            format!(
+                                "`{name}` is already defined; a module-level name is bound once"
+                            ),
+                        )
+                        .with_related(first_span, format!("`{name}` is first defined here")),
+                    );
+                    continue;
+                }
+                if let Some(b) = Builtin::lookup(name) {
+                    diags.push(Diag::new(
+                        Code::Duplicate,
+                        span,
+                        format!(
+                            "`{name}` rebinds the `pto_wsp` name `{}`; choose another name",
+                            b.name()
+                        ),
+                    ));
+                }
+                bindings.push((name.clone(), Binding { item, index }));
+            }
+            ItemKind::Expr | ItemKind::Other => {}
+        }
+    }
+    bindings.sort_by(|a, b| a.0.cmp(&b.0));
+    ModuleScope {
+        bindings,
+        positions,
+        diags,
+    }
+}
+
+/// The range of the name an item binds, relative to the item.
+pub fn name_range(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextRange> {
+    match item.stmt(db)? {
+        Stmt::AssignStmt(a) => a.targets().next().map(|t| t.syntax().text_range()),
+        Stmt::FunctionDef(f) => f.name().map(|t| t.text_range()),
+        _ => None,
+    }
+}
+
+fn check_import<'db>(db: &'db dyn salsa::Database, item: Item<'db>, diags: &mut Vec<Diag<'db>>) {
+    let span = |range| Span { item, range };
+    match item.stmt(db) {
+        Some(Stmt::FromImportStmt(imp)) => {
+            let module = imp.module().map(|m| m.text()).unwrap_or_default();
+            if module != "pto_wsp" || imp.level() > 0 {
+                diags.push(Diag::new(
+                    Code::OutsideSubset,
+                    span(imp.syntax().text_range()),
+                    format!(
+                        "only `from pto_wsp import ...` is supported, not an import from `{}{module}`",
+                        ".".repeat(imp.level())
+                    ),
+                ));
+                return;
+            }
+            for alias in imp.names() {
+                let Some(path) = alias.path() else { continue };
+                let range = alias.path_range().unwrap_or(alias.syntax().text_range());
+                match Builtin::lookup(&path) {
+                    Some(b) if !b.is_python_builtin() => {
+                        if let Some(a) = alias.alias()
+                            && a.text() != path
+                        {
+                            diags.push(Diag::new(
+                                Code::OutsideSubset,
+                                span(a.text_range()),
+                                format!("`import {path} as {}` is not supported; import `{path}` under its own name", a.text()),
+                            ));
+                        }
+                    }
+                    _ => {
+                        let mut d = Diag::new(
+                            Code::UnknownName,
+                            span(range),
+                            format!("`pto_wsp` has no `{path}`"),
+                        );
+                        if let Some(best) = suggest(&path, exported_names()) {
+                            d = d.with_fix(
+                                format!("import `{best}`"),
+                                vec![(span(range), best.to_string())],
+                            );
+                            d.message.push_str(&format!("; did you mean `{best}`?"));
+                        }
+                        diags.push(d);
+                    }
+                }
+            }
+        }
+        Some(Stmt::ImportStmt(imp)) => diags.push(Diag::new(
+            Code::OutsideSubset,
+            span(imp.syntax().text_range()),
+            "plain `import` is not supported; use `from pto_wsp import ...`",
+        )),
+        _ => {}
+    }
+}
+
+fn exported_names() -> impl Iterator<Item = &'static str> {
+    Builtin::ALL
+        .iter()
+        .filter(|b| !b.is_python_builtin())
+        .map(|b| b.name())
+}
+
+/// The closest of `candidates` to `name`, if it is close enough to be a likely typo.
+pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|(d, c)| *d <= 2.max(name.len().min(c.len()) / 3) && *d < name.len().max(1))
+        .min_by_key(|(d, c)| (*d, *c))
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,254 @@
+//! Programs: a compiled schedule checked against the applicability table of each target it is
+//! checked for (WSP501/502), its keys against the tasks' fields (WSP504), its shards against
+//! the spatial grid (WSP402), and `execute(...)` bindings against its run-time symbols.
+
+use wsp_syntax::ast::{self, AstNode};
+
+use crate::diagnostics::{Code, Diag, Span};
+use crate::eval::{Eval, item_value};
+use crate::items::Item;
+use crate::scalar::ScalarExpr;
+use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
+use crate::values::{AxisKind, Policy, Schedule, Value, WorkloadCall};
+use crate::workloads::{PlanNode, TaskArg, workload_instance};
+
+/// The workload calls of a schedule, in order.
+pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
+    let mut out = Vec::new();
+    s.root.calls(&mut out);
+    out
+}
+
+fn for_each_node<'p, 'db>(nodes: &'p [PlanNode<'db>], f: &mut impl FnMut(&'p PlanNode<'db>)) {
+    for n in nodes {
+        f(n);
+        match n {
+            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => for_each_node(body, f),
+            PlanNode::Pipeline { stages, .. } => for_each_node(stages, f),
+            PlanNode::Conditional { branches, .. } => {
+                branches.iter().for_each(|(_, b)| for_each_node(b, f))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
+pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for call in calls(s) {
+        let plan = &workload_instance(db, call).0;
+        for_each_node(&plan.body, &mut |n| {
+            if let PlanNode::Loop { vars, .. } = n {
+                for v in vars {
+                    if v.axis_kind == AxisKind::DenseDyn && !out.iter().any(|(n, _)| *n == v.axis) {
+                        out.push((v.axis.clone(), v.extent.unwrap_or(0)));
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+/// `program.execute(name=value, ...)`: each name is a run-time symbol of the program.
+pub(crate) fn check_execute<'db>(eval: &mut Eval<'db>, s: &Schedule<'db>, c: &ast::CallExpr) {
+    let symbols = runtime_symbols(eval.db, s);
+    for arg in c.args() {
+        let r = arg.syntax().text_range();
+        let value = arg.value().map_or(Value::Unknown, |v| eval.expr(&v));
+        if arg.kind() != ast::ArgKind::Keyword {
+            eval.error(
+                Code::WrongArguments,
+                r,
+                "`execute` binds run-time symbols by name: `program.execute(seq=16)`",
+            );
+            continue;
+        }
+        let Some(kw) = arg.keyword() else { continue };
+        let name = kw.text().to_string();
+        if !symbols.iter().any(|(n, _)| *n == name) {
+            let list: Vec<String> = symbols
+                .iter()
+                .map(|(n, d)| format!("`{n}` (default {d})"))
+                .collect();
+            let known = if list.is_empty() {
+                "it has none".to_string()
+            } else {
+                format!("they are {}", list.join(", "))
+            };
+            eval.error(Code::UnknownMember, kw.text_range(), format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates); {known}"));
+            continue;
+        }
+        match value {
+            Value::Int(n) if n > 0 => {}
+            Value::Unknown => {}
+            v => eval.error(
+                Code::WrongKind,
+                arg.value().map_or(r, |v| v.syntax().text_range()),
+                format!(
+                    "`{name}` is bound to a positive integer, not {}",
+                    v.describe()
+                ),
+            ),
+        }
+    }
+}
+
+/// The checks of a compiled program item.
+#[salsa::tracked(returns(ref))]
+pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let Value::Program(s) = &item_value(db, item).value else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
+    if let Some((t, _)) = s.target {
+        targets.push(t);
+    }
+    for t in item.file(db).workspace(db).extra_targets(db) {
+        if !targets.contains(t) {
+            targets.push(*t);
+        }
+    }
+    for d in &s.directives {
+        for &t in &targets {
+            let what = d.kind.spelling();
+            match applicability(t, d.kind) {
+                Applicability::Enforced => {}
+                Applicability::Partial(note) => out.push(Diag::new(
+                    Code::NotEnforced,
+                    d.span,
+                    format!("`{what}` is only partly enforced on {}: {note}", t.name()),
+                )),
+                Applicability::EmitOnly(note) => out.push(Diag::new(
+                    Code::NotEnforced,
+                    d.span,
+                    format!("`{what}` is not enforced on {}: {note}", t.name()),
+                )),
+                Applicability::Rejected(why) => out.push(Diag::new(
+                    Code::Rejected,
+                    d.span,
+                    format!("`{what}` is rejected by {}: {why}", t.name()),
+                )),
+            }
+        }
+    }
+    // Keys use task fields.
+    let mut fields: Vec<String> = Vec::new();
+    let mut tensors = Vec::new();
+    for call in calls(s) {
+        let plan = &workload_instance(db, call).0;
+        for_each_node(&plan.body, &mut |n| {
+            if let PlanNode::Task(t) = n {
+                for f in &t.fields {
+                    if !fields.contains(f) {
+                        fields.push(f.clone());
+                    }
+                }
+                for a in &t.args {
+                    if let TaskArg::Tile { view, .. } = a
+                        && !tensors
+                            .iter()
+                            .any(|x: &crate::values::Tensor| x.name == view.tensor.name)
+                    {
+                        tensors.push(view.tensor.clone());
+                    }
+                }
+            }
+        });
+    }
+    for d in &s.directives {
+        let key = match &d.detail {
+            DirectiveDetail::Key(k) => Some(k),
+            DirectiveDetail::Policy(
+                Policy::Affinity(k) | Policy::Hash(k) | Policy::DispatchBy(k),
+            ) => Some(k),
+            _ => None,
+        };
+        if let Some(k) = key {
+            let mut used = Vec::new();
+            key_vars(&k.expr, &mut used);
+            for v in used {
+                if !fields.contains(&v) {
+                    let list = if fields.is_empty() {
+                        "the program has no tasks".to_string()
+                    } else {
+                        format!(
+                            "the tasks' fields are {}",
+                            fields
+                                .iter()
+                                .map(|f| format!("`{f}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    out.push(Diag::new(
+                        Code::KeyExpression,
+                        d.span,
+                        format!("the key uses the task field `{v}`, which no task has; {list}"),
+                    ));
+                }
+            }
+        }
+    }
+    // Shards fit the spatial grid.
+    let grid = s.directives.iter().find_map(|d| match &d.detail {
+        DirectiveDetail::Grid(g) if d.kind == DirectiveKind::SpatialMap => {
+            Some((g.clone(), d.span))
+        }
+        _ => None,
+    });
+    for t in &tensors {
+        for (dim, m) in t.layout.mesh_axes() {
+            let rank = grid.as_ref().map_or(0, |(g, _)| g.len());
+            if (m as usize) < rank {
+                continue;
+            }
+            let msg = match &grid {
+                Some((g, _)) => format!(
+                    "`{}` shards dimension {dim} onto mesh axis {m}, but the spatial grid {:?} has {} ax{}",
+                    t.name,
+                    g,
+                    g.len(),
+                    if g.len() == 1 { "is" } else { "es" }
+                ),
+                None => format!(
+                    "`{}` shards dimension {dim} onto mesh axis {m}, but the program has no spatial grid: add `.spatial_map(grid=(...))`",
+                    t.name
+                ),
+            };
+            let mut d = Diag::new(Code::MeshAxis, t.def, msg);
+            if let Some((_, span)) = &grid {
+                d = d.with_related(*span, "the grid is set here");
+            } else {
+                d = d.with_related(
+                    Span {
+                        item,
+                        range: Default::default(),
+                    },
+                    "in this program",
+                );
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
+fn key_vars(e: &ScalarExpr, out: &mut Vec<String>) {
+    match e {
+        ScalarExpr::Var(v) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        ScalarExpr::Not(x) | ScalarExpr::Neg(x) => key_vars(x, out),
+        ScalarExpr::Binary(_, a, b) => {
+            key_vars(a, out);
+            key_vars(b, out);
+        }
+        ScalarExpr::Element(_, idx) => idx.iter().for_each(|i| key_vars(i, out)),
+        ScalarExpr::Const(_) | ScalarExpr::Slot(_) => {}
+    }
+}

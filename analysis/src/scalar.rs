@@ -1,0 +1,78 @@
+//! Scalar expressions: `P.when` predicates and schedule keys, evaluated at run time.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum ScalarOp {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+    Min,
+    Max,
+}
+
+impl ScalarOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ScalarOp::Add => "+",
+            ScalarOp::Sub => "-",
+            ScalarOp::Mul => "*",
+            ScalarOp::FloorDiv => "//",
+            ScalarOp::Mod => "%",
+            ScalarOp::Lt => "<",
+            ScalarOp::Le => "<=",
+            ScalarOp::Gt => ">",
+            ScalarOp::Ge => ">=",
+            ScalarOp::Eq => "==",
+            ScalarOp::Ne => "!=",
+            ScalarOp::And => "and",
+            ScalarOp::Or => "or",
+            ScalarOp::Min => "min",
+            ScalarOp::Max => "max",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum ScalarExpr {
+    Const(i64),
+    /// A loop variable, or a task field in a key (`t.b`).
+    Var(String),
+    /// `slot_u64(i)`
+    Slot(i64),
+    /// `T[i, j]`: an element of an integer tensor, read at run time.
+    Element(String, Vec<ScalarExpr>),
+    Not(Box<ScalarExpr>),
+    Neg(Box<ScalarExpr>),
+    Binary(ScalarOp, Box<ScalarExpr>, Box<ScalarExpr>),
+}
+
+impl fmt::Display for ScalarExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarExpr::Const(c) => write!(f, "{c}"),
+            ScalarExpr::Var(v) => f.write_str(v),
+            ScalarExpr::Slot(s) => write!(f, "slot_u64({s})"),
+            ScalarExpr::Element(t, idx) => {
+                let idx: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+                write!(f, "{t}[{}]", idx.join(", "))
+            }
+            ScalarExpr::Not(e) => write!(f, "(not {e})"),
+            ScalarExpr::Neg(e) => write!(f, "(-{e})"),
+            ScalarExpr::Binary(op @ (ScalarOp::Min | ScalarOp::Max), a, b) => {
+                write!(f, "{}({a}, {b})", op.symbol())
+            }
+            ScalarExpr::Binary(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+        }
+    }
+}

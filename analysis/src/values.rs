@@ -1,0 +1,383 @@
+//! What module-level names and workload-body expressions evaluate to.
+
+use std::fmt;
+
+use crate::affine::Affine;
+use crate::diagnostics::Span;
+use crate::items::Item;
+use crate::scalar::ScalarExpr;
+use crate::schedules::{Directive, Target};
+use crate::types::{DType, shape_text};
+use crate::vocabulary::Builtin;
+
+/// An `f64` compared and hashed by its bits, so values can be salsa keys.
+#[derive(Debug, Clone, Copy, salsa::SalsaValue)]
+pub struct F64(pub f64);
+
+impl PartialEq for F64 {
+    fn eq(&self, other: &F64) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for F64 {}
+impl std::hash::Hash for F64 {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Value<'db> {
+    /// The value of something already reported: no further diagnostics follow from it.
+    Unknown,
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(F64),
+    Str(String),
+    Tuple(Vec<Value<'db>>),
+    List(Vec<Value<'db>>),
+    DType(DType),
+    Builtin(Builtin),
+    /// `P.seq`, `DispatchPolicy.round_robin`, `WindowMode.STALL`, ...: a member of a namespace.
+    Member(Builtin, &'static str),
+    Axis(Axis<'db>),
+    /// `routing[b]`, `tokens[b]`: one row of a Sparse or Ragged axis, inside a workload.
+    AxisRow(Axis<'db>),
+    Tensor(Tensor<'db>),
+    Channel(Channel<'db>),
+    Kernel(Item<'db>),
+    Workload(Item<'db>),
+    /// A workload call, composition or schedule, before `.compile()`.
+    Schedule(Schedule<'db>),
+    /// After `.compile(target=...)`.
+    Program(Schedule<'db>),
+    Init(Init),
+    Layout(Layout),
+    Policy(Policy),
+    Window(Window),
+    /// `lambda t: ...` as a key.
+    Key(Key),
+    /// `program.stats`
+    Stats,
+    /// Inside a workload: a loop variable or an affine expression of loop variables.
+    Index(Affine),
+    /// Inside a workload: `X[i, 0:128]`, a region of a tensor.
+    View(View<'db>),
+    /// Inside a workload: a value known only at run time (`SeqLens[b] <= 128`).
+    Runtime(ScalarExpr),
+    /// Inside a workload: a task (`send(ch, k[i](...))`), by its position in the body.
+    Task(u32),
+}
+
+impl<'db> Value<'db> {
+    /// What the value is, for messages ("a tensor", "a Dense axis").
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Unknown => "an unknown value".into(),
+            Value::None => "None".into(),
+            Value::Bool(_) => "a bool".into(),
+            Value::Int(i) => format!("the integer {i}"),
+            Value::Float(f) => format!("the number {}", f.0),
+            Value::Str(_) => "a string".into(),
+            Value::Tuple(_) => "a tuple".into(),
+            Value::List(_) => "a list".into(),
+            Value::DType(d) => format!("the dtype {d}"),
+            Value::Builtin(b) => format!("`{}`", b.name()),
+            Value::Member(b, m) => format!("`{}.{m}`", b.name()),
+            Value::Axis(a) => format!("a {} axis", a.kind.name()),
+            Value::AxisRow(a) => format!("a row of the {} axis `{}`", a.kind.name(), a.name),
+            Value::Tensor(t) => format!(
+                "the tensor `{}` {} {}",
+                t.name,
+                shape_text(&t.shape),
+                t.dtype
+            ),
+            Value::Channel(c) => format!("the channel `{}`", c.name),
+            Value::Kernel(_) => "a kernel".into(),
+            Value::Workload(_) => "a workload".into(),
+            Value::Schedule(_) => "a workload".into(),
+            Value::Program(_) => "a compiled program".into(),
+            Value::Init(_) => "a tensor init".into(),
+            Value::Layout(_) => "a layout".into(),
+            Value::Policy(_) => "a policy".into(),
+            Value::Window(_) => "a task window".into(),
+            Value::Key(_) => "a key function".into(),
+            Value::Stats => "program statistics".into(),
+            Value::Index(a) => format!("the index `{a}`"),
+            Value::View(v) => format!("the view `{}`", v.text()),
+            Value::Runtime(e) => format!("the run-time value `{e}`"),
+            Value::Task(_) => "a task".into(),
+        }
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum AxisKind {
+    Dense,
+    DenseDyn,
+    Ragged,
+    Sparse,
+}
+
+impl AxisKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AxisKind::Dense => "Dense",
+            AxisKind::DenseDyn => "DenseDyn",
+            AxisKind::Ragged => "Ragged",
+            AxisKind::Sparse => "Sparse",
+        }
+    }
+}
+
+/// An iteration space.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Axis<'db> {
+    /// The module-level name that defined it (run-time symbols are bound by this name).
+    pub name: String,
+    pub def: Span<'db>,
+    pub kind: AxisKind,
+    /// Rows: the static size, DenseDyn's default, Ragged's and Sparse's row count.
+    pub size: u64,
+    /// The range of a row's indices when it is known statically: Ragged's longest length,
+    /// Sparse's largest column index + 1.
+    pub row_extent: Option<u64>,
+    /// Ragged `lengths` / Sparse `indptr`, `indices` when given as lists.
+    pub lengths: Option<Vec<u64>>,
+    pub indptr: Option<Vec<u64>>,
+    pub indices: Option<Vec<u64>>,
+    /// Or the integer tensors holding them, read at run time.
+    pub data_tensors: Vec<String>,
+}
+
+impl Axis<'_> {
+    /// Whether its extent is only known when the program runs.
+    pub fn is_dynamic(&self) -> bool {
+        self.kind == AxisKind::DenseDyn
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Init {
+    Zeros,
+    Ones,
+    Full(F64),
+    Arange,
+    Randn { seed: i64, std: F64 },
+    LoadNpy(String),
+}
+
+/// Per dimension: replicated, or sharded over a mesh axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum DimLayout {
+    Replicate,
+    Shard(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Layout {
+    pub dims: Vec<DimLayout>,
+}
+
+impl Layout {
+    pub fn replicated(rank: usize) -> Layout {
+        Layout {
+            dims: vec![DimLayout::Replicate; rank],
+        }
+    }
+
+    pub fn is_replicated(&self) -> bool {
+        self.dims.iter().all(|d| *d == DimLayout::Replicate)
+    }
+
+    /// The mesh axes the layout shards onto.
+    pub fn mesh_axes(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.dims.iter().enumerate().filter_map(|(i, d)| match d {
+            DimLayout::Shard(m) => Some((i, *m)),
+            DimLayout::Replicate => None,
+        })
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims: Vec<String> = self
+            .dims
+            .iter()
+            .map(|d| match d {
+                DimLayout::Replicate => "R".to_string(),
+                DimLayout::Shard(m) => format!("S({m})"),
+            })
+            .collect();
+        write!(f, "[{}]", dims.join(", "))
+    }
+}
+
+/// How a tensor came to be.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum TensorOrigin {
+    Declared,
+    /// `relayout(src, ...)`, `allreduce(src, ...)`, ...: computed from another tensor.
+    Derived {
+        op: &'static str,
+        source: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Tensor<'db> {
+    pub name: String,
+    pub def: Span<'db>,
+    pub shape: Vec<u64>,
+    pub dtype: DType,
+    pub layout: Layout,
+    /// `None` when declared without `init=` (zeros, but WSP305 if only read).
+    pub init: Option<Init>,
+    pub origin: TensorOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Channel<'db> {
+    pub name: String,
+    pub label: String,
+    pub depth: u64,
+    pub def: Span<'db>,
+}
+
+/// A call of a workload with its arguments: the key of one instantiation.
+#[salsa::interned(debug)]
+pub struct WorkloadCall<'db> {
+    #[returns(copy)]
+    pub workload: Item<'db>,
+    #[returns(ref)]
+    pub args: Vec<Value<'db>>,
+    /// The call expression, for diagnostics reported at the call.
+    #[returns(copy)]
+    pub site: Span<'db>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Composite<'db> {
+    Call(WorkloadCall<'db>),
+    Sequential(Vec<Composite<'db>>),
+    Combine(Vec<Composite<'db>>),
+}
+
+impl<'db> Composite<'db> {
+    pub fn calls(&self, out: &mut Vec<WorkloadCall<'db>>) {
+        match self {
+            Composite::Call(c) => out.push(*c),
+            Composite::Sequential(parts) | Composite::Combine(parts) => {
+                parts.iter().for_each(|p| p.calls(out))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Schedule<'db> {
+    pub root: Composite<'db>,
+    pub directives: Vec<Directive<'db>>,
+    /// `.compile(target=...)`: the target and the span of the call.
+    pub target: Option<(Target, Span<'db>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Policy {
+    RoundRobin(i64),
+    Affinity(Key),
+    Hash(Key),
+    DispatchBy(Key),
+    WorkSteal,
+    Immediate,
+    Batched(i64),
+    Interleaved(i64),
+    RateLimit(F64),
+    /// `Deps(...)`, `ReadyPolicy.x()`, `Pools.x()`: task-graph knobs, by name.
+    TaskGraph(&'static str, String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum WindowMode {
+    Stall,
+    Abort,
+    Benchmark,
+}
+
+impl WindowMode {
+    pub const MEMBERS: &'static [(&'static str, WindowMode)] = &[
+        ("STALL", WindowMode::Stall),
+        ("ABORT", WindowMode::Abort),
+        ("BENCHMARK", WindowMode::Benchmark),
+    ];
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Window {
+    pub size: i64,
+    pub unit: String,
+    pub mode: WindowMode,
+}
+
+/// `lambda t: ...`: the key as a scalar expression over task fields.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Key {
+    pub expr: ScalarExpr,
+}
+
+/// One index of a view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum ViewIndex {
+    At(Affine),
+    /// A constant slice `lo:hi`, keeping the dimension with extent `hi - lo`.
+    Range(i64, i64),
+}
+
+impl fmt::Display for ViewIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ViewIndex::At(a) => write!(f, "{a}"),
+            ViewIndex::Range(lo, hi) => write!(f, "{lo}:{hi}"),
+        }
+    }
+}
+
+/// `X[i, j]`: the leading dimensions of a tensor indexed, the rest kept.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct View<'db> {
+    pub tensor: Tensor<'db>,
+    pub indices: Vec<ViewIndex>,
+    pub span: Span<'db>,
+}
+
+impl View<'_> {
+    /// `X[b, 0:128]`
+    pub fn text(&self) -> String {
+        if self.indices.is_empty() {
+            return self.tensor.name.clone();
+        }
+        let idx: Vec<String> = self.indices.iter().map(|i| i.to_string()).collect();
+        format!("{}[{}]", self.tensor.name, idx.join(", "))
+    }
+
+    /// The shape left after indexing (a slice keeps its dimension).
+    pub fn shape(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for (d, &extent) in self.tensor.shape.iter().enumerate() {
+            match self.indices.get(d) {
+                Some(ViewIndex::At(_)) => {}
+                Some(ViewIndex::Range(lo, hi)) => out.push((hi - lo).max(0) as u64),
+                None => out.push(extent),
+            }
+        }
+        out
+    }
+}

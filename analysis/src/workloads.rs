@@ -1,0 +1,1245 @@
+//! Workloads: parameters, calls, and the body walked into a plan of loops, blocks and tasks,
+//! with task arguments checked against kernel parameters and views against tensors.
+//!
+//! A body is analyzed once generically (unannotated parameters unknown), reporting what holds
+//! for every call, and once per call with the call's arguments: what only the call reveals is
+//! reported at the call with a note into the body.
+
+use wsp_syntax::TextRange;
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+
+use crate::affine::Affine;
+use crate::diagnostics::{Code, Diag, Span};
+use crate::eval::{Eval, plural};
+use crate::items::Item;
+use crate::kernels::{Direction, ParamType, kernel_signature};
+use crate::scalar::ScalarExpr;
+use crate::types::shape_text;
+use crate::values::{Axis, AxisKind, Composite, Schedule, Value, View, ViewIndex, WorkloadCall};
+use crate::vocabulary::Builtin;
+
+/// How a loop's iterations are ordered (shown on hover).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum LoopKind {
+    Independent,
+    Sequential,
+    Selected,
+}
+
+impl LoopKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopKind::Independent => "Independent",
+            LoopKind::Sequential => "Sequential",
+            LoopKind::Selected => "Selected",
+        }
+    }
+}
+
+/// One loop variable: what it ranges over.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct LoopVar {
+    pub name: String,
+    /// The axis's module-level name (a run-time symbol for DenseDyn).
+    pub axis: String,
+    pub axis_kind: AxisKind,
+    /// The number of iterations when known (DenseDyn: its default).
+    pub extent: Option<u64>,
+    /// For `P.sel(routing[b])` and `P(tokens[b])`: the row index.
+    pub row: Option<Affine>,
+}
+
+/// How a task uses one kernel argument.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum TaskArg<'db> {
+    Tile {
+        param: String,
+        direction: Direction,
+        view: View<'db>,
+    },
+    Scalar {
+        param: String,
+        value: crate::values::F64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Task<'db> {
+    pub id: u32,
+    pub kernel: Item<'db>,
+    pub kernel_name: String,
+    /// `k[b, h]`: the index, and the field names keys use (`t.b`).
+    pub index: Vec<Affine>,
+    pub fields: Vec<String>,
+    pub args: Vec<TaskArg<'db>>,
+    pub span: Span<'db>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum PlanNode<'db> {
+    Loop {
+        kind: LoopKind,
+        vars: Vec<LoopVar>,
+        body: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+        callee: Span<'db>,
+    },
+    /// `with P.when(...)` / `P.otherwise()` chains: the first branch whose predicate holds.
+    Conditional {
+        branches: Vec<(Option<ScalarExpr>, Vec<PlanNode<'db>>)>,
+        span: Span<'db>,
+    },
+    Pipeline {
+        stages: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+    },
+    Consume {
+        channel: String,
+        var: String,
+        extent: Option<u64>,
+        body: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+    },
+    Task(Task<'db>),
+    Send {
+        channel: String,
+        task: u32,
+        span: Span<'db>,
+    },
+    SlotLoad {
+        slot: i64,
+        view: View<'db>,
+        row: i64,
+        col: i64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct WorkloadPlan<'db> {
+    pub body: Vec<PlanNode<'db>>,
+    /// Loop kinds by the loop's range in the workload item, for hover.
+    pub loops: Vec<(TextRange, LoopKind)>,
+    pub diags: Vec<Diag<'db>>,
+}
+
+/// A parameter of a workload and the kind of value its annotation asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct WorkloadParam {
+    pub name: String,
+    pub range: TextRange,
+    pub annotation: Option<Annotation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Annotation {
+    Axis(Option<AxisKind>),
+    Tensor,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn workload_params<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> (Vec<WorkloadParam>, Vec<Diag<'db>>) {
+    let mut eval = Eval::new(db, item);
+    let mut params = Vec::new();
+    if let Some(Stmt::FunctionDef(f)) = item.stmt(db) {
+        if let Some(r) = f.return_type() {
+            eval.error(
+                Code::OutsideSubset,
+                r.syntax().text_range(),
+                "a workload returns nothing",
+            );
+        }
+        for p in f.param_list().into_iter().flat_map(|l| l.params()) {
+            let Some(name) = p.name() else { continue };
+            if p.kind() != ast::ParamKind::Normal || p.default().is_some() {
+                eval.error(
+                    Code::OutsideSubset,
+                    p.syntax().text_range(),
+                    "workload parameters are plain names, optionally annotated (`batch: DenseDyn`)",
+                );
+                continue;
+            }
+            let annotation = p.annotation().and_then(|a| match eval.expr(&a) {
+                Value::Builtin(Builtin::Dense) => Some(Annotation::Axis(Some(AxisKind::Dense))),
+                Value::Builtin(Builtin::DenseDyn) => Some(Annotation::Axis(Some(AxisKind::DenseDyn))),
+                Value::Builtin(Builtin::Ragged) => Some(Annotation::Axis(Some(AxisKind::Ragged))),
+                Value::Builtin(Builtin::Sparse) => Some(Annotation::Axis(Some(AxisKind::Sparse))),
+                Value::Builtin(Builtin::Tensor) => Some(Annotation::Tensor),
+                Value::Unknown => None,
+                v => {
+                    eval.error(Code::WrongKind, a.syntax().text_range(), format!("a workload parameter is annotated with an axis kind (Dense, DenseDyn, Ragged, Sparse) or Tensor, not {}", v.describe()));
+                    None
+                }
+            });
+            params.push(WorkloadParam {
+                name: name.text().to_string(),
+                range: name.text_range(),
+                annotation,
+            });
+        }
+    }
+    (params, eval.diags)
+}
+
+/// The body analyzed for every call: parameters are unknown.
+#[salsa::tracked(returns(ref))]
+pub fn workload_generic<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> WorkloadPlan<'db> {
+    let params = &workload_params(db, item).0;
+    let args: Vec<Value<'db>> = params.iter().map(|_| Value::Unknown).collect();
+    analyze(db, item, &args)
+}
+
+/// The body for one call's arguments. Its diagnostics are those the generic analysis did not
+/// find, placed at the call with a note into the body.
+#[salsa::tracked(returns(ref))]
+pub fn workload_instance<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+) -> (WorkloadPlan<'db>, Vec<Diag<'db>>) {
+    let item = call.workload(db);
+    let mut plan = analyze(db, item, call.args(db));
+    let generic = workload_generic(db, item);
+    let name = item.name(db);
+    let at_call: Vec<Diag<'db>> = std::mem::take(&mut plan.diags)
+        .into_iter()
+        .filter(|d| {
+            !generic
+                .diags
+                .iter()
+                .any(|g| g.code == d.code && g.span == d.span)
+        })
+        .map(|d| {
+            let mut moved = Diag::new(
+                d.code,
+                call.site(db),
+                format!("in this call of `{name}`: {}", d.message),
+            )
+            .with_related(d.span, "here in the body");
+            moved.related.extend(d.related);
+            moved
+        })
+        .collect();
+    (plan, at_call)
+}
+
+fn analyze<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    args: &[Value<'db>],
+) -> WorkloadPlan<'db> {
+    let mut walker = Walker {
+        eval: Eval::new(db, item),
+        tasks: 0,
+        loops: Vec::new(),
+        channel_extents: Vec::new(),
+    };
+    let params = &workload_params(db, item).0;
+    for (p, v) in params.iter().zip(args) {
+        walker.eval.locals.push((p.name.clone(), v.clone()));
+    }
+    let mut body = Vec::new();
+    if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
+        && let Some(b) = f.body()
+    {
+        body = walker.block(&b);
+    }
+    crate::dependencies::check_channels(&mut walker.eval, &body);
+    crate::layouts::check_task_layouts(&body, &mut walker.eval.diags);
+    WorkloadPlan {
+        body,
+        loops: walker.loops,
+        diags: walker.eval.diags,
+    }
+}
+
+/// `w(a, b)` at module level: binds arguments and instantiates the body.
+pub(crate) fn call_workload<'db>(
+    eval: &mut Eval<'db>,
+    w: Item<'db>,
+    c: &ast::CallExpr,
+) -> Value<'db> {
+    let db = eval.db;
+    let params = &workload_params(db, w).0;
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    let what = format!("`{}`", w.name(db));
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let Some(args) = eval.bind(c, &what, &refs) else {
+        return Value::Unknown;
+    };
+    let mut values = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        let Some((v, r)) = args.get(i).cloned() else {
+            return Value::Unknown;
+        };
+        if matches!(v, Value::Unknown) {
+            return Value::Unknown;
+        }
+        let ok = match (p.annotation, &v) {
+            (None, _) => true,
+            (Some(Annotation::Axis(None)), Value::Axis(_)) => true,
+            (Some(Annotation::Axis(Some(k))), Value::Axis(a)) => a.kind == k,
+            (Some(Annotation::Tensor), Value::Tensor(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            let want = match p.annotation {
+                Some(Annotation::Axis(Some(k))) => format!("a {} axis", k.name()),
+                Some(Annotation::Tensor) => "a tensor".into(),
+                _ => "an axis".into(),
+            };
+            let d = Diag::new(
+                Code::WrongKind,
+                eval.span(r),
+                format!(
+                    "`{}` expects {want} for `{}`, not {}",
+                    w.name(db),
+                    p.name,
+                    v.describe()
+                ),
+            )
+            .with_related(
+                Span {
+                    item: w,
+                    range: p.range,
+                },
+                format!("`{}` is declared here", p.name),
+            );
+            eval.push(d);
+            return Value::Unknown;
+        }
+        values.push(v);
+    }
+    let call = WorkloadCall::new(db, w, values, eval.span(c.syntax().text_range()));
+    let (_, diags) = workload_instance(db, call);
+    eval.diags.extend(diags.iter().cloned());
+    Value::Schedule(Schedule {
+        root: Composite::Call(call),
+        directives: Vec::new(),
+        target: None,
+    })
+}
+
+/// `X[i, j]` (a view), `routing[b]` (an axis row) and `k[i]` misuse, for the evaluator.
+pub(crate) fn subscript<'db>(
+    eval: &mut Eval<'db>,
+    base: Value<'db>,
+    s: &ast::SubscriptExpr,
+) -> Option<Value<'db>> {
+    let range = s.syntax().text_range();
+    let indices = s.indices();
+    match base {
+        Value::Tensor(t) => {
+            let view = View {
+                tensor: t,
+                indices: Vec::new(),
+                span: eval.span(range),
+            };
+            Some(index_view(eval, view, &indices, range))
+        }
+        Value::View(mut v) => {
+            v.span = eval.span(range);
+            Some(index_view(eval, v, &indices, range))
+        }
+        Value::Axis(a) if matches!(a.kind, AxisKind::Sparse | AxisKind::Ragged) => {
+            let [i] = indices.as_slice() else {
+                eval.error(
+                    Code::TooManyIndices,
+                    range,
+                    format!("a {} axis takes one row index", a.kind.name()),
+                );
+                return Some(Value::Unknown);
+            };
+            let v = eval.expr(i);
+            match v {
+                Value::Index(_) | Value::Int(_) => Some(Value::AxisRow(a)),
+                Value::Unknown => Some(Value::Unknown),
+                v => {
+                    eval.error(
+                        Code::WrongKind,
+                        i.syntax().text_range(),
+                        format!(
+                            "a row index is a loop variable or a constant, not {}",
+                            v.describe()
+                        ),
+                    );
+                    Some(Value::Unknown)
+                }
+            }
+        }
+        Value::Kernel(_) => {
+            eval.error(
+                Code::WrongKind,
+                range,
+                "a task is called with its arguments: `kernel[i](param=view, ...)`",
+            );
+            Some(Value::Unknown)
+        }
+        _ => None,
+    }
+}
+
+fn index_view<'db>(
+    eval: &mut Eval<'db>,
+    mut view: View<'db>,
+    indices: &[Expr],
+    range: TextRange,
+) -> Value<'db> {
+    let rank = view.tensor.shape.len();
+    for e in indices {
+        let r = e.syntax().text_range();
+        let dim = view.indices.len();
+        if dim >= rank {
+            eval.error(
+                Code::TooManyIndices,
+                r,
+                format!(
+                    "`{}` has rank {rank} ({}) and takes at most {rank} indices",
+                    view.tensor.name,
+                    shape_text(&view.tensor.shape)
+                ),
+            );
+            return Value::Unknown;
+        }
+        let extent = view.tensor.shape[dim];
+        let index = match e {
+            Expr::Slice(sl) => {
+                let [lo, hi, step] = sl.parts();
+                if step.is_some() {
+                    eval.error(Code::OutsideSubset, r, "a view slice has no step: `lo:hi`");
+                    return Value::Unknown;
+                }
+                let mut bound = |part: Option<Expr>, default: i64| -> Option<i64> {
+                    match part.map(|p| (eval.expr(&p), p.syntax().text_range())) {
+                        None => Some(default),
+                        Some((Value::Int(i), _)) => Some(i),
+                        Some((Value::Unknown, _)) => None,
+                        Some((v, pr)) => {
+                            eval.error(
+                                Code::WrongKind,
+                                pr,
+                                format!("a view slice has constant bounds, not {}", v.describe()),
+                            );
+                            None
+                        }
+                    }
+                };
+                let (Some(lo), Some(hi)) = (bound(lo, 0), bound(hi, extent as i64)) else {
+                    return Value::Unknown;
+                };
+                if lo < 0 || hi > extent as i64 || lo >= hi {
+                    eval.error(
+                        Code::IndexOutOfRange,
+                        r,
+                        format!("the slice {lo}:{hi} is not a non-empty range inside dimension {dim} of `{}`, which has extent {extent}", view.tensor.name),
+                    );
+                    return Value::Unknown;
+                }
+                ViewIndex::Range(lo, hi)
+            }
+            _ => match eval.expr(e) {
+                Value::Int(i) => {
+                    if i < 0 || i >= extent as i64 {
+                        eval.error(Code::IndexOutOfRange, r, format!("index {i} is out of range for dimension {dim} of `{}`, which has extent {extent}", view.tensor.name));
+                        return Value::Unknown;
+                    }
+                    ViewIndex::At(Affine::constant(i))
+                }
+                Value::Index(a) => {
+                    let extents = eval.extents.clone();
+                    let lookup = |v: &str| {
+                        extents
+                            .iter()
+                            .rev()
+                            .find(|(n, _)| n == v)
+                            .and_then(|(_, e)| *e)
+                    };
+                    if let Some((lo, hi)) = a.bounds(lookup)
+                        && (lo < 0 || hi >= extent as i64)
+                    {
+                        let shown = if lo < 0 { lo } else { hi };
+                        eval.error(
+                            Code::IndexOutOfRange,
+                            r,
+                            format!("`{a}` reaches {shown}, out of range for dimension {dim} of `{}`, which has extent {extent}", view.tensor.name),
+                        );
+                        return Value::Unknown;
+                    }
+                    ViewIndex::At(a)
+                }
+                Value::Unknown => return Value::Unknown,
+                v => {
+                    eval.error(Code::WrongKind, r, format!("a view index is an affine expression of loop variables and constants, not {}", v.describe()));
+                    return Value::Unknown;
+                }
+            },
+        };
+        view.indices.push(index);
+    }
+    view.span = eval.span(range);
+    Value::View(view)
+}
+
+struct Walker<'db> {
+    eval: Eval<'db>,
+    tasks: u32,
+    loops: Vec<(TextRange, LoopKind)>,
+    /// The extent of the index of the tasks sent on each channel.
+    channel_extents: Vec<(String, Option<u64>)>,
+}
+
+impl<'db> Walker<'db> {
+    fn block(&mut self, block: &ast::Block) -> Vec<PlanNode<'db>> {
+        let mut out = Vec::new();
+        let mut pending_when: Option<(Vec<(Option<ScalarExpr>, Vec<PlanNode<'db>>)>, Span<'db>)> =
+            None;
+        for stmt in block.statements() {
+            let is_branch = matches!(&stmt, Stmt::WithStmt(w) if self.with_kind(w).is_some_and(|k| k == "otherwise" || k == "when"));
+            if !is_branch && let Some((branches, span)) = pending_when.take() {
+                out.push(PlanNode::Conditional { branches, span });
+            }
+            match &stmt {
+                Stmt::ForStmt(f) => out.extend(self.for_loop(f)),
+                Stmt::WithStmt(w) => match self.with_kind(w).as_deref() {
+                    Some("when") => {
+                        if let Some((branches, span)) = pending_when.take() {
+                            out.push(PlanNode::Conditional { branches, span });
+                        }
+                        let pred = self.predicate(w);
+                        let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
+                        pending_when = Some((vec![(pred, body)], self.eval.span_of(w)));
+                    }
+                    Some("otherwise") => {
+                        let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
+                        match pending_when.as_mut() {
+                            Some((branches, _))
+                                if branches.last().is_some_and(|b| b.0.is_some()) =>
+                            {
+                                branches.push((None, body))
+                            }
+                            _ => self.eval.error(
+                                Code::WrongKind,
+                                w.syntax().text_range(),
+                                "`P.otherwise()` must follow a `with P.when(...)` block",
+                            ),
+                        }
+                    }
+                    _ => out.extend(self.with_block(w)),
+                },
+                Stmt::ExprStmt(s) => {
+                    if let Some(e) = s.expr() {
+                        out.extend(self.expr_stmt(&e));
+                    }
+                }
+                Stmt::AssignStmt(a) => {
+                    let targets: Vec<Expr> = a.targets().collect();
+                    let v = a.value().map_or(Value::Unknown, |e| self.eval.expr(&e));
+                    match targets.as_slice() {
+                        [Expr::NameExpr(n)] => self.eval.locals.push((n.text(), v)),
+                        _ => self.eval.error(
+                            Code::OutsideSubset,
+                            stmt.syntax().text_range(),
+                            "a workload assigns one name at a time",
+                        ),
+                    }
+                }
+                Stmt::PassStmt(_) => {}
+                other => {
+                    let what = crate::eval::describe_syntax(other.syntax());
+                    self.eval.error(Code::OutsideSubset, other.syntax().text_range(), format!("{what} is not part of a workload body (loops over `P`, `with` blocks and tasks)"));
+                }
+            }
+        }
+        if let Some((branches, span)) = pending_when.take() {
+            out.push(PlanNode::Conditional { branches, span });
+        }
+        out
+    }
+
+    /// The name of a `with` block's builtin: `when`, `otherwise`, `pipe`, `consume`.
+    fn with_kind(&self, w: &ast::WithStmt) -> Option<String> {
+        let item = w.items().next()?;
+        let Expr::CallExpr(c) = item.expr()? else {
+            return None;
+        };
+        match c.callee()? {
+            Expr::AttributeExpr(a) if matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == "P") => {
+                Some(a.attr()?.text().to_string())
+            }
+            Expr::NameExpr(n) if n.text() == "consume" => Some("consume".into()),
+            _ => None,
+        }
+    }
+
+    fn predicate(&mut self, w: &ast::WithStmt) -> Option<ScalarExpr> {
+        let item = w.items().next()?;
+        let Expr::CallExpr(c) = item.expr()? else {
+            return None;
+        };
+        let args: Vec<ast::Arg> = c.args().collect();
+        let [arg] = args.as_slice() else {
+            self.eval.error(
+                Code::WrongArguments,
+                c.syntax().text_range(),
+                "`P.when` takes one predicate",
+            );
+            return None;
+        };
+        let e = arg.value()?;
+        let v = self.eval.expr(&e);
+        match v {
+            Value::Unknown => None,
+            Value::Bool(b) => Some(ScalarExpr::Const(b as i64)),
+            v => match self.eval.to_scalar(&v) {
+                Some(s) => Some(s),
+                None => {
+                    self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a predicate is a scalar expression (comparisons of loop variables, constants, integer tensor elements, slots), not {}", v.describe()));
+                    None
+                }
+            },
+        }
+    }
+
+    fn for_loop(&mut self, f: &ast::ForStmt) -> Option<PlanNode<'db>> {
+        let range = f.syntax().text_range();
+        if f.is_async() || f.else_clause().is_some() {
+            self.eval.error(
+                Code::OutsideSubset,
+                range,
+                "`async for` and `for ... else` are not part of WSP",
+            );
+        }
+        let targets: Vec<(String, TextRange)> = match f.target()? {
+            Expr::NameExpr(n) => vec![(n.text(), n.syntax().text_range())],
+            Expr::TupleExpr(t) => t
+                .elements()
+                .map(|e| match e {
+                    Expr::NameExpr(n) => Some((n.text(), n.syntax().text_range())),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let iterable = f.iterable()?;
+        let Expr::CallExpr(c) = &iterable else {
+            self.eval.error(
+                Code::WrongKind,
+                iterable.syntax().text_range(),
+                "a workload loop iterates `P(...)`, `P.seq(...)` or `P.sel(...)`",
+            );
+            return None;
+        };
+        let callee = self.eval.expr(&c.callee()?);
+        let kind = match callee {
+            Value::Builtin(Builtin::P) => LoopKind::Independent,
+            Value::Member(Builtin::P, "seq") => LoopKind::Sequential,
+            Value::Member(Builtin::P, "sel") => LoopKind::Selected,
+            Value::Unknown => return None,
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    iterable.syntax().text_range(),
+                    format!(
+                        "a workload loop iterates `P(...)`, `P.seq(...)` or `P.sel(...)`, not {}",
+                        v.describe()
+                    ),
+                );
+                return None;
+            }
+        };
+        let loop_name = match kind {
+            LoopKind::Independent => "P",
+            LoopKind::Sequential => "P.seq",
+            LoopKind::Selected => "P.sel",
+        };
+        let args: Vec<ast::Arg> = c.args().collect();
+        if targets.is_empty() {
+            self.eval.error(
+                Code::OutsideSubset,
+                f.target()?.syntax().text_range(),
+                "loop variables are plain names",
+            );
+            return None;
+        }
+        if args.len() != targets.len() {
+            self.eval.error(
+                Code::WrongArguments,
+                c.syntax().text_range(),
+                format!(
+                    "{} loop variable{} but {} ax{} in `{loop_name}(...)`",
+                    targets.len(),
+                    plural(targets.len()),
+                    args.len(),
+                    if args.len() == 1 { "is" } else { "es" }
+                ),
+            );
+            return None;
+        }
+        if kind != LoopKind::Independent && args.len() != 1 {
+            self.eval.error(
+                Code::WrongArguments,
+                c.syntax().text_range(),
+                format!("`{loop_name}` takes one axis"),
+            );
+            return None;
+        }
+        let mut vars = Vec::new();
+        let mut ok = true;
+        for ((name, _), arg) in targets.iter().zip(&args) {
+            let Some(e) = arg.value() else {
+                ok = false;
+                continue;
+            };
+            let r = e.syntax().text_range();
+            let v = self.eval.expr(&e);
+            let var = match (kind, v) {
+                // An unknown axis (a parameter in the generic analysis): iterations unknown.
+                (_, Value::Unknown) => Some(LoopVar {
+                    name: name.clone(),
+                    axis: String::new(),
+                    axis_kind: AxisKind::Dense,
+                    extent: None,
+                    row: None,
+                }),
+                (LoopKind::Selected, Value::AxisRow(a)) if a.kind == AxisKind::Sparse => Some(
+                    loop_var(name, &a, a.row_extent, row_index(&e, &mut self.eval)),
+                ),
+                (LoopKind::Selected, Value::Axis(a)) if a.kind == AxisKind::Sparse => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        r,
+                        format!(
+                            "`P.sel` enumerates one row of a Sparse axis: `P.sel({}[b])`",
+                            a.name
+                        ),
+                    );
+                    None
+                }
+                (LoopKind::Selected, v) => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        r,
+                        format!("`P.sel` needs a Sparse axis, but this is {}", v.describe()),
+                    );
+                    None
+                }
+                (_, Value::Axis(a)) => Some(loop_var(name, &a, Some(a.size), None)),
+                (_, Value::AxisRow(a)) if a.kind == AxisKind::Ragged => Some(loop_var(
+                    name,
+                    &a,
+                    a.row_extent,
+                    row_index(&e, &mut self.eval),
+                )),
+                (_, Value::AxisRow(a)) => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        r,
+                        format!(
+                            "a row of the Sparse axis `{}` is enumerated with `P.sel`",
+                            a.name
+                        ),
+                    );
+                    None
+                }
+                (_, Value::Int(n)) if n > 0 => Some(LoopVar {
+                    name: name.clone(),
+                    axis: n.to_string(),
+                    axis_kind: AxisKind::Dense,
+                    extent: Some(n as u64),
+                    row: None,
+                }),
+                (_, v) => {
+                    self.eval.error(
+                        Code::WrongKind,
+                        r,
+                        format!(
+                            "`{loop_name}` iterates an axis, but this is {}",
+                            v.describe()
+                        ),
+                    );
+                    None
+                }
+            };
+            match var {
+                Some(v) => vars.push(v),
+                None => ok = false,
+            }
+        }
+        self.loops.push((range, kind));
+        let depth = (self.eval.locals.len(), self.eval.extents.len());
+        for (name, _) in &targets {
+            let extent = vars.iter().find(|v| &v.name == name).and_then(|v| v.extent);
+            self.eval
+                .locals
+                .push((name.clone(), Value::Index(Affine::var(name))));
+            self.eval.extents.push((name.clone(), extent));
+        }
+        let body = f.body().map(|b| self.block(&b)).unwrap_or_default();
+        self.eval.locals.truncate(depth.0);
+        self.eval.extents.truncate(depth.1);
+        let callee = self.eval.span(c.callee()?.syntax().text_range());
+        ok.then(|| PlanNode::Loop {
+            kind,
+            vars,
+            body,
+            span: self.eval.span(range),
+            callee,
+        })
+    }
+
+    fn with_block(&mut self, w: &ast::WithStmt) -> Option<PlanNode<'db>> {
+        let range = w.syntax().text_range();
+        let items: Vec<ast::WithItem> = w.items().collect();
+        if items.len() != 1 || w.is_async() {
+            self.eval.error(Code::OutsideSubset, range, "a workload `with` block opens one of `P.when(...)`, `P.otherwise()`, `P.pipe()`, `consume(ch) as t`");
+            return None;
+        }
+        let item = &items[0];
+        let e = item.expr()?;
+        let Expr::CallExpr(c) = &e else {
+            self.eval.error(Code::WrongKind, e.syntax().text_range(), "a workload `with` block opens `P.when(...)`, `P.otherwise()`, `P.pipe()` or `consume(ch)`");
+            return None;
+        };
+        let callee = self.eval.expr(&c.callee()?);
+        match callee {
+            Value::Member(Builtin::P, "pipe") => {
+                self.eval.bind(c, "`P.pipe`", &[]);
+                let stages = w.body().map(|b| self.block(&b)).unwrap_or_default();
+                Some(PlanNode::Pipeline {
+                    stages,
+                    span: self.eval.span(range),
+                })
+            }
+            Value::Builtin(Builtin::Consume) => {
+                let args = self.eval.bind(c, "`consume`", &["channel"])?;
+                let channel = match args.get(0).cloned() {
+                    Some((Value::Channel(ch), _)) => ch.name,
+                    Some((Value::Unknown, _)) | None => return None,
+                    Some((v, r)) => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            r,
+                            format!("`consume` takes a channel, not {}", v.describe()),
+                        );
+                        return None;
+                    }
+                };
+                let var = match item.target() {
+                    Some(Expr::NameExpr(n)) => n.text(),
+                    _ => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            range,
+                            "`consume` binds the received task's index: `with consume(ch) as t:`",
+                        );
+                        return None;
+                    }
+                };
+                let extent = self
+                    .channel_extents
+                    .iter()
+                    .find(|(c, _)| *c == channel)
+                    .and_then(|(_, e)| *e);
+                let depth = (self.eval.locals.len(), self.eval.extents.len());
+                self.eval
+                    .locals
+                    .push((var.clone(), Value::Index(Affine::var(&var))));
+                self.eval.extents.push((var.clone(), extent));
+                let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
+                self.eval.locals.truncate(depth.0);
+                self.eval.extents.truncate(depth.1);
+                Some(PlanNode::Consume {
+                    channel,
+                    var,
+                    extent,
+                    body,
+                    span: self.eval.span(range),
+                })
+            }
+            Value::Unknown => None,
+            v => {
+                self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a workload `with` block opens `P.when(...)`, `P.otherwise()`, `P.pipe()` or `consume(ch)`, not {}", v.describe()));
+                None
+            }
+        }
+    }
+
+    fn expr_stmt(&mut self, e: &Expr) -> Vec<PlanNode<'db>> {
+        let range = e.syntax().text_range();
+        let Expr::CallExpr(c) = e else {
+            self.eval.error(Code::OutsideSubset, range, "a workload statement is a task `kernel[i](...)`, `send(...)` or `slot_load_u64(...)`");
+            return Vec::new();
+        };
+        if let Some(task) = self.task(c) {
+            return task.into_iter().collect();
+        }
+        let callee = c.callee().map_or(Value::Unknown, |e| self.eval.expr(&e));
+        match callee {
+            Value::Builtin(Builtin::Send) => {
+                let args: Vec<ast::Arg> = c.args().collect();
+                let [ch, t] = args.as_slice() else {
+                    self.eval.error(
+                        Code::WrongArguments,
+                        c.syntax().text_range(),
+                        "`send` takes a channel and a task: `send(ch, kernel[i](...))`",
+                    );
+                    return Vec::new();
+                };
+                let chv = ch.value().map_or(Value::Unknown, |e| self.eval.expr(&e));
+                let task_expr = t.value();
+                let task = match &task_expr {
+                    Some(Expr::CallExpr(tc)) => self.task(tc),
+                    _ => None,
+                };
+                let Some(task) = task else {
+                    self.eval.error(
+                        Code::WrongKind,
+                        t.syntax().text_range(),
+                        "`send`'s second argument is a task: `kernel[i](...)`",
+                    );
+                    return Vec::new();
+                };
+                let Some(node) = task else { return Vec::new() };
+                let PlanNode::Task(tk) = &node else {
+                    return vec![node];
+                };
+                let channel = match chv {
+                    Value::Channel(ch) => ch.name,
+                    Value::Unknown => return vec![node],
+                    v => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            ch.syntax().text_range(),
+                            format!("`send` sends on a channel, not {}", v.describe()),
+                        );
+                        return vec![node];
+                    }
+                };
+                let extent = tk.index.first().and_then(|a| match a.terms.as_slice() {
+                    [(v, 1)] if a.constant == 0 => self
+                        .eval
+                        .extents
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == v)
+                        .and_then(|(_, e)| *e),
+                    _ => None,
+                });
+                if !self.channel_extents.iter().any(|(c, _)| *c == channel) {
+                    self.channel_extents.push((channel.clone(), extent));
+                }
+                let id = tk.id;
+                let span = self.eval.span(range);
+                vec![
+                    node,
+                    PlanNode::Send {
+                        channel,
+                        task: id,
+                        span,
+                    },
+                ]
+            }
+            Value::Builtin(Builtin::SlotLoadU64) => {
+                let Some(args) =
+                    self.eval
+                        .bind(c, "`slot_load_u64`", &["slot", "view", "row?", "col?"])
+                else {
+                    return Vec::new();
+                };
+                let slot = match args.get(0).cloned() {
+                    Some((Value::Int(s), _)) if s >= 0 => s,
+                    Some((Value::Unknown, _)) | None => return Vec::new(),
+                    Some((v, r)) => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            r,
+                            format!("a slot is a non-negative integer, not {}", v.describe()),
+                        );
+                        return Vec::new();
+                    }
+                };
+                let view = match args.get(1).cloned() {
+                    Some((Value::View(v), _)) => v,
+                    Some((Value::Tensor(t), r)) => View {
+                        tensor: t,
+                        indices: Vec::new(),
+                        span: self.eval.span(r),
+                    },
+                    Some((Value::Unknown, _)) | None => return Vec::new(),
+                    Some((v, r)) => {
+                        self.eval.error(
+                            Code::WrongKind,
+                            r,
+                            format!("`slot_load_u64` reads a tensor view, not {}", v.describe()),
+                        );
+                        return Vec::new();
+                    }
+                };
+                let coord = |i: usize| match args.get(i) {
+                    Some((Value::Int(n), _)) => *n,
+                    _ => 0,
+                };
+                vec![PlanNode::SlotLoad {
+                    slot,
+                    view,
+                    row: coord(2),
+                    col: coord(3),
+                }]
+            }
+            Value::Workload(_) | Value::Schedule(_) => {
+                self.eval.error(Code::OutsideSubset, range, "workloads are composed at module level with `sequential(...)` or `combine(...)`, not called inside a workload");
+                Vec::new()
+            }
+            Value::Unknown => Vec::new(),
+            v => {
+                self.eval.error(Code::WrongKind, range, format!("a workload statement is a task, `send` or `slot_load_u64`, not a call of {}", v.describe()));
+                Vec::new()
+            }
+        }
+    }
+
+    /// `kernel[i, j](param=view, ...)`. `None` if the call is not a task at all.
+    fn task(&mut self, c: &ast::CallExpr) -> Option<Option<PlanNode<'db>>> {
+        let Some(Expr::SubscriptExpr(s)) = c.callee() else {
+            return None;
+        };
+        let base = s.base()?;
+        // Only a kernel makes a task; look it up quietly so other subscripts go the usual way.
+        let before = self.eval.diags.len();
+        let kv = self.eval.expr(&base);
+        let kernel = match kv {
+            Value::Kernel(k) => k,
+            Value::Unknown => return Some(None),
+            _ => {
+                self.eval.diags.truncate(before);
+                return None;
+            }
+        };
+        let db = self.eval.db;
+        let signature = kernel_signature(db, kernel);
+        let mut index = Vec::new();
+        let mut fields = Vec::new();
+        for e in s.indices() {
+            match self.eval.expr(&e) {
+                Value::Index(a) => {
+                    fields.push(match a.terms.as_slice() {
+                        [(v, 1)] if a.constant == 0 => v.clone(),
+                        _ => format!("i{}", fields.len()),
+                    });
+                    index.push(a);
+                }
+                Value::Int(i) => {
+                    fields.push(format!("i{}", fields.len()));
+                    index.push(Affine::constant(i));
+                }
+                Value::Unknown => return Some(None),
+                v => {
+                    self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a task index is a loop variable or an affine expression of them, not {}", v.describe()));
+                    return Some(None);
+                }
+            }
+        }
+        let kname = kernel.name(db).clone();
+        let what = format!("`{kname}`");
+        let mut given: Vec<(String, TextRange)> = Vec::new();
+        let mut args = Vec::new();
+        let mut ok = true;
+        for arg in c.args() {
+            let r = arg.syntax().text_range();
+            if arg.kind() != ast::ArgKind::Keyword {
+                self.eval.error(
+                    Code::WrongArguments,
+                    r,
+                    format!("task arguments are given by keyword: `{kname}[...](param=view)`"),
+                );
+                ok = false;
+                continue;
+            }
+            let Some(kw) = arg.keyword() else { continue };
+            let name = kw.text().to_string();
+            let value = arg.value().map_or(Value::Unknown, |v| self.eval.expr(&v));
+            let vr = arg.value().map_or(r, |v| v.syntax().text_range());
+            if let Some((_, first)) = given.iter().find(|(n, _)| *n == name) {
+                let d = Diag::new(
+                    Code::WrongArguments,
+                    self.eval.span(r),
+                    format!("{what} got `{name}` twice"),
+                )
+                .with_related(self.eval.span(*first), "first given here");
+                self.eval.push(d);
+                ok = false;
+                continue;
+            }
+            given.push((name.clone(), r));
+            let Some(param) = signature.param(&name) else {
+                let mut d = Diag::new(
+                    Code::WrongArguments,
+                    self.eval.span(kw.text_range()),
+                    format!("{what} has no parameter `{name}`"),
+                );
+                if let Some(best) =
+                    crate::names::suggest(&name, signature.params.iter().map(|p| p.name.as_str()))
+                {
+                    d.message.push_str(&format!("; did you mean `{best}`?"));
+                    d = d.with_fix(
+                        format!("replace with `{best}`"),
+                        vec![(self.eval.span(kw.text_range()), best.to_string())],
+                    );
+                }
+                d = d.with_related(
+                    Span {
+                        item: kernel,
+                        range: TextRange::default(),
+                    },
+                    format!("`{kname}` is defined here"),
+                );
+                self.eval.push(d);
+                ok = false;
+                continue;
+            };
+            match (&param.ty, value) {
+                (_, Value::Unknown) => ok = false,
+                (ParamType::Tile(dir, tile), v @ (Value::View(_) | Value::Tensor(_))) => {
+                    let view = match v {
+                        Value::View(v) => v,
+                        Value::Tensor(t) => View {
+                            tensor: t,
+                            indices: Vec::new(),
+                            span: self.eval.span(vr),
+                        },
+                        _ => continue,
+                    };
+                    let shape = view.shape();
+                    if shape != tile.shape() || view.tensor.dtype != tile.dtype {
+                        let code = Code::TaskArgument;
+                        let d = Diag::new(
+                            code,
+                            self.eval.span(vr),
+                            format!(
+                                "`{name}` is a tile {} {} but `{}` is {} {}",
+                                shape_text(&tile.shape()),
+                                tile.dtype,
+                                view.text(),
+                                shape_text(&shape),
+                                view.tensor.dtype
+                            ),
+                        )
+                        .with_related(
+                            Span {
+                                item: kernel,
+                                range: param.range,
+                            },
+                            format!(
+                                "`{name}` is declared `{}[Tile[{}, {}, {}]]` here",
+                                dir.name(),
+                                tile.rows,
+                                tile.cols,
+                                tile.dtype
+                            ),
+                        );
+                        self.eval.push(d);
+                        ok = false;
+                        continue;
+                    }
+                    args.push(TaskArg::Tile {
+                        param: name,
+                        direction: *dir,
+                        view,
+                    });
+                }
+                (
+                    ParamType::Scalar(_) | ParamType::Constexpr,
+                    v @ (Value::Int(_) | Value::Float(_)),
+                ) => {
+                    args.push(TaskArg::Scalar {
+                        param: name,
+                        value: crate::values::F64(crate::eval::num(&v)),
+                    });
+                }
+                (ParamType::Unknown, _) => ok = false,
+                (ParamType::Tile(..), v) => {
+                    self.eval.error(Code::TaskArgument, vr, format!("`{name}` is a tile parameter and takes a tensor view such as `X[i]`, not {}", v.describe()));
+                    ok = false;
+                }
+                (_, v) => {
+                    self.eval.error(
+                        Code::TaskArgument,
+                        vr,
+                        format!(
+                            "`{name}` is a scalar parameter and takes a number, not {}",
+                            v.describe()
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        for p in &signature.params {
+            if p.default.is_none()
+                && p.ty != ParamType::Unknown
+                && !given.iter().any(|(n, _)| *n == p.name)
+            {
+                let at = c
+                    .arg_list()
+                    .map_or(c.syntax().text_range(), |a| a.syntax().text_range());
+                let d = Diag::new(
+                    Code::WrongArguments,
+                    self.eval.span(at),
+                    format!("{what} is missing `{}`", p.name),
+                )
+                .with_related(
+                    Span {
+                        item: kernel,
+                        range: p.range,
+                    },
+                    format!("`{}` is declared here", p.name),
+                );
+                self.eval.push(d);
+                ok = false;
+            }
+        }
+        if !ok {
+            return Some(None);
+        }
+        let id = self.tasks;
+        self.tasks += 1;
+        Some(Some(PlanNode::Task(Task {
+            id,
+            kernel,
+            kernel_name: kname,
+            index,
+            fields,
+            args,
+            span: self.eval.span(c.syntax().text_range()),
+        })))
+    }
+}
+
+fn loop_var(name: &str, a: &Axis<'_>, extent: Option<u64>, row: Option<Affine>) -> LoopVar {
+    LoopVar {
+        name: name.to_string(),
+        axis: a.name.clone(),
+        axis_kind: a.kind,
+        extent,
+        row,
+    }
+}
+
+/// The row index of `routing[b]`.
+fn row_index(e: &Expr, eval: &mut Eval<'_>) -> Option<Affine> {
+    let Expr::SubscriptExpr(s) = e else {
+        return None;
+    };
+    let idx = s.indices();
+    let [i] = idx.as_slice() else { return None };
+    let before = eval.diags.len();
+    let v = eval.expr(i);
+    eval.diags.truncate(before);
+    match v {
+        Value::Index(a) => Some(a),
+        Value::Int(c) => Some(Affine::constant(c)),
+        _ => None,
+    }
+}
