@@ -296,6 +296,10 @@ fn check_loop<'p, 'db>(
             if !(a.write || b.write) || a.view.tensor.name != b.view.tensor.name {
                 continue;
             }
+            // An `InOut` argument's read against its own write is the write-write race.
+            if std::ptr::eq(a.view, b.view) && a.write != b.write {
+                continue;
+            }
             if reported.iter().any(|r| *r == (i, j)) {
                 continue;
             }

@@ -885,7 +885,7 @@ impl<'db> BodyChecker<'db> {
 
         // The dtype all tile operands share (scalars must agree too; numbers adapt).
         let mut dtype: Option<DType> = None;
-        if matches!(op.dtype, DtypeRule::Same | DtypeRule::Float) {
+        if matches!(op.dtype, DtypeRule::Same | DtypeRule::Float) && op.shape != ShapeRule::Store {
             for (t, r) in &tiles {
                 let d = match t {
                     KernelType::Tile(t) => t.dtype,

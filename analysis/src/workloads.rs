@@ -368,6 +368,18 @@ pub(crate) fn subscript<'db>(
                 }
             }
         }
+        Value::Axis(a) => {
+            eval.error(
+                Code::WrongKind,
+                range,
+                format!(
+                    "`{}` is a {} axis, which has no rows; only Sparse and Ragged axes are indexed (`routing[b]`)",
+                    a.name,
+                    a.kind.name()
+                ),
+            );
+            Some(Value::Unknown)
+        }
         Value::Kernel(_) => {
             eval.error(
                 Code::WrongKind,
