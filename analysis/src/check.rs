@@ -59,6 +59,14 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         plans.push(&plan.body);
     }
     diags.extend(dependencies::read_never_written(&plans));
+    let scope = module_scope(db, file);
+    let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
+        Value::Channel(c) => Some(c.depth),
+        _ => None,
+    };
+    for plan in &plans {
+        diags.extend(dependencies::deadlocks(plan, &depth_of));
+    }
 
     let offsets: HashMap<Item, TextSize> = items
         .iter()

@@ -61,7 +61,9 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
                 if name.is_empty() {
                     continue;
                 }
-                let span = Span {
+                // Ranges are read only for a diagnostic: reading an item's syntax here would
+                // make every name depend on every definition's text.
+                let span = || Span {
                     item,
                     range: name_range(db, item).unwrap_or_default(),
                 };
@@ -73,7 +75,7 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
                     diags.push(
                         Diag::new(
                             Code::Duplicate,
-                            span,
+                            span(),
                             format!(
                                 "`{name}` is already defined; a module-level name is bound once"
                             ),
@@ -85,7 +87,7 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
                 if let Some(b) = Builtin::lookup(name) {
                     diags.push(Diag::new(
                         Code::Duplicate,
-                        span,
+                        span(),
                         format!(
                             "`{name}` rebinds the `pto_wsp` name `{}`; choose another name",
                             b.name()

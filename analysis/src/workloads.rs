@@ -796,7 +796,10 @@ impl<'db> Walker<'db> {
             kind,
             vars,
             body,
-            span: self.eval.span(range),
+            span: self.eval.span(TextRange::new(
+                range.start(),
+                iterable.syntax().text_range().end(),
+            )),
             callee,
         })
     }
@@ -821,7 +824,7 @@ impl<'db> Walker<'db> {
                 let stages = w.body().map(|b| self.block(&b)).unwrap_or_default();
                 Some(PlanNode::Pipeline {
                     stages,
-                    span: self.eval.span(range),
+                    span: self.eval.span(e.syntax().text_range()),
                 })
             }
             Value::Builtin(Builtin::Consume) => {
@@ -867,7 +870,7 @@ impl<'db> Walker<'db> {
                     var,
                     extent,
                     body,
-                    span: self.eval.span(range),
+                    span: self.eval.span(e.syntax().text_range()),
                 })
             }
             Value::Unknown => None,

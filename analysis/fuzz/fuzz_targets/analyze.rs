@@ -1,0 +1,19 @@
+//! `cargo fuzz run analyze` (from analysis/): the whole analysis of any UTF-8 text finishes
+//! without panicking, checked against every target, with every diagnostic inside the text.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wsp_analysis::{Database, File, Target, Workspace};
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let db = Database::default();
+        let workspace = Workspace::new(&db, Target::ALL.to_vec());
+        let file = File::new(&db, workspace, "fuzz.wsp".into(), text.to_string());
+        let len = text.len();
+        for d in wsp_analysis::file_diagnostics(&db, file) {
+            assert!(usize::from(d.range.end()) <= len);
+            assert!(!d.message.is_empty());
+        }
+    }
+});

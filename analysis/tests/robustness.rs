@@ -1,0 +1,192 @@
+//! The analyzer is total and incremental analysis is exact: random edits applied one after
+//! another through one database give, after every edit, the diagnostics a fresh database gives
+//! for the same text, and nothing panics.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use salsa::Setter;
+use wsp_analysis::{Database, Diagnostic, File, Workspace};
+
+/// Tokens of the language, so random edits make near-programs rather than noise.
+const FRAGMENTS: &[&str] = &[
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    ".",
+    "=",
+    "\n",
+    "\n    ",
+    "\n        ",
+    "0",
+    "1",
+    "16",
+    "128",
+    "-1",
+    "P",
+    "P.seq",
+    "P.sel",
+    "pto.",
+    "add",
+    "matmul",
+    "store",
+    "load",
+    "In",
+    "Out",
+    "InOut",
+    "Tile",
+    "F16",
+    "F32",
+    "DType.I32",
+    "Dense[4]",
+    "Tensor(",
+    "batch",
+    "b",
+    "i",
+    "x",
+    "y",
+    "@kernel\n",
+    "@workload\n",
+    "def ",
+    "for ",
+    " in ",
+    "with ",
+    "lambda t: t.b",
+    "send(",
+    "consume(",
+    "Channel(\"c\")",
+    "+",
+    "*",
+    "0:8",
+    "program",
+    ".compile(target=\"cpu_sim\")",
+    ".dispatch(DispatchPolicy.round_robin(2))",
+    "relayout(",
+    "TensorLayout.sharded(dim=0, rank=3, mesh_axis=1)",
+    "tl.",
+    "é",
+    "\"",
+    "#",
+];
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Delete {
+        at: usize,
+        len: usize,
+    },
+    Insert {
+        at: usize,
+        fragment: usize,
+    },
+    Replace {
+        at: usize,
+        len: usize,
+        fragment: usize,
+    },
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), 1usize..12).prop_map(|(at, len)| Edit::Delete { at, len }),
+        (any::<usize>(), 0..FRAGMENTS.len())
+            .prop_map(|(at, fragment)| Edit::Insert { at, fragment }),
+        (any::<usize>(), 1usize..6, 0..FRAGMENTS.len())
+            .prop_map(|(at, len, fragment)| Edit::Replace { at, len, fragment }),
+    ]
+}
+
+fn boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn apply(text: &mut String, edit: &Edit) {
+    let len = text.len().max(1);
+    match *edit {
+        Edit::Delete { at, len: n } => {
+            let start = boundary(text, at % len);
+            let end = boundary(text, start + n);
+            text.replace_range(start..end, "");
+        }
+        Edit::Insert { at, fragment } => {
+            let at = boundary(text, at % len);
+            text.insert_str(at, FRAGMENTS[fragment]);
+        }
+        Edit::Replace {
+            at,
+            len: n,
+            fragment,
+        } => {
+            let start = boundary(text, at % len);
+            let end = boundary(text, start + n);
+            text.replace_range(start..end, FRAGMENTS[fragment]);
+        }
+    }
+}
+
+fn sources() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    for dir in ["examples", "analysis/test_data/diagnostics"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("folder")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "wsp"))
+            .collect();
+        paths.sort();
+        out.extend(
+            paths
+                .iter()
+                .map(|p| std::fs::read_to_string(p).expect("source")),
+        );
+    }
+    out
+}
+
+fn from_scratch(text: &str) -> Vec<Diagnostic> {
+    let db = Database::default();
+    let workspace = Workspace::new(&db, vec![wsp_analysis::Target::AscendNpu]);
+    let file = File::new(&db, workspace, "edited.wsp".into(), text.to_string());
+    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    let len = wsp_syntax::TextSize::of(text);
+    for d in &diagnostics {
+        assert!(d.range.end() <= len, "diagnostic past the end: {d:?}");
+        assert!(!d.message.is_empty());
+        for (r, _) in &d.related {
+            assert!(r.end() <= len, "related location past the end: {d:?}");
+        }
+    }
+    diagnostics
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_equals_from_scratch(source in 0usize..64, edits in prop::collection::vec(edit(), 1..10)) {
+        let sources = sources();
+        let mut text = sources[source % sources.len()].clone();
+        let mut db = Database::default();
+        let workspace = Workspace::new(&db, vec![wsp_analysis::Target::AscendNpu]);
+        let file = File::new(&db, workspace, "edited.wsp".into(), text.clone());
+        let _ = wsp_analysis::file_diagnostics(&db, file);
+        for e in &edits {
+            apply(&mut text, e);
+            file.set_text(&mut db).to(text.clone());
+            let incremental = wsp_analysis::file_diagnostics(&db, file).clone();
+            prop_assert_eq!(&incremental, &from_scratch(&text), "after {:?} the text is:\n{}", e, text);
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,300}") {
+        from_scratch(&text);
+    }
+}
