@@ -198,7 +198,14 @@ pub(crate) fn print_sarif(checked: &[Checked]) {
                         .text(c.title())
                         .build(),
                 )
-                .help_uri(format!("docs/diagnostics/{}.md", c.as_str()))
+                .help(
+                    sarif::MultiformatMessageString::builder()
+                        .text(format!(
+                            "See docs/diagnostics/{}.md in the WSP toolkit.",
+                            c.as_str()
+                        ))
+                        .build(),
+                )
                 .build()
         })
         .collect();
@@ -265,7 +272,6 @@ pub(crate) fn print_sarif(checked: &[Checked]) {
     let driver = sarif::ToolComponent::builder()
         .name("wsp")
         .version(env!("CARGO_PKG_VERSION"))
-        .information_uri("https://example.invalid/wsp")
         .rules(rules)
         .build();
     let run = sarif::Run::builder()

@@ -156,3 +156,55 @@ fn wsp_check_alias_and_exit_codes() {
     let usage = wsp(&["check", "--format", "yaml"]);
     assert_eq!(usage.status.code(), Some(2));
 }
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0() {
+    let out = wsp(&[
+        "check",
+        "--format",
+        "sarif",
+        "analysis/test_data/diagnostics",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // The OASIS schema as shipped with serde-sarif, with one fix: its `language` pattern
+    // (`^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$`) is not a valid regular expression, so it
+    // reads `^[a-zA-Z]{2}(-[a-zA-Z]{2})?$`, what it evidently means.
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("data/sarif-schema-2.1.0.json")).expect("schema");
+    let validator = jsonschema::draft7::new(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    assert!(results.iter().any(|r| {
+        r["ruleId"] == "WSP301"
+            && r["relatedLocations"]
+                .as_array()
+                .is_some_and(|l| !l.is_empty())
+    }));
+    assert!(
+        results
+            .iter()
+            .any(|r| r["fixes"].as_array().is_some_and(|f| !f.is_empty()))
+    );
+}
+
+#[test]
+fn github_output_prints_workflow_annotations() {
+    let out = wsp(&[
+        "check",
+        "--format",
+        "github",
+        "analysis/test_data/diagnostics/WSP201.wsp",
+        "analysis/test_data/diagnostics/WSP205.wsp",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    expect![[r#"
+        ::error file=analysis/test_data/diagnostics/WSP201.wsp,line=7,col=18,endLine=7,endColumn=31,title=WSP201::`pto.add`: `x` is [16,128] F32 and `b` is [16,64] F32; the shapes do not broadcast
+        ::warning file=analysis/test_data/diagnostics/WSP205.wsp,line=6,col=64,endLine=6,endColumn=65,title=WSP205::`Out` parameter `s` is never stored: add `pto.store(s, ...)`
+    "#]]
+    .assert_eq(&stdout(&out));
+}
