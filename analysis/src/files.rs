@@ -60,3 +60,28 @@ impl WorkspaceConfig {
             .collect()
     }
 }
+
+impl File {
+    /// A file as read from disk: its text changes rarely, so queries of other files need not be
+    /// re-verified when only an edited file changes (salsa durability).
+    pub fn on_disk(
+        db: &dyn salsa::Database,
+        workspace: Workspace,
+        path: PathBuf,
+        text: String,
+    ) -> File {
+        File::builder(workspace, path, text)
+            .workspace_durability(salsa::Durability::HIGH)
+            .path_durability(salsa::Durability::HIGH)
+            .text_durability(salsa::Durability::MEDIUM)
+            .new(db)
+    }
+
+    /// Replaces the text of a file being edited.
+    pub fn edit(self, db: &mut crate::Database, text: String) {
+        use salsa::Setter;
+        self.set_text(db)
+            .with_durability(salsa::Durability::LOW)
+            .to(text);
+    }
+}

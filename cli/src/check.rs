@@ -40,7 +40,7 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
     let mut inputs = Vec::new();
     for path in found {
         match std::fs::read_to_string(&path) {
-            Ok(text) => inputs.push(File::new(&db, workspace, path, text)),
+            Ok(text) => inputs.push(File::on_disk(&db, workspace, path, text)),
             Err(e) => {
                 eprintln!("error: cannot read {}: {e}", path.display());
                 unreadable = true;

@@ -23,14 +23,14 @@ enum Task {
     Test,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
-        /// Which benchmark: `syntax`.
+        /// Which benchmark: `syntax` or `analysis`.
         name: Option<String>,
     },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
     TreeSitter,
 }
 
-const BENCHES: &[(&str, &str)] = &[("syntax", "wsp-syntax")];
+const BENCHES: &[(&str, &str)] = &[("syntax", "wsp-syntax"), ("analysis", "wsp-analysis")];
 
 fn main() -> ExitCode {
     let result = match Xtask::parse().task {
@@ -88,6 +88,18 @@ fn bench(name: Option<&str>) -> Result<(), String> {
         }
     };
     for (bench, package) in selected {
+        if *bench == "analysis" {
+            // The benchmark times the release `wsp check` binary too.
+            run(cargo().args([
+                "build",
+                "--release",
+                "--locked",
+                "-p",
+                "wsp-cli",
+                "--bin",
+                "wsp",
+            ]))?;
+        }
         run(cargo().args(["bench", "--locked", "-p", package, "--bench", bench]))?;
     }
     Ok(())

@@ -1,0 +1,203 @@
+//! `cargo xtask bench analysis`: the analyzer on a generated 10,000-line workspace — a cold
+//! check, a re-check after a one-token edit inside one kernel body (and the ratio), peak RSS —
+//! and `wsp check` on 100,000 lines. Writes target/bench/analysis.json.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use wsp_analysis::{Database, File, Workspace};
+
+const HEADER: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+F16 = DType.F16
+batch = Dense[4]
+heads = Dense[8]
+X = Tensor((4, 8, 16, 128), F32, init=randn(seed=1))
+W = Tensor((8, 128, 128), F16, init=randn(seed=2, std=0.05))
+"#;
+
+/// One kernel, one workload and one program (25 lines); `{i}` makes the names unique.
+const BLOCK: &str = r#"
+Y{i} = Tensor((4, 8, 16, 128), F32)
+
+
+@kernel
+def norm{i}(x: In[Tile[16, 128, F32]], w: In[Tile[128, 128, F16]], out: Out[Tile[16, 128, F32]],
+           eps: Scalar[F32] = 1e-6):
+    inv = pto.rsqrt(pto.add(pto.rowmean(pto.mul(x, x)), eps))
+    h = pto.matmul(pto.cast(pto.rowmul(x, inv), F16), w)
+    pto.store(out, pto.exp(h))
+
+
+@workload
+def run{i}(batch, heads):
+    for b, h in P(batch, heads):
+        norm{i}[b, h](x=X[b, h], w=W[h], out=Y{i}[b, h])
+
+
+program{i} = (run{i}(batch, heads)
+    .dispatch(DispatchPolicy.affinity(lambda t: t.b))
+    .streams(2)
+    .compile(target="cpu_sim"))
+"#;
+
+const BLOCKS_PER_FILE: usize = 8;
+
+/// Files of about 200 lines until `lines` lines in all.
+fn workspace(lines: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut total = 0;
+    let mut i = 0;
+    while total < lines {
+        let mut text = HEADER.to_string();
+        for _ in 0..BLOCKS_PER_FILE {
+            text.push_str(&BLOCK.replace("{i}", &i.to_string()));
+            i += 1;
+        }
+        total += text.lines().count();
+        files.push(text);
+    }
+    files
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn check_all(db: &Database, files: &[File]) -> usize {
+    files
+        .iter()
+        .map(|&f| wsp_analysis::file_diagnostics(db, f).len())
+        .sum()
+}
+
+fn load(texts: &[String]) -> (Database, Vec<File>) {
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let files = texts
+        .iter()
+        .enumerate()
+        .map(|(n, t)| File::on_disk(&db, ws, format!("gen{n}.wsp").into(), t.clone()))
+        .collect();
+    (db, files)
+}
+
+/// Peak resident set size of this process, in MiB (Linux).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    exe.ancestors()
+        .nth(3)
+        .expect("inside target/")
+        .to_path_buf()
+}
+
+/// Median wall time of `wsp check DIR` (the release binary xtask built).
+fn wsp_check(wsp: &Path, dir: &Path) -> Option<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = Command::new(wsp)
+            .args(["check", "--format", "json"])
+            .arg(dir)
+            .output()
+            .ok()?;
+        times.push(t.elapsed());
+        if !out.status.success() {
+            eprintln!(
+                "wsp check found problems: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            return None;
+        }
+    }
+    Some(median(times))
+}
+
+fn main() {
+    let texts = workspace(10_000);
+    let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
+    let definitions = texts.len() * BLOCKS_PER_FILE * 2;
+
+    // Cold: a fresh database each time.
+    let mut cold = Vec::new();
+    for _ in 0..7 {
+        let (db, files) = load(&texts);
+        let t = Instant::now();
+        let found = check_all(&db, &files);
+        cold.push(t.elapsed());
+        assert_eq!(found, 0, "the generated workspace must check clean");
+    }
+    let cold = median(cold);
+
+    // Incremental: one token inside one kernel body, flipped back and forth.
+    let (mut db, files) = load(&texts);
+    check_all(&db, &files);
+    let target = files.len() / 2;
+    let variants = [
+        texts[target].clone(),
+        texts[target].replacen("pto.exp(h)", "pto.log(h)", 1),
+    ];
+    assert_ne!(variants[0], variants[1]);
+    let mut incremental = Vec::new();
+    for round in 0..200 {
+        files[target].edit(&mut db, variants[(round + 1) % 2].clone());
+        let t = Instant::now();
+        let found = check_all(&db, &files);
+        incremental.push(t.elapsed());
+        assert_eq!(found, 0);
+    }
+    let incremental = median(incremental);
+    let rss = peak_rss_mib();
+
+    // `wsp check` on 100,000 lines.
+    let dir = target_dir().join("bench/analysis_100k");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("bench folder");
+    let big = workspace(100_000);
+    let big_lines: usize = big.iter().map(|t| t.lines().count()).sum();
+    for (n, t) in big.iter().enumerate() {
+        std::fs::write(dir.join(format!("gen{n:04}.wsp")), t).expect("write");
+    }
+    let wsp = target_dir().join("release/wsp");
+    let check_time = if wsp.exists() {
+        wsp_check(&wsp, &dir)
+    } else {
+        None
+    };
+
+    let ratio = cold.as_secs_f64() / incremental.as_secs_f64();
+    let incremental_ms = incremental.as_secs_f64() * 1e3;
+    let report = serde_json::json!({
+        "workspace_lines": lines,
+        "workspace_files": texts.len(),
+        "kernels_and_workloads": definitions,
+        "cold_check_ms_median": cold.as_secs_f64() * 1e3,
+        "incremental_check_ms_median": incremental_ms,
+        "cold_over_incremental": ratio,
+        "peak_rss_mib": rss,
+        "wsp_check_100k_lines": big_lines,
+        "wsp_check_100k_ms_median": check_time.map(|t| t.as_secs_f64() * 1e3),
+        "wsp_check_lines_per_s": check_time.map(|t| big_lines as f64 / t.as_secs_f64()),
+        "goals": {
+            "ratio_at_least_100": ratio >= 100.0,
+            "incremental_under_10_ms": incremental_ms < 10.0,
+            "rss_under_200_mib": rss.is_some_and(|r| r < 200.0),
+        },
+    });
+    let out_dir = target_dir().join("bench");
+    let path = out_dir.join("analysis.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report).expect("json"))
+        .expect("write analysis.json");
+    println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    println!("wrote {}", path.display());
+}
