@@ -496,15 +496,9 @@ impl<'db> Eval<'db> {
             let (Some(l), Some(r)) = (operands.get(i), operands.get(i + 1)) else {
                 return Value::Unknown;
             };
-            use ast::CompareOp as C;
-            let sop = match op {
-                C::Lt => ScalarOp::Lt,
-                C::LtEq => ScalarOp::Le,
-                C::Gt => ScalarOp::Gt,
-                C::GtEq => ScalarOp::Ge,
-                C::Eq => ScalarOp::Eq,
-                C::NotEq => ScalarOp::Ne,
-                _ => {
+            let sop = match compare_op(op) {
+                Some(sop) => sop,
+                None => {
                     self.error(
                         Code::OutsideSubset,
                         range,
@@ -954,10 +948,7 @@ impl<'db> Eval<'db> {
                     None => 0,
                 };
                 let std = match args.get(1) {
-                    Some((v @ (Value::Int(_) | Value::Float(_)), r)) if num(v) > 0.0 => {
-                        let _ = r;
-                        num(v)
-                    }
+                    Some((v @ (Value::Int(_) | Value::Float(_)), _)) if num(v) > 0.0 => num(v),
                     Some((v, r)) => {
                         let (v, r) = (v.clone(), *r);
                         if !matches!(v, Value::Unknown) {
@@ -1507,15 +1498,8 @@ impl<'db> Eval<'db> {
                 let ops = c.ops();
                 let mut out: Option<ScalarExpr> = None;
                 for (i, op) in ops.iter().enumerate() {
-                    use ast::CompareOp as C;
-                    let sop = match op {
-                        C::Lt => ScalarOp::Lt,
-                        C::LtEq => ScalarOp::Le,
-                        C::Gt => ScalarOp::Gt,
-                        C::GtEq => ScalarOp::Ge,
-                        C::Eq => ScalarOp::Eq,
-                        C::NotEq => ScalarOp::Ne,
-                        _ => return bad(self, "this comparison".into()),
+                    let Some(sop) = compare_op(op) else {
+                        return bad(self, "this comparison".into());
                     };
                     let l = self.key_expr(task, operands.get(i)?)?;
                     let r = self.key_expr(task, operands.get(i + 1)?)?;
@@ -2077,6 +2061,20 @@ fn axis<'db>(def: Span<'db>, kind: AxisKind, size: u64) -> Axis<'db> {
         indices: None,
         data_tensors: Vec::new(),
     }
+}
+
+/// The scalar op of a comparison WSP allows (not `in`, `is`, ...).
+fn compare_op(op: &ast::CompareOp) -> Option<ScalarOp> {
+    use ast::CompareOp as C;
+    Some(match op {
+        C::Lt => ScalarOp::Lt,
+        C::LtEq => ScalarOp::Le,
+        C::Gt => ScalarOp::Gt,
+        C::GtEq => ScalarOp::Ge,
+        C::Eq => ScalarOp::Eq,
+        C::NotEq => ScalarOp::Ne,
+        _ => return None,
+    })
 }
 
 pub(crate) fn num(v: &Value) -> f64 {
