@@ -9,7 +9,7 @@ use crate::affine::Affine;
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::Eval;
 use crate::values::{TensorOrigin, View, ViewIndex};
-use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg};
+use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg, plan_nodes};
 
 /// Loops with more iteration points than this are not checked for races.
 pub const RACE_BUDGET: u64 = 1 << 20;
@@ -45,30 +45,14 @@ fn collect_channels<'db>(
     sends: &mut Vec<(String, Span<'db>)>,
     consumes: &mut Vec<(String, Span<'db>)>,
 ) {
-    for n in nodes {
-        match n {
-            PlanNode::Send { channel, span, .. } => {
-                if !sends.iter().any(|(c, _)| c == channel) {
-                    sends.push((channel.clone(), *span));
-                }
-            }
-            PlanNode::Consume {
-                channel,
-                body,
-                span,
-                ..
-            } => {
-                if !consumes.iter().any(|(c, _)| c == channel) {
-                    consumes.push((channel.clone(), *span));
-                }
-                collect_channels(body, sends, consumes);
-            }
-            PlanNode::Loop { body, .. } => collect_channels(body, sends, consumes),
-            PlanNode::Pipeline { stages, .. } => collect_channels(stages, sends, consumes),
-            PlanNode::Conditional { branches, .. } => branches
-                .iter()
-                .for_each(|(_, b)| collect_channels(b, sends, consumes)),
-            PlanNode::Task(_) | PlanNode::SlotLoad { .. } => {}
+    for n in plan_nodes(nodes) {
+        let (list, channel, span) = match n {
+            PlanNode::Send { channel, span, .. } => (&mut *sends, channel, span),
+            PlanNode::Consume { channel, span, .. } => (&mut *consumes, channel, span),
+            _ => continue,
+        };
+        if !list.iter().any(|(c, _)| c == channel) {
+            list.push((channel.clone(), *span));
         }
     }
 }
@@ -461,41 +445,25 @@ fn region_text(tensor: &str, region: &[Coord]) -> String {
 pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut reads: Vec<&View<'db>> = Vec::new();
     let mut written: Vec<&str> = Vec::new();
-    fn walk<'p, 'db>(
-        nodes: &'p [PlanNode<'db>],
-        reads: &mut Vec<&'p View<'db>>,
-        written: &mut Vec<&'p str>,
-    ) {
-        for n in nodes {
-            match n {
-                PlanNode::Task(t) => {
-                    for a in &t.args {
-                        if let TaskArg::Tile {
-                            direction, view, ..
-                        } = a
-                        {
-                            if direction.writes() {
-                                written.push(&view.tensor.name);
-                            } else {
-                                reads.push(view);
-                            }
+    for n in plans.iter().flat_map(|p| plan_nodes(p)) {
+        match n {
+            PlanNode::Task(t) => {
+                for a in &t.args {
+                    if let TaskArg::Tile {
+                        direction, view, ..
+                    } = a
+                    {
+                        if direction.writes() {
+                            written.push(&view.tensor.name);
+                        } else {
+                            reads.push(view);
                         }
                     }
                 }
-                PlanNode::SlotLoad { view, .. } => reads.push(view),
-                PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => {
-                    walk(body, reads, written)
-                }
-                PlanNode::Pipeline { stages, .. } => walk(stages, reads, written),
-                PlanNode::Conditional { branches, .. } => {
-                    branches.iter().for_each(|(_, b)| walk(b, reads, written))
-                }
-                PlanNode::Send { .. } => {}
             }
+            PlanNode::SlotLoad { view, .. } => reads.push(view),
+            _ => {}
         }
-    }
-    for p in plans {
-        walk(p, &mut reads, &mut written);
     }
     let mut out: Vec<Diag<'db>> = Vec::new();
     let mut done: Vec<&str> = Vec::new();
@@ -597,20 +565,10 @@ pub fn deadlocks<'db>(
     depth_of: &dyn Fn(&str) -> Option<u64>,
 ) -> Vec<Diag<'db>> {
     let mut out = Vec::new();
-    let mut pipelines = Vec::new();
-    fn find<'p, 'db>(nodes: &'p [PlanNode<'db>], out: &mut Vec<(&'p [PlanNode<'db>], Span<'db>)>) {
-        for n in nodes {
-            match n {
-                PlanNode::Pipeline { stages, span } => out.push((stages, *span)),
-                PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => find(body, out),
-                PlanNode::Conditional { branches, .. } => {
-                    branches.iter().for_each(|(_, b)| find(b, out))
-                }
-                _ => {}
-            }
-        }
-    }
-    find(body, &mut pipelines);
+    let pipelines = plan_nodes(body).filter_map(|n| match n {
+        PlanNode::Pipeline { stages, span } => Some((stages, *span)),
+        _ => None,
+    });
     'pipelines: for (stages, span) in pipelines {
         let mut budget = DEADLOCK_BUDGET;
         let mut programs = Vec::new();

@@ -97,6 +97,19 @@ fn name_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>, value: Value<'
 }
 
 /// Bound arguments of a call: each parameter's value and where it was written.
+/// A call's arguments by parameter, unevaluated; `ok` when they matched without error.
+pub(crate) struct Bound {
+    pub slots: Vec<Option<Expr>>,
+    pub ok: bool,
+}
+
+impl std::ops::Deref for Bound {
+    type Target = [Option<Expr>];
+    fn deref(&self) -> &[Option<Expr>] {
+        &self.slots
+    }
+}
+
 pub(crate) struct Args<'db> {
     pub values: Vec<Option<(Value<'db>, TextRange)>>,
 }
@@ -705,17 +718,39 @@ impl<'db> Eval<'db> {
         }
     }
 
-    /// Binds a call's arguments to named parameters (`?` marks optional ones). Reports WSP203
-    /// for missing, unknown and repeated arguments.
+    /// Binds a call's arguments to named parameters (`?` marks optional ones) and evaluates
+    /// them. Reports WSP203 for missing, unknown and repeated arguments.
     pub fn bind(&mut self, call: &ast::CallExpr, what: &str, params: &[&str]) -> Option<Args<'db>> {
-        let mut values: Vec<Option<(Value<'db>, TextRange)>> = vec![None; params.len()];
-        let names: Vec<&str> = params.iter().map(|p| p.trim_end_matches('?')).collect();
+        let names: Vec<(&str, bool)> = params
+            .iter()
+            .map(|p| (p.trim_end_matches('?'), p.ends_with('?')))
+            .collect();
+        let bound = self.bind_syntax(call, what, &names, "");
+        let values = bound
+            .iter()
+            .map(|e| {
+                e.as_ref()
+                    .map(|e| (self.expr(e), e.syntax().text_range()))
+            })
+            .collect();
+        bound.ok.then_some(Args { values })
+    }
+
+    /// Matches a call's arguments to parameters `(name, optional)` by position and keyword,
+    /// without evaluating them. Reports WSP203 for missing, unknown and repeated arguments;
+    /// `hint` ends each message (": pto.add(a, b)").
+    pub fn bind_syntax(
+        &mut self,
+        call: &ast::CallExpr,
+        what: &str,
+        params: &[(&str, bool)],
+        hint: &str,
+    ) -> Bound {
+        let mut slots: Vec<Option<Expr>> = vec![None; params.len()];
         let mut ok = true;
         let mut positional = 0;
         for arg in call.args() {
             let range = arg.syntax().text_range();
-            let value = arg.value().map_or(Value::Unknown, |v| self.expr(&v));
-            let value_range = arg.value().map_or(range, |v| v.syntax().text_range());
             let slot = match arg.kind() {
                 ast::ArgKind::Positional => {
                     positional += 1;
@@ -724,7 +759,7 @@ impl<'db> Eval<'db> {
                             Code::WrongArguments,
                             range,
                             format!(
-                                "{what} takes at most {} argument{}",
+                                "{what} takes at most {} argument{}{hint}",
                                 params.len(),
                                 plural(params.len())
                             ),
@@ -739,7 +774,7 @@ impl<'db> Eval<'db> {
                         .keyword()
                         .map(|k| k.text().to_string())
                         .unwrap_or_default();
-                    match names.iter().position(|n| *n == kw) {
+                    match params.iter().position(|(n, _)| *n == kw) {
                         Some(i) => i,
                         None => {
                             let mut d = Diag::new(
@@ -747,7 +782,7 @@ impl<'db> Eval<'db> {
                                 self.span(range),
                                 format!("{what} has no parameter `{kw}`"),
                             );
-                            if let Some(best) = suggest(&kw, names.iter().copied()) {
+                            if let Some(best) = suggest(&kw, params.iter().map(|(n, _)| *n)) {
                                 d.message.push_str(&format!("; did you mean `{best}`?"));
                                 if let Some(k) = arg.keyword() {
                                     d = d.with_fix(
@@ -755,6 +790,8 @@ impl<'db> Eval<'db> {
                                         vec![(self.span(k.text_range()), best.to_string())],
                                     );
                                 }
+                            } else {
+                                d.message.push_str(hint);
                             }
                             self.push(d);
                             ok = false;
@@ -772,31 +809,31 @@ impl<'db> Eval<'db> {
                     continue;
                 }
             };
-            if values[slot].is_some() {
+            if slots[slot].is_some() {
                 self.error(
                     Code::WrongArguments,
                     range,
-                    format!("{what} got `{}` twice", names[slot]),
+                    format!("{what} got `{}` twice", params[slot].0),
                 );
                 ok = false;
                 continue;
             }
-            values[slot] = Some((value, value_range));
+            slots[slot] = arg.value();
         }
-        for (i, p) in params.iter().enumerate() {
-            if values[i].is_none() && !p.ends_with('?') {
+        for (i, (name, optional)) in params.iter().enumerate() {
+            if slots[i].is_none() && !optional {
                 let at = call
                     .arg_list()
                     .map_or(call.syntax().text_range(), |a| a.syntax().text_range());
                 self.error(
                     Code::WrongArguments,
                     at,
-                    format!("{what} is missing `{}`", names[i]),
+                    format!("{what} is missing `{name}`{hint}"),
                 );
                 ok = false;
             }
         }
-        ok.then_some(Args { values })
+        Bound { slots, ok }
     }
 
     fn call(&mut self, c: &ast::CallExpr) -> Value<'db> {

@@ -6,7 +6,7 @@ use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 use wsp_syntax::{SyntaxKind, TextRange};
 
 use crate::diagnostics::{Code, Diag};
-use crate::eval::{Eval, num, plural};
+use crate::eval::{Eval, num};
 use crate::items::Item;
 use crate::names::suggest;
 use crate::ops::{self, DtypeRule, Op, OpParamKind, ShapeRule};
@@ -671,82 +671,10 @@ impl<'db> BodyChecker<'db> {
         c: &ast::CallExpr,
     ) -> Option<Vec<Option<(Operand, KernelType, TextRange)>>> {
         let what = format!("`pto.{}`", op.name);
-        let mut bound: Vec<Option<Expr>> = vec![None; op.params.len()];
-        let mut ok = true;
-        let mut positional = 0;
-        for arg in c.args() {
-            let r = arg.syntax().text_range();
-            let slot = match arg.kind() {
-                ast::ArgKind::Positional => {
-                    positional += 1;
-                    if positional > op.params.len() {
-                        self.eval.error(
-                            Code::WrongArguments,
-                            r,
-                            format!(
-                                "{what} takes {} argument{}: {}",
-                                op.params.len(),
-                                plural(op.params.len()),
-                                op.signature()
-                            ),
-                        );
-                        ok = false;
-                        continue;
-                    }
-                    positional - 1
-                }
-                ast::ArgKind::Keyword => {
-                    let kw = arg
-                        .keyword()
-                        .map(|k| k.text().to_string())
-                        .unwrap_or_default();
-                    match op.params.iter().position(|p| p.name == kw) {
-                        Some(i) => i,
-                        None => {
-                            self.eval.error(
-                                Code::WrongArguments,
-                                r,
-                                format!("{what} has no parameter `{kw}`: {}", op.signature()),
-                            );
-                            ok = false;
-                            continue;
-                        }
-                    }
-                }
-                _ => {
-                    self.eval.error(
-                        Code::OutsideSubset,
-                        r,
-                        "`*` and `**` arguments are not part of WSP",
-                    );
-                    ok = false;
-                    continue;
-                }
-            };
-            if bound[slot].is_some() {
-                self.eval.error(
-                    Code::WrongArguments,
-                    r,
-                    format!("{what} got `{}` twice", op.params[slot].name),
-                );
-                ok = false;
-                continue;
-            }
-            bound[slot] = arg.value();
-        }
-        for (i, p) in op.params.iter().enumerate() {
-            if bound[i].is_none() && !p.optional {
-                let at = c
-                    .arg_list()
-                    .map_or(c.syntax().text_range(), |a| a.syntax().text_range());
-                self.eval.error(
-                    Code::WrongArguments,
-                    at,
-                    format!("{what} is missing `{}`: {}", p.name, op.signature()),
-                );
-                ok = false;
-            }
-        }
+        let params: Vec<(&str, bool)> = op.params.iter().map(|p| (p.name, p.optional)).collect();
+        let hint = format!(": {}", op.signature());
+        let bound = self.eval.bind_syntax(c, &what, &params, &hint);
+        let mut ok = bound.ok;
         let mut out = Vec::new();
         for (i, e) in bound.iter().enumerate() {
             let Some(e) = e else {

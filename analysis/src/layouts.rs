@@ -8,7 +8,7 @@ use crate::eval::Eval;
 use crate::types::shape_text;
 use crate::values::{DimLayout, Layout, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;
-use crate::workloads::{PlanNode, TaskArg};
+use crate::workloads::{PlanNode, TaskArg, plan_nodes};
 
 const REDUCE_OPS: &[&str] = &["sum", "max", "min"];
 
@@ -157,15 +157,8 @@ pub(crate) fn collective<'db>(
 /// WSP401: within one task, every view indexed by the same loop variable must agree on how
 /// that dimension is sharded.
 pub(crate) fn check_task_layouts<'db>(nodes: &[PlanNode<'db>], diags: &mut Vec<Diag<'db>>) {
-    for node in nodes {
+    for node in plan_nodes(nodes) {
         match node {
-            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => {
-                check_task_layouts(body, diags)
-            }
-            PlanNode::Pipeline { stages, .. } => check_task_layouts(stages, diags),
-            PlanNode::Conditional { branches, .. } => branches
-                .iter()
-                .for_each(|(_, b)| check_task_layouts(b, diags)),
             PlanNode::Task(task) => {
                 // (loop variable, mesh axis, view span, tensor, dimension)
                 let mut seen: Vec<(String, u32, Span<'db>, &Tensor<'db>, usize)> = Vec::new();

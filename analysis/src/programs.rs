@@ -10,7 +10,7 @@ use crate::items::Item;
 use crate::scalar::ScalarExpr;
 use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
 use crate::values::{AxisKind, Policy, Schedule, Value, WorkloadCall};
-use crate::workloads::{PlanNode, TaskArg, workload_instance};
+use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 
 /// The workload calls of a schedule, in order.
 pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
@@ -19,26 +19,12 @@ pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
     out
 }
 
-fn for_each_node<'p, 'db>(nodes: &'p [PlanNode<'db>], f: &mut impl FnMut(&'p PlanNode<'db>)) {
-    for n in nodes {
-        f(n);
-        match n {
-            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => for_each_node(body, f),
-            PlanNode::Pipeline { stages, .. } => for_each_node(stages, f),
-            PlanNode::Conditional { branches, .. } => {
-                branches.iter().for_each(|(_, b)| for_each_node(b, f))
-            }
-            _ => {}
-        }
-    }
-}
-
 /// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
 pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = Vec::new();
     for call in calls(s) {
         let plan = &workload_instance(db, call).0;
-        for_each_node(&plan.body, &mut |n| {
+        for n in plan_nodes(&plan.body) {
             if let PlanNode::Loop { vars, .. } = n {
                 for v in vars {
                     if v.axis_kind == AxisKind::DenseDyn && !out.iter().any(|(n, _)| *n == v.axis) {
@@ -46,7 +32,7 @@ pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(Strin
                     }
                 }
             }
-        });
+        }
     }
     out
 }
@@ -139,7 +125,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     let mut tensors = Vec::new();
     for call in calls(s) {
         let plan = &workload_instance(db, call).0;
-        for_each_node(&plan.body, &mut |n| {
+        for n in plan_nodes(&plan.body) {
             if let PlanNode::Task(t) = n {
                 for f in &t.fields {
                     if !fields.contains(f) {
@@ -156,7 +142,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                     }
                 }
             }
-        });
+        }
     }
     for d in &s.directives {
         let key = match &d.detail {

@@ -114,6 +114,34 @@ pub enum PlanNode<'db> {
     },
 }
 
+impl<'db> PlanNode<'db> {
+    /// The nodes directly inside this one, in order.
+    pub fn children(&self) -> impl Iterator<Item = &PlanNode<'db>> {
+        let (blocks, branches): (&[PlanNode<'db>], &[(Option<ScalarExpr>, Vec<PlanNode<'db>>)]) =
+            match self {
+                PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => (body, &[]),
+                PlanNode::Pipeline { stages, .. } => (stages, &[]),
+                PlanNode::Conditional { branches, .. } => (&[], branches),
+                PlanNode::Task(_) | PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => {
+                    (&[], &[])
+                }
+            };
+        blocks.iter().chain(branches.iter().flat_map(|(_, b)| b))
+    }
+}
+
+/// Every node of a plan, each before the nodes inside it.
+pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &'p PlanNode<'db>> {
+    let mut stack: Vec<&'p PlanNode<'db>> = nodes.iter().rev().collect();
+    std::iter::from_fn(move || {
+        let n = stack.pop()?;
+        let start = stack.len();
+        stack.extend(n.children());
+        stack[start..].reverse();
+        Some(n)
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
 pub struct WorkloadPlan<'db> {
     pub body: Vec<PlanNode<'db>>,
