@@ -142,11 +142,65 @@ pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &
     })
 }
 
+/// What orders the iterations or branches of a block: its dependency kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum BlockKind {
+    Loop(LoopKind),
+    Pipeline,
+    Conditional,
+    /// `with consume(ch) as t:`, on this channel.
+    Consume(String),
+}
+
+impl BlockKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BlockKind::Loop(k) => k.name(),
+            BlockKind::Pipeline => "Pipeline",
+            BlockKind::Conditional => "Conditional",
+            BlockKind::Consume(_) => "Consume",
+        }
+    }
+
+    /// What the kind means for the order of the block's work.
+    pub fn meaning(&self) -> &'static str {
+        match self {
+            BlockKind::Loop(LoopKind::Independent) => {
+                "iterations have no order between them and may run in parallel"
+            }
+            BlockKind::Loop(LoopKind::Sequential) => "each iteration runs after the one before",
+            BlockKind::Loop(LoopKind::Selected) => {
+                "iterates the selected entries of one sparse row, in parallel"
+            }
+            BlockKind::Pipeline => {
+                "the stages run concurrently, connected by channels"
+            }
+            BlockKind::Conditional => {
+                "runs the first branch whose predicate holds, decided at run time"
+            }
+            BlockKind::Consume(_) => {
+                "runs the body once per task received, after that task finished"
+            }
+        }
+    }
+}
+
+/// A loop or `with` block of a workload body.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Block {
+    /// `for b in P(batch)` / `with P.pipe()`, relative to the workload item.
+    pub header: TextRange,
+    /// The whole statement: where its variables are in scope.
+    pub scope: TextRange,
+    pub kind: BlockKind,
+    pub vars: Vec<LoopVar>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
 pub struct WorkloadPlan<'db> {
     pub body: Vec<PlanNode<'db>>,
-    /// Loop kinds by the loop's range in the workload item, for hover.
-    pub loops: Vec<(TextRange, LoopKind)>,
+    /// The body's loops and `with` blocks, in source order, for hover.
+    pub blocks: Vec<Block>,
     pub diags: Vec<Diag<'db>>,
 }
 
@@ -260,7 +314,7 @@ fn analyze<'db>(
     let mut walker = Walker {
         eval: Eval::new(db, item),
         tasks: 0,
-        loops: Vec::new(),
+        blocks: Vec::new(),
         channel_extents: Vec::new(),
     };
     let params = &workload_params(db, item).0;
@@ -277,7 +331,7 @@ fn analyze<'db>(
     crate::layouts::check_task_layouts(&body, &mut walker.eval.diags);
     WorkloadPlan {
         body,
-        loops: walker.loops,
+        blocks: walker.blocks,
         diags: walker.eval.diags,
     }
 }
@@ -524,7 +578,7 @@ fn index_view<'db>(
 struct Walker<'db> {
     eval: Eval<'db>,
     tasks: u32,
-    loops: Vec<(TextRange, LoopKind)>,
+    blocks: Vec<Block>,
     /// The extent of the index of the tasks sent on each channel.
     channel_extents: Vec<(String, Option<u64>)>,
 }
@@ -543,6 +597,7 @@ impl<'db> Walker<'db> {
                 Stmt::ForStmt(f) => out.extend(self.for_loop(f)),
                 Stmt::WithStmt(w) => match self.with_kind(w).as_deref() {
                     Some("when") => {
+                        self.push_with_block(w, BlockKind::Conditional, Vec::new());
                         if let Some((branches, span)) = pending_when.take() {
                             out.push(PlanNode::Conditional { branches, span });
                         }
@@ -551,6 +606,7 @@ impl<'db> Walker<'db> {
                         pending_when = Some((vec![(pred, body)], self.eval.span_of(w)));
                     }
                     Some("otherwise") => {
+                        self.push_with_block(w, BlockKind::Conditional, Vec::new());
                         let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
                         match pending_when.as_mut() {
                             Some((branches, _))
@@ -595,6 +651,20 @@ impl<'db> Walker<'db> {
             out.push(PlanNode::Conditional { branches, span });
         }
         out
+    }
+
+    fn push_with_block(&mut self, w: &ast::WithStmt, kind: BlockKind, vars: Vec<LoopVar>) {
+        let scope = w.syntax().text_range();
+        let header_end = w
+            .items()
+            .last()
+            .map_or(scope.end(), |i| i.syntax().text_range().end());
+        self.blocks.push(Block {
+            header: TextRange::new(scope.start(), header_end),
+            scope,
+            kind,
+            vars,
+        });
     }
 
     /// The name of a `with` block's builtin: `when`, `otherwise`, `pipe`, `consume`.
@@ -807,7 +877,12 @@ impl<'db> Walker<'db> {
                 None => ok = false,
             }
         }
-        self.loops.push((range, kind));
+        self.blocks.push(Block {
+            header: TextRange::new(range.start(), iterable.syntax().text_range().end()),
+            scope: range,
+            kind: BlockKind::Loop(kind),
+            vars: vars.clone(),
+        });
         let depth = (self.eval.locals.len(), self.eval.extents.len());
         for (name, _) in &targets {
             let extent = vars.iter().find(|v| &v.name == name).and_then(|v| v.extent);
@@ -849,6 +924,7 @@ impl<'db> Walker<'db> {
         match callee {
             Value::Member(Builtin::P, "pipe") => {
                 self.eval.bind(c, "`P.pipe`", &[]);
+                self.push_with_block(w, BlockKind::Pipeline, Vec::new());
                 let stages = w.body().map(|b| self.block(&b)).unwrap_or_default();
                 Some(PlanNode::Pipeline {
                     stages,
@@ -890,6 +966,14 @@ impl<'db> Walker<'db> {
                     .locals
                     .push((var.clone(), Value::Index(Affine::var(&var))));
                 self.eval.extents.push((var.clone(), extent));
+                let var_fact = LoopVar {
+                    name: var.clone(),
+                    axis: String::new(),
+                    axis_kind: AxisKind::Dense,
+                    extent,
+                    row: None,
+                };
+                self.push_with_block(w, BlockKind::Consume(channel.clone()), vec![var_fact]);
                 let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
                 self.eval.locals.truncate(depth.0);
                 self.eval.extents.truncate(depth.1);

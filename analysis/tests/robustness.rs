@@ -166,6 +166,23 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// Hover at every character boundary answers within the text, on a range around the cursor.
+fn hover_everywhere(db: &Database, file: File, text: &str) {
+    let len = wsp_syntax::TextSize::of(text);
+    for (at, _) in text.char_indices().chain([(text.len(), ' ')]) {
+        let offset = wsp_syntax::TextSize::try_from(at).expect("offset");
+        if let Some(h) = wsp_analysis::hover(db, file, offset) {
+            assert!(h.range.end() <= len, "hover past the end at {at}: {h:?}");
+            assert!(
+                h.range.start() <= offset && offset <= h.range.end(),
+                "hover at {at} describes {:?}",
+                h.range
+            );
+            assert!(!h.markdown.is_empty());
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -183,10 +200,15 @@ proptest! {
             let incremental = wsp_analysis::file_diagnostics(&db, file).clone();
             prop_assert_eq!(&incremental, &from_scratch(&text), "after {:?} the text is:\n{}", e, text);
         }
+        hover_everywhere(&db, file, &text);
     }
 
     #[test]
     fn arbitrary_text_never_panics(text in "\\PC{0,300}") {
         from_scratch(&text);
+        let db = Database::default();
+        let workspace = Workspace::new(&db, Vec::new());
+        let file = File::new(&db, workspace, "any.wsp".into(), text.clone());
+        hover_everywhere(&db, file, &text);
     }
 }

@@ -15,7 +15,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 pub use line_index::{LineIndex, WideEncoding};
-pub use rowan::{GreenNode, TextRange, TextSize};
+pub use rowan::{GreenNode, TextRange, TextSize, TokenAtOffset};
 
 pub use crate::lexer::{RawToken, lex};
 pub use crate::syntax_kind::{

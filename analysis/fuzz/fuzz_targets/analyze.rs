@@ -1,5 +1,6 @@
 //! `cargo fuzz run analyze` (from analysis/): the whole analysis of any UTF-8 text finishes
-//! without panicking, checked against every target, with every diagnostic inside the text.
+//! without panicking, checked against every target, with every diagnostic inside the text; so
+//! does hover at every character boundary.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -14,6 +15,12 @@ fuzz_target!(|data: &[u8]| {
         for d in wsp_analysis::file_diagnostics(&db, file) {
             assert!(usize::from(d.range.end()) <= len);
             assert!(!d.message.is_empty());
+        }
+        for (at, _) in text.char_indices() {
+            let offset = wsp_analysis::TextSize::try_from(at).unwrap();
+            if let Some(h) = wsp_analysis::hover(&db, file, offset) {
+                assert!(usize::from(h.range.end()) <= len);
+            }
         }
     }
 });

@@ -1,0 +1,494 @@
+//! Hover: what the analyzer knows about the text under the cursor, as Markdown. Every fact
+//! comes from a query the checker already ran (tile types, plans, the op table, the
+//! vocabulary); nothing here decides a rule of its own.
+
+use std::fmt::Write;
+
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
+
+use crate::eval::item_value;
+use crate::files::File;
+use crate::items::{Item, ItemKind, item_offsets, module_items};
+use crate::kernels::{KernelSignature, ParamType, kernel_body, kernel_signature};
+use crate::names::module_scope;
+use crate::ops;
+use crate::types::shape_text;
+use crate::values::{Axis, AxisKind, Composite, Init, Tensor, TensorOrigin, Value};
+use crate::vocabulary::Builtin;
+use crate::programs::calls;
+use crate::schedules::{Applicability, applicability};
+use crate::workloads::{
+    Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, WorkloadPlan, plan_nodes,
+    workload_generic, workload_instance, workload_params,
+};
+
+/// What to show for a position: the range it describes (in the file) and Markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hover {
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+/// The hover at `offset` in `file`, if the text there has something to say.
+pub fn hover(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option<Hover> {
+    let items = module_items(db, file);
+    let offsets = item_offsets(db, file);
+    let i = offsets.partition_point(|&start| start <= offset).checked_sub(1)?;
+    let (item, base) = (*items.get(i)?, offsets[i]);
+    let local = offset.checked_sub(base)?;
+    let root = item.syntax(db);
+    if local > root.text_range().end() {
+        return None;
+    }
+    let token = pick_token(root.token_at_offset(local))?;
+    let found = match item.kind(db) {
+        ItemKind::Kernel => kernel_hover(db, item, &token),
+        ItemKind::Workload => workload_hover(db, item, &token),
+        _ => None,
+    }
+    .or_else(|| name_hover(db, item, &token))?;
+    Some(Hover {
+        range: found.0 + base,
+        markdown: found.1,
+    })
+}
+
+/// The token the cursor is on: a name when one touches the offset.
+fn pick_token(at: TokenAtOffset<SyntaxToken>) -> Option<SyntaxToken> {
+    let useful = |t: &SyntaxToken| !t.kind().is_trivia();
+    match at {
+        TokenAtOffset::None => None,
+        TokenAtOffset::Single(t) => useful(&t).then_some(t),
+        TokenAtOffset::Between(l, r) => {
+            if r.kind() == SyntaxKind::NAME {
+                Some(r)
+            } else if l.kind() == SyntaxKind::NAME || !useful(&r) {
+                useful(&l).then_some(l)
+            } else {
+                Some(r)
+            }
+        }
+    }
+}
+
+type Found = (TextRange, String);
+
+fn code(text: &str) -> String {
+    format!("```wsp\n{text}\n```")
+}
+
+fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
+    let range = token.text_range();
+    let signature = kernel_signature(db, item);
+    let body = kernel_body(db, item);
+    // `pto.add`: the op's signature and doc from the op table, and its type here.
+    if let Some(attr) = token.parent().and_then(ast::AttributeExpr::cast)
+        && attr.attr().is_some_and(|a| a == *token)
+        && let Some(Expr::NameExpr(ns)) = attr.receiver()
+        && matches!(ns.text().as_str(), "pto" | "tl")
+        && let Some(op) = ops::lookup(token.text())
+    {
+        let mut md = format!("{}\n\n{}", code(&op.signature()), op.doc);
+        let call = attr.syntax().parent().map(|c| c.text_range());
+        if let Some((_, ty)) = body.types.iter().find(|(r, _)| Some(*r) == call) {
+            let _ = write!(md, "\n\nHere: `{ty}`");
+        }
+        return Some((range, md));
+    }
+    if token.kind() == SyntaxKind::NAME {
+        let parent = token.parent()?;
+        // The def's name: the whole signature.
+        if ast::FunctionDef::cast(parent.clone()).is_some() {
+            return Some((range, code(&signature_text(signature))));
+        }
+        // A parameter's declaration.
+        if ast::Param::cast(parent).is_some()
+            && let Some(p) = signature.param(token.text())
+        {
+            return Some((range, code(&format!("{}: {}", p.name, param_type(&p.ty)))));
+        }
+    }
+    // Any typed expression: the innermost one around the token.
+    let (r, ty) = body
+        .types
+        .iter()
+        .filter(|(r, _)| r.contains_range(range))
+        .min_by_key(|(r, _)| r.len())?;
+    let text = if token.kind() == SyntaxKind::NAME && *r == range {
+        format!("{}: {ty}", token.text())
+    } else {
+        ty.to_string()
+    };
+    Some((*r, code(&text)))
+}
+
+fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
+    let range = token.text_range();
+    let plan = hover_plan(db, item);
+    // A loop or `with` header: the block's dependency kind.
+    if let Some(b) = innermost(&plan.blocks, |b| b.header.contains_range(range))
+        && !(token.kind() == SyntaxKind::NAME && b.vars.iter().any(|v| v.name == token.text()))
+        && block_keyword(token)
+    {
+        return Some((b.header, block_text(b)));
+    }
+    if token.kind() != SyntaxKind::NAME {
+        return None;
+    }
+    let name = token.text();
+    // A loop variable, where it is bound or used.
+    if let Some(b) = innermost(&plan.blocks, |b| {
+        b.scope.contains_range(range) && b.vars.iter().any(|v| v.name == name)
+    }) && let Some(v) = b.vars.iter().find(|v| v.name == name)
+    {
+        return Some((range, var_text(v, b)));
+    }
+    // A view passed to a task: its region, shape and the parameter it binds.
+    for node in plan_nodes(&plan.body) {
+        let PlanNode::Task(t) = node else { continue };
+        for arg in &t.args {
+            if let TaskArg::Tile {
+                param,
+                direction,
+                view,
+            } = arg
+                && view.span.range.contains_range(range)
+            {
+                let md = format!(
+                    "{}\n\nA view of `{}` {} {}, passed as `{param}` ({}) to `{}`.",
+                    code(&format!(
+                        "{}: {} {}",
+                        view.text(),
+                        shape_text(&view.shape()),
+                        view.tensor.dtype
+                    )),
+                    view.tensor.name,
+                    shape_text(&view.tensor.shape),
+                    view.tensor.dtype,
+                    direction.name(),
+                    t.kernel_name,
+                );
+                return Some((view.span.range, md));
+            }
+        }
+    }
+    // A parameter of the workload.
+    let params = &workload_params(db, item).0;
+    if let Some(p) = params.iter().find(|p| p.name == name) {
+        let shadowed_later = ast::Param::cast(token.parent()?).is_none()
+            && plan.blocks.iter().any(|b| b.vars.iter().any(|v| v.name == name));
+        if !shadowed_later {
+            let kind = match p.annotation {
+                Some(Annotation::Axis(Some(k))) => format!("{} axis", k.name()),
+                Some(Annotation::Axis(None)) => "axis".to_string(),
+                Some(Annotation::Tensor) => "Tensor".to_string(),
+                None => "unannotated: its type comes from each call".to_string(),
+            };
+            return Some((range, format!("workload parameter `{name}` ({kind})")));
+        }
+    }
+    None
+}
+
+/// The plan of the workload's first call in its file (its axes and extents are known), or
+/// the generic plan when nothing calls it.
+fn hover_plan<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> &'db WorkloadPlan<'db> {
+    let file = item.file(db);
+    for &other in module_items(db, file) {
+        if !matches!(other.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            continue;
+        }
+        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value
+            && let Some(call) = calls(s).into_iter().find(|c| c.workload(db) == item)
+        {
+            return &workload_instance(db, call).0;
+        }
+    }
+    workload_generic(db, item)
+}
+
+/// Whether a token in a block header names the block rather than a value in it.
+fn block_keyword(token: &SyntaxToken) -> bool {
+    matches!(
+        token.kind(),
+        SyntaxKind::FOR_KW | SyntaxKind::IN_KW | SyntaxKind::WITH_KW | SyntaxKind::AS_KW
+    ) || matches!(
+        token.text(),
+        "P" | "seq" | "sel" | "when" | "otherwise" | "pipe" | "consume"
+    )
+}
+
+fn innermost(blocks: &[Block], pred: impl Fn(&Block) -> bool) -> Option<&Block> {
+    blocks
+        .iter()
+        .filter(|b| pred(b))
+        .min_by_key(|b| b.scope.len())
+}
+
+fn block_text(b: &Block) -> String {
+    let mut md = format!("**{}**: {}.", b.kind.name(), b.kind.meaning());
+    for v in &b.vars {
+        let _ = write!(md, "\n\n{}", var_line(v, b));
+    }
+    md
+}
+
+fn var_text(v: &LoopVar, b: &Block) -> String {
+    format!(
+        "{}\n\n{}\n\nIts block is **{}**: {}.",
+        code(&format!("{}: loop variable", v.name)),
+        var_line(v, b),
+        b.kind.name(),
+        b.kind.meaning()
+    )
+}
+
+/// `b` ranges over `batch`: Dense axis, 4 iterations.
+fn var_line(v: &LoopVar, b: &Block) -> String {
+    let count = match v.extent {
+        Some(n) if v.axis_kind == AxisKind::DenseDyn => {
+            format!("{n} iterations by default, bound at run time")
+        }
+        Some(n) => format!("{n} iteration{}", if n == 1 { "" } else { "s" }),
+        None => "iterations known per call".to_string(),
+    };
+    match &b.kind {
+        BlockKind::Consume(ch) => {
+            format!("`{}`: the index of each task received on `{ch}` ({count})", v.name)
+        }
+        _ if v.axis.is_empty() => format!("`{}` ranges over a parameter ({count})", v.name),
+        _ => format!(
+            "`{}` ranges over `{}`: {} axis, {count}",
+            v.name,
+            v.axis,
+            v.axis_kind.name()
+        ),
+    }
+}
+
+/// A module-level name or a `pto_wsp` name used anywhere.
+fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
+    if token.kind() != SyntaxKind::NAME {
+        return None;
+    }
+    let range = token.text_range();
+    let name = token.text();
+    // `P.seq`, `DType.F32`, `DispatchPolicy.affinity`: the namespace's member.
+    if let Some(attr) = token.parent().and_then(ast::AttributeExpr::cast)
+        && attr.attr().is_some_and(|a| a == *token)
+    {
+        let Some(Expr::NameExpr(ns)) = attr.receiver() else {
+            return None;
+        };
+        let b = Builtin::lookup(&ns.text())?;
+        let members = crate::eval::members(b);
+        if !members.contains(&name) {
+            return None;
+        }
+        return Some((
+            range,
+            format!("{}\n\n{}", code(&format!("{}.{name}", b.name())), b.doc()),
+        ));
+    }
+    let scope = module_scope(db, item.file(db));
+    match scope.lookup(name) {
+        Some(binding) if binding.item != item || is_def_name(token) => {
+            let target = binding.item;
+            let md = match target.kind(db) {
+                ItemKind::Kernel => code(&signature_text(kernel_signature(db, target))),
+                ItemKind::Workload => workload_text(db, target),
+                _ => value_text(db, name, &item_value(db, target).value),
+            };
+            Some((range, md))
+        }
+        Some(_) => None,
+        None => {
+            let b = Builtin::lookup(name)?;
+            Some((range, format!("{}\n\n{}", code(b.name()), b.doc())))
+        }
+    }
+}
+
+fn is_def_name(token: &SyntaxToken) -> bool {
+    token.parent().is_some_and(|p| {
+        ast::FunctionDef::cast(p.clone()).is_some()
+            || p.parent()
+                .and_then(ast::AssignStmt::cast)
+                .is_some_and(|a| a.targets().next().is_some_and(|t| t.syntax() == &p))
+    })
+}
+
+fn signature_text(s: &KernelSignature) -> String {
+    let params: Vec<String> = s
+        .params
+        .iter()
+        .map(|p| {
+            let mut t = format!("{}: {}", p.name, param_type(&p.ty));
+            if let Some(d) = p.default {
+                let _ = write!(t, " = {}", d.0);
+            }
+            t
+        })
+        .collect();
+    let decorator = if s.cpp.is_some() {
+        "@kernel(cpp_src=...)"
+    } else {
+        "@kernel"
+    };
+    format!("{decorator}\ndef {}({})", s.name, params.join(", "))
+}
+
+fn param_type(t: &ParamType) -> String {
+    match t {
+        ParamType::Tile(dir, tile) => format!(
+            "{}[Tile[{}, {}, {}]]",
+            dir.name(),
+            tile.rows,
+            tile.cols,
+            tile.dtype
+        ),
+        ParamType::Scalar(d) => format!("Scalar[{d}]"),
+        ParamType::Constexpr => "Constexpr[int]".to_string(),
+        ParamType::Unknown => "?".to_string(),
+    }
+}
+
+fn workload_text(db: &dyn salsa::Database, item: Item<'_>) -> String {
+    let params: Vec<String> = workload_params(db, item)
+        .0
+        .iter()
+        .map(|p| match p.annotation {
+            Some(Annotation::Axis(Some(k))) => format!("{}: {}", p.name, k.name()),
+            Some(Annotation::Tensor) => format!("{}: Tensor", p.name),
+            _ => p.name.clone(),
+        })
+        .collect();
+    let plan = workload_generic(db, item);
+    let tasks = plan_nodes(&plan.body)
+        .filter(|n| matches!(n, PlanNode::Task(_)))
+        .count();
+    format!(
+        "{}\n\n{} task statement{}, {} loop{} and block{}.",
+        code(&format!("@workload\ndef {}({})", item.name(db), params.join(", "))),
+        tasks,
+        if tasks == 1 { "" } else { "s" },
+        plan.blocks.len(),
+        if plan.blocks.len() == 1 { "" } else { "s" },
+        if plan.blocks.len() == 1 { "" } else { "s" },
+    )
+}
+
+fn value_text(db: &dyn salsa::Database, name: &str, v: &Value) -> String {
+    match v {
+        Value::Tensor(t) => tensor_text(name, t),
+        Value::Axis(a) => axis_text(name, a),
+        Value::Channel(c) => format!(
+            "{}\n\n{}",
+            code(&format!("{name}: Channel(\"{}\", depth={})", c.label, c.depth)),
+            if c.depth == 0 {
+                "A rendezvous: each send waits for its receiver."
+            } else {
+                "A bounded queue of tasks between pipeline stages."
+            }
+        ),
+        Value::Schedule(s) | Value::Program(s) => {
+            let mut md = code(&format!("{name} = {}", composite_text(db, &s.root)));
+            let target = s.target.map(|(t, _)| t);
+            match target {
+                Some(t) => {
+                    let _ = write!(md, "\n\nCompiled for `{}`.", t.name());
+                }
+                None => md.push_str("\n\nNot compiled yet."),
+            }
+            for d in &s.directives {
+                let _ = write!(md, "\n- `{}`", d.kind.spelling());
+                if let Some(t) = target {
+                    let how = applicability(t, d.kind);
+                    let _ = write!(md, ": {}", how.name());
+                    if let Applicability::Partial(note)
+                    | Applicability::EmitOnly(note)
+                    | Applicability::Rejected(note) = how
+                    {
+                        let _ = write!(md, " ({note})");
+                    }
+                }
+            }
+            md
+        }
+        Value::Int(i) => code(&format!("{name} = {i}")),
+        Value::Float(f) => code(&format!("{name} = {}", f.0)),
+        Value::DType(d) => code(&format!("{name} = DType.{d}")),
+        Value::Unknown => code(name),
+        other => format!("{}\n\n{}", code(name), other.describe()),
+    }
+}
+
+/// `sequential(rmsnorm(...), attention(...))`
+fn composite_text(db: &dyn salsa::Database, c: &Composite) -> String {
+    let list = |parts: &[Composite]| {
+        let parts: Vec<String> = parts.iter().map(|p| composite_text(db, p)).collect();
+        parts.join(", ")
+    };
+    match c {
+        Composite::Call(call) => format!("{}(...)", call.workload(db).name(db)),
+        Composite::Sequential(parts) => format!("sequential({})", list(parts)),
+        Composite::Combine(parts) => format!("combine({})", list(parts)),
+    }
+}
+
+fn tensor_text(name: &str, t: &Tensor) -> String {
+    let mut md = code(&format!("{name}: Tensor{} {}", shape_text(&t.shape), t.dtype));
+    let _ = write!(md, "\n\nlayout `{}`", t.layout);
+    match &t.init {
+        Some(init) => {
+            let _ = write!(md, " · init `{}`", init_text(init));
+        }
+        None => md.push_str(" · no init (zeros)"),
+    }
+    if let TensorOrigin::Derived { op, source } = &t.origin {
+        let _ = write!(md, "\n\nComputed by `{op}` from `{source}`.");
+    }
+    md
+}
+
+fn init_text(i: &Init) -> String {
+    match i {
+        Init::Zeros => "zeros()".into(),
+        Init::Ones => "ones()".into(),
+        Init::Full(v) => format!("full({})", v.0),
+        Init::Arange => "arange()".into(),
+        Init::Randn { seed, std } => format!("randn(seed={seed}, std={})", std.0),
+        Init::LoadNpy(p) => format!("load_npy({p:?})"),
+    }
+}
+
+fn axis_text(name: &str, a: &Axis) -> String {
+    let detail = match a.kind {
+        AxisKind::Dense => format!("{} iterations", a.size),
+        AxisKind::DenseDyn => format!(
+            "{} iterations by default; bound at run time with `execute({name}=...)`",
+            a.size
+        ),
+        AxisKind::Ragged => match a.row_extent {
+            Some(m) => format!("{} rows, each up to {m} long", a.size),
+            None => format!("{} rows, lengths read at run time", a.size),
+        },
+        AxisKind::Sparse => match (&a.indices, a.row_extent) {
+            (Some(idx), Some(cols)) => format!(
+                "{} rows, {} selected entries, column indices below {cols}",
+                a.size,
+                idx.len()
+            ),
+            _ => format!("{} rows, entries read at run time", a.size),
+        },
+    };
+    let mut md = format!(
+        "{}\n\n{detail}.",
+        code(&format!("{name}: {}", a.kind.name()))
+    );
+    if !a.data_tensors.is_empty() {
+        let _ = write!(md, " Read from `{}`.", a.data_tensors.join("`, `"));
+    }
+    md
+}
