@@ -284,7 +284,7 @@ fn check_loop<'p, 'db>(
             if std::ptr::eq(a.view, b.view) && a.write != b.write {
                 continue;
             }
-            if reported.iter().any(|r| *r == (i, j)) {
+            if reported.contains(&(i, j)) {
                 continue;
             }
             let Some((pa, pb, region)) = conflict(&points[i], &points[j]) else {

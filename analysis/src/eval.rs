@@ -728,10 +728,7 @@ impl<'db> Eval<'db> {
         let bound = self.bind_syntax(call, what, &names, "");
         let values = bound
             .iter()
-            .map(|e| {
-                e.as_ref()
-                    .map(|e| (self.expr(e), e.syntax().text_range()))
-            })
+            .map(|e| e.as_ref().map(|e| (self.expr(e), e.syntax().text_range())))
             .collect();
         bound.ok.then_some(Args { values })
     }

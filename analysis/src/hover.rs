@@ -13,11 +13,11 @@ use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{KernelSignature, ParamType, kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::ops;
+use crate::programs::calls;
+use crate::schedules::{Applicability, applicability};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Init, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;
-use crate::programs::calls;
-use crate::schedules::{Applicability, applicability};
 use crate::workloads::{
     Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, WorkloadPlan, plan_nodes,
     workload_generic, workload_instance, workload_params,
@@ -34,7 +34,9 @@ pub struct Hover {
 pub fn hover(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option<Hover> {
     let items = module_items(db, file);
     let offsets = item_offsets(db, file);
-    let i = offsets.partition_point(|&start| start <= offset).checked_sub(1)?;
+    let i = offsets
+        .partition_point(|&start| start <= offset)
+        .checked_sub(1)?;
     let (item, base) = (*items.get(i)?, offsets[i]);
     let local = offset.checked_sub(base)?;
     let root = item.syntax(db);
@@ -177,7 +179,10 @@ fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken)
     let params = &workload_params(db, item).0;
     if let Some(p) = params.iter().find(|p| p.name == name) {
         let shadowed_later = ast::Param::cast(token.parent()?).is_none()
-            && plan.blocks.iter().any(|b| b.vars.iter().any(|v| v.name == name));
+            && plan
+                .blocks
+                .iter()
+                .any(|b| b.vars.iter().any(|v| v.name == name));
         if !shadowed_later {
             let kind = match p.annotation {
                 Some(Annotation::Axis(Some(k))) => format!("{} axis", k.name()),
@@ -255,7 +260,10 @@ fn var_line(v: &LoopVar, b: &Block) -> String {
     };
     match &b.kind {
         BlockKind::Consume(ch) => {
-            format!("`{}`: the index of each task received on `{ch}` ({count})", v.name)
+            format!(
+                "`{}`: the index of each task received on `{ch}` ({count})",
+                v.name
+            )
         }
         _ if v.axis.is_empty() => format!("`{}` ranges over a parameter ({count})", v.name),
         _ => format!(
@@ -370,7 +378,11 @@ fn workload_text(db: &dyn salsa::Database, item: Item<'_>) -> String {
         .count();
     format!(
         "{}\n\n{} task statement{}, {} loop{} and block{}.",
-        code(&format!("@workload\ndef {}({})", item.name(db), params.join(", "))),
+        code(&format!(
+            "@workload\ndef {}({})",
+            item.name(db),
+            params.join(", ")
+        )),
         tasks,
         if tasks == 1 { "" } else { "s" },
         plan.blocks.len(),
@@ -385,7 +397,10 @@ fn value_text(db: &dyn salsa::Database, name: &str, v: &Value) -> String {
         Value::Axis(a) => axis_text(name, a),
         Value::Channel(c) => format!(
             "{}\n\n{}",
-            code(&format!("{name}: Channel(\"{}\", depth={})", c.label, c.depth)),
+            code(&format!(
+                "{name}: Channel(\"{}\", depth={})",
+                c.label, c.depth
+            )),
             if c.depth == 0 {
                 "A rendezvous: each send waits for its receiver."
             } else {
@@ -438,7 +453,11 @@ fn composite_text(db: &dyn salsa::Database, c: &Composite) -> String {
 }
 
 fn tensor_text(name: &str, t: &Tensor) -> String {
-    let mut md = code(&format!("{name}: Tensor{} {}", shape_text(&t.shape), t.dtype));
+    let mut md = code(&format!(
+        "{name}: Tensor{} {}",
+        shape_text(&t.shape),
+        t.dtype
+    ));
     let _ = write!(md, "\n\nlayout `{}`", t.layout);
     match &t.init {
         Some(init) => {

@@ -158,45 +158,46 @@ pub(crate) fn collective<'db>(
 /// that dimension is sharded.
 pub(crate) fn check_task_layouts<'db>(nodes: &[PlanNode<'db>], diags: &mut Vec<Diag<'db>>) {
     for node in plan_nodes(nodes) {
-        match node {
-            PlanNode::Task(task) => {
-                // (loop variable, mesh axis, view span, tensor, dimension)
-                let mut seen: Vec<(String, u32, Span<'db>, &Tensor<'db>, usize)> = Vec::new();
-                for arg in &task.args {
-                    let TaskArg::Tile { view, .. } = arg else {
-                        continue;
+        let PlanNode::Task(task) = node else {
+            continue;
+        };
+        // (loop variable, mesh axis, view span, tensor, dimension)
+        let mut seen: Vec<(String, u32, Span<'db>, &Tensor<'db>, usize)> = Vec::new();
+        for arg in &task.args {
+            let TaskArg::Tile { view, .. } = arg else {
+                continue;
+            };
+            for (dim, idx) in view.indices.iter().enumerate() {
+                let crate::values::ViewIndex::At(a) = idx else {
+                    continue;
+                };
+                let [(var, _)] = a.terms.as_slice() else {
+                    continue;
+                };
+                let DimLayout::Shard(m) = view.tensor.layout.dims[dim] else {
+                    continue;
+                };
+                if let Some((_, other_m, other_span, other_t, other_dim)) =
+                    seen.iter().find(|(v, m2, ..)| v == var && *m2 != m)
+                {
+                    let t = &view.tensor;
+                    let mut fixed = t.layout.clone();
+                    fixed.dims[dim] = DimLayout::Shard(*other_m);
+                    let new_name = format!("{}_m{other_m}", t.name);
+                    let layout_text = format!(
+                        "TensorLayout.sharded(dim={dim}, rank={}, mesh_axis={other_m})",
+                        t.shape.len()
+                    );
+                    let decl = Span {
+                        item: task.span.item,
+                        range: Default::default(),
                     };
-                    for (dim, idx) in view.indices.iter().enumerate() {
-                        let crate::values::ViewIndex::At(a) = idx else {
-                            continue;
-                        };
-                        let [(var, _)] = a.terms.as_slice() else {
-                            continue;
-                        };
-                        let DimLayout::Shard(m) = view.tensor.layout.dims[dim] else {
-                            continue;
-                        };
-                        if let Some((_, other_m, other_span, other_t, other_dim)) =
-                            seen.iter().find(|(v, m2, ..)| v == var && *m2 != m)
-                        {
-                            let t = &view.tensor;
-                            let mut fixed = t.layout.clone();
-                            fixed.dims[dim] = DimLayout::Shard(*other_m);
-                            let new_name = format!("{}_m{other_m}", t.name);
-                            let layout_text = format!(
-                                "TensorLayout.sharded(dim={dim}, rank={}, mesh_axis={other_m})",
-                                t.shape.len()
-                            );
-                            let decl = Span {
-                                item: task.span.item,
-                                range: Default::default(),
-                            };
-                            let name_range = view.span.range;
-                            let name_range = wsp_syntax::TextRange::at(
-                                name_range.start(),
-                                wsp_syntax::TextSize::of(t.name.as_str()),
-                            );
-                            let d = Diag::new(
+                    let name_range = view.span.range;
+                    let name_range = wsp_syntax::TextRange::at(
+                        name_range.start(),
+                        wsp_syntax::TextSize::of(t.name.as_str()),
+                    );
+                    let d = Diag::new(
                                 Code::LayoutConflict,
                                 view.span,
                                 format!(
@@ -212,14 +213,11 @@ pub(crate) fn check_task_layouts<'db>(nodes: &[PlanNode<'db>], diags: &mut Vec<D
                                     (Span { item: view.span.item, range: name_range }, new_name.clone()),
                                 ],
                             );
-                            diags.push(d);
-                        } else {
-                            seen.push((var.clone(), m, view.span, &view.tensor, dim));
-                        }
-                    }
+                    diags.push(d);
+                } else {
+                    seen.push((var.clone(), m, view.span, &view.tensor, dim));
                 }
             }
-            _ => {}
         }
     }
 }

@@ -75,6 +75,9 @@ pub struct Task<'db> {
     pub span: Span<'db>,
 }
 
+/// A predicate (`None` for `P.otherwise()`) and the nodes it guards.
+pub type Branch<'db> = (Option<ScalarExpr>, Vec<PlanNode<'db>>);
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum PlanNode<'db> {
     Loop {
@@ -86,7 +89,7 @@ pub enum PlanNode<'db> {
     },
     /// `with P.when(...)` / `P.otherwise()` chains: the first branch whose predicate holds.
     Conditional {
-        branches: Vec<(Option<ScalarExpr>, Vec<PlanNode<'db>>)>,
+        branches: Vec<Branch<'db>>,
         span: Span<'db>,
     },
     Pipeline {
@@ -117,15 +120,12 @@ pub enum PlanNode<'db> {
 impl<'db> PlanNode<'db> {
     /// The nodes directly inside this one, in order.
     pub fn children(&self) -> impl Iterator<Item = &PlanNode<'db>> {
-        let (blocks, branches): (&[PlanNode<'db>], &[(Option<ScalarExpr>, Vec<PlanNode<'db>>)]) =
-            match self {
-                PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => (body, &[]),
-                PlanNode::Pipeline { stages, .. } => (stages, &[]),
-                PlanNode::Conditional { branches, .. } => (&[], branches),
-                PlanNode::Task(_) | PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => {
-                    (&[], &[])
-                }
-            };
+        let (blocks, branches): (&[PlanNode<'db>], &[Branch<'db>]) = match self {
+            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => (body, &[]),
+            PlanNode::Pipeline { stages, .. } => (stages, &[]),
+            PlanNode::Conditional { branches, .. } => (&[], branches),
+            PlanNode::Task(_) | PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => (&[], &[]),
+        };
         blocks.iter().chain(branches.iter().flat_map(|(_, b)| b))
     }
 }
@@ -172,9 +172,7 @@ impl BlockKind {
             BlockKind::Loop(LoopKind::Selected) => {
                 "iterates the selected entries of one sparse row, in parallel"
             }
-            BlockKind::Pipeline => {
-                "the stages run concurrently, connected by channels"
-            }
+            BlockKind::Pipeline => "the stages run concurrently, connected by channels",
             BlockKind::Conditional => {
                 "runs the first branch whose predicate holds, decided at run time"
             }
@@ -586,8 +584,7 @@ struct Walker<'db> {
 impl<'db> Walker<'db> {
     fn block(&mut self, block: &ast::Block) -> Vec<PlanNode<'db>> {
         let mut out = Vec::new();
-        let mut pending_when: Option<(Vec<(Option<ScalarExpr>, Vec<PlanNode<'db>>)>, Span<'db>)> =
-            None;
+        let mut pending_when: Option<(Vec<Branch<'db>>, Span<'db>)> = None;
         for stmt in block.statements() {
             let is_branch = matches!(&stmt, Stmt::WithStmt(w) if self.with_kind(w).is_some_and(|k| k == "otherwise" || k == "when"));
             if !is_branch && let Some((branches, span)) = pending_when.take() {
