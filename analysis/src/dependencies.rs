@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
-use crate::affine::Affine;
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::Eval;
 use crate::values::{TensorOrigin, View, ViewIndex};
 use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg, plan_nodes};
+use wsp_ir::Affine;
 
 /// Loops with more iteration points than this are not checked for races.
 pub const RACE_BUDGET: u64 = 1 << 20;
@@ -135,7 +135,7 @@ fn walk_loops<'p, 'db>(
             PlanNode::Pipeline { stages, .. } => walk_loops(stages, outer, call_site, out),
             PlanNode::Conditional { branches, .. } => branches
                 .iter()
-                .for_each(|(_, b)| walk_loops(b, outer, call_site, out)),
+                .for_each(|b| walk_loops(&b.body, outer, call_site, out)),
             _ => {}
         }
     }
@@ -200,8 +200,8 @@ fn collect_accesses<'p, 'db>(
                 }
             }
             PlanNode::Conditional { branches, .. } => {
-                for (_, b) in branches {
-                    if !collect_accesses(b, inner, out) {
+                for b in branches {
+                    if !collect_accesses(&b.body, inner, out) {
                         return false;
                     }
                 }
@@ -536,8 +536,8 @@ fn actions<'p, 'db>(
             // consumes inside one is not simulated.
             PlanNode::Conditional { branches, .. } => {
                 let mut probe = Vec::new();
-                for (_, b) in branches {
-                    actions(b, &mut probe, budget)?;
+                for b in branches {
+                    actions(&b.body, &mut probe, budget)?;
                 }
                 if !probe.is_empty() {
                     return None;

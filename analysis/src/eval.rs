@@ -5,18 +5,18 @@
 use wsp_syntax::ast::{self, AstNode, Expr, LiteralKind};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 
-use crate::affine::Affine;
 use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
 use crate::names::{ModuleScope, module_scope, name_range, suggest};
-use crate::scalar::{ScalarExpr, ScalarOp};
 use crate::schedules::{Directive, DirectiveDetail, DirectiveKind, Target};
 use crate::types::{DType, shape_text};
 use crate::values::{
-    Axis, AxisKind, Channel, Composite, DimLayout, F64, Init, Key, Layout, Policy, Schedule,
-    Tensor, TensorOrigin, Value, Window, WindowMode,
+    Axis, AxisKind, Channel, CompileTarget, Composite, DimLayout, F64, Init, IntSource, Key,
+    Layout, Policy, Schedule, Tensor, TensorOrigin, Value, Window, WindowMode,
 };
 use crate::vocabulary::Builtin;
+use wsp_ir::Affine;
+use wsp_ir::{ScalarExpr, ScalarOp};
 
 /// The value a module-level item binds, and what evaluating it found.
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
@@ -1559,7 +1559,7 @@ impl<'db> Eval<'db> {
         let mut a = axis(self.span(range), AxisKind::Ragged, rows);
         let (lv, lr) = args.get(1)?.clone();
         match self.int_data(&lv, lr, "`lengths`")? {
-            IntData::List(lengths) => {
+            IntSource::List(lengths) => {
                 if lengths.len() as u64 != rows {
                     self.error(
                         Code::WrongArguments,
@@ -1569,9 +1569,9 @@ impl<'db> Eval<'db> {
                     return None;
                 }
                 a.row_extent = lengths.iter().copied().max();
-                a.lengths = Some(lengths);
+                a.lengths = Some(IntSource::List(lengths));
             }
-            IntData::Tensor(t) => a.data_tensors.push(t),
+            tensor => a.lengths = Some(tensor),
         }
         Some(Value::Axis(a))
     }
@@ -1587,7 +1587,7 @@ impl<'db> Eval<'db> {
         let indptr = self.int_data(&pv, pr, "`indptr`")?;
         let indices = self.int_data(&iv, ir, "`indices`")?;
         match (&indptr, &indices) {
-            (IntData::List(p), IntData::List(ix)) => {
+            (IntSource::List(p), IntSource::List(ix)) => {
                 let monotone = p.windows(2).all(|w| w[0] <= w[1]);
                 if p.len() as u64 != rows + 1
                     || p.first() != Some(&0)
@@ -1605,17 +1605,12 @@ impl<'db> Eval<'db> {
             }
             _ => {}
         }
-        for d in [indptr, indices] {
-            match d {
-                IntData::List(l) if a.indptr.is_none() => a.indptr = Some(l),
-                IntData::List(l) => a.indices = Some(l),
-                IntData::Tensor(t) => a.data_tensors.push(t),
-            }
-        }
+        a.indptr = Some(indptr);
+        a.indices = Some(indices);
         Some(Value::Axis(a))
     }
 
-    fn int_data(&mut self, v: &Value<'db>, r: TextRange, what: &str) -> Option<IntData> {
+    fn int_data(&mut self, v: &Value<'db>, r: TextRange, what: &str) -> Option<IntSource> {
         match v {
             Value::List(items) | Value::Tuple(items) => {
                 let mut out = Vec::new();
@@ -1636,10 +1631,10 @@ impl<'db> Eval<'db> {
                         }
                     }
                 }
-                Some(IntData::List(out))
+                Some(IntSource::List(out))
             }
             Value::Tensor(t) if t.dtype.is_integer() && t.shape.len() == 1 => {
-                Some(IntData::Tensor(t.name.clone()))
+                Some(IntSource::Tensor(t.name.clone()))
             }
             Value::Unknown => None,
             other => {
@@ -1780,7 +1775,7 @@ impl<'db> Eval<'db> {
                         };
                         match args.get(0).cloned() {
                             Some((Value::Policy(p), r)) => {
-                                let kind = DirectiveKind::of_policy(&p);
+                                let kind = crate::schedules::kind_of_policy(&p);
                                 if !matches!(
                                     kind,
                                     DirectiveKind::RoundRobin
@@ -1854,7 +1849,7 @@ impl<'db> Eval<'db> {
                         };
                         match args.get(0).cloned() {
                             Some((Value::Policy(p), r)) => {
-                                let kind = DirectiveKind::of_policy(&p);
+                                let kind = crate::schedules::kind_of_policy(&p);
                                 if !matches!(
                                     kind,
                                     DirectiveKind::Immediate
@@ -1899,17 +1894,14 @@ impl<'db> Eval<'db> {
                         {
                             match args.get(i).cloned() {
                                 None => {}
-                                Some((Value::Window(w), _)) if i == 0 => {
-                                    s.directives.push(directive(
-                                        DirectiveKind::of_window(w.mode),
-                                        DirectiveDetail::Window(w),
-                                    ))
-                                }
+                                Some((Value::Window(w), _)) if i == 0 => s
+                                    .directives
+                                    .push(directive(w.mode.kind(), DirectiveDetail::Window(w))),
                                 Some((Value::Policy(p @ Policy::TaskGraph(kind, _)), _))
                                     if i > 0 && kind == *expected =>
                                 {
                                     s.directives.push(directive(
-                                        DirectiveKind::of_policy(&p),
+                                        crate::schedules::kind_of_policy(&p),
                                         DirectiveDetail::Policy(p),
                                     ))
                                 }
@@ -1996,7 +1988,10 @@ impl<'db> Eval<'db> {
                                 return Value::Unknown;
                             }
                         };
-                        s.target = Some((target, call_span));
+                        s.target = Some(CompileTarget {
+                            target,
+                            span: call_span,
+                        });
                         return Value::Program(s);
                     }
                     _ => {
@@ -2040,11 +2035,6 @@ impl<'db> Eval<'db> {
             );
         }
     }
-}
-
-enum IntData {
-    List(Vec<u64>),
-    Tensor(String),
 }
 
 const SCHEDULE_METHODS: &[&str] = &[
@@ -2093,7 +2083,6 @@ fn axis<'db>(def: Span<'db>, kind: AxisKind, size: u64) -> Axis<'db> {
         lengths: None,
         indptr: None,
         indices: None,
-        data_tensors: Vec::new(),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::ops;
 use crate::programs::calls;
 use crate::schedules::{Applicability, applicability};
 use crate::types::shape_text;
-use crate::values::{Axis, AxisKind, Composite, Init, Tensor, TensorOrigin, Value};
+use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;
 use crate::workloads::{
     Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, WorkloadPlan, plan_nodes,
@@ -409,7 +409,7 @@ fn value_text(db: &dyn salsa::Database, name: &str, v: &Value) -> String {
         ),
         Value::Schedule(s) | Value::Program(s) => {
             let mut md = code(&format!("{name} = {}", composite_text(db, &s.root)));
-            let target = s.target.map(|(t, _)| t);
+            let target = s.target.map(|c| c.target);
             match target {
                 Some(t) => {
                     let _ = write!(md, "\n\nCompiled for `{}`.", t.name());
@@ -494,7 +494,7 @@ fn axis_text(name: &str, a: &Axis) -> String {
             None => format!("{} rows, lengths read at run time", a.size),
         },
         AxisKind::Sparse => match (&a.indices, a.row_extent) {
-            (Some(idx), Some(cols)) => format!(
+            (Some(IntSource::List(idx)), Some(cols)) => format!(
                 "{} rows, {} selected entries, column indices below {cols}",
                 a.size,
                 idx.len()
@@ -506,8 +506,14 @@ fn axis_text(name: &str, a: &Axis) -> String {
         "{}\n\n{detail}.",
         code(&format!("{name}: {}", a.kind.name()))
     );
-    if !a.data_tensors.is_empty() {
-        let _ = write!(md, " Read from `{}`.", a.data_tensors.join("`, `"));
+    for (what, source) in [
+        ("lengths", &a.lengths),
+        ("indptr", &a.indptr),
+        ("indices", &a.indices),
+    ] {
+        if let Some(IntSource::Tensor(t)) = source {
+            let _ = write!(md, " `{what}` is read from `{t}` when the program runs.");
+        }
     }
     md
 }

@@ -14,30 +14,7 @@ use crate::types::{DType, KernelType, TileType};
 use crate::values::{F64, Value};
 use crate::vocabulary::Builtin;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum Direction {
-    In,
-    Out,
-    InOut,
-}
-
-impl Direction {
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::In => "In",
-            Direction::Out => "Out",
-            Direction::InOut => "InOut",
-        }
-    }
-
-    pub fn reads(self) -> bool {
-        self != Direction::Out
-    }
-
-    pub fn writes(self) -> bool {
-        self != Direction::In
-    }
-}
+pub use wsp_ir::plan::Direction;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum ParamType {

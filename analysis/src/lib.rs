@@ -7,7 +7,6 @@
 //! `kernel_body` (tile types), `workload_generic` / `workload_instance` (plans of loops and
 //! tasks) → `program_checks` (schedules) → `file_diagnostics`.
 
-mod affine;
 mod check;
 mod db;
 mod dependencies;
@@ -21,7 +20,6 @@ mod layouts;
 mod names;
 pub mod ops;
 mod programs;
-mod scalar;
 pub mod schedules;
 mod types;
 mod values;

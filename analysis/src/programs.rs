@@ -7,10 +7,10 @@ use wsp_syntax::ast::{self, AstNode};
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, item_value};
 use crate::items::Item;
-use crate::scalar::ScalarExpr;
 use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
-use crate::values::{AxisKind, Policy, Schedule, Value, WorkloadCall};
+use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
+use wsp_ir::ScalarExpr;
 
 /// The workload calls of a schedule, in order.
 pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
@@ -89,7 +89,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     };
     let mut out = Vec::new();
     let mut targets: Vec<Target> = Vec::new();
-    if let Some((t, _)) = s.target {
+    if let Some(CompileTarget { target: t, .. }) = s.target {
         targets.push(t);
     }
     for t in item.file(db).workspace(db).extra_targets(db) {

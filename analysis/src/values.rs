@@ -1,30 +1,14 @@
 //! What module-level names and workload-body expressions evaluate to.
 
-use std::fmt;
-
-use crate::affine::Affine;
 use crate::diagnostics::Span;
 use crate::items::Item;
-use crate::scalar::ScalarExpr;
 use crate::schedules::{Directive, Target};
 use crate::types::{DType, shape_text};
 use crate::vocabulary::Builtin;
-
-/// An `f64` compared and hashed by its bits, so values can be salsa keys.
-#[derive(Debug, Clone, Copy, salsa::SalsaValue)]
-pub struct F64(pub f64);
-
-impl PartialEq for F64 {
-    fn eq(&self, other: &F64) -> bool {
-        self.0.to_bits() == other.0.to_bits()
-    }
-}
-impl Eq for F64 {}
-impl std::hash::Hash for F64 {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.to_bits().hash(state);
-    }
-}
+use wsp_ir::Affine;
+use wsp_ir::ScalarExpr;
+pub use wsp_ir::plan::{AxisKind, DimLayout, F64, Init, IntSource, Layout, ViewIndex};
+pub use wsp_ir::schedule::WindowMode;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum Value<'db> {
@@ -119,25 +103,6 @@ impl<'db> Value<'db> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum AxisKind {
-    Dense,
-    DenseDyn,
-    Ragged,
-    Sparse,
-}
-
-impl AxisKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            AxisKind::Dense => "Dense",
-            AxisKind::DenseDyn => "DenseDyn",
-            AxisKind::Ragged => "Ragged",
-            AxisKind::Sparse => "Sparse",
-        }
-    }
-}
-
 /// An iteration space.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Axis<'db> {
@@ -150,74 +115,16 @@ pub struct Axis<'db> {
     /// The range of a row's indices when it is known statically: Ragged's longest length,
     /// Sparse's largest column index + 1.
     pub row_extent: Option<u64>,
-    /// Ragged `lengths` / Sparse `indptr`, `indices` when given as lists.
-    pub lengths: Option<Vec<u64>>,
-    pub indptr: Option<Vec<u64>>,
-    pub indices: Option<Vec<u64>>,
-    /// Or the integer tensors holding them, read at run time.
-    pub data_tensors: Vec<String>,
+    /// Ragged `lengths`; Sparse `indptr` and `indices` (CSR).
+    pub lengths: Option<IntSource>,
+    pub indptr: Option<IntSource>,
+    pub indices: Option<IntSource>,
 }
 
 impl Axis<'_> {
     /// Whether its extent is only known when the program runs.
     pub fn is_dynamic(&self) -> bool {
         self.kind == AxisKind::DenseDyn
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum Init {
-    Zeros,
-    Ones,
-    Full(F64),
-    Arange,
-    Randn { seed: i64, std: F64 },
-    LoadNpy(String),
-}
-
-/// Per dimension: replicated, or sharded over a mesh axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum DimLayout {
-    Replicate,
-    Shard(u32),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub struct Layout {
-    pub dims: Vec<DimLayout>,
-}
-
-impl Layout {
-    pub fn replicated(rank: usize) -> Layout {
-        Layout {
-            dims: vec![DimLayout::Replicate; rank],
-        }
-    }
-
-    pub fn is_replicated(&self) -> bool {
-        self.dims.iter().all(|d| *d == DimLayout::Replicate)
-    }
-
-    /// The mesh axes the layout shards onto.
-    pub fn mesh_axes(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.dims.iter().enumerate().filter_map(|(i, d)| match d {
-            DimLayout::Shard(m) => Some((i, *m)),
-            DimLayout::Replicate => None,
-        })
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dims: Vec<String> = self
-            .dims
-            .iter()
-            .map(|d| match d {
-                DimLayout::Replicate => "R".to_string(),
-                DimLayout::Shard(m) => format!("S({m})"),
-            })
-            .collect();
-        write!(f, "[{}]", dims.join(", "))
     }
 }
 
@@ -287,7 +194,14 @@ pub struct Schedule<'db> {
     pub root: Composite<'db>,
     pub directives: Vec<Directive<'db>>,
     /// `.compile(target=...)`: the target and the span of the call.
-    pub target: Option<(Target, Span<'db>)>,
+    pub target: Option<CompileTarget<'db>>,
+}
+
+/// `.compile(target=...)`: the target and where the call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct CompileTarget<'db> {
+    pub target: Target,
+    pub span: Span<'db>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -305,21 +219,6 @@ pub enum Policy {
     TaskGraph(&'static str, String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum WindowMode {
-    Stall,
-    Abort,
-    Benchmark,
-}
-
-impl WindowMode {
-    pub const MEMBERS: &'static [(&'static str, WindowMode)] = &[
-        ("STALL", WindowMode::Stall),
-        ("ABORT", WindowMode::Abort),
-        ("BENCHMARK", WindowMode::Benchmark),
-    ];
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Window {
     pub size: i64,
@@ -331,23 +230,6 @@ pub struct Window {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Key {
     pub expr: ScalarExpr,
-}
-
-/// One index of a view.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum ViewIndex {
-    At(Affine),
-    /// A constant slice `lo:hi`, keeping the dimension with extent `hi - lo`.
-    Range(i64, i64),
-}
-
-impl fmt::Display for ViewIndex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ViewIndex::At(a) => write!(f, "{a}"),
-            ViewIndex::Range(lo, hi) => write!(f, "{lo}:{hi}"),
-        }
-    }
 }
 
 /// `X[i, j]`: the leading dimensions of a tensor indexed, the rest kept.

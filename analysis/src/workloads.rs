@@ -8,33 +8,17 @@
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
-use crate::affine::Affine;
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, plural};
 use crate::items::Item;
 use crate::kernels::{Direction, ParamType, kernel_signature};
-use crate::scalar::ScalarExpr;
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Schedule, Value, View, ViewIndex, WorkloadCall};
 use crate::vocabulary::Builtin;
+use wsp_ir::Affine;
+use wsp_ir::ScalarExpr;
 
-/// How a loop's iterations are ordered (shown on hover).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum LoopKind {
-    Independent,
-    Sequential,
-    Selected,
-}
-
-impl LoopKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            LoopKind::Independent => "Independent",
-            LoopKind::Sequential => "Sequential",
-            LoopKind::Selected => "Selected",
-        }
-    }
-}
+pub use wsp_ir::plan::LoopKind;
 
 /// One loop variable: what it ranges over.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -76,7 +60,11 @@ pub struct Task<'db> {
 }
 
 /// A predicate (`None` for `P.otherwise()`) and the nodes it guards.
-pub type Branch<'db> = (Option<ScalarExpr>, Vec<PlanNode<'db>>);
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Branch<'db> {
+    pub predicate: Option<ScalarExpr>,
+    pub body: Vec<PlanNode<'db>>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum PlanNode<'db> {
@@ -126,7 +114,7 @@ impl<'db> PlanNode<'db> {
             PlanNode::Conditional { branches, .. } => (&[], branches),
             PlanNode::Task(_) | PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => (&[], &[]),
         };
-        blocks.iter().chain(branches.iter().flat_map(|(_, b)| b))
+        blocks.iter().chain(branches.iter().flat_map(|b| &b.body))
     }
 }
 
@@ -600,16 +588,25 @@ impl<'db> Walker<'db> {
                         }
                         let pred = self.predicate(w);
                         let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
-                        pending_when = Some((vec![(pred, body)], self.eval.span_of(w)));
+                        pending_when = Some((
+                            vec![Branch {
+                                predicate: pred,
+                                body,
+                            }],
+                            self.eval.span_of(w),
+                        ));
                     }
                     Some("otherwise") => {
                         self.push_with_block(w, BlockKind::Conditional, Vec::new());
                         let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
                         match pending_when.as_mut() {
                             Some((branches, _))
-                                if branches.last().is_some_and(|b| b.0.is_some()) =>
+                                if branches.last().is_some_and(|b| b.predicate.is_some()) =>
                             {
-                                branches.push((None, body))
+                                branches.push(Branch {
+                                    predicate: None,
+                                    body,
+                                })
                             }
                             _ => self.eval.error(
                                 Code::WrongKind,

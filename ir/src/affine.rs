@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, salsa::SalsaValue)]
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Affine {
     pub constant: i64,
     /// (variable, coefficient), sorted by variable, no zero coefficients.

@@ -1,0 +1,52 @@
+//! The WSP program IR: plain data that the analyzer lowers a compiled program to and that
+//! codegen and the runtime consume; they know nothing else about a program. Serializable
+//! (serde) and printable as text (`Display`) for snapshots.
+//!
+//! A `Program` holds the kernels (SSA ops on tiles), the tensors, axes and channels, each
+//! workload call's plan (loops and their kinds, predicates and keys as `ScalarExpr`, tasks
+//! with views as affine maps of loop variables), their composition, and the schedule.
+
+mod affine;
+pub mod kernel;
+pub mod plan;
+mod scalar;
+pub mod schedule;
+mod text;
+mod types;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::affine::Affine;
+pub use crate::kernel::Kernel;
+pub use crate::plan::{Axis, Channel, Composite, Tensor, Workload};
+pub use crate::scalar::{ScalarExpr, ScalarOp};
+pub use crate::schedule::{Directive, Target};
+pub use crate::types::{DType, TileType, shape_text};
+
+/// The IR's format version: bumped on any change to these types, checked by consumers.
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    pub version: u32,
+    /// The module-level name the compiled program is bound to.
+    pub name: String,
+    pub target: Target,
+    /// Run-time symbols (DenseDyn axes) with their defaults: bound at `execute` or `--bind`.
+    pub symbols: Vec<Symbol>,
+    pub tensors: Vec<Tensor>,
+    pub axes: Vec<Axis>,
+    pub channels: Vec<Channel>,
+    /// Every kernel a task of the program runs.
+    pub kernels: Vec<Kernel>,
+    /// Each workload call of the composition, in the order `root` names them.
+    pub workloads: Vec<Workload>,
+    pub root: Composite,
+    pub schedule: Vec<Directive>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symbol {
+    pub name: String,
+    pub default: u64,
+}

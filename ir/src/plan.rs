@@ -1,0 +1,336 @@
+//! The workload plan: tensors, axes and channels, and each workload call's body as loops,
+//! blocks and tasks whose views are affine maps of loop variables.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::affine::Affine;
+use crate::scalar::ScalarExpr;
+use crate::types::DType;
+
+/// An `f64` compared and hashed by its bits, so values can be salsa keys.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct F64(pub f64);
+
+impl PartialEq for F64 {
+    fn eq(&self, other: &F64) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for F64 {}
+impl std::hash::Hash for F64 {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AxisKind {
+    Dense,
+    DenseDyn,
+    Ragged,
+    Sparse,
+}
+
+impl AxisKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AxisKind::Dense => "Dense",
+            AxisKind::DenseDyn => "DenseDyn",
+            AxisKind::Ragged => "Ragged",
+            AxisKind::Sparse => "Sparse",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Init {
+    Zeros,
+    Ones,
+    Full(F64),
+    Arange,
+    Randn { seed: i64, std: F64 },
+    LoadNpy(String),
+}
+
+/// Per dimension: replicated, or sharded over a mesh axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DimLayout {
+    Replicate,
+    Shard(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Layout {
+    pub dims: Vec<DimLayout>,
+}
+
+impl Layout {
+    pub fn replicated(rank: usize) -> Layout {
+        Layout {
+            dims: vec![DimLayout::Replicate; rank],
+        }
+    }
+
+    pub fn is_replicated(&self) -> bool {
+        self.dims.iter().all(|d| *d == DimLayout::Replicate)
+    }
+
+    /// The mesh axes the layout shards onto.
+    pub fn mesh_axes(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.dims.iter().enumerate().filter_map(|(i, d)| match d {
+            DimLayout::Shard(m) => Some((i, *m)),
+            DimLayout::Replicate => None,
+        })
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims: Vec<String> = self
+            .dims
+            .iter()
+            .map(|d| match d {
+                DimLayout::Replicate => "R".to_string(),
+                DimLayout::Shard(m) => format!("S({m})"),
+            })
+            .collect();
+        write!(f, "[{}]", dims.join(", "))
+    }
+}
+
+/// One index of a view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ViewIndex {
+    At(Affine),
+    /// A constant slice `lo:hi`, keeping the dimension with extent `hi - lo`.
+    Range(i64, i64),
+}
+
+impl fmt::Display for ViewIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ViewIndex::At(a) => write!(f, "{a}"),
+            ViewIndex::Range(lo, hi) => write!(f, "{lo}:{hi}"),
+        }
+    }
+}
+
+/// How a kernel parameter is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::In => "In",
+            Direction::Out => "Out",
+            Direction::InOut => "InOut",
+        }
+    }
+
+    pub fn reads(self) -> bool {
+        self != Direction::Out
+    }
+
+    pub fn writes(self) -> bool {
+        self != Direction::In
+    }
+}
+
+/// How a loop's iterations are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LoopKind {
+    /// `P(...)`: no order between iterations.
+    Independent,
+    /// `P.seq(...)`: each iteration after the one before.
+    Sequential,
+    /// `P.sel(routing[b])`: the selected entries of one Sparse row, no order between them.
+    Selected,
+}
+
+impl LoopKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopKind::Independent => "Independent",
+            LoopKind::Sequential => "Sequential",
+            LoopKind::Selected => "Selected",
+        }
+    }
+}
+
+/// Integers an axis is built from: written in the program, or read from an integer tensor
+/// when the program runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IntSource {
+    List(Vec<u64>),
+    Tensor(String),
+}
+
+/// A module-level axis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Axis {
+    pub name: String,
+    pub kind: AxisKind,
+    /// Dense: the size; DenseDyn: the default of its run-time symbol; Ragged, Sparse: rows.
+    pub size: u64,
+    /// Ragged: each row's length.
+    pub lengths: Option<IntSource>,
+    /// Sparse, CSR: row `r`'s entries are `indices[indptr[r]..indptr[r + 1]]`.
+    pub indptr: Option<IntSource>,
+    pub indices: Option<IntSource>,
+}
+
+/// How a tensor came to be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TensorOrigin {
+    Declared,
+    /// `relayout(src, ...)`, `allreduce(src, ...)`, ...: computed from another tensor.
+    Derived {
+        op: String,
+        source: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tensor {
+    pub name: String,
+    pub shape: Vec<u64>,
+    pub dtype: DType,
+    pub layout: Layout,
+    /// `None`: zeros.
+    pub init: Option<Init>,
+    pub origin: TensorOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Channel {
+    pub name: String,
+    pub label: String,
+    /// 0: a rendezvous.
+    pub depth: u64,
+}
+
+/// One loop variable and what it ranges over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopVar {
+    pub name: String,
+    /// The axis (by name), or empty for a literal extent.
+    pub axis: String,
+    pub axis_kind: AxisKind,
+    /// The static number of iterations (DenseDyn: its default; a Ragged or Sparse row: the
+    /// longest row), when known.
+    pub extent: Option<u64>,
+    /// `P(tokens[b])`, `P.sel(routing[b])`: the row of the axis being enumerated.
+    pub row: Option<Affine>,
+}
+
+/// `X[b, 0:128]`: the leading dimensions of a tensor indexed, the rest kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct View {
+    pub tensor: String,
+    pub indices: Vec<ViewIndex>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TaskArg {
+    Tile {
+        param: String,
+        direction: Direction,
+        view: View,
+    },
+    Scalar {
+        param: String,
+        value: f64,
+    },
+}
+
+/// `kernel[b, h](x=X[b, h], ...)`: one task per iteration of the loops around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// Unique within its workload; `send` names tasks by it.
+    pub id: u32,
+    pub kernel: String,
+    /// The task's index (`[b, h]`) and the field names keys read (`t.b`).
+    pub index: Vec<Affine>,
+    pub fields: Vec<String>,
+    pub args: Vec<TaskArg>,
+}
+
+/// One branch of a conditional: `None` is `P.otherwise()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Branch {
+    pub predicate: Option<ScalarExpr>,
+    pub body: Vec<Node>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Node {
+    Loop {
+        kind: LoopKind,
+        vars: Vec<LoopVar>,
+        body: Vec<Node>,
+    },
+    /// `P.when` / `P.otherwise` chains: the first branch whose predicate holds.
+    Conditional {
+        branches: Vec<Branch>,
+    },
+    /// `P.pipe()`: the stages run concurrently, connected by channels.
+    Pipeline {
+        stages: Vec<Node>,
+    },
+    /// `with consume(ch) as var:`: the body once per task received on the channel.
+    Consume {
+        channel: String,
+        var: String,
+        body: Vec<Node>,
+    },
+    Task(Task),
+    /// `send(ch, task)`: the task (by id) is put on the channel when it finishes.
+    Send {
+        channel: String,
+        task: u32,
+    },
+    /// `slot_load_u64(slot, X[i], row, col)`: a slot set from a tensor element at run time.
+    SlotLoad {
+        slot: i64,
+        view: View,
+        row: i64,
+        col: i64,
+    },
+}
+
+/// One call of a workload with its arguments bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub name: String,
+    /// The arguments as written at the call (`batch`, `heads`).
+    pub args: Vec<String>,
+    pub body: Vec<Node>,
+}
+
+/// The program's composition of workload calls (indices into `Program::workloads`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Composite {
+    Call(u32),
+    /// `sequential(a, b)`: b starts after a finished.
+    Sequential(Vec<Composite>),
+    /// `combine(a, b)`: no order between them.
+    Combine(Vec<Composite>),
+}
+
+impl fmt::Display for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.indices.is_empty() {
+            return f.write_str(&self.tensor);
+        }
+        let idx: Vec<String> = self.indices.iter().map(|i| i.to_string()).collect();
+        write!(f, "{}[{}]", self.tensor, idx.join(", "))
+    }
+}

@@ -1,0 +1,261 @@
+//! Targets, schedule directive kinds, and the applicability table: one row per directive and
+//! target, read by the analyzer (warnings) and by codegen and the runtime (what they obey).
+
+use serde::{Deserialize, Serialize};
+
+use crate::scalar::ScalarExpr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Target {
+    CpuSim,
+    AscendNpu,
+}
+
+impl Target {
+    pub const ALL: &'static [Target] = &[Target::CpuSim, Target::AscendNpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::CpuSim => "cpu_sim",
+            Target::AscendNpu => "ascend_npu",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.iter().copied().find(|t| t.name() == name)
+    }
+
+    /// "`cpu_sim` or `ascend_npu`"
+    pub fn names() -> String {
+        let names: Vec<String> = Target::ALL
+            .iter()
+            .map(|t| format!("`{}`", t.name()))
+            .collect();
+        names.join(" or ")
+    }
+}
+
+/// A schedule directive, as far as applicability distinguishes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DirectiveKind {
+    RoundRobin,
+    Affinity,
+    HashKey,
+    DispatchBy,
+    WorkSteal,
+    Streams,
+    StreamBy,
+    Immediate,
+    Batched,
+    Interleaved,
+    RateLimit,
+    WindowStall,
+    WindowAbort,
+    WindowBenchmark,
+    Deps,
+    Ready,
+    Pools,
+    SpatialMap,
+}
+
+impl DirectiveKind {
+    /// How the user wrote it.
+    pub fn spelling(self) -> &'static str {
+        match self {
+            DirectiveKind::RoundRobin => "DispatchPolicy.round_robin",
+            DirectiveKind::Affinity => "DispatchPolicy.affinity",
+            DirectiveKind::HashKey => "DispatchPolicy.hash",
+            DirectiveKind::DispatchBy => "DispatchPolicy.dispatch_by",
+            DirectiveKind::WorkSteal => "DispatchPolicy.work_steal",
+            DirectiveKind::Streams => "streams",
+            DirectiveKind::StreamBy => "stream_by",
+            DirectiveKind::Immediate => "TimingPolicy.immediate",
+            DirectiveKind::Batched => "TimingPolicy.batched",
+            DirectiveKind::Interleaved => "TimingPolicy.interleaved",
+            DirectiveKind::RateLimit => "TimingPolicy.rate_limit",
+            DirectiveKind::WindowStall => "TaskWindow(..., WindowMode.STALL)",
+            DirectiveKind::WindowAbort => "TaskWindow(..., WindowMode.ABORT)",
+            DirectiveKind::WindowBenchmark => "TaskWindow(..., WindowMode.BENCHMARK)",
+            DirectiveKind::Deps => "task_graph(deps=...)",
+            DirectiveKind::Ready => "task_graph(ready=...)",
+            DirectiveKind::Pools => "task_graph(pools=...)",
+            DirectiveKind::SpatialMap => "spatial_map",
+        }
+    }
+}
+
+/// What a target does with a directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Applicability {
+    /// Obeyed exactly.
+    Enforced,
+    /// Obeyed in part; the note says what happens instead.
+    Partial(&'static str),
+    /// Written into the emitted sources, not executed here; the note says by what.
+    EmitOnly(&'static str),
+    /// Not accepted; the note says why.
+    Rejected(&'static str),
+}
+
+impl Applicability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Applicability::Enforced => "enforced",
+            Applicability::Partial(_) => "partial",
+            Applicability::EmitOnly(_) => "emit-only",
+            Applicability::Rejected(_) => "rejected",
+        }
+    }
+}
+
+use Applicability::{EmitOnly, Enforced, Partial, Rejected};
+use DirectiveKind as D;
+
+const NPU_PLAN: &str = "it is written into the AICPU expander of the emitted tree and takes effect only when that tree is built and run on an Ascend device";
+
+/// The applicability table.
+pub const APPLICABILITY: &[(DirectiveKind, Applicability, Applicability)] = &[
+    // (directive, cpu_sim, ascend_npu)
+    (D::RoundRobin, Enforced, EmitOnly(NPU_PLAN)),
+    (D::Affinity, Enforced, EmitOnly(NPU_PLAN)),
+    (D::HashKey, Enforced, EmitOnly(NPU_PLAN)),
+    (D::DispatchBy, Enforced, EmitOnly(NPU_PLAN)),
+    (D::WorkSteal, Enforced, EmitOnly(NPU_PLAN)),
+    (D::Streams, Enforced, EmitOnly(NPU_PLAN)),
+    (D::StreamBy, Enforced, EmitOnly(NPU_PLAN)),
+    (D::Immediate, Enforced, EmitOnly(NPU_PLAN)),
+    (D::Batched, Enforced, EmitOnly(NPU_PLAN)),
+    (D::Interleaved, Enforced, EmitOnly(NPU_PLAN)),
+    (
+        D::RateLimit,
+        Enforced,
+        Rejected("the AICPU expander has no clock to limit issue against"),
+    ),
+    (D::WindowStall, Enforced, EmitOnly(NPU_PLAN)),
+    (
+        D::WindowAbort,
+        Partial("the window stalls instead of aborting: a task that would overflow it waits"),
+        Rejected("the AICPU expander can only stall when the window is full"),
+    ),
+    (
+        D::WindowBenchmark,
+        Partial("the window stalls; BENCHMARK only adds the stall count to the statistics"),
+        Rejected("the AICPU expander can only stall when the window is full"),
+    ),
+    (
+        D::Deps,
+        Partial("dependencies are always tracked exactly, by the tensor regions each task touches"),
+        EmitOnly(NPU_PLAN),
+    ),
+    (
+        D::Ready,
+        Partial("ready tasks are issued in dispatch order; the ready policy is ignored"),
+        EmitOnly(NPU_PLAN),
+    ),
+    (
+        D::Pools,
+        Partial("one pool per core kind (cube, vector) is always used"),
+        EmitOnly(NPU_PLAN),
+    ),
+    (D::SpatialMap, Enforced, EmitOnly(NPU_PLAN)),
+];
+
+pub fn applicability(target: Target, kind: DirectiveKind) -> Applicability {
+    APPLICABILITY
+        .iter()
+        .find(|(k, ..)| *k == kind)
+        .map(|(_, cpu, npu)| match target {
+            Target::CpuSim => *cpu,
+            Target::AscendNpu => *npu,
+        })
+        .unwrap_or(Enforced)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WindowMode {
+    Stall,
+    Abort,
+    Benchmark,
+}
+
+impl WindowMode {
+    pub const MEMBERS: &'static [(&'static str, WindowMode)] = &[
+        ("STALL", WindowMode::Stall),
+        ("ABORT", WindowMode::Abort),
+        ("BENCHMARK", WindowMode::Benchmark),
+    ];
+
+    /// The window's row in the applicability table.
+    pub fn kind(self) -> DirectiveKind {
+        match self {
+            WindowMode::Stall => DirectiveKind::WindowStall,
+            WindowMode::Abort => DirectiveKind::WindowAbort,
+            WindowMode::Benchmark => DirectiveKind::WindowBenchmark,
+        }
+    }
+}
+
+/// A schedule directive with its arguments, as lowered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Directive {
+    /// `.dispatch(DispatchPolicy.x(...))`
+    Dispatch(Dispatch),
+    /// `.streams(n)`
+    Streams(u32),
+    /// `.stream_by(lambda t: ...)`
+    StreamBy(ScalarExpr),
+    /// `.timing(TimingPolicy.x)`
+    Timing(Timing),
+    /// `.task_graph(window=TaskWindow(size, unit, mode))`
+    Window {
+        size: u64,
+        unit: String,
+        mode: WindowMode,
+    },
+    /// `.task_graph(deps=..., ready=..., pools=...)`: the knob's kind and its text.
+    TaskGraph { kind: DirectiveKind, value: String },
+    /// `.spatial_map(grid=(...))`
+    SpatialMap(Vec<u64>),
+}
+
+/// Which AICPU dispatch queue a task goes to. Keys are scalar expressions over task fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dispatch {
+    RoundRobin(u32),
+    Affinity(ScalarExpr),
+    Hash(ScalarExpr),
+    DispatchBy(ScalarExpr),
+    WorkSteal,
+}
+
+/// When dispatched tasks are issued to cores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Timing {
+    Immediate,
+    Batched(u32),
+    Interleaved(u32),
+    /// Tasks per second of simulated time.
+    RateLimit(f64),
+}
+
+impl Directive {
+    /// The directive's row in the applicability table.
+    pub fn kind(&self) -> DirectiveKind {
+        match self {
+            Directive::Dispatch(Dispatch::RoundRobin(_)) => DirectiveKind::RoundRobin,
+            Directive::Dispatch(Dispatch::Affinity(_)) => DirectiveKind::Affinity,
+            Directive::Dispatch(Dispatch::Hash(_)) => DirectiveKind::HashKey,
+            Directive::Dispatch(Dispatch::DispatchBy(_)) => DirectiveKind::DispatchBy,
+            Directive::Dispatch(Dispatch::WorkSteal) => DirectiveKind::WorkSteal,
+            Directive::Streams(_) => DirectiveKind::Streams,
+            Directive::StreamBy(_) => DirectiveKind::StreamBy,
+            Directive::Timing(Timing::Immediate) => DirectiveKind::Immediate,
+            Directive::Timing(Timing::Batched(_)) => DirectiveKind::Batched,
+            Directive::Timing(Timing::Interleaved(_)) => DirectiveKind::Interleaved,
+            Directive::Timing(Timing::RateLimit(_)) => DirectiveKind::RateLimit,
+            Directive::Window { mode, .. } => mode.kind(),
+            Directive::TaskGraph { kind, .. } => *kind,
+            Directive::SpatialMap(_) => DirectiveKind::SpatialMap,
+        }
+    }
+}
