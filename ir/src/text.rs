@@ -55,14 +55,11 @@ impl Display for Tensor {
             self.dtype,
             self.layout
         )?;
-        match &self.init {
-            Some(i) => write!(f, " init {i}")?,
-            None => f.write_str(" init zeros")?,
+        match (&self.origin, &self.init) {
+            (TensorOrigin::Derived { op, source }, _) => write!(f, " = {op}({source})"),
+            (TensorOrigin::Declared, Some(i)) => write!(f, " init {i}"),
+            (TensorOrigin::Declared, None) => f.write_str(" init zeros"),
         }
-        if let TensorOrigin::Derived { op, source } = &self.origin {
-            write!(f, " = {op}({source})")?;
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,434 @@
+//! Lowering: each compiled program of a file (`NAME = ... .compile(target=...)`) to the plain
+//! data of `wsp_ir`, which is all codegen and the runtime know of it. A file is lowered only
+//! when it has no errors; the facts come from the same queries the checker ran.
+
+use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
+use wsp_ir::plan::{self as ir_plan, Node};
+use wsp_ir::schedule::{Dispatch, Timing};
+use wsp_ir::{Directive as IrDirective, Program, Symbol};
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+
+use crate::diagnostics::Severity;
+use crate::eval::{Eval, item_value};
+use crate::files::File;
+use crate::items::{Item, ItemKind, item_offsets, module_items};
+use crate::kernels::{Operand, ParamType, kernel_body, kernel_signature};
+use crate::programs::{calls, runtime_symbols};
+use crate::schedules::{DirectiveDetail, DirectiveKind};
+use crate::types::KernelType;
+use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
+use crate::workloads::{PlanNode, TaskArg, workload_instance};
+
+/// A file's programs and its `execute` calls, ready for codegen and the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoweredFile {
+    pub programs: Vec<Program>,
+    /// `program.execute(seq=16)`, in file order.
+    pub executions: Vec<Execution>,
+}
+
+/// One `NAME.execute(symbol=value, ...)` statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Execution {
+    pub program: String,
+    pub bindings: Vec<(String, u64)>,
+}
+
+/// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
+#[salsa::tracked(returns(ref))]
+pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
+    if crate::check::file_diagnostics(db, file)
+        .iter()
+        .any(|d| d.severity == Severity::Error)
+    {
+        return None;
+    }
+    let mut programs = Vec::new();
+    let mut executions = Vec::new();
+    for &item in module_items(db, file) {
+        match item.kind(db) {
+            ItemKind::Assign => {
+                if let Some(p) = lower_program(db, item) {
+                    programs.push(p.clone());
+                }
+            }
+            ItemKind::Expr => executions.extend(execution(db, item)),
+            _ => {}
+        }
+    }
+    Some(LoweredFile {
+        programs,
+        executions,
+    })
+}
+
+/// The program an item binds, lowered: `NAME = workload(...).....compile(target=...)`.
+#[salsa::tracked(returns(ref))]
+pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Option<Program> {
+    let Value::Program(schedule) = &item_value(db, item).value else {
+        return None;
+    };
+    let target = schedule.target?.target;
+    let file = item.file(db);
+    let call_list = calls(schedule);
+    let mut kernels: Vec<Item<'db>> = Vec::new();
+    let workloads = call_list
+        .iter()
+        .map(|&call| lower_workload(db, call, &mut kernels))
+        .collect();
+    let mut tensors = Vec::new();
+    let mut axes = Vec::new();
+    let mut channels = Vec::new();
+    for &other in module_items(db, file) {
+        if other.kind(db) != ItemKind::Assign {
+            continue;
+        }
+        let name = other.name(db);
+        match &item_value(db, other).value {
+            Value::Tensor(t) if t.name == *name => tensors.push(ir_plan::Tensor {
+                name: t.name.clone(),
+                shape: t.shape.clone(),
+                dtype: t.dtype,
+                layout: t.layout.clone(),
+                init: t.init.clone(),
+                origin: match &t.origin {
+                    crate::values::TensorOrigin::Declared => ir_plan::TensorOrigin::Declared,
+                    crate::values::TensorOrigin::Derived { op, source } => {
+                        ir_plan::TensorOrigin::Derived {
+                            op: op.to_string(),
+                            source: source.clone(),
+                        }
+                    }
+                },
+            }),
+            Value::Axis(a) if a.name == *name => axes.push(ir_plan::Axis {
+                name: a.name.clone(),
+                kind: a.kind,
+                size: a.size,
+                lengths: a.lengths.clone(),
+                indptr: a.indptr.clone(),
+                indices: a.indices.clone(),
+            }),
+            Value::Channel(c) if c.name == *name => channels.push(ir_plan::Channel {
+                name: c.name.clone(),
+                label: c.label.clone(),
+                depth: c.depth,
+            }),
+            _ => {}
+        }
+    }
+    Some(Program {
+        version: wsp_ir::VERSION,
+        name: item.name(db).clone(),
+        target,
+        symbols: runtime_symbols(db, schedule)
+            .into_iter()
+            .map(|(name, default)| Symbol { name, default })
+            .collect(),
+        tensors,
+        axes,
+        channels,
+        kernels: kernels.iter().map(|&k| lower_kernel(db, k)).collect(),
+        workloads,
+        root: lower_composite(&schedule.root, &call_list),
+        schedule: lower_schedule(schedule),
+    })
+}
+
+fn lower_composite(c: &Composite<'_>, call_list: &[WorkloadCall<'_>]) -> wsp_ir::Composite {
+    match c {
+        Composite::Call(call) => {
+            wsp_ir::Composite::Call(call_list.iter().position(|c| c == call).unwrap_or(0) as u32)
+        }
+        Composite::Sequential(parts) => wsp_ir::Composite::Sequential(
+            parts
+                .iter()
+                .map(|p| lower_composite(p, call_list))
+                .collect(),
+        ),
+        Composite::Combine(parts) => wsp_ir::Composite::Combine(
+            parts
+                .iter()
+                .map(|p| lower_composite(p, call_list))
+                .collect(),
+        ),
+    }
+}
+
+fn lower_workload<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+    kernels: &mut Vec<Item<'db>>,
+) -> wsp_ir::Workload {
+    let workload = call.workload(db);
+    let site = call.site(db);
+    // The arguments as written: the call's text between its parentheses.
+    let args = site
+        .item
+        .syntax(db)
+        .covering_element(site.range)
+        .ancestors()
+        .find_map(ast::CallExpr::cast)
+        .map(|c| {
+            c.args()
+                .map(|a| a.syntax().text().to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    wsp_ir::Workload {
+        name: workload.name(db).clone(),
+        args,
+        body: lower_nodes(&workload_instance(db, call).0.body, kernels),
+    }
+}
+
+fn lower_nodes<'db>(nodes: &[PlanNode<'db>], kernels: &mut Vec<Item<'db>>) -> Vec<Node> {
+    nodes
+        .iter()
+        .map(|n| match n {
+            PlanNode::Loop {
+                kind, vars, body, ..
+            } => Node::Loop {
+                kind: *kind,
+                vars: vars
+                    .iter()
+                    .map(|v| ir_plan::LoopVar {
+                        name: v.name.clone(),
+                        axis: v.axis.clone(),
+                        axis_kind: v.axis_kind,
+                        extent: v.extent,
+                        row: v.row.clone(),
+                    })
+                    .collect(),
+                body: lower_nodes(body, kernels),
+            },
+            PlanNode::Conditional { branches, .. } => Node::Conditional {
+                branches: branches
+                    .iter()
+                    .map(|b| ir_plan::Branch {
+                        predicate: b.predicate.clone(),
+                        body: lower_nodes(&b.body, kernels),
+                    })
+                    .collect(),
+            },
+            PlanNode::Pipeline { stages, .. } => Node::Pipeline {
+                stages: lower_nodes(stages, kernels),
+            },
+            PlanNode::Consume {
+                channel, var, body, ..
+            } => Node::Consume {
+                channel: channel.clone(),
+                var: var.clone(),
+                body: lower_nodes(body, kernels),
+            },
+            PlanNode::Task(t) => {
+                if !kernels.contains(&t.kernel) {
+                    kernels.push(t.kernel);
+                }
+                Node::Task(ir_plan::Task {
+                    id: t.id,
+                    kernel: t.kernel_name.clone(),
+                    index: t.index.clone(),
+                    fields: t.fields.clone(),
+                    args: t
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            TaskArg::Tile {
+                                param,
+                                direction,
+                                view,
+                            } => ir_plan::TaskArg::Tile {
+                                param: param.clone(),
+                                direction: *direction,
+                                view: lower_view(view),
+                            },
+                            TaskArg::Scalar { param, value } => ir_plan::TaskArg::Scalar {
+                                param: param.clone(),
+                                value: value.0,
+                            },
+                        })
+                        .collect(),
+                })
+            }
+            PlanNode::Send { channel, task, .. } => Node::Send {
+                channel: channel.clone(),
+                task: *task,
+            },
+            PlanNode::SlotLoad {
+                slot,
+                view,
+                row,
+                col,
+            } => Node::SlotLoad {
+                slot: *slot,
+                view: lower_view(view),
+                row: *row,
+                col: *col,
+            },
+        })
+        .collect()
+}
+
+fn lower_view(v: &View<'_>) -> ir_plan::View {
+    ir_plan::View {
+        tensor: v.tensor.name.clone(),
+        indices: v.indices.clone(),
+    }
+}
+
+fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
+    let signature = kernel_signature(db, item);
+    let params = signature
+        .params
+        .iter()
+        .filter_map(|p| {
+            let ty = match &p.ty {
+                ParamType::Tile(d, t) => ir_kernel::ParamType::Tile(*d, *t),
+                ParamType::Scalar(d) => ir_kernel::ParamType::Scalar(*d, p.default),
+                ParamType::Constexpr => ir_kernel::ParamType::Constexpr(p.default),
+                // Reported; a file with errors is not lowered.
+                ParamType::Unknown => return None,
+            };
+            Some(ir_kernel::Param {
+                name: p.name.clone(),
+                ty,
+            })
+        })
+        .collect();
+    let body = match &signature.cpp {
+        Some(cpp) => {
+            let file = item.file(db);
+            let items = module_items(db, file);
+            let start = items
+                .iter()
+                .position(|&i| i == item)
+                .and_then(|i| item_offsets(db, file).get(i).copied())
+                .unwrap_or_default();
+            let text = file.text(db);
+            let index = wsp_syntax::LineIndex::new(text);
+            let (first_line, _) = wsp_syntax::line_col(&index, start + cpp.range.start());
+            IrBody::Cpp {
+                code: cpp.code.clone(),
+                includes: cpp.includes.clone(),
+                first_line,
+            }
+        }
+        None => IrBody::Ops(
+            kernel_body(db, item)
+                .ops
+                .iter()
+                .map(|op| ir_kernel::Op {
+                    op: op.op.to_string(),
+                    args: op.args.iter().map(lower_operand).collect(),
+                    ty: match op.ty {
+                        Some(KernelType::Tile(t)) => ValueType::Tile(t),
+                        Some(KernelType::Scalar(d)) => ValueType::Scalar(d),
+                        Some(KernelType::Number) | None => ValueType::Unit,
+                    },
+                })
+                .collect(),
+        ),
+    };
+    wsp_ir::Kernel {
+        name: signature.name.clone(),
+        params,
+        body,
+    }
+}
+
+fn lower_operand(o: &Operand) -> ir_kernel::Operand {
+    match o {
+        Operand::Value(v) => ir_kernel::Operand::Value(*v),
+        Operand::Param(p) => ir_kernel::Operand::Param(p.clone()),
+        Operand::Number(n) => ir_kernel::Operand::Number(*n),
+        Operand::DType(d) => ir_kernel::Operand::DType(*d),
+        Operand::Shape(m, n) => ir_kernel::Operand::Shape(*m, *n),
+    }
+}
+
+fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
+    s.directives
+        .iter()
+        .filter_map(|d| {
+            Some(match (&d.detail, d.kind) {
+                (DirectiveDetail::Policy(p), _) => match p {
+                    Policy::RoundRobin(n) => {
+                        IrDirective::Dispatch(Dispatch::RoundRobin(u32::try_from(*n).ok()?))
+                    }
+                    Policy::Affinity(k) => {
+                        IrDirective::Dispatch(Dispatch::Affinity(k.expr.clone()))
+                    }
+                    Policy::Hash(k) => IrDirective::Dispatch(Dispatch::Hash(k.expr.clone())),
+                    Policy::DispatchBy(k) => {
+                        IrDirective::Dispatch(Dispatch::DispatchBy(k.expr.clone()))
+                    }
+                    Policy::WorkSteal => IrDirective::Dispatch(Dispatch::WorkSteal),
+                    Policy::Immediate => IrDirective::Timing(Timing::Immediate),
+                    Policy::Batched(n) => {
+                        IrDirective::Timing(Timing::Batched(u32::try_from(*n).ok()?))
+                    }
+                    Policy::Interleaved(n) => {
+                        IrDirective::Timing(Timing::Interleaved(u32::try_from(*n).ok()?))
+                    }
+                    Policy::RateLimit(r) => IrDirective::Timing(Timing::RateLimit(r.0)),
+                    Policy::TaskGraph(_, value) => IrDirective::TaskGraph {
+                        kind: d.kind,
+                        value: value.clone(),
+                    },
+                },
+                (DirectiveDetail::Count(n), DirectiveKind::Streams) => {
+                    IrDirective::Streams(u32::try_from(*n).ok()?)
+                }
+                (DirectiveDetail::Key(k), DirectiveKind::StreamBy) => {
+                    IrDirective::StreamBy(k.expr.clone())
+                }
+                (DirectiveDetail::Window(w), _) => IrDirective::Window {
+                    size: u64::try_from(w.size).ok()?,
+                    unit: w.unit.clone(),
+                    mode: w.mode,
+                },
+                (DirectiveDetail::Grid(g), _) => IrDirective::SpatialMap(g.clone()),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+/// `program.execute(seq=16)`: the program's name and the symbols bound.
+fn execution(db: &dyn salsa::Database, item: Item<'_>) -> Option<Execution> {
+    let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
+        return None;
+    };
+    let Some(Expr::CallExpr(c)) = s.expr() else {
+        return None;
+    };
+    let Some(Expr::AttributeExpr(a)) = c.callee() else {
+        return None;
+    };
+    let Some(Expr::NameExpr(receiver)) = a.receiver() else {
+        return None;
+    };
+    if a.attr()?.text() != "execute" {
+        return None;
+    }
+    let mut eval = Eval::new(db, item);
+    let program = receiver.text();
+    if !matches!(
+        eval.resolve(&program, receiver.syntax().text_range()),
+        Value::Program(_)
+    ) {
+        return None;
+    }
+    let bindings = c
+        .args()
+        .filter_map(|arg| {
+            let name = arg.keyword()?.text().to_string();
+            match eval.expr(&arg.value()?) {
+                Value::Int(n) => Some((name, u64::try_from(n).ok()?)),
+                _ => None,
+            }
+        })
+        .collect();
+    Some(Execution { program, bindings })
+}

@@ -1,0 +1,58 @@
+//! Lowering: every example's programs as IR text (snapshots), and the IR survives a JSON round
+//! trip unchanged; a file with errors is not lowered.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use expect_test::expect_file;
+use wsp_analysis::{Database, File, Workspace, lower_file};
+
+fn lower(name: &str, text: &str) -> Option<wsp_analysis::LoweredFile> {
+    let db = Database::default();
+    let workspace = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, workspace, name.into(), text.to_string());
+    lower_file(&db, file).clone()
+}
+
+#[test]
+fn examples_lower_to_ir() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wsp"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 9);
+    for path in paths {
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(&path).expect("example");
+        let lowered = lower(&name, &text).unwrap_or_else(|| panic!("{name} has errors"));
+        assert!(!lowered.programs.is_empty(), "{name} compiles no program");
+        let mut out = String::new();
+        for p in &lowered.programs {
+            let json = serde_json::to_string(p).expect("serialize");
+            let back: wsp_ir::Program = serde_json::from_str(&json).expect("deserialize");
+            assert_eq!(&back, p, "{name}: the JSON round trip changed the IR");
+            let _ = write!(out, "{p}");
+        }
+        for e in &lowered.executions {
+            let binds: Vec<String> = e.bindings.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let _ = writeln!(out, "execute {}({})", e.program, binds.join(", "));
+        }
+        let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("test_data/lower")
+            .join(name.replace(".wsp", ".ir"));
+        expect_file![snapshot].assert_eq(&out);
+    }
+}
+
+#[test]
+fn a_file_with_errors_is_not_lowered() {
+    let text = "from pto_wsp import *\n\n@kernel\ndef k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.add(x, undefined))\n";
+    assert_eq!(lower("bad.wsp", text), None);
+}
