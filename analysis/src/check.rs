@@ -22,21 +22,11 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     let mut diags: Vec<Diag> = Vec::new();
     let items = module_items(db, file);
     diags.extend(module_scope(db, file).diags.iter().cloned());
-    let mut call_list: Vec<WorkloadCall> = Vec::new();
-    let mut generic_plans: Vec<&[PlanNode]> = Vec::new();
     for &item in items {
         match item.kind(db) {
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
-                let v = item_value(db, item);
-                diags.extend(v.diags.iter().cloned());
-                if let Value::Schedule(s) | Value::Program(s) = &v.value {
-                    for c in calls(s) {
-                        if !call_list.contains(&c) {
-                            call_list.push(c);
-                        }
-                    }
-                }
+                diags.extend(item_value(db, item).diags.iter().cloned());
                 diags.extend(program_checks(db, item).iter().cloned());
             }
             ItemKind::Kernel => {
@@ -45,28 +35,12 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             }
             ItemKind::Workload => {
                 diags.extend(workload_params(db, item).1.iter().cloned());
-                let plan = workload_generic(db, item);
-                diags.extend(plan.diags.iter().cloned());
-                generic_plans.push(&plan.body);
+                diags.extend(workload_generic(db, item).diags.iter().cloned());
             }
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }
     }
-    let mut plans = generic_plans;
-    for &call in &call_list {
-        let plan = &workload_instance(db, call).0;
-        diags.extend(dependencies::races(&plan.body, Some(call.site(db))));
-        plans.push(&plan.body);
-    }
-    diags.extend(dependencies::read_never_written(&plans));
-    let scope = module_scope(db, file);
-    let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
-        Value::Channel(c) => Some(c.depth),
-        _ => None,
-    };
-    for plan in &plans {
-        diags.extend(dependencies::deadlocks(plan, &depth_of));
-    }
+    diags.extend(file_dependencies(db, file).iter().cloned());
 
     let offsets: HashMap<Item, TextSize> = items
         .iter()
@@ -128,6 +102,46 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out
+}
+
+/// The dependency checks over a file's workloads: races of each call (its extents known),
+/// tensors read but never written, and pipeline deadlocks. Apart from the rest, so that an
+/// edit that leaves every plan equal (a kernel body's) does not repeat them.
+#[salsa::tracked(returns(ref))]
+fn file_dependencies(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
+    let mut diags = Vec::new();
+    let mut call_list: Vec<WorkloadCall> = Vec::new();
+    let mut plans: Vec<&[PlanNode]> = Vec::new();
+    for &item in module_items(db, file) {
+        match item.kind(db) {
+            ItemKind::Assign | ItemKind::Expr => {
+                if let Value::Schedule(s) | Value::Program(s) = &item_value(db, item).value {
+                    for c in calls(s) {
+                        if !call_list.contains(&c) {
+                            call_list.push(c);
+                        }
+                    }
+                }
+            }
+            ItemKind::Workload => plans.push(&workload_generic(db, item).body),
+            _ => {}
+        }
+    }
+    for &call in &call_list {
+        let plan = &workload_instance(db, call).0;
+        diags.extend(dependencies::races(&plan.body, Some(call.site(db))));
+        plans.push(&plan.body);
+    }
+    diags.extend(dependencies::read_never_written(&plans));
+    let scope = module_scope(db, file);
+    let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
+        Value::Channel(c) => Some(c.depth),
+        _ => None,
+    };
+    for plan in &plans {
+        diags.extend(dependencies::deadlocks(plan, &depth_of));
+    }
+    diags
 }
 
 /// WSP002 for a top-level statement outside the subset.

@@ -75,8 +75,10 @@ fn editing_a_kernel_body_reruns_only_that_kernel() {
         signature.iter().all(|s| s[16..] == body[0][11..]),
         "{executed:#?}"
     );
-    // ... and nothing else: no other kernel, no workload, no value, no name resolution.
+    // ... and nothing else: no other kernel, no workload, no value, no name resolution, no
+    // dependency analysis.
     for query in [
+        "file_dependencies",
         "workload_generic",
         "workload_instance",
         "item_value",
