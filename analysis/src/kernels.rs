@@ -327,15 +327,7 @@ fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
     Some(TileType::new(rows?, cols?, dtype?))
 }
 
-/// An operand of an op in the body: an SSA value, a parameter, or a constant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum Operand {
-    Value(u32),
-    Param(String),
-    Number(F64),
-    DType(DType),
-    Shape(u64, u64),
-}
+pub use wsp_ir::kernel::Operand;
 
 /// One op of the body: `%result = op(args)`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]

@@ -12,7 +12,7 @@ use crate::diagnostics::Severity;
 use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
-use crate::kernels::{Operand, ParamType, kernel_body, kernel_signature};
+use crate::kernels::{ParamType, kernel_body, kernel_signature};
 use crate::programs::{calls, runtime_symbols};
 use crate::schedules::{DirectiveDetail, DirectiveKind};
 use crate::types::KernelType;
@@ -190,16 +190,7 @@ fn lower_nodes<'db>(nodes: &[PlanNode<'db>], kernels: &mut Vec<Item<'db>>) -> Ve
                 kind, vars, body, ..
             } => Node::Loop {
                 kind: *kind,
-                vars: vars
-                    .iter()
-                    .map(|v| ir_plan::LoopVar {
-                        name: v.name.clone(),
-                        axis: v.axis.clone(),
-                        axis_kind: v.axis_kind,
-                        extent: v.extent,
-                        row: v.row.clone(),
-                    })
-                    .collect(),
+                vars: vars.clone(),
                 body: lower_nodes(body, kernels),
             },
             PlanNode::Conditional { branches, .. } => Node::Conditional {
@@ -320,7 +311,7 @@ fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
                 .iter()
                 .map(|op| ir_kernel::Op {
                     op: op.op.to_string(),
-                    args: op.args.iter().map(lower_operand).collect(),
+                    args: op.args.clone(),
                     ty: match op.ty {
                         Some(KernelType::Tile(t)) => ValueType::Tile(t),
                         Some(KernelType::Scalar(d)) => ValueType::Scalar(d),
@@ -334,16 +325,6 @@ fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
         name: signature.name.clone(),
         params,
         body,
-    }
-}
-
-fn lower_operand(o: &Operand) -> ir_kernel::Operand {
-    match o {
-        Operand::Value(v) => ir_kernel::Operand::Value(*v),
-        Operand::Param(p) => ir_kernel::Operand::Param(p.clone()),
-        Operand::Number(n) => ir_kernel::Operand::Number(*n),
-        Operand::DType(d) => ir_kernel::Operand::DType(*d),
-        Operand::Shape(m, n) => ir_kernel::Operand::Shape(*m, *n),
     }
 }
 

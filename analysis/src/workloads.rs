@@ -18,20 +18,7 @@ use crate::vocabulary::Builtin;
 use wsp_ir::Affine;
 use wsp_ir::ScalarExpr;
 
-pub use wsp_ir::plan::LoopKind;
-
-/// One loop variable: what it ranges over.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub struct LoopVar {
-    pub name: String,
-    /// The axis's module-level name (a run-time symbol for DenseDyn).
-    pub axis: String,
-    pub axis_kind: AxisKind,
-    /// The number of iterations when known (DenseDyn: its default).
-    pub extent: Option<u64>,
-    /// For `P.sel(routing[b])` and `P(tokens[b])`: the row index.
-    pub row: Option<Affine>,
-}
+pub use wsp_ir::plan::{LoopKind, LoopVar};
 
 /// How a task uses one kernel argument.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]

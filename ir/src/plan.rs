@@ -218,7 +218,7 @@ pub struct Channel {
 }
 
 /// One loop variable and what it ranges over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LoopVar {
     pub name: String,
     /// The axis (by name), or empty for a literal extent.
