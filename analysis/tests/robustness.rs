@@ -155,6 +155,11 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
     let workspace = Workspace::new(&db, vec![wsp_analysis::Target::AscendNpu]);
     let file = File::new(&db, workspace, "edited.wsp".into(), text.to_string());
     let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    // Lowering is total too, and happens exactly when there is no error.
+    let has_error = diagnostics
+        .iter()
+        .any(|d| d.severity == wsp_analysis::Severity::Error);
+    assert_eq!(wsp_analysis::lower_file(&db, file).is_none(), has_error);
     let len = wsp_syntax::TextSize::of(text);
     for d in &diagnostics {
         assert!(d.range.end() <= len, "diagnostic past the end: {d:?}");

@@ -1,6 +1,6 @@
 //! `cargo fuzz run analyze` (from analysis/): the whole analysis of any UTF-8 text finishes
 //! without panicking, checked against every target, with every diagnostic inside the text; so
-//! does hover at every character boundary.
+//! do hover at every character boundary and lowering.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(usize::from(d.range.end()) <= len);
             assert!(!d.message.is_empty());
         }
+        let _ = wsp_analysis::lower_file(&db, file);
         for (at, _) in text.char_indices() {
             let offset = wsp_analysis::TextSize::try_from(at).unwrap();
             if let Some(h) = wsp_analysis::hover(&db, file, offset) {
