@@ -146,9 +146,25 @@ fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken)
     {
         return Some((range, var_text(v, b)));
     }
-    // A view passed to a task: its region, shape and the parameter it binds.
+    // A view passed to a task: its region, shape and the parameter it binds; a keyword: the
+    // kernel's parameter.
+    let keyword = token
+        .parent()
+        .and_then(ast::Arg::cast)
+        .filter(|a| a.keyword().is_some_and(|k| k == *token));
     for node in plan_nodes(&plan.body) {
         let PlanNode::Task(t) = node else { continue };
+        if keyword.is_some()
+            && t.span.range.contains_range(range)
+            && let Some(p) = kernel_signature(db, t.kernel).param(name)
+        {
+            let md = format!(
+                "{}\n\nA parameter of `{}`.",
+                code(&format!("{}: {}", p.name, param_type(&p.ty))),
+                t.kernel_name
+            );
+            return Some((range, md));
+        }
         for arg in &t.args {
             if let TaskArg::Tile {
                 param,

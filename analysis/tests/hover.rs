@@ -62,6 +62,7 @@ fn hover_varlen_attention() {
             ("with P.when", 0, 8),
             ("with P.otherwise", 0, 8),
             ("k=K[b, h, 0:KV_SHORT]", 0, 2),
+            ("k=K[b, h, 0:KV_SHORT]", 0, 0),
             ("attn_long[b, h]", 0, 0),
             ("attn_long[b, h]", 0, 10),
             ("tiered_attention(batch", 0, 0),
