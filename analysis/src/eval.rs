@@ -15,8 +15,7 @@ use crate::values::{
     Layout, Policy, Schedule, Tensor, TensorOrigin, Value, Window, WindowMode,
 };
 use crate::vocabulary::Builtin;
-use wsp_ir::Affine;
-use wsp_ir::{ScalarExpr, ScalarOp};
+use wsp_ir::{Affine, ScalarExpr, ScalarOp};
 
 /// The value a module-level item binds, and what evaluating it found.
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
@@ -96,7 +95,6 @@ fn name_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>, value: Value<'
     }
 }
 
-/// Bound arguments of a call: each parameter's value and where it was written.
 /// A call's arguments by parameter, unevaluated; `ok` when they matched without error.
 pub(crate) struct Bound {
     pub slots: Vec<Option<Expr>>,
@@ -110,6 +108,7 @@ impl std::ops::Deref for Bound {
     }
 }
 
+/// Bound arguments of a call: each parameter's value and where it was written.
 pub(crate) struct Args<'db> {
     pub values: Vec<Option<(Value<'db>, TextRange)>>,
 }

@@ -1,11 +1,13 @@
 //! The WSP analyzer: an incremental (salsa) database over a workspace's files that finds
 //! every diagnostic of docs/language.md — names, tile types, workload tasks and views, races,
-//! channels, layouts, schedule applicability — and the facts an editor shows.
+//! channels, layouts, schedule applicability — the facts an editor shows (`hover`), and each
+//! compiled program lowered to `wsp_ir` (`lower_file`).
 //!
 //! Data flow: `File` text → `parse` → `module_items` (one item per top-level statement) →
 //! `module_scope` (names) → `item_value` (module-level values), `kernel_signature`,
 //! `kernel_body` (tile types), `workload_generic` / `workload_instance` (plans of loops and
-//! tasks) → `program_checks` (schedules) → `file_diagnostics`.
+//! tasks) → `program_checks` (schedules), `file_dependencies` (races, channels) →
+//! `file_diagnostics`; and, on a file without errors, → `lower_program` → `lower_file`.
 
 mod check;
 mod db;
