@@ -56,3 +56,45 @@ fn a_file_with_errors_is_not_lowered() {
     let text = "from pto_wsp import *\n\n@kernel\ndef k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.add(x, undefined))\n";
     assert_eq!(lower("bad.wsp", text), None);
 }
+
+#[test]
+fn axis_data_keep_their_roles() {
+    // `indptr` read from a tensor at run time, `indices` written in the program.
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+Ptr = Tensor((5,), DType.I32, init=load_npy("indptr.npy"))
+routing = Sparse(4, indptr=Ptr, indices=[1, 3, 0, 2, 5, 7, 2, 6])
+X = Tensor((8, 16, 16), DType.F32, init=ones())
+Y = Tensor((4, 8, 16, 16), DType.F32)
+batch = Dense[4]
+
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+
+@workload
+def route(batch, routing):
+    for b in P(batch):
+        for e in P.sel(routing[b]):
+            copy[b, e](x=X[e], y=Y[b, e])
+
+
+program = route(batch, routing).compile(target="cpu_sim")
+"#;
+    let lowered = lower("roles.wsp", text).expect("no errors");
+    let axes: Vec<String> = lowered.programs[0]
+        .axes
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(
+        axes,
+        [
+            "axis routing Sparse 4 indptr tensor Ptr indices [1, 3, 0, 2, 5, 7, 2, 6]",
+            "axis batch Dense 4"
+        ]
+    );
+}
