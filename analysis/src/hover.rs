@@ -7,7 +7,7 @@ use std::fmt::Write;
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
 
-use crate::eval::item_value;
+use crate::eval::{item_value, plural};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{KernelSignature, ParamType, kernel_body, kernel_signature};
@@ -271,7 +271,7 @@ fn var_line(v: &LoopVar, b: &Block) -> String {
         Some(n) if v.axis_kind == AxisKind::DenseDyn => {
             format!("{n} iterations by default, bound at run time")
         }
-        Some(n) => format!("{n} iteration{}", if n == 1 { "" } else { "s" }),
+        Some(n) => format!("{n} iteration{}", plural(n as usize)),
         None => "iterations known per call".to_string(),
     };
     match &b.kind {
@@ -400,10 +400,10 @@ fn workload_text(db: &dyn salsa::Database, item: Item<'_>) -> String {
             params.join(", ")
         )),
         tasks,
-        if tasks == 1 { "" } else { "s" },
+        plural(tasks),
         plan.blocks.len(),
-        if plan.blocks.len() == 1 { "" } else { "s" },
-        if plan.blocks.len() == 1 { "" } else { "s" },
+        plural(plan.blocks.len()),
+        plural(plan.blocks.len()),
     )
 }
 
