@@ -21,7 +21,7 @@ mod kernels;
 mod layouts;
 mod lower;
 mod names;
-pub mod ops;
+pub use wsp_ir::ops;
 mod programs;
 pub mod schedules;
 mod types;

@@ -1,5 +1,5 @@
 //! The op table: every `pto.*` op once, with its parameters, shape rule, dtype rule and doc text.
-//! The kernel type checker reads it now; hover, completion and codegen read the same rows.
+//! The analyzer's kernel type checker and hover, codegen and the cost model read the same rows.
 
 /// What an op parameter takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +70,54 @@ pub enum DtypeRule {
     FromArgument,
 }
 
+/// What the generated code computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Semantics {
+    /// Elementwise: a C++ expression over `x`.
+    Map(&'static str),
+    /// Elementwise with NumPy broadcasting: a C++ expression over `a` and `b`.
+    Zip(&'static str),
+    /// Along each row (`rows`) or column: a start value and a C++ expression combining `acc`
+    /// and `x`; `mean` divides by the count.
+    Reduce {
+        rows: bool,
+        init: Init,
+        combine: &'static str,
+        mean: bool,
+    },
+    /// Code of its own in codegen (load, store, matmul, transpose, cast, ...).
+    Structural,
+}
+
+/// A reduction's start value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Init {
+    Zero,
+    /// The lowest value of the dtype (-inf for floats).
+    Lowest,
+}
+
+/// The unit of an AICore that runs the op, for the simulated clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Vector unit: head + slope × 256-byte repeats + tail.
+    Vector,
+    /// Cube unit: 16×16×16 fractals.
+    Cube,
+    /// Global memory ↔ unified buffer: bytes / bandwidth.
+    Transfer,
+    /// No cost (a scalar constant).
+    None,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     pub name: &'static str,
     pub params: &'static [OpParam],
     pub shape: ShapeRule,
     pub dtype: DtypeRule,
+    pub semantics: Semantics,
+    pub unit: Unit,
     pub doc: &'static str,
 }
 
@@ -91,41 +133,52 @@ const X: &[OpParam] = &[p("x", OpParamKind::Tile)];
 const AB: &[OpParam] = &[p("a", OpParamKind::Tile), p("b", OpParamKind::Tile)];
 
 macro_rules! elementwise {
-    ($($name:literal: $doc:literal;)*) => {
-        [$(Op { name: $name, params: X, shape: ShapeRule::Same, dtype: DtypeRule::Float, doc: $doc },)*]
+    ($($name:literal = $cpp:literal: $doc:literal;)*) => {
+        [$(Op { name: $name, params: X, shape: ShapeRule::Same, dtype: DtypeRule::Float,
+                semantics: Semantics::Map($cpp), unit: Unit::Vector, doc: $doc },)*]
     };
 }
 
 macro_rules! binary {
-    ($($name:literal: $doc:literal;)*) => {
-        [$(Op { name: $name, params: AB, shape: ShapeRule::Broadcast, dtype: DtypeRule::Same, doc: $doc },)*]
+    ($($name:literal = $cpp:literal: $doc:literal;)*) => {
+        [$(Op { name: $name, params: AB, shape: ShapeRule::Broadcast, dtype: DtypeRule::Same,
+                semantics: Semantics::Zip($cpp), unit: Unit::Vector, doc: $doc },)*]
     };
 }
 
 const BINARY: [Op; 6] = binary! {
-    "add": "Elementwise a + b, broadcasting as NumPy does.";
-    "sub": "Elementwise a - b, broadcasting as NumPy does.";
-    "mul": "Elementwise a * b, broadcasting as NumPy does.";
-    "div": "Elementwise a / b, broadcasting as NumPy does.";
-    "maximum": "Elementwise maximum of a and b, broadcasting as NumPy does.";
-    "minimum": "Elementwise minimum of a and b, broadcasting as NumPy does.";
+    "add" = "a + b": "Elementwise a + b, broadcasting as NumPy does.";
+    "sub" = "a - b": "Elementwise a - b, broadcasting as NumPy does.";
+    "mul" = "a * b": "Elementwise a * b, broadcasting as NumPy does.";
+    "div" = "a / b": "Elementwise a / b, broadcasting as NumPy does.";
+    "maximum" = "(a > b ? a : b)": "Elementwise maximum of a and b, broadcasting as NumPy does.";
+    "minimum" = "(a < b ? a : b)": "Elementwise minimum of a and b, broadcasting as NumPy does.";
 };
 
-const UNARY: [Op; 14] = elementwise! {
-    "exp": "Elementwise e^x.";
-    "log": "Elementwise natural logarithm.";
-    "sqrt": "Elementwise square root.";
-    "rsqrt": "Elementwise 1 / sqrt(x).";
-    "tanh": "Elementwise hyperbolic tangent.";
-    "sigmoid": "Elementwise 1 / (1 + e^-x).";
-    "sin": "Elementwise sine.";
-    "cos": "Elementwise cosine.";
-    "relu": "Elementwise max(x, 0).";
-    "gelu": "Elementwise GELU (tanh approximation).";
-    "silu": "Elementwise x * sigmoid(x).";
-    "neg": "Elementwise -x.";
-    "abs": "Elementwise |x|.";
-    "softmax": "Row-wise softmax: exp(x - rowmax(x)) / rowsum(...).";
+const UNARY: [Op; 13] = elementwise! {
+    "exp" = "std::exp(x)": "Elementwise e^x.";
+    "log" = "std::log(x)": "Elementwise natural logarithm.";
+    "sqrt" = "std::sqrt(x)": "Elementwise square root.";
+    "rsqrt" = "1 / std::sqrt(x)": "Elementwise 1 / sqrt(x).";
+    "tanh" = "std::tanh(x)": "Elementwise hyperbolic tangent.";
+    "sigmoid" = "1 / (1 + std::exp(-x))": "Elementwise 1 / (1 + e^-x).";
+    "sin" = "std::sin(x)": "Elementwise sine.";
+    "cos" = "std::cos(x)": "Elementwise cosine.";
+    "relu" = "(x > 0 ? x : 0)": "Elementwise max(x, 0).";
+    "gelu" = "0.5f * x * (1 + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)))": "Elementwise GELU (tanh approximation).";
+    "silu" = "x / (1 + std::exp(-x))": "Elementwise x * sigmoid(x).";
+    "neg" = "-x": "Elementwise -x.";
+    "abs" = "std::abs(x)": "Elementwise |x|.";
+};
+
+const SOFTMAX: Op = Op {
+    name: "softmax",
+    params: X,
+    shape: ShapeRule::Same,
+    dtype: DtypeRule::Float,
+    semantics: Semantics::Structural,
+    unit: Unit::Vector,
+    doc: "Row-wise softmax: exp(x - rowmax(x)) / rowsum(...).",
 };
 
 const OTHER: [Op; 17] = [
@@ -134,6 +187,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Param)],
         shape: ShapeRule::Same,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Transfer,
         doc: "The tile of an `In` or `InOut` parameter.",
     },
     Op {
@@ -141,6 +196,8 @@ const OTHER: [Op; 17] = [
         params: &[p("dst", OpParamKind::Param), p("v", OpParamKind::Tile)],
         shape: ShapeRule::Store,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Transfer,
         doc: "Writes v to an `Out` or `InOut` parameter; v has dst's shape and dtype.",
     },
     Op {
@@ -148,6 +205,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::RowReduce,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Reduce { rows: true, init: Init::Zero, combine: "acc + x", mean: false },
+        unit: Unit::Vector,
         doc: "Sum of each row: [M,N] → [M,1].",
     },
     Op {
@@ -155,6 +214,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::RowReduce,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Reduce { rows: true, init: Init::Lowest, combine: "(x > acc ? x : acc)", mean: false },
+        unit: Unit::Vector,
         doc: "Maximum of each row: [M,N] → [M,1].",
     },
     Op {
@@ -162,6 +223,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::RowReduce,
         dtype: DtypeRule::Float,
+        semantics: Semantics::Reduce { rows: true, init: Init::Zero, combine: "acc + x", mean: true },
+        unit: Unit::Vector,
         doc: "Mean of each row: [M,N] → [M,1].",
     },
     Op {
@@ -169,6 +232,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::ColReduce,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Reduce { rows: false, init: Init::Zero, combine: "acc + x", mean: false },
+        unit: Unit::Vector,
         doc: "Sum of each column: [M,N] → [1,N].",
     },
     Op {
@@ -176,6 +241,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::ColReduce,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Reduce { rows: false, init: Init::Lowest, combine: "(x > acc ? x : acc)", mean: false },
+        unit: Unit::Vector,
         doc: "Maximum of each column: [M,N] → [1,N].",
     },
     Op {
@@ -183,6 +250,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("r", OpParamKind::Tile)],
         shape: ShapeRule::RowBroadcast,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Zip("a * b"),
+        unit: Unit::Vector,
         doc: "Multiplies each row of x by the matching element of r: ([M,N], [M,1]) → [M,N].",
     },
     Op {
@@ -190,6 +259,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("r", OpParamKind::Tile)],
         shape: ShapeRule::RowBroadcast,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Zip("a + b"),
+        unit: Unit::Vector,
         doc: "Adds the matching element of r to each row of x: ([M,N], [M,1]) → [M,N].",
     },
     Op {
@@ -197,6 +268,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("c", OpParamKind::Tile)],
         shape: ShapeRule::ColBroadcast,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Zip("a * b"),
+        unit: Unit::Vector,
         doc: "Multiplies each column of x by the matching element of c: ([M,N], [1,N]) → [M,N].",
     },
     Op {
@@ -204,6 +277,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("c", OpParamKind::Tile)],
         shape: ShapeRule::ColBroadcast,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Zip("a + b"),
+        unit: Unit::Vector,
         doc: "Adds the matching element of c to each column of x: ([M,N], [1,N]) → [M,N].",
     },
     Op {
@@ -211,6 +286,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("shape", OpParamKind::Shape)],
         shape: ShapeRule::BroadcastTo,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Map("x"),
+        unit: Unit::Vector,
         doc: "Repeats a [M,1], [1,N] or [1,1] tile to the given shape.",
     },
     Op {
@@ -226,6 +303,8 @@ const OTHER: [Op; 17] = [
         ],
         shape: ShapeRule::Matmul,
         dtype: DtypeRule::MatmulAccumulate,
+        semantics: Semantics::Structural,
+        unit: Unit::Cube,
         doc: "Matrix product [M,K] × [K,N] → [M,N] on the cube unit. F16/BF16 inputs accumulate in F32; `acc` ([M,N] F32) is added.",
     },
     Op {
@@ -233,6 +312,8 @@ const OTHER: [Op; 17] = [
         params: X,
         shape: ShapeRule::Transpose,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "[M,N] → [N,M].",
     },
     Op {
@@ -240,6 +321,8 @@ const OTHER: [Op; 17] = [
         params: &[p("v", OpParamKind::Number), p("dtype", OpParamKind::DType)],
         shape: ShapeRule::Scalar,
         dtype: DtypeRule::FromArgument,
+        semantics: Semantics::Structural,
+        unit: Unit::None,
         doc: "A scalar of the given dtype that broadcasts against any tile.",
     },
     Op {
@@ -247,6 +330,8 @@ const OTHER: [Op; 17] = [
         params: &[p("x", OpParamKind::Tile), p("dtype", OpParamKind::DType)],
         shape: ShapeRule::Same,
         dtype: DtypeRule::FromArgument,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "x converted to another dtype (there is no implicit conversion).",
     },
     Op {
@@ -257,6 +342,8 @@ const OTHER: [Op; 17] = [
         ],
         shape: ShapeRule::Alloc,
         dtype: DtypeRule::FromArgument,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "A zero tile of the given shape and dtype.",
     },
 ];
@@ -267,6 +354,8 @@ const LAYOUT: [Op; 3] = [
         params: X,
         shape: ShapeRule::HalfCols,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "The even columns: [M,N] → [M,N/2], N even.",
     },
     Op {
@@ -274,6 +363,8 @@ const LAYOUT: [Op; 3] = [
         params: X,
         shape: ShapeRule::HalfCols,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "The odd columns: [M,N] → [M,N/2], N even.",
     },
     Op {
@@ -281,6 +372,8 @@ const LAYOUT: [Op; 3] = [
         params: AB,
         shape: ShapeRule::Interleave,
         dtype: DtypeRule::Same,
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
         doc: "Columns of a and b alternated: ([M,N], [M,N]) → [M,2N].",
     },
 ];
@@ -291,6 +384,7 @@ pub fn all() -> impl Iterator<Item = &'static Op> {
         .iter()
         .chain(BINARY.iter())
         .chain(UNARY.iter())
+        .chain(std::iter::once(&SOFTMAX))
         .chain(OTHER[2..].iter())
         .chain(LAYOUT.iter())
 }
