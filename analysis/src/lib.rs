@@ -34,7 +34,7 @@ pub use crate::db::Database;
 pub use crate::diagnostics::{Code, Diagnostic, FileFix, Severity};
 pub use crate::files::{File, Workspace, WorkspaceConfig};
 pub use crate::hover::{Hover, hover};
-pub use crate::lower::{Execution, LoweredFile, lower_file, lower_program};
+pub use crate::lower::{Action, LoweredFile, lower_file, lower_program};
 pub use crate::schedules::Target;
 pub use crate::types::{DType, TileType};
 pub use wsp_syntax::{TextRange, TextSize};

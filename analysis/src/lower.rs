@@ -19,19 +19,24 @@ use crate::types::KernelType;
 use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, workload_instance};
 
-/// A file's programs and its `execute` calls, ready for codegen and the runtime.
+/// A file's programs and its top-level actions, ready for codegen and the runtime.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoweredFile {
     pub programs: Vec<Program>,
-    /// `program.execute(seq=16)`, in file order.
-    pub executions: Vec<Execution>,
+    /// `program.execute(seq=16)` and `save_npy(Y, "y.npy")`, in file order.
+    pub actions: Vec<Action>,
 }
 
-/// One `NAME.execute(symbol=value, ...)` statement.
+/// A top-level statement the runtime carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Execution {
-    pub program: String,
-    pub bindings: Vec<(String, u64)>,
+pub enum Action {
+    /// `NAME.execute(symbol=value, ...)`
+    Execute {
+        program: String,
+        bindings: Vec<(String, u64)>,
+    },
+    /// `save_npy(T, "path")`; the path is relative to the `.wsp` file's folder.
+    SaveNpy { tensor: String, path: String },
 }
 
 /// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
@@ -44,7 +49,7 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
         return None;
     }
     let mut programs = Vec::new();
-    let mut executions = Vec::new();
+    let mut actions = Vec::new();
     for &item in module_items(db, file) {
         match item.kind(db) {
             ItemKind::Assign => {
@@ -52,13 +57,13 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
                     programs.push(p.clone());
                 }
             }
-            ItemKind::Expr => executions.extend(execution(db, item)),
+            ItemKind::Expr => actions.extend(action(db, item)),
             _ => {}
         }
     }
     Some(LoweredFile {
         programs,
-        executions,
+        actions,
     })
 }
 
@@ -376,14 +381,31 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
         .collect()
 }
 
-/// `program.execute(seq=16)`: the program's name and the symbols bound.
-fn execution(db: &dyn salsa::Database, item: Item<'_>) -> Option<Execution> {
+/// `program.execute(seq=16)` (the program's name and the symbols bound) or
+/// `save_npy(T, "path")`.
+fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
         return None;
     };
     let Some(Expr::CallExpr(c)) = s.expr() else {
         return None;
     };
+    if let Some(Expr::NameExpr(callee)) = c.callee()
+        && callee.text() == "save_npy"
+    {
+        let mut eval = Eval::new(db, item);
+        let mut args = c.args().filter_map(|a| a.value());
+        let Value::Tensor(t) = eval.expr(&args.next()?) else {
+            return None;
+        };
+        let Value::Str(path) = eval.expr(&args.next()?) else {
+            return None;
+        };
+        return Some(Action::SaveNpy {
+            tensor: t.name.clone(),
+            path,
+        });
+    }
     let Some(Expr::AttributeExpr(a)) = c.callee() else {
         return None;
     };
@@ -411,5 +433,5 @@ fn execution(db: &dyn salsa::Database, item: Item<'_>) -> Option<Execution> {
             }
         })
         .collect();
-    Some(Execution { program, bindings })
+    Some(Action::Execute { program, bindings })
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use expect_test::expect_file;
-use wsp_analysis::{Database, File, Workspace, lower_file};
+use wsp_analysis::{Action, Database, File, Workspace, lower_file};
 
 fn lower(name: &str, text: &str) -> Option<wsp_analysis::LoweredFile> {
     let db = Database::default();
@@ -40,9 +40,15 @@ fn examples_lower_to_ir() {
             assert_eq!(&back, p, "{name}: the JSON round trip changed the IR");
             let _ = write!(out, "{p}");
         }
-        for e in &lowered.executions {
-            let binds: Vec<String> = e.bindings.iter().map(|(n, v)| format!("{n}={v}")).collect();
-            let _ = writeln!(out, "execute {}({})", e.program, binds.join(", "));
+        for action in &lowered.actions {
+            let _ = match action {
+                Action::Execute { program, bindings } => {
+                    let binds: Vec<String> =
+                        bindings.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                    writeln!(out, "execute {program}({})", binds.join(", "))
+                }
+                Action::SaveNpy { tensor, path } => writeln!(out, "save_npy {tensor} {path:?}"),
+            };
         }
         let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("test_data/lower")
@@ -95,6 +101,52 @@ program = route(batch, routing).compile(target="cpu_sim")
         [
             "axis routing Sparse 4 indptr tensor Ptr indices [1, 3, 0, 2, 5, 7, 2, 6]",
             "axis batch Dense 4"
+        ]
+    );
+}
+
+#[test]
+fn top_level_actions_are_lowered_in_file_order() {
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+seq = DenseDyn(8)
+X = Tensor((64, 16, 16), F32, init=ones())
+Y = Tensor((64, 16, 16), F32)
+
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+
+@workload
+def run(seq):
+    for i in P(seq):
+        copy[i](x=X[i], y=Y[i])
+
+
+program = run(seq).compile(target="cpu_sim")
+program.execute(seq=16)
+save_npy(Y, "out/y.npy")
+program.execute()
+"#;
+    let lowered = lower("actions.wsp", text).expect("no errors");
+    assert_eq!(
+        lowered.actions,
+        [
+            Action::Execute {
+                program: "program".into(),
+                bindings: vec![("seq".into(), 16)]
+            },
+            Action::SaveNpy {
+                tensor: "Y".into(),
+                path: "out/y.npy".into()
+            },
+            Action::Execute {
+                program: "program".into(),
+                bindings: vec![]
+            },
         ]
     );
 }
