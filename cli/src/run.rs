@@ -1,0 +1,298 @@
+//! `wsp run`: analyze, lower, build the kernels for cpu_sim (cached), then execute in a child
+//! process (`wsp __exec`), so that a crash inside a kernel is reported and never takes this
+//! process down.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, termcolor};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use wsp_analysis::{Action as LoweredAction, Database, File, Severity, Workspace};
+use wsp_codegen::BuildError;
+use wsp_runtime::{Action, Job, Report, RunError};
+
+use crate::report::Checked;
+
+pub(crate) struct RunArgs {
+    pub file: PathBuf,
+    pub bind: Vec<String>,
+    pub trace: Option<PathBuf>,
+    pub workers: usize,
+    pub stats_json: Option<PathBuf>,
+    pub target_desc: Option<PathBuf>,
+    pub dump_tensors: Option<PathBuf>,
+}
+
+/// The stats `--stats-json` writes and `wsp run` prints.
+#[derive(Serialize)]
+struct Stats {
+    task_count: u64,
+    total_cycles: u64,
+    compile_time_ms: f64,
+    execute_time_ms: f64,
+    cache_hit: bool,
+}
+
+pub(crate) fn run(args: RunArgs) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A spinner on standard error, drawn only if the step takes more than a moment (its first
+/// tick) and only on a terminal.
+fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("template"));
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(150));
+    pb
+}
+
+fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let bindings = args
+        .bind
+        .iter()
+        .map(|b| parse_bind(b))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = match &args.target_desc {
+        Some(p) => {
+            let t = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            wsp_runtime::target::TargetDesc::parse(&t).map_err(|e| format!("{}: {e}", p.display()))?;
+            Some(t)
+        }
+        None => None,
+    };
+
+    let db = Database::default();
+    let workspace = Workspace::new(&db, Vec::new());
+    let file = File::on_disk(&db, workspace, args.file.clone(), text.clone());
+    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    if !diagnostics.is_empty() {
+        crate::report::print_human(&[Checked {
+            path: args.file.clone(),
+            text: text.clone(),
+            diagnostics: diagnostics.clone(),
+        }]);
+    }
+    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        return Ok(ExitCode::from(1));
+    }
+    let Some(lowered) = wsp_analysis::lower_file(&db, file).clone() else {
+        return Ok(ExitCode::from(1));
+    };
+    if lowered.programs.is_empty() {
+        return Err(format!(
+            "{} compiles no program: write `program = workload(...).compile(target=\"cpu_sim\")`",
+            args.file.display()
+        ));
+    }
+    for p in &lowered.programs {
+        if p.target != wsp_ir::Target::CpuSim {
+            return Err(format!(
+                "program `{}` compiles for {}; `wsp run` runs cpu_sim programs (`wsp emit` writes NPU sources)",
+                p.name,
+                p.target.name()
+            ));
+        }
+    }
+
+    let compile_start = Instant::now();
+    let pb = spinner("compiling kernels");
+    let cache = wsp_codegen::cache_dir();
+    let mut programs = Vec::new();
+    let mut cache_hit = true;
+    for p in &lowered.programs {
+        match wsp_codegen::build(p, &args.file, &cache) {
+            Ok(a) => {
+                cache_hit &= a.cache_hit;
+                programs.push((p.clone(), a.library));
+            }
+            Err(BuildError::CustomKernel(errs)) => {
+                pb.finish_and_clear();
+                print_cpp_errors(&args.file, &text, &errs);
+                return Ok(ExitCode::from(1));
+            }
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(e.to_string());
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let compile_time_ms = compile_start.elapsed().as_secs_f64() * 1e3;
+
+    let base_dir = args
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let job = Job {
+        programs,
+        actions: lowered
+            .actions
+            .iter()
+            .map(|a| match a {
+                LoweredAction::Execute { program, bindings } => Action::Execute {
+                    program: program.clone(),
+                    bindings: bindings.clone(),
+                },
+                LoweredAction::SaveNpy { tensor, path } => Action::SaveNpy {
+                    tensor: tensor.clone(),
+                    path: path.clone(),
+                },
+            })
+            .collect(),
+        base_dir,
+        bindings,
+        workers: args.workers,
+        trace: args.trace.clone(),
+        target,
+        dump_tensors: args.dump_tensors.clone(),
+    };
+    if !job.actions.iter().any(|a| matches!(a, Action::Execute { .. })) {
+        eprintln!(
+            "note: {} never calls `.execute()`: nothing ran",
+            args.file.display()
+        );
+    }
+
+    let pb = spinner("running");
+    let outcome = execute_in_child(&job);
+    pb.finish_and_clear();
+    let report = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let stats = Stats {
+        task_count: report.task_count,
+        total_cycles: report.total_cycles,
+        compile_time_ms,
+        execute_time_ms: report.execute_time_ms,
+        cache_hit,
+    };
+    println!(
+        "{{'task_count': {}, 'total_cycles': {}, 'compile_time_ms': {:.3}, 'execute_time_ms': {:.3}, 'cache_hit': {}}}",
+        stats.task_count,
+        stats.total_cycles,
+        stats.compile_time_ms,
+        stats.execute_time_ms,
+        if stats.cache_hit { "True" } else { "False" }
+    );
+    if let Some(path) = &args.stats_json {
+        let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
+        std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_bind(b: &str) -> Result<(String, u64), String> {
+    let (name, value) = b
+        .split_once('=')
+        .ok_or_else(|| format!("`--bind {b}`: expected name=value"))?;
+    let value = value
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("`--bind {b}`: the value must be a non-negative integer"))?;
+    Ok((name.trim().to_string(), value))
+}
+
+/// Runs the job in `wsp __exec`, handing it over on standard input and reading the report
+/// from standard output. A fault in a task ends the child; its message names the task.
+fn execute_in_child(job: &Job) -> Result<Report, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))?;
+    let mut child = Command::new(exe)
+        .arg("__exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the run process: {e}"))?;
+    let payload = serde_json::to_vec(job).expect("job serializes");
+    let mut stdin = child.stdin.take().expect("piped");
+    // Write on a thread: a child that dies early must not block us on a full pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&payload);
+    });
+    let mut stderr = child.stderr.take().expect("piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut out = String::new();
+    let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+    let status = child.wait().map_err(|e| format!("the run process: {e}"))?;
+    let _ = writer.join();
+    let err = err_reader.join().unwrap_or_default();
+    if let Some(line) = err.lines().find(|l| l.starts_with(wsp_runtime::fault::FAULT_MARK)) {
+        let what = line.trim_start_matches(wsp_runtime::fault::FAULT_MARK).trim();
+        return Err(format!("error[WSP602]: {what}; the run was stopped"));
+    }
+    eprint!("{err}");
+    match serde_json::from_str::<Result<Report, RunError>>(&out) {
+        Ok(Ok(r)) if status.success() => Ok(r),
+        Ok(Err(e)) => Err(e.to_string()),
+        _ => Err(match status.code() {
+            Some(c) => format!("error: the run process failed (exit status {c})"),
+            None => {
+                use std::os::unix::process::ExitStatusExt;
+                format!(
+                    "error: the run process was killed by signal {}",
+                    status.signal().unwrap_or(0)
+                )
+            }
+        }),
+    }
+}
+
+/// `wsp __exec`: the child side. Reads a job on standard input, writes
+/// `Result<Report, RunError>` as JSON on standard output.
+pub(crate) fn exec_child() -> ExitCode {
+    let mut input = Vec::new();
+    if std::io::stdin().read_to_end(&mut input).is_err() {
+        return ExitCode::from(2);
+    }
+    let result = match serde_json::from_slice::<Job>(&input) {
+        Ok(job) => wsp_runtime::execute(&job),
+        Err(e) => Err(RunError::Invalid(format!("malformed job: {e}"))),
+    };
+    let ok = result.is_ok();
+    let _ = serde_json::to_writer(std::io::stdout(), &result);
+    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// WSP601: compiler errors inside `cpp_src` strings, at their `.wsp` lines.
+fn print_cpp_errors(path: &Path, text: &str, errs: &[wsp_codegen::CppError]) {
+    let source = SimpleFile::new(path.display().to_string(), text);
+    let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
+    let config = term::Config::default();
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    for e in errs {
+        let line_start = starts.get(e.line.saturating_sub(1) as usize).copied().unwrap_or(text.len());
+        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        let at = (line_start + e.column.saturating_sub(1) as usize).min(line_end);
+        let d = Rendered::error()
+            .with_code("WSP601")
+            .with_message(format!("C++ error in `cpp_src` of kernel `{}`: {}", e.kernel, e.message))
+            .with_labels(vec![Label::primary((), at..line_end.max(at))]);
+        let _ = term::emit_to_write_style(&mut out, &config, &source, &d);
+    }
+}

@@ -1,0 +1,446 @@
+//! IR kernels → C++17 source: one `extern "C"` function per kernel over pointers and strides.
+//!
+//! The ABI every generated (and `cpp_src`) kernel has:
+//! `void wsp_kernel_NAME(char* const* tiles, const int64_t* strides, const double* scalars)`.
+//! `tiles[i]` points at element (0, 0) of the i-th tile parameter; `strides[2i]` and
+//! `strides[2i + 1]` are its row and column strides in elements; `scalars[j]` is the j-th
+//! scalar or constexpr parameter. The runtime fills these per task from the task's views.
+
+use std::fmt::Write;
+
+use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
+use wsp_ir::ops::{self, Init, Semantics};
+use wsp_ir::{DType, Kernel, Program, TileType};
+
+pub const PRELUDE: &str = include_str!("prelude.hpp");
+
+/// The C++ translation unit for a program's kernels. `wsp_path` is what compiler messages
+/// about `cpp_src` bodies name (their `#line` directives point into the `.wsp` file).
+pub fn source(program: &Program, wsp_path: &str) -> String {
+    let mut out = String::new();
+    for k in &program.kernels {
+        if let KernelBody::Cpp { includes, .. } = &k.body {
+            for inc in includes {
+                let _ = writeln!(out, "#include \"{inc}\"");
+            }
+        }
+    }
+    out.push_str(PRELUDE);
+    for k in &program.kernels {
+        out.push('\n');
+        kernel(&mut out, k, wsp_path);
+    }
+    out
+}
+
+/// The exported symbol of a kernel.
+pub fn symbol(kernel: &str) -> String {
+    format!("wsp_kernel_{kernel}")
+}
+
+/// The C++ type a dtype is stored as.
+fn storage(d: DType) -> &'static str {
+    match d {
+        DType::F16 | DType::BF16 => "uint16_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::I8 => "int8_t",
+        DType::I16 => "int16_t",
+        DType::I32 => "int32_t",
+        DType::I64 => "int64_t",
+        DType::U8 => "uint8_t",
+        DType::U16 => "uint16_t",
+        DType::U32 => "uint32_t",
+        DType::U64 => "uint64_t",
+    }
+}
+
+/// The C++ type a dtype is computed in.
+fn compute(d: DType) -> &'static str {
+    match d {
+        DType::F16 | DType::BF16 => "float",
+        _ => storage(d),
+    }
+}
+
+/// The prelude's conversion class for a dtype.
+fn conv(d: DType) -> String {
+    match d {
+        DType::F16 => "wsp::F16".into(),
+        DType::BF16 => "wsp::BF16".into(),
+        _ => format!("wsp::Plain<{}>", storage(d)),
+    }
+}
+
+fn header(out: &mut String, k: &Kernel) {
+    let _ = writeln!(
+        out,
+        "extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc) {{",
+        symbol(&k.name)
+    );
+}
+
+fn kernel(out: &mut String, k: &Kernel, wsp_path: &str) {
+    header(out, k);
+    let (mut ti, mut si) = (0, 0);
+    let custom = matches!(k.body, KernelBody::Cpp { .. });
+    for p in &k.params {
+        // A custom body sees its parameters by their own names; generated code prefixes them.
+        let name = if custom {
+            p.name.clone()
+        } else {
+            format!("p_{}", p.name)
+        };
+        match &p.ty {
+            ParamType::Tile(_, t) => {
+                let _ = writeln!(
+                    out,
+                    "  {st}* const {name} = ({st}*)wsp_t[{ti}]; const int64_t {name}_rs = wsp_s[{r}], {name}_cs = wsp_s[{c}];",
+                    st = storage(t.dtype),
+                    r = 2 * ti,
+                    c = 2 * ti + 1
+                );
+                if custom {
+                    let _ = writeln!(
+                        out,
+                        "  constexpr int {name}_rows = {}, {name}_cols = {}; (void){name}_rs; (void){name}_cs;",
+                        t.rows, t.cols
+                    );
+                }
+                ti += 1;
+            }
+            ParamType::Scalar(d, _) => {
+                let _ = writeln!(
+                    out,
+                    "  const {ct} {name} = ({ct})wsp_sc[{si}]; (void){name};",
+                    ct = compute(*d)
+                );
+                si += 1;
+            }
+            ParamType::Constexpr(_) => {
+                let _ = writeln!(out, "  const int64_t {name} = (int64_t)wsp_sc[{si}]; (void){name};");
+                si += 1;
+            }
+        }
+    }
+    match &k.body {
+        KernelBody::Ops(ops) => {
+            let mut g = Gen {
+                out,
+                kernel: k,
+                ops,
+                loaded: Vec::new(),
+            };
+            for (i, op) in ops.iter().enumerate() {
+                g.op(i, op);
+            }
+        }
+        KernelBody::Cpp {
+            code, first_line, ..
+        } => {
+            let _ = writeln!(out, "#line {first_line} \"{}\"", wsp_path.replace('\\', "/"));
+            out.push_str(code);
+            out.push('\n');
+        }
+    }
+    out.push_str("}\n");
+}
+
+struct Gen<'a> {
+    out: &'a mut String,
+    kernel: &'a Kernel,
+    ops: &'a [Op],
+    /// Tile parameters already loaded into a local (`v_x`) for use as values.
+    loaded: Vec<String>,
+}
+
+/// What an operand is, for indexing into it.
+enum Value {
+    Tile { name: String, tile: TileType },
+    Scalar { expr: String },
+}
+
+impl Gen<'_> {
+    fn param(&self, name: &str) -> Option<&ParamType> {
+        self.kernel
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| &p.ty)
+    }
+
+    /// A tile parameter used as a value: loaded into `v_NAME` once, at its first use.
+    fn param_tile(&mut self, name: &str, tile: TileType) -> String {
+        let local = format!("v_{name}");
+        if !self.loaded.iter().any(|l| l == name) {
+            self.loaded.push(name.to_string());
+            let _ = writeln!(
+                self.out,
+                "  {ct} {local}[{n}]; wsp::load<{m}, {c}, {conv}>({local}, p_{name}, p_{name}_rs, p_{name}_cs);",
+                ct = compute(tile.dtype),
+                n = tile.rows * tile.cols,
+                m = tile.rows,
+                c = tile.cols,
+                conv = conv(tile.dtype)
+            );
+        }
+        local
+    }
+
+    fn operand(&mut self, o: &Operand) -> Value {
+        match o {
+            Operand::Value(i) => match self.ops[*i as usize].ty {
+                ValueType::Tile(tile) => Value::Tile {
+                    name: format!("v{i}"),
+                    tile,
+                },
+                _ => Value::Scalar {
+                    expr: format!("v{i}"),
+                },
+            },
+            Operand::Param(p) => match self.param(p).cloned() {
+                Some(ParamType::Tile(_, tile)) => Value::Tile {
+                    name: self.param_tile(p, tile),
+                    tile,
+                },
+                _ => Value::Scalar {
+                    expr: format!("p_{p}"),
+                },
+            },
+            Operand::Number(n) => Value::Scalar {
+                expr: format!("{:?}", n.0),
+            },
+            Operand::DType(_) | Operand::Shape(..) => Value::Scalar { expr: "0".into() },
+        }
+    }
+
+    /// `name[...]` at row `i`, column `j` of a result, broadcasting as NumPy does.
+    fn at(v: &Value) -> String {
+        match v {
+            Value::Scalar { expr } => expr.clone(),
+            Value::Tile { name, tile } => {
+                let i = if tile.rows == 1 {
+                    "0".to_string()
+                } else {
+                    format!("i * {}", tile.cols)
+                };
+                let j = if tile.cols == 1 { "0" } else { "j" };
+                format!("{name}[{i} + {j}]")
+            }
+        }
+    }
+
+    fn op(&mut self, i: usize, op: &Op) {
+        let Some(row) = ops::lookup(&op.op) else {
+            // The analyzer lowers only ops of the table.
+            let _ = writeln!(self.out, "#error \"unknown op {}\"", op.op);
+            return;
+        };
+        let args: Vec<Value> = match op.op.as_str() {
+            // Their parameter operand is the destination/source, not a loaded value.
+            "store" | "load" => Vec::new(),
+            _ => op.args.iter().map(|a| self.operand(a)).collect(),
+        };
+        let (ct, tile) = match op.ty {
+            ValueType::Tile(t) => (compute(t.dtype), Some(t)),
+            ValueType::Scalar(d) => (compute(d), None),
+            ValueType::Unit => ("void", None),
+        };
+        let dst = format!("v{i}");
+        let decl = |out: &mut String| {
+            if let Some(t) = tile {
+                let _ = writeln!(out, "  {ct} {dst}[{}];", t.rows * t.cols);
+            }
+        };
+        let _ = writeln!(self.out, "  // %{i} = {}", op.op);
+        match row.semantics {
+            Semantics::Map(expr) | Semantics::Zip(expr) => {
+                let bind: Vec<(&str, String)> = if matches!(row.semantics, Semantics::Map(_)) {
+                    vec![("x", Self::at(&args[0]))]
+                } else {
+                    vec![("a", Self::at(&args[0])), ("b", Self::at(&args[1]))]
+                };
+                let lets: String = bind
+                    .iter()
+                    .map(|(n, e)| format!("const {ct} {n} = {e}; "))
+                    .collect();
+                match tile {
+                    Some(t) => {
+                        decl(self.out);
+                        let _ = writeln!(
+                            self.out,
+                            "  for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {{ {lets}{dst}[i * {} + j] = ({ct})({expr}); }}",
+                            t.rows, t.cols, t.cols
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(
+                            self.out,
+                            "  const {ct} {dst} = [&] {{ const int i = 0, j = 0; (void)i; (void)j; {lets}return ({ct})({expr}); }}();"
+                        );
+                    }
+                }
+            }
+            Semantics::Reduce {
+                rows,
+                init,
+                combine,
+                mean,
+            } => {
+                let Some(Value::Tile { name: src, tile: s }) = args.first() else {
+                    return;
+                };
+                let init = match init {
+                    Init::Zero => format!("({ct})0"),
+                    Init::Lowest => format!("wsp::lowest<{ct}>()"),
+                };
+                decl(self.out);
+                let (m, n) = (s.rows, s.cols);
+                if rows {
+                    let div = if mean { format!(" / ({ct}){n}") } else { String::new() };
+                    let _ = writeln!(
+                        self.out,
+                        "  for (int i = 0; i < {m}; ++i) {{ {ct} acc = {init}; for (int j = 0; j < {n}; ++j) {{ const {ct} x = {src}[i * {n} + j]; acc = {combine}; }} {dst}[i] = acc{div}; }}"
+                    );
+                } else {
+                    let div = if mean {
+                        format!(" for (int j = 0; j < {n}; ++j) {dst}[j] /= ({ct}){m};")
+                    } else {
+                        String::new()
+                    };
+                    let _ = writeln!(
+                        self.out,
+                        "  for (int j = 0; j < {n}; ++j) {dst}[j] = {init}; for (int i = 0; i < {m}; ++i) for (int j = 0; j < {n}; ++j) {{ const {ct} acc = {dst}[j]; const {ct} x = {src}[i * {n} + j]; {dst}[j] = {combine}; }}{div}"
+                    );
+                }
+            }
+            Semantics::Structural => self.structural(i, op, &args, ct, tile),
+        }
+    }
+
+    fn structural(&mut self, i: usize, op: &Op, args: &[Value], ct: &str, tile: Option<TileType>) {
+        let dst = format!("v{i}");
+        let tile_arg = |k: usize| match args.get(k) {
+            Some(Value::Tile { name, tile }) => Some((name.clone(), *tile)),
+            _ => None,
+        };
+        match (op.op.as_str(), tile) {
+            ("load", Some(t)) => {
+                let Some(Operand::Param(p)) = op.args.first() else {
+                    return;
+                };
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{n}]; wsp::load<{}, {}, {}>({dst}, p_{p}, p_{p}_rs, p_{p}_cs);",
+                    t.rows,
+                    t.cols,
+                    conv(t.dtype),
+                    n = t.rows * t.cols
+                );
+            }
+            ("store", _) => {
+                let (Some(Operand::Param(p)), Some(v)) = (op.args.first(), op.args.get(1)) else {
+                    return;
+                };
+                let Some(ParamType::Tile(_, t)) = self.param(p).cloned() else {
+                    return;
+                };
+                let Value::Tile { name: src, .. } = self.operand(v) else {
+                    return;
+                };
+                let _ = writeln!(
+                    self.out,
+                    "  wsp::store<{}, {}, {}>(p_{p}, p_{p}_rs, p_{p}_cs, {src});",
+                    t.rows,
+                    t.cols,
+                    conv(t.dtype)
+                );
+            }
+            ("constant", None) => {
+                let n = match op.args.first() {
+                    Some(Operand::Number(n)) => n.0,
+                    _ => 0.0,
+                };
+                let _ = writeln!(self.out, "  const {ct} {dst} = ({ct}){n:?};");
+            }
+            ("alloc", Some(t)) => {
+                let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.rows * t.cols);
+            }
+            ("cast", Some(t)) => {
+                let Some((src, _)) = tile_arg(0) else { return };
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{n}]; for (int k = 0; k < {n}; ++k) {dst}[k] = {}::round(({ct}){src}[k]);",
+                    conv(t.dtype),
+                    n = t.rows * t.cols
+                );
+            }
+            ("transpose", Some(t)) => {
+                let Some((src, _)) = tile_arg(0) else { return };
+                // The result is [t.rows, t.cols]; the source is [t.cols, t.rows].
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{n}]; for (int i = 0; i < {r}; ++i) for (int j = 0; j < {c}; ++j) {dst}[j * {r} + i] = {src}[i * {c} + j];",
+                    n = t.rows * t.cols,
+                    r = t.cols,
+                    c = t.rows
+                );
+            }
+            ("matmul", Some(t)) => {
+                let (Some((a, at)), Some((b, _))) = (tile_arg(0), tile_arg(1)) else {
+                    return;
+                };
+                let acc = tile_arg(2).map_or("nullptr".to_string(), |(n, _)| n);
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{}]; wsp::matmul<{ct}, {}, {}, {}>({a}, {b}, {acc}, {dst});",
+                    t.rows * t.cols,
+                    t.rows,
+                    t.cols,
+                    at.cols
+                );
+            }
+            ("softmax", Some(t)) => {
+                let Some((src, _)) = tile_arg(0) else { return };
+                let (m, n) = (t.rows, t.cols);
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{}]; for (int i = 0; i < {m}; ++i) {{ {ct} mx = wsp::lowest<{ct}>(); for (int j = 0; j < {n}; ++j) mx = {src}[i * {n} + j] > mx ? {src}[i * {n} + j] : mx; {ct} s = 0; for (int j = 0; j < {n}; ++j) {{ {dst}[i * {n} + j] = std::exp({src}[i * {n} + j] - mx); s += {dst}[i * {n} + j]; }} for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] /= s; }}",
+                    m * n
+                );
+            }
+            (name @ ("slice_even" | "slice_odd"), Some(t)) => {
+                let Some((src, s)) = tile_arg(0) else { return };
+                let off = if name == "slice_even" { 0 } else { 1 };
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {dst}[i * {} + j] = {src}[i * {} + 2 * j + {off}];",
+                    t.rows * t.cols,
+                    t.rows,
+                    t.cols,
+                    t.cols,
+                    s.cols
+                );
+            }
+            ("interleave", Some(t)) => {
+                let (Some((a, s)), Some((b, _))) = (tile_arg(0), tile_arg(1)) else {
+                    return;
+                };
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {{ {dst}[i * {} + 2 * j] = {a}[i * {} + j]; {dst}[i * {} + 2 * j + 1] = {b}[i * {} + j]; }}",
+                    t.rows * t.cols,
+                    t.rows,
+                    s.cols,
+                    t.cols,
+                    s.cols,
+                    t.cols,
+                    s.cols
+                );
+            }
+            (name, _) => {
+                let _ = writeln!(self.out, "#error \"no code for op {name}\"");
+            }
+        }
+    }
+}

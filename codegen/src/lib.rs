@@ -1,0 +1,258 @@
+//! Codegen for the CPU simulator: the IR's kernels become C++17 (see [`cpp`]), built by the
+//! system C++ compiler (found through the `cc` crate) into a shared library, cached by content.
+//!
+//! The cache key is the blake3 hash of the generated source, the compiler's identity (path,
+//! size and modification time, so no process is started to ask its version) and its flags.
+//! The source depends on the kernels alone: loop bounds, bindings, ragged lengths and routing
+//! data are run-time values, so changing them never recompiles.
+
+pub mod cpp;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use wsp_ir::Program;
+use wsp_ir::kernel::KernelBody;
+
+/// A built kernel library.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    pub library: PathBuf,
+    /// Whether the library came from the cache (nothing was compiled).
+    pub cache_hit: bool,
+    pub compile_time_ms: f64,
+}
+
+/// A `cpp_src` compiler error mapped to the `.wsp` file (WSP601).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CppError {
+    pub kernel: String,
+    /// 1-based, in the `.wsp` file.
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+#[derive(Debug)]
+pub enum BuildError {
+    /// No C++ compiler could be started.
+    NoCompiler { compiler: String, reason: String },
+    /// Errors inside `cpp_src` bodies, mapped to their `.wsp` lines.
+    CustomKernel(Vec<CppError>),
+    /// The compiler rejected generated code: a bug in codegen; the whole output is kept.
+    Compiler { output: String },
+    Io(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::NoCompiler { compiler, reason } => write!(
+                f,
+                "no C++ compiler: could not run `{compiler}` ({reason}); install g++ or clang++, or set CXX to one"
+            ),
+            BuildError::CustomKernel(errs) => {
+                for (i, e) in errs.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(
+                        f,
+                        "{}:{}: error[WSP601]: in `cpp_src` of `{}`: {}",
+                        e.line, e.column, e.kernel, e.message
+                    )?;
+                }
+                Ok(())
+            }
+            BuildError::Compiler { output } => {
+                write!(f, "the C++ compiler rejected generated code (a codegen bug):\n{output}")
+            }
+            BuildError::Io(e) => write!(f, "cannot write the kernel library: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Flags beyond `cc`'s own (C++17, -O3, PIC).
+const FLAGS: &[&str] = &[
+    // Tiles are small and hot: let the compiler use every vector unit this machine has.
+    "-march=native",
+    "-fno-math-errno",
+];
+
+/// The compiler and its flags, as `cc` finds them (honouring `CXX` and `CXXFLAGS`). Finding
+/// them starts the compiler once, so it is done only on a cache miss.
+fn compiler() -> Result<cc::Tool, BuildError> {
+    let triple = env!("WSP_TARGET_TRIPLE");
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .opt_level(3)
+        .debug(false)
+        .target(triple)
+        .host(triple)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .pic(true);
+    for f in FLAGS {
+        b.flag(f);
+    }
+    b.try_get_compiler().map_err(|e| BuildError::NoCompiler {
+        compiler: std::env::var("CXX").unwrap_or_else(|_| "c++".into()),
+        reason: e.to_string(),
+    })
+}
+
+/// What identifies the compiler and its flags without running it: the executable `CXX` (or
+/// `c++`) resolves to, with its size and modification time, `CXXFLAGS`, and our flags.
+fn compiler_identity() -> String {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let program = cxx.split_whitespace().next().unwrap_or("c++").to_string();
+    let resolved = which(Path::new(&program));
+    let meta = resolved
+        .as_ref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    format!(
+        "{cxx} {resolved:?} {meta} {:?} {} {}",
+        std::env::var("CXXFLAGS").ok(),
+        FLAGS.join(" "),
+        env!("WSP_TARGET_TRIPLE")
+    )
+}
+
+fn which(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return std::fs::canonicalize(program).ok();
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
+/// `WSP_CACHE_DIR`, or `wsp` in the user's cache directory.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("WSP_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("wsp")
+}
+
+/// Builds (or finds in `cache`, see [`cache_dir`]) the kernel library of `program`. `wsp_path`
+/// is the `.wsp` file, named in `#line` directives so that `cpp_src` errors map back to it.
+pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifact, BuildError> {
+    let start = Instant::now();
+    let wsp_name = wsp_path.display().to_string();
+    let source = cpp::source(program, &wsp_name);
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(source.as_bytes());
+    hasher.update(compiler_identity().as_bytes());
+    let key = hasher.finalize().to_hex();
+    let dir = cache;
+    let library = dir.join(format!("{}.so", &key[..32]));
+    if library.is_file() {
+        return Ok(Artifact {
+            library,
+            cache_hit: true,
+            compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
+    // Build beside the final name and rename, so a concurrent or interrupted build never
+    // leaves a half-written library under the key.
+    let work = tempfile_in(dir)?;
+    let src = work.join("kernels.cpp");
+    std::fs::write(&src, &source).map_err(|e| BuildError::Io(e.to_string()))?;
+    let tmp_lib = work.join("kernels.so");
+    let tool = compiler()?;
+    let mut cmd: Command = tool.to_command();
+    cmd.arg("-shared").arg("-o").arg(&tmp_lib).arg(&src);
+    let output = cmd.output().map_err(|e| BuildError::NoCompiler {
+        compiler: tool.path().display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if !output.status.success() {
+        let text = String::from_utf8_lossy(&output.stderr).into_owned();
+        let _ = std::fs::remove_dir_all(&work);
+        let mapped = map_errors(program, &wsp_name, &text);
+        return Err(if mapped.is_empty() {
+            BuildError::Compiler { output: text }
+        } else {
+            BuildError::CustomKernel(mapped)
+        });
+    }
+    let renamed = std::fs::rename(&tmp_lib, &library);
+    let _ = std::fs::remove_dir_all(&work);
+    renamed.map_err(|e| BuildError::Io(e.to_string()))?;
+    Ok(Artifact {
+        library,
+        cache_hit: false,
+        compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+fn tempfile_in(dir: &Path) -> Result<PathBuf, BuildError> {
+    let name = format!("build-{}-{}", std::process::id(), unique());
+    let work = dir.join(name);
+    std::fs::create_dir_all(&work).map_err(|e| BuildError::Io(e.to_string()))?;
+    Ok(work)
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// `file.wsp:LINE:COL: error: MESSAGE` lines (from `#line` inside `cpp_src` bodies), with the
+/// kernel whose body holds that line.
+fn map_errors(program: &Program, wsp_name: &str, stderr: &str) -> Vec<CppError> {
+    let prefix = format!("{}:", wsp_name.replace('\\', "/"));
+    let mut out = Vec::new();
+    for line in stderr.lines() {
+        let Some(rest) = line.strip_prefix(&prefix) else {
+            continue;
+        };
+        let mut parts = rest.splitn(4, ':');
+        let (Some(l), Some(c), Some(kind), Some(msg)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let kind = kind.trim();
+        if kind != "error" && kind != "fatal error" {
+            continue;
+        }
+        let (Ok(line), Ok(column)) = (l.parse::<u32>(), c.parse::<u32>()) else {
+            continue;
+        };
+        let kernel = program
+            .kernels
+            .iter()
+            .filter_map(|k| match &k.body {
+                KernelBody::Cpp { first_line, .. } if *first_line <= line => {
+                    Some((*first_line, k.name.clone()))
+                }
+                _ => None,
+            })
+            .max()
+            .map(|(_, n)| n)
+            .unwrap_or_default();
+        out.push(CppError {
+            kernel,
+            line,
+            column,
+            message: msg.trim().to_string(),
+        });
+    }
+    out
+}

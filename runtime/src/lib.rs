@@ -1,0 +1,285 @@
+//! The CPU-sim runtime: loads the kernel libraries codegen built, enumerates each program's
+//! tasks with run-time values, runs them on a worker pool in dependency order, and times them
+//! on a simulated clock. It knows a program only through `wsp_ir`.
+
+mod enumerate;
+pub mod exec;
+pub mod fault;
+mod graph;
+mod run;
+pub mod sim;
+pub mod target;
+pub mod tensors;
+mod trace;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use wsp_ir::kernel::{KernelBody, Operand, ParamType, ValueType};
+use wsp_ir::ops::{self, Unit};
+use wsp_ir::plan::TensorOrigin;
+use wsp_ir::{Kernel, Program};
+
+use crate::exec::KernelFn;
+use crate::graph::TaskKind;
+use crate::run::Run;
+use crate::sim::KernelCost;
+use crate::target::TargetDesc;
+use crate::tensors::{TensorData, Tensors};
+
+/// Everything one run needs: what `wsp run` hands the process that executes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// Each program with the kernel library built for it.
+    pub programs: Vec<(Program, PathBuf)>,
+    pub actions: Vec<Action>,
+    /// The `.wsp` file's folder: `load_npy` and `save_npy` paths are relative to it.
+    pub base_dir: PathBuf,
+    /// `--bind name=value`: run-time symbols for every execution (over `execute(...)`'s).
+    pub bindings: Vec<(String, u64)>,
+    pub workers: usize,
+    pub trace: Option<PathBuf>,
+    /// A target description (TOML text); `None` for the built-in 910B-like part.
+    pub target: Option<String>,
+    /// Writes every tensor as `NAME.npy` into this folder after the run.
+    pub dump_tensors: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Action {
+    Execute {
+        program: String,
+        bindings: Vec<(String, u64)>,
+    },
+    SaveNpy {
+        tensor: String,
+        path: String,
+    },
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Report {
+    /// Kernel tasks run, over every execution.
+    pub task_count: u64,
+    pub total_cycles: u64,
+    pub execute_time_ms: f64,
+    pub executions: Vec<ExecutionReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExecutionReport {
+    pub program: String,
+    pub task_count: u64,
+    pub total_cycles: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RunError {
+    /// A fault inside a task (WSP602).
+    Fault(String),
+    /// Channel misuse at run time.
+    Channel(String),
+    /// Bad input: a file, a shape, a target description.
+    Input(String),
+    /// The program itself is inconsistent (the analyzer should have caught it).
+    Invalid(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Fault(m) => write!(f, "error[WSP602]: {m}"),
+            RunError::Channel(m) => write!(f, "error: channel misuse: {m}"),
+            RunError::Input(m) | RunError::Invalid(m) => write!(f, "error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs a job in this process. Call [`fault::install`] first where a crash in a kernel must be
+/// reported (the `wsp run` child does).
+pub fn execute(job: &Job) -> Result<Report, RunError> {
+    let target = match &job.target {
+        Some(text) => TargetDesc::parse(text).map_err(|e| RunError::Input(format!("target description: {e}")))?,
+        None => TargetDesc::default(),
+    };
+    // Load every library and resolve its kernels; the libraries stay loaded for the run.
+    let mut libraries = Vec::new();
+    let mut kernels: Vec<KernelFn> = Vec::new();
+    let mut names = Vec::new();
+    let mut costs = Vec::new();
+    let mut kernel_base = HashMap::new();
+    for (program, path) in &job.programs {
+        // SAFETY: the library was built by codegen from this program; loading runs no code
+        // of the user's (generated code has no static constructors).
+        let lib = unsafe { libloading::Library::new(path) }
+            .map_err(|e| RunError::Input(format!("cannot load `{}`: {e}", path.display())))?;
+        kernel_base.insert(program.name.clone(), kernels.len() as u32);
+        for k in &program.kernels {
+            let symbol = format!("wsp_kernel_{}", k.name);
+            // SAFETY: codegen exports every kernel under this name with the `KernelFn` ABI.
+            let f: KernelFn = unsafe {
+                *lib.get::<KernelFn>(symbol.as_bytes())
+                    .map_err(|e| RunError::Input(format!("`{}` lacks `{symbol}`: {e}", path.display())))?
+            };
+            kernels.push(f);
+            names.push(k.name.clone());
+            costs.push(kernel_cost(k, &target));
+        }
+        libraries.push(lib);
+    }
+    fault::install(names.clone());
+
+    let mut tensors = Tensors::default();
+    for (program, _) in &job.programs {
+        for t in &program.tensors {
+            if tensors.id(&t.name).is_some() {
+                continue;
+            }
+            let mut data = TensorData::zeros(&t.name, t.dtype, &t.shape);
+            if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
+                data.init(init, &job.base_dir).map_err(RunError::Input)?;
+            }
+            tensors.insert(data);
+        }
+    }
+
+    let mut run = Run::new(tensors, kernels, job.workers.max(1));
+    let mut report = Report::default();
+    let mut ranges = Vec::new();
+    let start = Instant::now();
+    for action in &job.actions {
+        match action {
+            Action::Execute { program, bindings } => {
+                let Some((p, _)) = job.programs.iter().find(|(p, _)| &p.name == program) else {
+                    return Err(RunError::Invalid(format!("no program `{program}`")));
+                };
+                let mut binds: HashMap<String, u64> = p.symbols.iter().map(|s| (s.name.clone(), s.default)).collect();
+                binds.extend(bindings.iter().cloned());
+                binds.extend(job.bindings.iter().cloned());
+                let lo = run.graph.tasks.len() as u32;
+                let first_edge = run.graph.edges.len();
+                let execution = ranges.len() as u32;
+                let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds, execution);
+                e.composite(&p.root)?;
+                run.flush();
+                let hi = run.graph.tasks.len() as u32;
+                ranges.push((p, lo, hi, first_edge));
+            }
+            Action::SaveNpy { tensor, path } => {
+                run.flush();
+                let t = run
+                    .tensors
+                    .get(tensor)
+                    .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
+                t.save_npy(&job.base_dir.join(path)).map_err(RunError::Input)?;
+            }
+        }
+    }
+    report.execute_time_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let collective_cycles: Vec<u64> = run
+        .collectives
+        .iter()
+        .map(|c| {
+            let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| s.iter().product::<u64>() * d.size_bytes() as u64;
+            target.transfer_cycles(bytes(&c.src) + bytes(&c.dst))
+        })
+        .collect();
+    let mut timelines = Vec::new();
+    let mut offset = 0;
+    for &(p, lo, hi, _) in &ranges {
+        let tl = sim::simulate(&run.graph, lo, hi, &p.schedule, &costs, &collective_cycles, &target);
+        let task_count = run.graph.tasks[lo as usize..hi as usize]
+            .iter()
+            .filter(|t| matches!(t.kind, TaskKind::Kernel(_)))
+            .count() as u64;
+        report.executions.push(ExecutionReport {
+            program: p.name.clone(),
+            task_count,
+            total_cycles: tl.total_cycles,
+        });
+        report.task_count += task_count;
+        report.total_cycles += tl.total_cycles;
+        timelines.push((offset, tl));
+        offset = report.total_cycles;
+    }
+    if let Some(path) = &job.trace {
+        trace::write(path, &run.graph, &names, &timelines, &target).map_err(RunError::Input)?;
+    }
+    if let Some(dir) = &job.dump_tensors {
+        for t in &run.tensors.data {
+            t.save_npy(&dir.join(format!("{}.npy", t.name))).map_err(RunError::Input)?;
+        }
+    }
+    drop(run);
+    drop(libraries);
+    Ok(report)
+}
+
+/// A kernel's simulated cost: the sum of its ops' costs, plus loading every tile parameter
+/// it uses as a value.
+pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
+    let KernelBody::Ops(body) = &k.body else {
+        // A custom C++ body: moving its tiles in and out is all the model knows of it.
+        let cycles = k
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ParamType::Tile(_, t) => Some(target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64)),
+                _ => None,
+            })
+            .sum();
+        return KernelCost { cycles, cube: false };
+    };
+    let mut cycles = 0;
+    let mut cube = false;
+    let mut loaded: Vec<&str> = Vec::new();
+    for op in body {
+        for a in &op.args {
+            if let Operand::Param(p) = a
+                && op.op != "load"
+                && op.op != "store"
+                && !loaded.contains(&p.as_str())
+                && let Some(ParamType::Tile(_, t)) = k.params.iter().find(|x| &x.name == p).map(|x| &x.ty)
+            {
+                loaded.push(p);
+                cycles += target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64);
+            }
+        }
+        let tile = |o: &Operand| match o {
+            Operand::Value(i) => match body[*i as usize].ty {
+                ValueType::Tile(t) => Some(t),
+                _ => None,
+            },
+            Operand::Param(p) => match k.params.iter().find(|x| &x.name == p).map(|x| &x.ty) {
+                Some(ParamType::Tile(_, t)) => Some(*t),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (elems, dtype, mnk) = match (op.op.as_str(), op.ty) {
+            ("store", _) => match op.args.first().and_then(tile) {
+                Some(t) => (t.rows * t.cols, t.dtype, None),
+                None => continue,
+            },
+            ("matmul", ValueType::Tile(t)) => {
+                let a = op.args.first().and_then(tile);
+                let k_dim = a.map_or(0, |a| a.cols);
+                (t.rows * t.cols, a.map_or(t.dtype, |a| a.dtype), Some((t.rows, t.cols, k_dim)))
+            }
+            (_, ValueType::Tile(t)) => (t.rows * t.cols, t.dtype, None),
+            _ => continue,
+        };
+        if ops::lookup(&op.op).is_some_and(|o| o.unit == Unit::Cube) {
+            cube = true;
+        }
+        cycles += target.op_cycles(&op.op, elems, dtype, mnk);
+    }
+    KernelCost { cycles, cube }
+}

@@ -1,0 +1,117 @@
+//! The state of one run: tensors, the task graph so far, region records, slots, and how much
+//! of the graph has executed.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::RunError;
+use crate::exec::{self, Collective, KernelFn};
+use crate::graph::{Graph, Regions};
+use crate::tensors::Tensors;
+
+pub struct Run {
+    pub tensors: Tensors,
+    pub graph: Graph,
+    pub regions: Regions,
+    pub slots: HashMap<i64, u64>,
+    /// Per tensor: how many writes have been enumerated.
+    pub version: Vec<u64>,
+    /// Derived tensor → the source version it was last computed from.
+    pub derived_at: HashMap<usize, u64>,
+    pub collectives: Vec<Collective>,
+    pub kernels: Vec<KernelFn>,
+    pub workers: usize,
+    /// Tensors written by tasks not yet executed.
+    dirty: HashSet<usize>,
+    /// Tasks `0..executed` and edges `0..edges_done` have run.
+    executed: u32,
+    edges_done: usize,
+}
+
+impl Run {
+    pub fn new(tensors: Tensors, kernels: Vec<KernelFn>, workers: usize) -> Run {
+        let n = tensors.data.len();
+        Run {
+            tensors,
+            graph: Graph::default(),
+            regions: Regions::default(),
+            slots: HashMap::new(),
+            version: vec![0; n],
+            derived_at: HashMap::new(),
+            collectives: Vec::new(),
+            kernels,
+            workers,
+            dirty: HashSet::new(),
+            executed: 0,
+            edges_done: 0,
+        }
+    }
+
+    pub fn written(&mut self, tensor: usize) {
+        self.version[tensor] += 1;
+        self.dirty.insert(tensor);
+    }
+
+    /// Runs every enumerated task that has not run yet.
+    pub fn flush(&mut self) {
+        let hi = self.graph.tasks.len() as u32;
+        exec::execute(
+            &self.graph,
+            self.executed,
+            hi,
+            self.edges_done,
+            &self.kernels,
+            &self.collectives,
+            self.workers,
+        );
+        self.executed = hi;
+        self.edges_done = self.graph.edges.len();
+        self.dirty.clear();
+    }
+
+    /// Before reading a tensor's data on the host: run the tasks that write it.
+    pub fn flush_if_dirty(&mut self, tensor: usize) -> Result<(), RunError> {
+        if self.dirty.contains(&tensor) {
+            self.flush();
+        }
+        Ok(())
+    }
+
+    /// Registers the computation of derived tensor `dst` from `src` by `op`.
+    pub fn collective(&mut self, op: &str, src: usize, dst: usize) -> Result<u32, RunError> {
+        let (s, d) = (&self.tensors.data[src], &self.tensors.data[dst]);
+        let reduce_dim = match op {
+            "relayout" | "allgather" if s.shape == d.shape => None,
+            "allreduce" if s.shape == d.shape => None,
+            "allreduce" if s.shape.len() == d.shape.len() + 1 => {
+                // The dimension whose removal leaves the destination's shape.
+                (0..s.shape.len()).find(|&i| {
+                    let mut rest = s.shape.clone();
+                    rest.remove(i);
+                    rest == d.shape
+                })
+            }
+            _ => {
+                return Err(RunError::Invalid(format!(
+                    "`{}` = {op}(`{}`): the CPU simulator computes relayout, allgather and allreduce over one sharded dimension; {:?} → {:?} is not one of them",
+                    d.name, s.name, s.shape, d.shape
+                )));
+            }
+        };
+        if op == "allreduce" && s.shape.len() == d.shape.len() + 1 && reduce_dim.is_none() {
+            return Err(RunError::Invalid(format!(
+                "`{}` = allreduce(`{}`): shape {:?} does not follow from {:?}",
+                d.name, s.name, d.shape, s.shape
+            )));
+        }
+        let (sdt, ssh) = (s.dtype, s.shape.clone());
+        let (ddt, dsh) = (d.dtype, d.shape.clone());
+        let sp = self.tensors.data[src].as_mut_ptr();
+        let dp = self.tensors.data[dst].as_mut_ptr();
+        self.collectives.push(Collective {
+            src: (sp, sdt, ssh),
+            dst: (dp, ddt, dsh),
+            reduce_dim,
+        });
+        Ok(self.collectives.len() as u32 - 1)
+    }
+}

@@ -1,0 +1,421 @@
+//! The simulated clock: a deterministic discrete-event model of AICPUs dispatching tasks to
+//! cube and vector cores, following the program's schedule. It reads only the task graph,
+//! the kernels' per-op costs and the target description, so `total_cycles` is a pure function
+//! of the program, its inputs and the target.
+//!
+//! The model:
+//! - Each task goes to one AICPU's queue by the dispatch policy: `round_robin(n)` over the
+//!   first min(n, aicpus) queues in enumeration order; `affinity(key)` and `dispatch_by(key)`
+//!   to queue key mod aicpus; `hash(key)` to a mixed hash of the key mod aicpus;
+//!   `work_steal` round-robin over all queues, and an idle AICPU takes the ready head of the
+//!   fullest other queue. Without a policy, round-robin over all AICPUs.
+//! - An AICPU dispatches its queue in order: a task leaves when every task it depends on has
+//!   been dispatched, at the time the last of them ends; the AICPU is then busy for the
+//!   dispatch latency, and the task starts on the earliest free core of its unit (cube if the
+//!   kernel has a matmul, else vector).
+//! - `streams(n)`: a task also waits for the previous task of its stream (`stream_by(key)` mod
+//!   n, or enumeration order mod n) to end.
+//! - Timing: `immediate` as above; `batched(n)` dispatches n ready tasks at once, paying the
+//!   latency once plus `batch_issue` per further task; `interleaved(n)` lets an AICPU take at
+//!   most n tasks of one stream before turning to the next stream that has a ready task;
+//!   `rate_limit(r)` spaces dispatches at least 1/r simulated seconds apart.
+//! - `TaskWindow(size, "tasks", STALL)`: at most `size` tasks dispatched and not ended; an
+//!   AICPU stalls until one ends.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use wsp_ir::Directive;
+use wsp_ir::schedule::{Dispatch, Timing, WindowMode};
+
+use crate::graph::{Graph, TaskId, TaskKind};
+use crate::target::TargetDesc;
+
+/// What one kernel costs and where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelCost {
+    pub cycles: u64,
+    pub cube: bool,
+}
+
+/// Where a task ran on the simulated timeline.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    pub task: TaskId,
+    pub aicpu: u32,
+    pub dispatch: u64,
+    /// Core index: cube cores first, then vector cores; `u32::MAX` for collectives.
+    pub core: u32,
+    pub start: u64,
+    pub end: u64,
+}
+
+pub struct Timeline {
+    pub total_cycles: u64,
+    pub spans: Vec<Span>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Policy {
+    RoundRobin(u32),
+    Key,
+    Hash,
+    WorkSteal,
+}
+
+fn mix(key: i64) -> u64 {
+    // splitmix64: a fixed hash, the same on every machine.
+    let mut z = (key as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Simulates tasks `lo..hi` of the graph under `schedule`.
+pub fn simulate(
+    graph: &Graph,
+    lo: TaskId,
+    hi: TaskId,
+    schedule: &[Directive],
+    costs: &[KernelCost],
+    collective_cycles: &[u64],
+    target: &TargetDesc,
+) -> Timeline {
+    let n = (hi - lo) as usize;
+    let aicpus = target.aicpus.max(1);
+    let mut policy = Policy::RoundRobin(aicpus);
+    let mut streams = 0u32;
+    let mut stream_by = false;
+    let mut timing = Timing::Immediate;
+    let mut window = u64::MAX;
+    for d in schedule {
+        match d {
+            Directive::Dispatch(Dispatch::RoundRobin(k)) => policy = Policy::RoundRobin((*k).clamp(1, aicpus)),
+            Directive::Dispatch(Dispatch::Affinity(_) | Dispatch::DispatchBy(_)) => policy = Policy::Key,
+            Directive::Dispatch(Dispatch::Hash(_)) => policy = Policy::Hash,
+            Directive::Dispatch(Dispatch::WorkSteal) => policy = Policy::WorkSteal,
+            Directive::Streams(k) => streams = *k,
+            Directive::StreamBy(_) => stream_by = true,
+            Directive::Timing(t) => timing = t.clone(),
+            Directive::Window {
+                size,
+                mode: WindowMode::Stall,
+                ..
+            } => window = (*size).max(1),
+            _ => {}
+        }
+    }
+    if stream_by && streams == 0 {
+        streams = 1;
+    }
+
+    // Predecessors within the range.
+    let mut preds: Vec<Vec<TaskId>> = vec![Vec::new(); n];
+    for &(p, s) in &graph.edges {
+        if p >= lo && s < hi && s >= lo {
+            preds[(s - lo) as usize].push(p - lo);
+        }
+    }
+
+    // Queue and stream of every task that is dispatched (kernels); barriers and collectives
+    // complete on their own.
+    let mut queues: Vec<Vec<u32>> = vec![Vec::new(); aicpus as usize];
+    let mut stream_of = vec![u32::MAX; n];
+    let mut prev_in_stream = vec![u32::MAX; n];
+    let mut last_of_stream: Vec<u32> = vec![u32::MAX; streams as usize];
+    let mut ordinal = 0u64;
+    for i in 0..n {
+        let t = &graph.tasks[lo as usize + i];
+        if !matches!(t.kind, TaskKind::Kernel(_)) {
+            continue;
+        }
+        let q = match policy {
+            Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
+            Policy::WorkSteal => (ordinal % aicpus as u64) as u32,
+            Policy::Key => t.dispatch_key.rem_euclid(aicpus as i64) as u32,
+            Policy::Hash => (mix(t.dispatch_key) % aicpus as u64) as u32,
+        };
+        queues[q as usize].push(i as u32);
+        if streams > 0 {
+            let s = if stream_by {
+                t.stream_key.rem_euclid(streams as i64) as u32
+            } else {
+                (ordinal % streams as u64) as u32
+            };
+            stream_of[i] = s;
+            prev_in_stream[i] = last_of_stream[s as usize];
+            last_of_stream[s as usize] = i as u32;
+        }
+        ordinal += 1;
+    }
+
+    let mut st = State {
+        graph,
+        lo,
+        preds,
+        prev_in_stream,
+        collective_cycles,
+        done: vec![false; n],
+        end: vec![0; n],
+        spans: Vec::with_capacity(n),
+    };
+    let cube_cores = target.cube_cores as usize;
+    let mut core_free = vec![0u64; cube_cores + target.vector_cores as usize];
+    let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    let mut aicpu_free = vec![0u64; aicpus as usize];
+    let mut head = vec![0usize; aicpus as usize];
+    let mut next_rate_slot = 0u64;
+    let rate_gap = match timing {
+        Timing::RateLimit(r) if r > 0.0 => (target.clock_ghz * 1e9 / r).ceil() as u64,
+        _ => 0,
+    };
+    let batch_n = match timing {
+        Timing::Batched(k) => k.max(1) as usize,
+        _ => 1,
+    };
+    let interleave = match timing {
+        Timing::Interleaved(k) if streams > 0 => Some(k.max(1)),
+        _ => None,
+    };
+    // Interleaving state per AICPU: the stream it takes from and how many it took in a row.
+    let mut cur_stream = vec![0u32; aicpus as usize];
+    let mut taken = vec![0u32; aicpus as usize];
+    let mut remaining: usize = queues.iter().map(Vec::len).sum();
+
+    while remaining > 0 {
+        // Candidates: (partial batch, time, aicpu, queue, tasks).
+        let mut best: Option<(bool, u64, usize, usize, Vec<usize>)> = None;
+        for a in 0..aicpus as usize {
+            let mut sources = vec![a];
+            if policy == Policy::WorkSteal && head[a] >= queues[a].len() {
+                // Idle with an empty queue: steal from the fullest other queue.
+                if let Some(q) = (0..aicpus as usize)
+                    .filter(|&q| q != a && head[q] < queues[q].len())
+                    .max_by_key(|&q| (queues[q].len() - head[q], Reverse(q)))
+                {
+                    sources.push(q);
+                }
+            }
+            for q in sources {
+                let queue = &queues[q];
+                let mut tasks = Vec::new();
+                let mut t = aicpu_free[a].max(next_rate_slot);
+                let mut partial = false;
+                if let (Some(k), true) = (interleave, q == a) {
+                    // Look ahead a bounded distance for the stream whose turn it is.
+                    let mut found: Option<(u32, usize, u64)> = None;
+                    let mut seen = 0;
+                    for &i in &queue[head[q]..] {
+                        let i = i as usize;
+                        if st.done[i] {
+                            continue;
+                        }
+                        seen += 1;
+                        if seen > LOOKAHEAD {
+                            break;
+                        }
+                        let Some(r) = st.ready_at(i) else { continue };
+                        let s = stream_of[i];
+                        let mut rank = (s + streams - cur_stream[a]) % streams;
+                        if rank == 0 && taken[a] >= k {
+                            rank = streams;
+                        }
+                        if found.is_none_or(|(fr, _, _)| rank < fr) {
+                            found = Some((rank, i, r));
+                        }
+                    }
+                    let Some((_, i, r)) = found else { continue };
+                    tasks.push(i);
+                    t = t.max(r);
+                } else {
+                    for &i in &queue[head[q]..] {
+                        if tasks.len() == batch_n {
+                            break;
+                        }
+                        let i = i as usize;
+                        if st.done[i] {
+                            continue;
+                        }
+                        match st.ready_at(i) {
+                            Some(r) => {
+                                tasks.push(i);
+                                t = t.max(r);
+                            }
+                            None => break,
+                        }
+                    }
+                    if tasks.is_empty() {
+                        continue;
+                    }
+                    let left = queue[head[q]..].iter().filter(|&&i| !st.done[i as usize]).take(batch_n + 1).count();
+                    partial = tasks.len() < batch_n && left > tasks.len();
+                }
+                let cand = (partial, t, a, q, tasks);
+                if best.as_ref().is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2)) {
+                    best = Some(cand);
+                }
+            }
+        }
+        let Some((_, mut t, a, q, tasks)) = best else {
+            // Nothing can go: enumeration order rules this out. Stop rather than spin.
+            break;
+        };
+        // The window: wait until fewer than `window` tasks are in flight.
+        while let Some(&Reverse(e)) = in_flight.peek() {
+            if e <= t {
+                in_flight.pop();
+            } else if (in_flight.len() + tasks.len()) as u64 > window {
+                t = e;
+                in_flight.pop();
+            } else {
+                break;
+            }
+        }
+        let issue = target.dispatch_latency + target.batch_issue * (tasks.len() as u64 - 1);
+        let arrive = t + issue;
+        aicpu_free[a] = arrive;
+        if rate_gap > 0 {
+            next_rate_slot = t + rate_gap * tasks.len() as u64;
+        }
+        for &i in &tasks {
+            let TaskKind::Kernel(k) = graph.tasks[lo as usize + i].kind else {
+                continue;
+            };
+            let cost = costs[k as usize];
+            let (from, to) = if cost.cube {
+                (0, cube_cores)
+            } else {
+                (cube_cores, core_free.len())
+            };
+            let core = (from..to).min_by_key(|&c| (core_free[c].max(arrive), c)).unwrap_or(from);
+            let start = core_free[core].max(arrive);
+            let e = start + cost.cycles;
+            core_free[core] = e;
+            st.end[i] = e;
+            st.done[i] = true;
+            in_flight.push(Reverse(e));
+            st.spans.push(Span {
+                task: lo + i as TaskId,
+                aicpu: a as u32,
+                dispatch: t,
+                core: core as u32,
+                start,
+                end: e,
+            });
+            if streams > 0 {
+                let s = stream_of[i];
+                if s == cur_stream[a] {
+                    taken[a] += 1;
+                } else {
+                    cur_stream[a] = s;
+                    taken[a] = 1;
+                }
+            }
+        }
+        while head[q] < queues[q].len() && st.done[queues[q][head[q]] as usize] {
+            head[q] += 1;
+        }
+        remaining -= tasks.len();
+    }
+    for i in 0..n {
+        if !matches!(graph.tasks[lo as usize + i].kind, TaskKind::Kernel(_)) {
+            st.settle(i);
+        }
+    }
+    let total_cycles = st.end.iter().copied().max().unwrap_or(0);
+    Timeline {
+        total_cycles,
+        spans: st.spans,
+    }
+}
+
+/// How far an interleaving AICPU looks into its queue for a task of the next stream.
+const LOOKAHEAD: usize = 64;
+
+struct State<'a> {
+    graph: &'a Graph,
+    lo: TaskId,
+    preds: Vec<Vec<TaskId>>,
+    prev_in_stream: Vec<u32>,
+    collective_cycles: &'a [u64],
+    done: Vec<bool>,
+    end: Vec<u64>,
+    spans: Vec<Span>,
+}
+
+impl State<'_> {
+    fn is_kernel(&self, i: usize) -> bool {
+        matches!(self.graph.tasks[self.lo as usize + i].kind, TaskKind::Kernel(_))
+    }
+
+    /// Whether task `i` has ended (settling barriers and collectives whose predecessors have).
+    fn finished(&mut self, i: usize) -> bool {
+        self.done[i] || (!self.is_kernel(i) && self.settle(i))
+    }
+
+    /// When a kernel task may be dispatched, if every task before it has been.
+    fn ready_at(&mut self, i: usize) -> Option<u64> {
+        let mut t = 0;
+        for k in 0..self.preds[i].len() {
+            let p = self.preds[i][k] as usize;
+            if !self.finished(p) {
+                return None;
+            }
+            t = t.max(self.end[p]);
+        }
+        let prev = self.prev_in_stream[i];
+        if prev != u32::MAX {
+            if !self.done[prev as usize] {
+                return None;
+            }
+            t = t.max(self.end[prev as usize]);
+        }
+        Some(t)
+    }
+
+    /// Ends a barrier or collective once its predecessors have ended; iterative, since
+    /// barriers may chain.
+    fn settle(&mut self, i: usize) -> bool {
+        let mut stack = vec![i];
+        while let Some(&j) = stack.last() {
+            if self.done[j] {
+                stack.pop();
+                continue;
+            }
+            let mut blocked = false;
+            let mut ready = 0;
+            for k in 0..self.preds[j].len() {
+                let p = self.preds[j][k] as usize;
+                if self.done[p] {
+                    ready = ready.max(self.end[p]);
+                } else if self.is_kernel(p) {
+                    return false;
+                } else {
+                    stack.push(p);
+                    blocked = true;
+                }
+            }
+            if blocked {
+                continue;
+            }
+            let cost = match self.graph.tasks[self.lo as usize + j].kind {
+                TaskKind::Collective(c) => self.collective_cycles[c as usize],
+                _ => 0,
+            };
+            self.end[j] = ready + cost;
+            self.done[j] = true;
+            if cost > 0 {
+                self.spans.push(Span {
+                    task: self.lo + j as TaskId,
+                    aicpu: u32::MAX,
+                    dispatch: ready,
+                    core: u32::MAX,
+                    start: ready,
+                    end: ready + cost,
+                });
+            }
+            stack.pop();
+        }
+        true
+    }
+}

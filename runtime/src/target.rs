@@ -1,0 +1,122 @@
+//! The simulated target's figures, read from a TOML description (defaults:
+//! `targets/ascend_910b.toml`). The clock is a pure function of these, the program and its
+//! inputs.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use wsp_ir::DType;
+use wsp_ir::ops::{self, Unit};
+
+pub const DEFAULT: &str = include_str!("../targets/ascend_910b.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetDesc {
+    pub name: String,
+    pub clock_ghz: f64,
+    pub aicpus: u32,
+    pub cube_cores: u32,
+    pub vector_cores: u32,
+    pub ub_kib: u64,
+    pub l1_kib: u64,
+    pub gm_bandwidth_gib_s: f64,
+    pub dispatch_latency: u64,
+    pub batch_issue: u64,
+    pub cube: Cube,
+    pub vector: BTreeMap<String, VectorCost>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cube {
+    pub head: u64,
+    pub fractals_per_cycle_f16: f64,
+    pub fractals_per_cycle_f32: f64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorCost {
+    pub head: u64,
+    pub slope: f64,
+    pub tail: u64,
+}
+
+impl Default for TargetDesc {
+    fn default() -> Self {
+        toml::from_str(DEFAULT).expect("the built-in target description parses")
+    }
+}
+
+impl TargetDesc {
+    /// A description file; keys it leaves out keep the defaults.
+    pub fn parse(text: &str) -> Result<TargetDesc, String> {
+        let mut base: toml::Table = toml::from_str(DEFAULT).expect("built-in");
+        let over: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        merge(&mut base, over);
+        let desc: TargetDesc = toml::Value::Table(base)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        if desc.aicpus == 0 || desc.cube_cores == 0 || desc.vector_cores == 0 {
+            return Err("aicpus, cube_cores and vector_cores must be at least 1".into());
+        }
+        if desc.gm_bandwidth_gib_s <= 0.0 || desc.clock_ghz <= 0.0 {
+            return Err("clock_ghz and gm_bandwidth_gib_s must be positive".into());
+        }
+        Ok(desc)
+    }
+
+    fn vector(&self, op: &str) -> VectorCost {
+        self.vector
+            .get(op)
+            .or_else(|| self.vector.get("default"))
+            .copied()
+            .unwrap_or(VectorCost {
+                head: 0,
+                slope: 1.0,
+                tail: 0,
+            })
+    }
+
+    /// Cycles to move `bytes` between global memory and one core's buffer.
+    pub fn transfer_cycles(&self, bytes: u64) -> u64 {
+        let bytes_per_cycle = self.gm_bandwidth_gib_s * (1u64 << 30) as f64 / (self.clock_ghz * 1e9);
+        (bytes as f64 / bytes_per_cycle).ceil() as u64
+    }
+
+    /// Cycles of one op of a kernel: `elems` result elements of `dtype`; for matmul, `mnk`.
+    pub fn op_cycles(&self, op: &str, elems: u64, dtype: DType, mnk: Option<(u64, u64, u64)>) -> u64 {
+        let Some(row) = ops::lookup(op) else { return 0 };
+        match row.unit {
+            Unit::None => 0,
+            Unit::Transfer => self.transfer_cycles(elems * dtype.size_bytes() as u64),
+            Unit::Vector => {
+                let c = self.vector(op);
+                let repeats = (elems * dtype.size_bytes() as u64).div_ceil(256);
+                c.head + (c.slope * repeats as f64).ceil() as u64 + c.tail
+            }
+            Unit::Cube => {
+                let (m, n, k) = mnk.unwrap_or((0, 0, 0));
+                let fractals = m.div_ceil(16) * n.div_ceil(16) * k.div_ceil(16);
+                let rate = if matches!(dtype, DType::F32 | DType::F64) {
+                    self.cube.fractals_per_cycle_f32
+                } else {
+                    self.cube.fractals_per_cycle_f16
+                };
+                self.cube.head + (fractals as f64 / rate).ceil() as u64
+            }
+        }
+    }
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Tensor storage: every tensor of a run in its own buffer, in its dtype's native layout
+//! (f16/bf16 as 16-bit words), row-major. Initialisers, `.npy` in and out.
+
+use std::collections::HashMap;
+use std::io::BufWriter;
+use std::path::Path;
+
+use half::{bf16, f16};
+use npyz::WriterBuilder;
+use rand::SeedableRng;
+use rand_distr::{Distribution, StandardNormal};
+use wsp_ir::DType;
+use wsp_ir::plan::Init;
+
+/// One tensor's elements. The buffer is 8-byte aligned (held as `u64`s) so that any element
+/// type can be read in place by generated code.
+#[derive(Debug)]
+pub struct TensorData {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    words: Vec<u64>,
+}
+
+impl TensorData {
+    pub fn zeros(name: &str, dtype: DType, shape: &[u64]) -> TensorData {
+        let len: u64 = shape.iter().product();
+        let bytes = len * dtype.size_bytes() as u64;
+        TensorData {
+            name: name.to_string(),
+            dtype,
+            shape: shape.to_vec(),
+            words: vec![0; bytes.div_ceil(8) as usize],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product::<u64>() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+
+    fn bytes(&self) -> &[u8] {
+        let n = self.len() * self.dtype.size_bytes() as usize;
+        // SAFETY: `words` holds at least `n` initialised bytes; u8 has no alignment needs.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), n) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = self.len() * self.dtype.size_bytes() as usize;
+        // SAFETY: as in `bytes`, and the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), n) }
+    }
+
+    /// Element `i` (flat, row-major) as f64.
+    pub fn get(&self, i: usize) -> f64 {
+        read(self.dtype, self.bytes(), i)
+    }
+
+    /// Element `i` as an integer (for predicates, keys, axis data), exact for integer dtypes.
+    pub fn get_int(&self, i: usize) -> i64 {
+        read_int(self.dtype, self.bytes(), i)
+    }
+
+    /// Sets element `i`, converting as NumPy's `astype` does (round to nearest even for
+    /// f16/bf16, truncation toward zero for integers).
+    pub fn set(&mut self, i: usize, v: f64) {
+        let dtype = self.dtype;
+        write_elem(dtype, self.bytes_mut(), i, v)
+    }
+
+    /// Fills the tensor from its initialiser. `base` is the `.wsp` file's folder.
+    pub fn init(&mut self, init: &Init, base: &Path) -> Result<(), String> {
+        match init {
+            Init::Zeros => self.words.iter_mut().for_each(|w| *w = 0),
+            Init::Ones => (0..self.len()).for_each(|i| self.set(i, 1.0)),
+            Init::Full(v) => (0..self.len()).for_each(|i| self.set(i, v.0)),
+            Init::Arange => (0..self.len()).for_each(|i| self.set(i, i as f64)),
+            Init::Randn { seed, std } => {
+                // PCG64 from the seed, standard normal samples in row-major order, scaled.
+                let mut rng = rand_pcg::Pcg64::seed_from_u64(*seed as u64);
+                for i in 0..self.len() {
+                    let x: f64 = StandardNormal.sample(&mut rng);
+                    self.set(i, x * std.0);
+                }
+            }
+            Init::LoadNpy(path) => self.load_npy(&base.join(path))?,
+        }
+        Ok(())
+    }
+
+    fn load_npy(&mut self, path: &Path) -> Result<(), String> {
+        let shown = path.display();
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
+        if npy.shape() != self.shape.as_slice() {
+            return Err(format!(
+                "`{shown}` has shape {:?} but tensor `{}` is {:?}",
+                npy.shape(),
+                self.name,
+                self.shape
+            ));
+        }
+        let descr = npy.dtype().descr();
+        let values: Vec<f64> = match descr.trim_matches('\'').trim_start_matches(['<', '|', '=']) {
+            "f2" => npy.into_vec::<f16>().map(|v| v.into_iter().map(f64::from).collect()),
+            "f4" => npy.into_vec::<f32>().map(|v| v.into_iter().map(f64::from).collect()),
+            "f8" => npy.into_vec::<f64>(),
+            "i1" => npy.into_vec::<i8>().map(|v| v.into_iter().map(f64::from).collect()),
+            "i2" => npy.into_vec::<i16>().map(|v| v.into_iter().map(f64::from).collect()),
+            "i4" => npy.into_vec::<i32>().map(|v| v.into_iter().map(f64::from).collect()),
+            "i8" => npy.into_vec::<i64>().map(|v| v.into_iter().map(|x| x as f64).collect()),
+            "u1" | "b1" => npy.into_vec::<u8>().map(|v| v.into_iter().map(f64::from).collect()),
+            "u2" => npy.into_vec::<u16>().map(|v| v.into_iter().map(f64::from).collect()),
+            "u4" => npy.into_vec::<u32>().map(|v| v.into_iter().map(f64::from).collect()),
+            "u8" => npy.into_vec::<u64>().map(|v| v.into_iter().map(|x| x as f64).collect()),
+            other => return Err(format!("`{shown}` holds dtype `{other}`, which WSP cannot read")),
+        }
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        for (i, v) in values.into_iter().enumerate() {
+            self.set(i, v);
+        }
+        Ok(())
+    }
+
+    /// Writes the tensor as `.npy`. bf16, which NumPy has no dtype for, is written as f32.
+    pub fn save_npy(&self, path: &Path) -> Result<(), String> {
+        let shown = path.display();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        }
+        let file = std::fs::File::create(path).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
+        let out = BufWriter::new(file);
+        let n = self.len();
+        let res = match self.dtype {
+            DType::F16 => write(out, &self.shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
+            DType::BF16 | DType::F32 => write(out, &self.shape, (0..n).map(|i| self.get(i) as f32)),
+            DType::F64 => write(out, &self.shape, (0..n).map(|i| self.get(i))),
+            DType::I8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i8)),
+            DType::I16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i16)),
+            DType::I32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i32)),
+            DType::I64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i))),
+            DType::U8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u8)),
+            DType::U16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u16)),
+            DType::U32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u32)),
+            DType::U64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u64)),
+        };
+        res.map_err(|e| format!("cannot write `{shown}`: {e}"))
+    }
+}
+
+fn write<T: npyz::AutoSerialize>(
+    out: impl std::io::Write,
+    shape: &[u64],
+    values: impl Iterator<Item = T>,
+) -> std::io::Result<()> {
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(out)
+        .begin_nd()?;
+    w.extend(values)?;
+    w.finish()
+}
+
+/// Every tensor of a run, by name.
+#[derive(Debug, Default)]
+pub struct Tensors {
+    pub by_name: HashMap<String, usize>,
+    pub data: Vec<TensorData>,
+}
+
+impl Tensors {
+    pub fn id(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&TensorData> {
+        self.id(name).map(|i| &self.data[i])
+    }
+
+    pub fn insert(&mut self, t: TensorData) -> usize {
+        let id = self.data.len();
+        self.by_name.insert(t.name.clone(), id);
+        self.data.push(t);
+        id
+    }
+}
+
+/// Element `i` of a buffer of `dtype`, as f64.
+pub fn read(dtype: DType, bytes: &[u8], i: usize) -> f64 {
+    let w = dtype.size_bytes() as usize;
+    let b = &bytes[i * w..(i + 1) * w];
+    match dtype {
+        DType::F16 => f16::from_le_bytes([b[0], b[1]]).to_f64(),
+        DType::BF16 => bf16::from_le_bytes([b[0], b[1]]).to_f64(),
+        DType::F32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+        DType::F64 => f64::from_le_bytes(b.try_into().unwrap()),
+        _ => read_int(dtype, bytes, i) as f64,
+    }
+}
+
+/// Element `i` of a buffer as an integer, exact for integer dtypes.
+pub fn read_int(dtype: DType, bytes: &[u8], i: usize) -> i64 {
+    let w = dtype.size_bytes() as usize;
+    let b = &bytes[i * w..(i + 1) * w];
+    match dtype {
+        DType::I8 => b[0] as i8 as i64,
+        DType::I16 => i16::from_le_bytes([b[0], b[1]]) as i64,
+        DType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as i64,
+        DType::I64 => i64::from_le_bytes(b.try_into().unwrap()),
+        DType::U8 => b[0] as i64,
+        DType::U16 => u16::from_le_bytes([b[0], b[1]]) as i64,
+        DType::U32 => u32::from_le_bytes(b.try_into().unwrap()) as i64,
+        DType::U64 => u64::from_le_bytes(b.try_into().unwrap()) as i64,
+        _ => read(dtype, bytes, i) as i64,
+    }
+}
+
+/// Sets element `i` of a buffer, converting as NumPy's `astype` does (round to nearest even
+/// for f16/bf16, truncation toward zero for integers).
+pub fn write_elem(dtype: DType, bytes: &mut [u8], i: usize, v: f64) {
+    let w = dtype.size_bytes() as usize;
+    let b = &mut bytes[i * w..(i + 1) * w];
+    match dtype {
+        DType::F16 => b.copy_from_slice(&f16::from_f64(v).to_le_bytes()),
+        DType::BF16 => b.copy_from_slice(&bf16::from_f64(v).to_le_bytes()),
+        DType::F32 => b.copy_from_slice(&(v as f32).to_le_bytes()),
+        DType::F64 => b.copy_from_slice(&v.to_le_bytes()),
+        DType::I8 => b.copy_from_slice(&(v as i8).to_le_bytes()),
+        DType::I16 => b.copy_from_slice(&(v as i16).to_le_bytes()),
+        DType::I32 => b.copy_from_slice(&(v as i32).to_le_bytes()),
+        DType::I64 => b.copy_from_slice(&(v as i64).to_le_bytes()),
+        DType::U8 => b.copy_from_slice(&(v as u8).to_le_bytes()),
+        DType::U16 => b.copy_from_slice(&(v as u16).to_le_bytes()),
+        DType::U32 => b.copy_from_slice(&(v as u32).to_le_bytes()),
+        DType::U64 => b.copy_from_slice(&(v as u64).to_le_bytes()),
+    }
+}
