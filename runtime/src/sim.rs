@@ -7,8 +7,9 @@
 //! - Each task goes to one AICPU's queue by the dispatch policy: `round_robin(n)` over the
 //!   first min(n, aicpus) queues in enumeration order; `affinity(key)` and `dispatch_by(key)`
 //!   to queue key mod aicpus; `hash(key)` to a mixed hash of the key mod aicpus;
-//!   `work_steal` round-robin over all queues, and an idle AICPU takes the ready head of the
-//!   fullest other queue. Without a policy, round-robin over all AICPUs.
+//!   `work_steal` puts every task on AICPU 0's queue, where enumeration made it, and an AICPU
+//!   whose queue is empty takes the oldest ready task of the fullest other queue. Without a
+//!   policy, round-robin over all AICPUs.
 //! - An AICPU dispatches its queue in order: a task leaves when every task it depends on has
 //!   been dispatched, at the time the last of them ends; the AICPU is then busy for the
 //!   dispatch latency, and the task starts on the earliest free core of its unit (cube if the
@@ -131,7 +132,7 @@ pub fn simulate(
         }
         let q = match policy {
             Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
-            Policy::WorkSteal => (ordinal % aicpus as u64) as u32,
+            Policy::WorkSteal => 0,
             Policy::Key => t.dispatch_key.rem_euclid(aicpus as i64) as u32,
             Policy::Hash => (mix(t.dispatch_key) % aicpus as u64) as u32,
         };
@@ -182,7 +183,15 @@ pub fn simulate(
     let mut taken = vec![0u32; aicpus as usize];
     let mut remaining: usize = queues.iter().map(Vec::len).sum();
 
+    // Decisions are made in time order: no dispatch happens before the one before it.
+    let mut now = 0u64;
     while remaining > 0 {
+        // A full window holds every AICPU until its first task ends.
+        let window_open = if in_flight.len() as u64 >= window {
+            in_flight.peek().map_or(0, |r| r.0)
+        } else {
+            0
+        };
         // Candidates: (partial batch, time, aicpu, queue, tasks).
         let mut best: Option<(bool, u64, usize, usize, Vec<usize>)> = None;
         for a in 0..aicpus as usize {
@@ -199,7 +208,7 @@ pub fn simulate(
             for q in sources {
                 let queue = &queues[q];
                 let mut tasks = Vec::new();
-                let mut t = aicpu_free[a].max(next_rate_slot);
+                let mut t = aicpu_free[a].max(next_rate_slot).max(window_open).max(now);
                 let mut partial = false;
                 if let (Some(k), true) = (interleave, q == a) {
                     // Look ahead a bounded distance for the stream whose turn it is.
@@ -271,6 +280,7 @@ pub fn simulate(
                 break;
             }
         }
+        now = t;
         let issue = target.dispatch_latency + target.batch_issue * (tasks.len() as u64 - 1);
         let arrive = t + issue;
         aicpu_free[a] = arrive;

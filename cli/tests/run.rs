@@ -1,0 +1,457 @@
+//! `wsp run` end to end: real numbers against NumPy references, determinism across worker
+//! counts, the kernel cache, run-time values, faults, and each schedule policy's effect on the
+//! simulated timeline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `wsp run FILE ARGS...` with a cache shared by the tests of this file.
+fn wsp_run(file: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("run")
+        .arg(file)
+        .args(args)
+        .env("WSP_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"))
+        .output()
+        .expect("run wsp")
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "wsp run failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs with `--stats-json` (and any other args) and returns the stats.
+fn stats(file: &Path, dir: &Path, args: &[&str]) -> Value {
+    let path = dir.join("stats.json");
+    let mut all = vec!["--stats-json", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    ok(&wsp_run(file, &all));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_matches_its_numpy_reference() {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let mut failures = Vec::new();
+    for example in examples() {
+        let name = example.file_stem().unwrap().to_str().unwrap().to_string();
+        let script = root().join("tests/golden").join(format!("{name}.py"));
+        assert!(script.is_file(), "{name} has no NumPy reference at {}", script.display());
+        let dir = scratch(&format!("golden-{name}"));
+        ok(&wsp_run(&example, &["--workers", "2", "--dump-tensors", dir.to_str().unwrap()]));
+        let out = Command::new(&python).arg(&script).arg(&dir).output().expect("run python");
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("{name}:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            failures.push(name);
+        }
+    }
+    assert!(failures.is_empty(), "references disagree: {failures:?}");
+}
+
+#[test]
+fn worker_count_changes_neither_numbers_nor_cycles() {
+    for example in examples() {
+        let name = example.file_stem().unwrap().to_str().unwrap().to_string();
+        let mut first: Option<(Value, Vec<(String, Vec<u8>)>)> = None;
+        for workers in ["1", "2", "4"] {
+            let dir = scratch(&format!("workers-{name}-{workers}"));
+            let dump = dir.join("dump");
+            let s = stats(&example, &dir, &["--workers", workers, "--dump-tensors", dump.to_str().unwrap()]);
+            let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dump)
+                .unwrap()
+                .map(|e| {
+                    let p = e.unwrap().path();
+                    (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+                })
+                .collect();
+            files.sort();
+            match &first {
+                None => first = Some((s, files)),
+                Some((s1, f1)) => {
+                    assert_eq!(s["total_cycles"], s1["total_cycles"], "{name}: cycles with {workers} workers");
+                    assert_eq!(s["task_count"], s1["task_count"], "{name}");
+                    assert!(f1 == &files, "{name}: tensors differ with {workers} workers");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rerun_compiles_nothing() {
+    let dir = scratch("rerun");
+    let file = root().join("examples/softmax.wsp");
+    stats(&file, &dir, &[]);
+    let again = stats(&file, &dir, &[]);
+    assert_eq!(again["cache_hit"], true);
+}
+
+const DYNAMIC: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+seq = DenseDyn(8)
+Lens = Tensor((4,), DType.I32, init=load_npy("lens.npy"))
+tokens = Ragged(4, lengths=Lens)
+X = Tensor((64, 4, 8), F32, init=arange())
+Y = Tensor((64, 4, 8), F32)
+
+
+@kernel
+def double(x: In[Tile[4, 8, F32]], y: Out[Tile[4, 8, F32]]):
+    pto.store(y, pto.add(x, x))
+
+
+@workload
+def run(seq, tokens):
+    for i in P(seq):
+        double[i](x=X[i], y=Y[i])
+    for b in P(Dense[4]):
+        for t in P(tokens[b]):
+            double[b, t](x=X[32 + 8 * b + t], y=Y[32 + 8 * b + t])
+
+
+program = run(seq, tokens).compile(target="cpu_sim")
+program.execute()
+"#;
+
+fn write_lens(dir: &Path, lens: &[i32]) {
+    let mut bytes = Vec::new();
+    let header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}", lens.len());
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let header = format!("{header}{}\n", " ".repeat(pad % 64));
+    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for l in lens {
+        bytes.extend_from_slice(&l.to_le_bytes());
+    }
+    std::fs::write(dir.join("lens.npy"), bytes).unwrap();
+}
+
+#[test]
+fn new_bindings_and_new_data_need_no_recompile() {
+    let dir = scratch("dynamic");
+    let file = dir.join("dynamic.wsp");
+    std::fs::write(&file, DYNAMIC).unwrap();
+    write_lens(&dir, &[1, 2, 3, 4]);
+    let s = stats(&file, &dir, &[]);
+    assert_eq!(s["task_count"], 8 + 10);
+    let s = stats(&file, &dir, &["--bind", "seq=32"]);
+    assert_eq!(s["task_count"], 32 + 10);
+    assert_eq!(s["cache_hit"], true, "a new binding recompiled");
+    write_lens(&dir, &[8, 0, 2, 5]);
+    let s = stats(&file, &dir, &["--bind", "seq=16"]);
+    assert_eq!(s["task_count"], 16 + 15);
+    assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
+}
+
+#[test]
+fn a_crash_inside_a_task_names_the_task_and_spares_the_caller() {
+    let dir = scratch("crash");
+    let file = dir.join("crash.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 8, 8), F32, init=ones())
+Y = Tensor((4, 8, 8), F32)
+
+
+@kernel(cpp_src="""
+    if (x[0] > 0.5f && y_rs > 0) {
+        volatile float* p = nullptr;
+        *p = 1.0f;
+    }
+""")
+def crash(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+    pass
+
+
+@workload
+def w(batch):
+    for i in P(batch):
+        crash[i](x=X[i], y=Y[i])
+
+
+program = w(Dense[4]).compile(target="cpu_sim")
+program.execute()
+"#,
+    )
+    .unwrap();
+    let out = wsp_run(&file, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("error[WSP602]: segmentation fault in task crash["), "stderr: {err}");
+}
+
+#[test]
+fn cpp_src_errors_point_into_the_string() {
+    let dir = scratch("cpp-error");
+    let file = dir.join("bad.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 8, 8), F32, init=ones())
+Y = Tensor((4, 8, 8), F32)
+
+
+@kernel(cpp_src="""
+    for (int i = 0; i < y_rows; ++i)
+        y[i * y_rs] = x[i * x_rs] + undefined_name;
+""")
+def k(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+    pass
+
+
+@workload
+def w(batch):
+    for i in P(batch):
+        k[i](x=X[i], y=Y[i])
+
+
+program = w(Dense[4]).compile(target="cpu_sim")
+program.execute()
+"#,
+    )
+    .unwrap();
+    let out = wsp_run(&file, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("error[WSP601]"), "stderr: {err}");
+    assert!(err.contains("bad.wsp:10:"), "the error is on line 10 of the .wsp file: {err}");
+    assert!(err.contains("undefined_name"), "stderr: {err}");
+}
+
+#[test]
+fn a_missing_compiler_is_a_clear_error() {
+    let dir = scratch("no-compiler");
+    let file = dir.join("add.wsp");
+    // A kernel no other test builds, so the cache cannot answer.
+    let text = std::fs::read_to_string(root().join("examples/hello_add.wsp"))
+        .unwrap()
+        .replace("pto.add(x, y)", "pto.sub(pto.add(x, y), pto.add(y, y))");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .arg("run")
+        .arg(&file)
+        .env("WSP_CACHE_DIR", dir.join("cache"))
+        .env("CXX", "/nonexistent/c++")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains("no C++ compiler"), "stderr: {err}");
+}
+
+/// A dispatch-bound program: many tiny independent tasks, so where and when AICPUs hand them
+/// out decides the simulated time.
+fn policy_program(dir: &Path, name: &str, schedule: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.wsp"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 12, 1, 16), F32, init=ones())
+Y = Tensor((4, 12, 1, 16), F32)
+
+
+@kernel
+def tiny(x: In[Tile[1, 16, F32]], y: Out[Tile[1, 16, F32]]):
+    pto.store(y, pto.add(x, x))
+
+
+@workload
+def w(batch, items):
+    for b, i in P(batch, items):
+        tiny[b, i](x=X[b, i], y=Y[b, i])
+
+
+program = w(Dense[4], Dense[12]){schedule}.compile(target="cpu_sim")
+program.execute()
+"#
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// One dispatched task of the trace: (b, i), its AICPU, dispatch time and core span.
+#[derive(Debug)]
+struct Dispatched {
+    b: i64,
+    i: i64,
+    aicpu: i64,
+    dispatch: f64,
+}
+
+fn timeline(dir: &Path, name: &str, schedule: &str) -> (u64, Vec<Dispatched>, Vec<(f64, f64)>) {
+    let file = policy_program(dir, name, schedule);
+    let trace = dir.join(format!("{name}.trace.json"));
+    let s = stats(&file, dir, &["--trace", trace.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let mut out = Vec::new();
+    let mut cores = Vec::new();
+    for e in doc["traceEvents"].as_array().unwrap() {
+        if e["ph"] != "X" {
+            continue;
+        }
+        let name = e["name"].as_str().unwrap();
+        let idx: Vec<i64> = name
+            .trim_start_matches("tiny[")
+            .trim_end_matches(']')
+            .split(", ")
+            .map(|x| x.parse().unwrap())
+            .collect();
+        if e["pid"] == 1 {
+            out.push(Dispatched {
+                b: idx[0],
+                i: idx[1],
+                aicpu: e["tid"].as_i64().unwrap(),
+                dispatch: e["ts"].as_f64().unwrap(),
+            });
+        } else {
+            let ts = e["ts"].as_f64().unwrap();
+            cores.push((ts, ts + e["dur"].as_f64().unwrap()));
+        }
+    }
+    (s["total_cycles"].as_u64().unwrap(), out, cores)
+}
+
+fn aicpus_used(d: &[Dispatched]) -> Vec<i64> {
+    let mut v: Vec<i64> = d.iter().map(|x| x.aicpu).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn round_robin_spreads_tasks_in_order_over_n_aicpus() {
+    let dir = scratch("round-robin");
+    let (one, d1, _) = timeline(&dir, "rr1", ".dispatch(DispatchPolicy.round_robin(1))");
+    let (four, d4, _) = timeline(&dir, "rr4", ".dispatch(DispatchPolicy.round_robin(4))");
+    assert_eq!(aicpus_used(&d1), [0]);
+    assert_eq!(aicpus_used(&d4), [0, 1, 2, 3]);
+    for d in &d4 {
+        assert_eq!(d.aicpu, (d.b * 12 + d.i) % 4, "{d:?}");
+    }
+    assert!(four * 3 < one, "4 AICPUs ({four} cycles) should be ~4x faster than 1 ({one})");
+}
+
+#[test]
+fn affinity_keeps_a_key_on_one_aicpu() {
+    let dir = scratch("affinity");
+    let (_, d, _) = timeline(&dir, "aff", ".dispatch(DispatchPolicy.affinity(lambda t: t.b))");
+    for x in &d {
+        assert_eq!(x.aicpu, x.b % 6, "{x:?}");
+    }
+    assert_eq!(aicpus_used(&d), [0, 1, 2, 3]);
+}
+
+#[test]
+fn hash_sends_equal_keys_together_and_spreads_keys() {
+    let dir = scratch("hash");
+    let (_, d, _) = timeline(&dir, "hash", ".dispatch(DispatchPolicy.hash(lambda t: t.i))");
+    for x in &d {
+        let same: Vec<i64> = d.iter().filter(|y| y.i == x.i).map(|y| y.aicpu).collect();
+        assert!(same.iter().all(|&a| a == x.aicpu), "key {} split over {same:?}", x.i);
+    }
+    assert!(aicpus_used(&d).len() >= 3, "12 keys on {:?}", aicpus_used(&d));
+}
+
+#[test]
+fn dispatch_by_puts_each_task_where_its_key_says() {
+    let dir = scratch("dispatch-by");
+    let (_, d, _) = timeline(&dir, "by", ".dispatch(DispatchPolicy.dispatch_by(lambda t: (t.i % 3) + 2))");
+    for x in &d {
+        assert_eq!(x.aicpu, x.i % 3 + 2, "{x:?}");
+    }
+}
+
+#[test]
+fn work_steal_lets_idle_aicpus_take_queued_work() {
+    let dir = scratch("work-steal");
+    let (steal, d, _) = timeline(&dir, "steal", ".dispatch(DispatchPolicy.work_steal())");
+    let (single, _, _) = timeline(&dir, "single", ".dispatch(DispatchPolicy.round_robin(1))");
+    // Everything starts on AICPU 0's queue; the other five steal from it.
+    assert_eq!(aicpus_used(&d), [0, 1, 2, 3, 4, 5]);
+    assert!(steal * 4 < single, "stealing ({steal}) should beat one AICPU ({single}) several times");
+}
+
+#[test]
+fn streams_serialize_each_stream() {
+    let dir = scratch("streams");
+    let (one, _, cores1) = timeline(&dir, "s1", ".streams(1).stream_by(lambda t: 0)");
+    let (many, _, _) = timeline(&dir, "s8", ".streams(8).stream_by(lambda t: t.i % 8)");
+    // One stream: no two tasks overlap on the cores.
+    let mut spans = cores1.clone();
+    spans.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1 - 1e-9, "overlap in one stream: {w:?}");
+    }
+    assert!(many < one, "8 streams ({many}) should beat 1 ({one})");
+}
+
+#[test]
+fn timing_policies_change_dispatch() {
+    let dir = scratch("timing");
+    let (immediate, _, _) = timeline(&dir, "imm", ".timing(TimingPolicy.immediate)");
+    let (batched, d, _) = timeline(&dir, "bat", ".timing(TimingPolicy.batched(8))");
+    assert!(batched < immediate, "batches of 8 pay the dispatch latency less ({batched} vs {immediate})");
+    // A batch leaves its AICPU at one time.
+    let first = d.iter().filter(|x| x.aicpu == 0).map(|x| x.dispatch).fold(f64::MAX, f64::min);
+    assert_eq!(d.iter().filter(|x| x.aicpu == 0 && x.dispatch == first).count(), 8);
+    // 1e6 tasks/s at 1.85 GHz: at least 1850 cycles between dispatches.
+    let (limited, _, _) = timeline(&dir, "rate", ".timing(TimingPolicy.rate_limit(1000000))");
+    assert!(limited >= 47 * 1850, "48 tasks at 1e6/s took only {limited} cycles");
+}
+
+#[test]
+fn a_stall_window_bounds_tasks_in_flight() {
+    let dir = scratch("window");
+    let (free, _, _) = timeline(&dir, "free", "");
+    let (bounded, _, cores) =
+        timeline(&dir, "win", r#".task_graph(window=TaskWindow(2, "tasks", WindowMode.STALL))"#);
+    for &(start, _) in &cores {
+        let live = cores.iter().filter(|(s, e)| *s <= start && start < *e).count();
+        assert!(live <= 2, "{live} tasks in flight at {start}");
+    }
+    assert!(bounded > free, "the window ({bounded}) should slow the run ({free})");
+}
