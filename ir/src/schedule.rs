@@ -139,7 +139,7 @@ pub const APPLICABILITY: &[(DirectiveKind, Applicability, Applicability)] = &[
     ),
     (
         D::WindowBenchmark,
-        Partial("the window stalls; BENCHMARK only adds the stall count to the statistics"),
+        Partial("the window stalls, as STALL does; no benchmark statistics are kept"),
         Rejected("the AICPU expander can only stall when the window is full"),
     ),
     (

@@ -27,7 +27,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use wsp_ir::Directive;
-use wsp_ir::schedule::{Dispatch, Timing, WindowMode};
+use wsp_ir::schedule::{Dispatch, Timing};
 
 use crate::graph::{Graph, TaskId, TaskKind};
 use crate::target::TargetDesc;
@@ -98,11 +98,8 @@ pub fn simulate(
             Directive::Streams(k) => streams = *k,
             Directive::StreamBy(_) => stream_by = true,
             Directive::Timing(t) => timing = t.clone(),
-            Directive::Window {
-                size,
-                mode: WindowMode::Stall,
-                ..
-            } => window = (*size).max(1),
+            // ABORT and BENCHMARK stall too, as the applicability table says.
+            Directive::Window { size, .. } => window = (*size).max(1),
             _ => {}
         }
     }
