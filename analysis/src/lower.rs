@@ -61,10 +61,7 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
             _ => {}
         }
     }
-    Some(LoweredFile {
-        programs,
-        actions,
-    })
+    Some(LoweredFile { programs, actions })
 }
 
 /// The program an item binds, lowered: `NAME = workload(...).....compile(target=...)`.

@@ -68,8 +68,10 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let target = match &args.target_desc {
         Some(p) => {
-            let t = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            wsp_runtime::target::TargetDesc::parse(&t).map_err(|e| format!("{}: {e}", p.display()))?;
+            let t = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            wsp_runtime::target::TargetDesc::parse(&t)
+                .map_err(|e| format!("{}: {e}", p.display()))?;
             Some(t)
         }
         None => None,
@@ -162,7 +164,11 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         target,
         dump_tensors: args.dump_tensors.clone(),
     };
-    if !job.actions.iter().any(|a| matches!(a, Action::Execute { .. })) {
+    if !job
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::Execute { .. }))
+    {
         eprintln!(
             "note: {} never calls `.execute()`: nothing ran",
             args.file.display()
@@ -196,7 +202,8 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     );
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
-        std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, json + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -215,7 +222,8 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
 /// Runs the job in `wsp __exec`, handing it over on standard input and reading the report
 /// from standard output. A fault in a task ends the child; its message names the task.
 fn execute_in_child(job: &Job) -> Result<Report, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))?;
     let mut child = Command::new(exe)
         .arg("__exec")
         .stdin(Stdio::piped())
@@ -240,8 +248,13 @@ fn execute_in_child(job: &Job) -> Result<Report, String> {
     let status = child.wait().map_err(|e| format!("the run process: {e}"))?;
     let _ = writer.join();
     let err = err_reader.join().unwrap_or_default();
-    if let Some(line) = err.lines().find(|l| l.starts_with(wsp_runtime::fault::FAULT_MARK)) {
-        let what = line.trim_start_matches(wsp_runtime::fault::FAULT_MARK).trim();
+    if let Some(line) = err
+        .lines()
+        .find(|l| l.starts_with(wsp_runtime::fault::FAULT_MARK))
+    {
+        let what = line
+            .trim_start_matches(wsp_runtime::fault::FAULT_MARK)
+            .trim();
         return Err(format!("error[WSP602]: {what}; the run was stopped"));
     }
     eprint!("{err}");
@@ -274,7 +287,11 @@ pub(crate) fn exec_child() -> ExitCode {
     };
     let ok = result.is_ok();
     let _ = serde_json::to_writer(std::io::stdout(), &result);
-    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// WSP601: compiler errors inside `cpp_src` strings, at their `.wsp` lines.
@@ -286,12 +303,20 @@ fn print_cpp_errors(path: &Path, text: &str, errs: &[wsp_codegen::CppError]) {
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
     for e in errs {
-        let line_start = starts.get(e.line.saturating_sub(1) as usize).copied().unwrap_or(text.len());
-        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        let line_start = starts
+            .get(e.line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(text.len());
+        let line_end = text[line_start..]
+            .find('\n')
+            .map_or(text.len(), |i| line_start + i);
         let at = (line_start + e.column.saturating_sub(1) as usize).min(line_end);
         let d = Rendered::error()
             .with_code("WSP601")
-            .with_message(format!("C++ error in `cpp_src` of kernel `{}`: {}", e.kernel, e.message))
+            .with_message(format!(
+                "C++ error in `cpp_src` of kernel `{}`: {}",
+                e.kernel, e.message
+            ))
             .with_labels(vec![Label::primary((), at..line_end.max(at))]);
         let _ = term::emit_to_write_style(&mut out, &config, &source, &d);
     }

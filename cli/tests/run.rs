@@ -8,12 +8,17 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// A scratch folder for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run").join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("run")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -25,7 +30,10 @@ fn wsp_run(file: &Path, args: &[&str]) -> Output {
         .arg("run")
         .arg(file)
         .args(args)
-        .env("WSP_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"))
+        .env(
+            "WSP_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
+        )
         .output()
         .expect("run wsp")
 }
@@ -68,10 +76,21 @@ fn every_example_matches_its_numpy_reference() {
     for example in examples() {
         let name = example.file_stem().unwrap().to_str().unwrap().to_string();
         let script = root().join("tests/golden").join(format!("{name}.py"));
-        assert!(script.is_file(), "{name} has no NumPy reference at {}", script.display());
+        assert!(
+            script.is_file(),
+            "{name} has no NumPy reference at {}",
+            script.display()
+        );
         let dir = scratch(&format!("golden-{name}"));
-        ok(&wsp_run(&example, &["--workers", "2", "--dump-tensors", dir.to_str().unwrap()]));
-        let out = Command::new(&python).arg(&script).arg(&dir).output().expect("run python");
+        ok(&wsp_run(
+            &example,
+            &["--workers", "2", "--dump-tensors", dir.to_str().unwrap()],
+        ));
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(&dir)
+            .output()
+            .expect("run python");
         let text = String::from_utf8_lossy(&out.stdout);
         eprintln!("{name}:\n{text}{}", String::from_utf8_lossy(&out.stderr));
         if !out.status.success() {
@@ -89,21 +108,39 @@ fn worker_count_changes_neither_numbers_nor_cycles() {
         for workers in ["1", "2", "4"] {
             let dir = scratch(&format!("workers-{name}-{workers}"));
             let dump = dir.join("dump");
-            let s = stats(&example, &dir, &["--workers", workers, "--dump-tensors", dump.to_str().unwrap()]);
+            let s = stats(
+                &example,
+                &dir,
+                &[
+                    "--workers",
+                    workers,
+                    "--dump-tensors",
+                    dump.to_str().unwrap(),
+                ],
+            );
             let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dump)
                 .unwrap()
                 .map(|e| {
                     let p = e.unwrap().path();
-                    (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+                    (
+                        p.file_name().unwrap().to_string_lossy().into_owned(),
+                        std::fs::read(&p).unwrap(),
+                    )
                 })
                 .collect();
             files.sort();
             match &first {
                 None => first = Some((s, files)),
                 Some((s1, f1)) => {
-                    assert_eq!(s["total_cycles"], s1["total_cycles"], "{name}: cycles with {workers} workers");
+                    assert_eq!(
+                        s["total_cycles"], s1["total_cycles"],
+                        "{name}: cycles with {workers} workers"
+                    );
                     assert_eq!(s["task_count"], s1["task_count"], "{name}");
-                    assert!(f1 == &files, "{name}: tensors differ with {workers} workers");
+                    assert!(
+                        f1 == &files,
+                        "{name}: tensors differ with {workers} workers"
+                    );
                 }
             }
         }
@@ -149,7 +186,10 @@ program.execute()
 
 fn write_lens(dir: &Path, lens: &[i32]) {
     let mut bytes = Vec::new();
-    let header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}", lens.len());
+    let header = format!(
+        "{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}",
+        lens.len()
+    );
     let pad = 64 - (10 + header.len() + 1) % 64;
     let header = format!("{header}{}\n", " ".repeat(pad % 64));
     bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
@@ -215,7 +255,10 @@ program.execute()
     let out = wsp_run(&file, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert!(err.contains("error[WSP602]: segmentation fault in task crash["), "stderr: {err}");
+    assert!(
+        err.contains("error[WSP602]: segmentation fault in task crash["),
+        "stderr: {err}"
+    );
 }
 
 #[test]
@@ -254,7 +297,10 @@ program.execute()
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");
     assert!(err.contains("error[WSP601]"), "stderr: {err}");
-    assert!(err.contains("bad.wsp:10:"), "the error is on line 10 of the .wsp file: {err}");
+    assert!(
+        err.contains("bad.wsp:10:"),
+        "the error is on line 10 of the .wsp file: {err}"
+    );
     assert!(err.contains("undefined_name"), "stderr: {err}");
 }
 
@@ -372,13 +418,20 @@ fn round_robin_spreads_tasks_in_order_over_n_aicpus() {
     for d in &d4 {
         assert_eq!(d.aicpu, (d.b * 12 + d.i) % 4, "{d:?}");
     }
-    assert!(four * 3 < one, "4 AICPUs ({four} cycles) should be ~4x faster than 1 ({one})");
+    assert!(
+        four * 3 < one,
+        "4 AICPUs ({four} cycles) should be ~4x faster than 1 ({one})"
+    );
 }
 
 #[test]
 fn affinity_keeps_a_key_on_one_aicpu() {
     let dir = scratch("affinity");
-    let (_, d, _) = timeline(&dir, "aff", ".dispatch(DispatchPolicy.affinity(lambda t: t.b))");
+    let (_, d, _) = timeline(
+        &dir,
+        "aff",
+        ".dispatch(DispatchPolicy.affinity(lambda t: t.b))",
+    );
     for x in &d {
         assert_eq!(x.aicpu, x.b % 6, "{x:?}");
     }
@@ -388,18 +441,34 @@ fn affinity_keeps_a_key_on_one_aicpu() {
 #[test]
 fn hash_sends_equal_keys_together_and_spreads_keys() {
     let dir = scratch("hash");
-    let (_, d, _) = timeline(&dir, "hash", ".dispatch(DispatchPolicy.hash(lambda t: t.i))");
+    let (_, d, _) = timeline(
+        &dir,
+        "hash",
+        ".dispatch(DispatchPolicy.hash(lambda t: t.i))",
+    );
     for x in &d {
         let same: Vec<i64> = d.iter().filter(|y| y.i == x.i).map(|y| y.aicpu).collect();
-        assert!(same.iter().all(|&a| a == x.aicpu), "key {} split over {same:?}", x.i);
+        assert!(
+            same.iter().all(|&a| a == x.aicpu),
+            "key {} split over {same:?}",
+            x.i
+        );
     }
-    assert!(aicpus_used(&d).len() >= 3, "12 keys on {:?}", aicpus_used(&d));
+    assert!(
+        aicpus_used(&d).len() >= 3,
+        "12 keys on {:?}",
+        aicpus_used(&d)
+    );
 }
 
 #[test]
 fn dispatch_by_puts_each_task_where_its_key_says() {
     let dir = scratch("dispatch-by");
-    let (_, d, _) = timeline(&dir, "by", ".dispatch(DispatchPolicy.dispatch_by(lambda t: (t.i % 3) + 2))");
+    let (_, d, _) = timeline(
+        &dir,
+        "by",
+        ".dispatch(DispatchPolicy.dispatch_by(lambda t: (t.i % 3) + 2))",
+    );
     for x in &d {
         assert_eq!(x.aicpu, x.i % 3 + 2, "{x:?}");
     }
@@ -412,7 +481,10 @@ fn work_steal_lets_idle_aicpus_take_queued_work() {
     let (single, _, _) = timeline(&dir, "single", ".dispatch(DispatchPolicy.round_robin(1))");
     // Everything starts on AICPU 0's queue; the other five steal from it.
     assert_eq!(aicpus_used(&d), [0, 1, 2, 3, 4, 5]);
-    assert!(steal * 4 < single, "stealing ({steal}) should beat one AICPU ({single}) several times");
+    assert!(
+        steal * 4 < single,
+        "stealing ({steal}) should beat one AICPU ({single}) several times"
+    );
 }
 
 #[test]
@@ -434,24 +506,48 @@ fn timing_policies_change_dispatch() {
     let dir = scratch("timing");
     let (immediate, _, _) = timeline(&dir, "imm", ".timing(TimingPolicy.immediate)");
     let (batched, d, _) = timeline(&dir, "bat", ".timing(TimingPolicy.batched(8))");
-    assert!(batched < immediate, "batches of 8 pay the dispatch latency less ({batched} vs {immediate})");
+    assert!(
+        batched < immediate,
+        "batches of 8 pay the dispatch latency less ({batched} vs {immediate})"
+    );
     // A batch leaves its AICPU at one time.
-    let first = d.iter().filter(|x| x.aicpu == 0).map(|x| x.dispatch).fold(f64::MAX, f64::min);
-    assert_eq!(d.iter().filter(|x| x.aicpu == 0 && x.dispatch == first).count(), 8);
+    let first = d
+        .iter()
+        .filter(|x| x.aicpu == 0)
+        .map(|x| x.dispatch)
+        .fold(f64::MAX, f64::min);
+    assert_eq!(
+        d.iter()
+            .filter(|x| x.aicpu == 0 && x.dispatch == first)
+            .count(),
+        8
+    );
     // 1e6 tasks/s at 1.85 GHz: at least 1850 cycles between dispatches.
     let (limited, _, _) = timeline(&dir, "rate", ".timing(TimingPolicy.rate_limit(1000000))");
-    assert!(limited >= 47 * 1850, "48 tasks at 1e6/s took only {limited} cycles");
+    assert!(
+        limited >= 47 * 1850,
+        "48 tasks at 1e6/s took only {limited} cycles"
+    );
 }
 
 #[test]
 fn a_stall_window_bounds_tasks_in_flight() {
     let dir = scratch("window");
     let (free, _, _) = timeline(&dir, "free", "");
-    let (bounded, _, cores) =
-        timeline(&dir, "win", r#".task_graph(window=TaskWindow(2, "tasks", WindowMode.STALL))"#);
+    let (bounded, _, cores) = timeline(
+        &dir,
+        "win",
+        r#".task_graph(window=TaskWindow(2, "tasks", WindowMode.STALL))"#,
+    );
     for &(start, _) in &cores {
-        let live = cores.iter().filter(|(s, e)| *s <= start && start < *e).count();
+        let live = cores
+            .iter()
+            .filter(|(s, e)| *s <= start && start < *e)
+            .count();
         assert!(live <= 2, "{live} tasks in flight at {start}");
     }
-    assert!(bounded > free, "the window ({bounded}) should slow the run ({free})");
+    assert!(
+        bounded > free,
+        "the window ({bounded}) should slow the run ({free})"
+    );
 }

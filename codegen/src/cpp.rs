@@ -118,7 +118,10 @@ fn kernel(out: &mut String, k: &Kernel, wsp_path: &str) {
                 si += 1;
             }
             ParamType::Constexpr(_) => {
-                let _ = writeln!(out, "  const int64_t {name} = (int64_t)wsp_sc[{si}]; (void){name};");
+                let _ = writeln!(
+                    out,
+                    "  const int64_t {name} = (int64_t)wsp_sc[{si}]; (void){name};"
+                );
                 si += 1;
             }
         }
@@ -138,7 +141,11 @@ fn kernel(out: &mut String, k: &Kernel, wsp_path: &str) {
         KernelBody::Cpp {
             code, first_line, ..
         } => {
-            let _ = writeln!(out, "#line {first_line} \"{}\"", wsp_path.replace('\\', "/"));
+            let _ = writeln!(
+                out,
+                "#line {first_line} \"{}\"",
+                wsp_path.replace('\\', "/")
+            );
             out.push_str(code);
             out.push('\n');
         }
@@ -297,7 +304,11 @@ impl Gen<'_> {
                 decl(self.out);
                 let (m, n) = (s.rows, s.cols);
                 if rows {
-                    let div = if mean { format!(" / ({ct}){n}") } else { String::new() };
+                    let div = if mean {
+                        format!(" / ({ct}){n}")
+                    } else {
+                        String::new()
+                    };
                     let _ = writeln!(
                         self.out,
                         "  for (int i = 0; i < {m}; ++i) {{ {ct} acc = {init}; for (int j = 0; j < {n}; ++j) {{ const {ct} x = {src}[i * {n} + j]; acc = {combine}; }} {dst}[i] = acc{div}; }}"

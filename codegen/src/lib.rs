@@ -38,11 +38,16 @@ pub struct CppError {
 #[derive(Debug)]
 pub enum BuildError {
     /// No C++ compiler could be started.
-    NoCompiler { compiler: String, reason: String },
+    NoCompiler {
+        compiler: String,
+        reason: String,
+    },
     /// Errors inside `cpp_src` bodies, mapped to their `.wsp` lines.
     CustomKernel(Vec<CppError>),
     /// The compiler rejected generated code: a bug in codegen; the whole output is kept.
-    Compiler { output: String },
+    Compiler {
+        output: String,
+    },
     Io(String),
 }
 
@@ -67,7 +72,10 @@ impl fmt::Display for BuildError {
                 Ok(())
             }
             BuildError::Compiler { output } => {
-                write!(f, "the C++ compiler rejected generated code (a codegen bug):\n{output}")
+                write!(
+                    f,
+                    "the C++ compiler rejected generated code (a codegen bug):\n{output}"
+                )
             }
             BuildError::Io(e) => write!(f, "cannot write the kernel library: {e}"),
         }

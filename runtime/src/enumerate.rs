@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 
 use wsp_ir::kernel::ParamType;
-use wsp_ir::plan::{AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View, ViewIndex};
+use wsp_ir::plan::{
+    AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View, ViewIndex,
+};
 use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
 
@@ -59,9 +61,9 @@ impl<'a> Enumerator<'a> {
         let mut stream_key = None;
         for d in &program.schedule {
             match d {
-                Directive::Dispatch(Dispatch::Affinity(k) | Dispatch::Hash(k) | Dispatch::DispatchBy(k)) => {
-                    dispatch_key = Some(k)
-                }
+                Directive::Dispatch(
+                    Dispatch::Affinity(k) | Dispatch::Hash(k) | Dispatch::DispatchBy(k),
+                ) => dispatch_key = Some(k),
                 Directive::StreamBy(k) => stream_key = Some(k),
                 _ => {}
             }
@@ -206,9 +208,17 @@ impl<'a> Enumerator<'a> {
     }
 
     /// Element `i` of an axis's integer data, from the program or from a tensor.
-    fn int_at(&mut self, src: Option<&IntSource>, i: i64, axis: &str, role: &str) -> Result<i64, RunError> {
+    fn int_at(
+        &mut self,
+        src: Option<&IntSource>,
+        i: i64,
+        axis: &str,
+        role: &str,
+    ) -> Result<i64, RunError> {
         let oob = |len: usize| {
-            RunError::Invalid(format!("axis `{axis}`: {role}[{i}] is outside its {len} entries"))
+            RunError::Invalid(format!(
+                "axis `{axis}`: {role}[{i}] is outside its {len} entries"
+            ))
         };
         match src {
             None => Err(RunError::Invalid(format!("axis `{axis}` has no {role}"))),
@@ -242,7 +252,12 @@ impl<'a> Enumerator<'a> {
 
     /// Nested iteration over the variables of one loop, the last varying fastest. Each
     /// variable's values are read when reached, so inner rows may depend on outer variables.
-    fn loop_vars(&mut self, kind: LoopKind, vars: &[LoopVar], body: &[Node]) -> Result<(), RunError> {
+    fn loop_vars(
+        &mut self,
+        kind: LoopKind,
+        vars: &[LoopVar],
+        body: &[Node],
+    ) -> Result<(), RunError> {
         let Some((first, rest)) = vars.split_first() else {
             return self.iteration(kind, body);
         };
@@ -313,7 +328,10 @@ impl<'a> Enumerator<'a> {
             .channels
             .iter()
             .find(|c| c.name == ch)
-            .map_or_else(|| "undeclared".into(), |c| format!("\"{}\", depth {}", c.label, c.depth))
+            .map_or_else(
+                || "undeclared".into(),
+                |c| format!("\"{}\", depth {}", c.label, c.depth),
+            )
     }
 
     fn send(&mut self, channel: &str, task: u32) -> Result<(), RunError> {
@@ -344,7 +362,13 @@ impl<'a> Enumerator<'a> {
         {
             self.run.graph.edges.push((*c, instance));
         }
-        let value = self.run.graph.index_of(instance).first().copied().unwrap_or(0);
+        let value = self
+            .run
+            .graph
+            .index_of(instance)
+            .first()
+            .copied()
+            .unwrap_or(0);
         let first_task = self.run.graph.tasks.len() as TaskId;
         for (var, body) in &stages {
             self.env.push((var.clone(), value));
@@ -356,7 +380,10 @@ impl<'a> Enumerator<'a> {
         }
         let consumer = ((self.run.graph.tasks.len() as TaskId) > first_task).then_some(first_task);
         if let Some(pipe) = self.pipes.last_mut() {
-            pipe.delivered.entry(channel.to_string()).or_default().push(consumer);
+            pipe.delivered
+                .entry(channel.to_string())
+                .or_default()
+                .push(consumer);
         }
         Ok(())
     }
@@ -369,7 +396,15 @@ impl<'a> Enumerator<'a> {
         id
     }
 
-    fn push_task(&mut self, kind: TaskKind, args: u32, scalars: u32, index: (u32, u32), dk: i64, sk: i64) -> TaskId {
+    fn push_task(
+        &mut self,
+        kind: TaskKind,
+        args: u32,
+        scalars: u32,
+        index: (u32, u32),
+        dk: i64,
+        sk: i64,
+    ) -> TaskId {
         let id = self.run.graph.tasks.len() as TaskId;
         self.run.graph.tasks.push(Task {
             kind,
@@ -396,7 +431,11 @@ impl<'a> Enumerator<'a> {
             return Err(RunError::Invalid(format!("no kernel `{}`", t.kernel)));
         };
         let kernel = &self.program.kernels[kid];
-        let index: Vec<i64> = t.index.iter().map(|a| self.affine(a)).collect::<Result<_, _>>()?;
+        let index: Vec<i64> = t
+            .index
+            .iter()
+            .map(|a| self.affine(a))
+            .collect::<Result<_, _>>()?;
         let dk = match self.dispatch_key {
             Some(k) => self.scalar(k)?,
             None => {
@@ -469,7 +508,10 @@ impl<'a> Enumerator<'a> {
         }
         deps.sort_unstable();
         deps.dedup();
-        self.run.graph.edges.extend(deps.into_iter().map(|d| (d, id)));
+        self.run
+            .graph
+            .edges
+            .extend(deps.into_iter().map(|d| (d, id)));
         self.last_instance.insert(t.id, id);
         Ok(id)
     }
@@ -508,11 +550,16 @@ impl<'a> Enumerator<'a> {
         let (rs, rd) = (whole(src, self.run), whole(id, self.run));
         let mut deps = Vec::new();
         self.run.regions.access(task, &rs, Direction::In, &mut deps);
-        self.run.regions.access(task, &rd, Direction::Out, &mut deps);
+        self.run
+            .regions
+            .access(task, &rd, Direction::Out, &mut deps);
         self.run.written(id);
         deps.sort_unstable();
         deps.dedup();
-        self.run.graph.edges.extend(deps.into_iter().map(|d| (d, task)));
+        self.run
+            .graph
+            .edges
+            .extend(deps.into_iter().map(|d| (d, task)));
         Ok(())
     }
 
@@ -525,7 +572,11 @@ impl<'a> Enumerator<'a> {
 
     /// The region a view selects, with the row and column strides (in elements) of the two
     /// dimensions it keeps. Out of bounds is WSP602 naming the task.
-    fn region(&mut self, view: &View, task: Option<(&str, &[i64])>) -> Result<(Region, i64, i64), RunError> {
+    fn region(
+        &mut self,
+        view: &View,
+        task: Option<(&str, &[i64])>,
+    ) -> Result<(Region, i64, i64), RunError> {
         let id = self.tensor_id(&view.tensor)?;
         let shape = self.run.tensors.data[id].shape.clone();
         let st = strides(&shape);
@@ -598,7 +649,10 @@ impl<'a> Enumerator<'a> {
             ScalarExpr::Slot(s) => self.run.slots.get(s).copied().unwrap_or(0) as i64,
             ScalarExpr::Element(t, idx) => {
                 let id = self.tensor_id(t)?;
-                let idx: Vec<i64> = idx.iter().map(|i| self.scalar(i)).collect::<Result<_, _>>()?;
+                let idx: Vec<i64> = idx
+                    .iter()
+                    .map(|i| self.scalar(i))
+                    .collect::<Result<_, _>>()?;
                 self.run.flush_if_dirty(id)?;
                 let data = &self.run.tensors.data[id];
                 let st = strides(&data.shape);
@@ -624,7 +678,9 @@ impl<'a> Enumerator<'a> {
                     ScalarOp::FloorDiv | ScalarOp::Mod if b == 0 => {
                         return Err(RunError::Invalid(format!("`{e}` divides by zero")));
                     }
-                    ScalarOp::FloorDiv => a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0),
+                    ScalarOp::FloorDiv => {
+                        a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)
+                    }
                     ScalarOp::Mod => {
                         let r = a.rem_euclid(b);
                         if b < 0 && r != 0 { r + b } else { r }

@@ -36,8 +36,11 @@ impl Collective {
         let n_dst: u64 = ds.iter().product();
         // SAFETY: both buffers hold their shapes' elements; the graph gives this task sole
         // access to the destination and read access to the source.
-        let src = unsafe { std::slice::from_raw_parts(*sp, (n_src * sd.size_bytes() as u64) as usize) };
-        let dst = unsafe { std::slice::from_raw_parts_mut(*dp, (n_dst * dd.size_bytes() as u64) as usize) };
+        let src =
+            unsafe { std::slice::from_raw_parts(*sp, (n_src * sd.size_bytes() as u64) as usize) };
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(*dp, (n_dst * dd.size_bytes() as u64) as usize)
+        };
         match self.reduce_dim {
             None => (0..n_dst as usize).for_each(|i| write_elem(*dd, dst, i, read(*sd, src, i))),
             Some(d) => {

@@ -56,7 +56,12 @@ impl Graph {
     }
 
     /// Successor lists of tasks `lo..hi`, CSR, counting only edges inside the range.
-    pub fn successors(&self, lo: TaskId, hi: TaskId, first_edge: usize) -> (Vec<u32>, Vec<TaskId>, Vec<u32>) {
+    pub fn successors(
+        &self,
+        lo: TaskId,
+        hi: TaskId,
+        first_edge: usize,
+    ) -> (Vec<u32>, Vec<TaskId>, Vec<u32>) {
         let n = (hi - lo) as usize;
         let mut offsets = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];
@@ -137,10 +142,20 @@ struct TensorRecords {
 
 impl Regions {
     /// Records an access by `task` and returns the tasks it must wait for.
-    pub fn access(&mut self, task: TaskId, region: &Region, dir: Direction, deps: &mut Vec<TaskId>) {
+    pub fn access(
+        &mut self,
+        task: TaskId,
+        region: &Region,
+        dir: Direction,
+        deps: &mut Vec<TaskId>,
+    ) {
         let recs = self.tensors.entry(region.tensor).or_default();
         let ext = region.extents();
-        let aligned = region.lo.iter().zip(&ext).all(|(l, e)| *e == 0 || l % e == 0);
+        let aligned = region
+            .lo
+            .iter()
+            .zip(&ext)
+            .all(|(l, e)| *e == 0 || l % e == 0);
         let on_grid = match &recs.grid {
             None if recs.by_corner.is_empty() && recs.general.is_empty() && aligned => {
                 recs.grid = Some(ext.clone());

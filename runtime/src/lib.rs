@@ -105,7 +105,8 @@ impl std::error::Error for RunError {}
 /// reported (the `wsp run` child does).
 pub fn execute(job: &Job) -> Result<Report, RunError> {
     let target = match &job.target {
-        Some(text) => TargetDesc::parse(text).map_err(|e| RunError::Input(format!("target description: {e}")))?,
+        Some(text) => TargetDesc::parse(text)
+            .map_err(|e| RunError::Input(format!("target description: {e}")))?,
         None => TargetDesc::default(),
     };
     // Load every library and resolve its kernels; the libraries stay loaded for the run.
@@ -124,8 +125,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             let symbol = format!("wsp_kernel_{}", k.name);
             // SAFETY: codegen exports every kernel under this name with the `KernelFn` ABI.
             let f: KernelFn = unsafe {
-                *lib.get::<KernelFn>(symbol.as_bytes())
-                    .map_err(|e| RunError::Input(format!("`{}` lacks `{symbol}`: {e}", path.display())))?
+                *lib.get::<KernelFn>(symbol.as_bytes()).map_err(|e| {
+                    RunError::Input(format!("`{}` lacks `{symbol}`: {e}", path.display()))
+                })?
             };
             kernels.push(f);
             names.push(k.name.clone());
@@ -159,13 +161,23 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 let Some((p, _)) = job.programs.iter().find(|(p, _)| &p.name == program) else {
                     return Err(RunError::Invalid(format!("no program `{program}`")));
                 };
-                let mut binds: HashMap<String, u64> = p.symbols.iter().map(|s| (s.name.clone(), s.default)).collect();
+                let mut binds: HashMap<String, u64> = p
+                    .symbols
+                    .iter()
+                    .map(|s| (s.name.clone(), s.default))
+                    .collect();
                 binds.extend(bindings.iter().cloned());
                 binds.extend(job.bindings.iter().cloned());
                 let lo = run.graph.tasks.len() as u32;
                 let first_edge = run.graph.edges.len();
                 let execution = ranges.len() as u32;
-                let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds, execution);
+                let mut e = enumerate::Enumerator::new(
+                    &mut run,
+                    p,
+                    kernel_base[&p.name],
+                    &binds,
+                    execution,
+                );
                 e.composite(&p.root)?;
                 run.flush();
                 let hi = run.graph.tasks.len() as u32;
@@ -177,7 +189,8 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     .tensors
                     .get(tensor)
                     .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
-                t.save_npy(&job.base_dir.join(path)).map_err(RunError::Input)?;
+                t.save_npy(&job.base_dir.join(path))
+                    .map_err(RunError::Input)?;
             }
         }
     }
@@ -187,14 +200,24 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         .collectives
         .iter()
         .map(|c| {
-            let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| s.iter().product::<u64>() * d.size_bytes() as u64;
+            let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| {
+                s.iter().product::<u64>() * d.size_bytes() as u64
+            };
             target.transfer_cycles(bytes(&c.src) + bytes(&c.dst))
         })
         .collect();
     let mut timelines = Vec::new();
     let mut offset = 0;
     for &(p, lo, hi, _) in &ranges {
-        let tl = sim::simulate(&run.graph, lo, hi, &p.schedule, &costs, &collective_cycles, &target);
+        let tl = sim::simulate(
+            &run.graph,
+            lo,
+            hi,
+            &p.schedule,
+            &costs,
+            &collective_cycles,
+            &target,
+        );
         let task_count = run.graph.tasks[lo as usize..hi as usize]
             .iter()
             .filter(|t| matches!(t.kind, TaskKind::Kernel(_)))
@@ -214,7 +237,8 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
     if let Some(dir) = &job.dump_tensors {
         for t in &run.tensors.data {
-            t.save_npy(&dir.join(format!("{}.npy", t.name))).map_err(RunError::Input)?;
+            t.save_npy(&dir.join(format!("{}.npy", t.name)))
+                .map_err(RunError::Input)?;
         }
     }
     drop(run);
@@ -231,11 +255,16 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
             .params
             .iter()
             .filter_map(|p| match &p.ty {
-                ParamType::Tile(_, t) => Some(target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64)),
+                ParamType::Tile(_, t) => {
+                    Some(target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64))
+                }
                 _ => None,
             })
             .sum();
-        return KernelCost { cycles, cube: false };
+        return KernelCost {
+            cycles,
+            cube: false,
+        };
     };
     let mut cycles = 0;
     let mut cube = false;
@@ -246,7 +275,8 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
                 && op.op != "load"
                 && op.op != "store"
                 && !loaded.contains(&p.as_str())
-                && let Some(ParamType::Tile(_, t)) = k.params.iter().find(|x| &x.name == p).map(|x| &x.ty)
+                && let Some(ParamType::Tile(_, t)) =
+                    k.params.iter().find(|x| &x.name == p).map(|x| &x.ty)
             {
                 loaded.push(p);
                 cycles += target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64);
@@ -271,7 +301,11 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
             ("matmul", ValueType::Tile(t)) => {
                 let a = op.args.first().and_then(tile);
                 let k_dim = a.map_or(0, |a| a.cols);
-                (t.rows * t.cols, a.map_or(t.dtype, |a| a.dtype), Some((t.rows, t.cols, k_dim)))
+                (
+                    t.rows * t.cols,
+                    a.map_or(t.dtype, |a| a.dtype),
+                    Some((t.rows, t.cols, k_dim)),
+                )
             }
             (_, ValueType::Tile(t)) => (t.rows * t.cols, t.dtype, None),
             _ => continue,

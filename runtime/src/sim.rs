@@ -91,8 +91,12 @@ pub fn simulate(
     let mut window = u64::MAX;
     for d in schedule {
         match d {
-            Directive::Dispatch(Dispatch::RoundRobin(k)) => policy = Policy::RoundRobin((*k).clamp(1, aicpus)),
-            Directive::Dispatch(Dispatch::Affinity(_) | Dispatch::DispatchBy(_)) => policy = Policy::Key,
+            Directive::Dispatch(Dispatch::RoundRobin(k)) => {
+                policy = Policy::RoundRobin((*k).clamp(1, aicpus))
+            }
+            Directive::Dispatch(Dispatch::Affinity(_) | Dispatch::DispatchBy(_)) => {
+                policy = Policy::Key
+            }
             Directive::Dispatch(Dispatch::Hash(_)) => policy = Policy::Hash,
             Directive::Dispatch(Dispatch::WorkSteal) => policy = Policy::WorkSteal,
             Directive::Streams(k) => streams = *k,
@@ -253,11 +257,18 @@ pub fn simulate(
                     if tasks.is_empty() {
                         continue;
                     }
-                    let left = queue[head[q]..].iter().filter(|&&i| !st.done[i as usize]).take(batch_n + 1).count();
+                    let left = queue[head[q]..]
+                        .iter()
+                        .filter(|&&i| !st.done[i as usize])
+                        .take(batch_n + 1)
+                        .count();
                     partial = tasks.len() < batch_n && left > tasks.len();
                 }
                 let cand = (partial, t, a, q, tasks);
-                if best.as_ref().is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2)) {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2))
+                {
                     best = Some(cand);
                 }
             }
@@ -294,7 +305,9 @@ pub fn simulate(
             } else {
                 (cube_cores, core_free.len())
             };
-            let core = (from..to).min_by_key(|&c| (core_free[c].max(arrive), c)).unwrap_or(from);
+            let core = (from..to)
+                .min_by_key(|&c| (core_free[c].max(arrive), c))
+                .unwrap_or(from);
             let start = core_free[core].max(arrive);
             let e = start + cost.cycles;
             core_free[core] = e;
@@ -352,7 +365,10 @@ struct State<'a> {
 
 impl State<'_> {
     fn is_kernel(&self, i: usize) -> bool {
-        matches!(self.graph.tasks[self.lo as usize + i].kind, TaskKind::Kernel(_))
+        matches!(
+            self.graph.tasks[self.lo as usize + i].kind,
+            TaskKind::Kernel(_)
+        )
     }
 
     /// Whether task `i` has ended (settling barriers and collectives whose predecessors have).

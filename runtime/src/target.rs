@@ -81,12 +81,19 @@ impl TargetDesc {
 
     /// Cycles to move `bytes` between global memory and one core's buffer.
     pub fn transfer_cycles(&self, bytes: u64) -> u64 {
-        let bytes_per_cycle = self.gm_bandwidth_gib_s * (1u64 << 30) as f64 / (self.clock_ghz * 1e9);
+        let bytes_per_cycle =
+            self.gm_bandwidth_gib_s * (1u64 << 30) as f64 / (self.clock_ghz * 1e9);
         (bytes as f64 / bytes_per_cycle).ceil() as u64
     }
 
     /// Cycles of one op of a kernel: `elems` result elements of `dtype`; for matmul, `mnk`.
-    pub fn op_cycles(&self, op: &str, elems: u64, dtype: DType, mnk: Option<(u64, u64, u64)>) -> u64 {
+    pub fn op_cycles(
+        &self,
+        op: &str,
+        elems: u64,
+        dtype: DType,
+        mnk: Option<(u64, u64, u64)>,
+    ) -> u64 {
         let Some(row) = ops::lookup(op) else { return 0 };
         match row.unit {
             Unit::None => 0,

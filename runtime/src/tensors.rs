@@ -98,7 +98,8 @@ impl TensorData {
     fn load_npy(&mut self, path: &Path) -> Result<(), String> {
         let shown = path.display();
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
+        let npy = npyz::NpyFile::new(&bytes[..])
+            .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
         if npy.shape() != self.shape.as_slice() {
             return Err(format!(
                 "`{shown}` has shape {:?} but tensor `{}` is {:?}",
@@ -109,18 +110,42 @@ impl TensorData {
         }
         let descr = npy.dtype().descr();
         let values: Vec<f64> = match descr.trim_matches('\'').trim_start_matches(['<', '|', '=']) {
-            "f2" => npy.into_vec::<f16>().map(|v| v.into_iter().map(f64::from).collect()),
-            "f4" => npy.into_vec::<f32>().map(|v| v.into_iter().map(f64::from).collect()),
+            "f2" => npy
+                .into_vec::<f16>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "f4" => npy
+                .into_vec::<f32>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
             "f8" => npy.into_vec::<f64>(),
-            "i1" => npy.into_vec::<i8>().map(|v| v.into_iter().map(f64::from).collect()),
-            "i2" => npy.into_vec::<i16>().map(|v| v.into_iter().map(f64::from).collect()),
-            "i4" => npy.into_vec::<i32>().map(|v| v.into_iter().map(f64::from).collect()),
-            "i8" => npy.into_vec::<i64>().map(|v| v.into_iter().map(|x| x as f64).collect()),
-            "u1" | "b1" => npy.into_vec::<u8>().map(|v| v.into_iter().map(f64::from).collect()),
-            "u2" => npy.into_vec::<u16>().map(|v| v.into_iter().map(f64::from).collect()),
-            "u4" => npy.into_vec::<u32>().map(|v| v.into_iter().map(f64::from).collect()),
-            "u8" => npy.into_vec::<u64>().map(|v| v.into_iter().map(|x| x as f64).collect()),
-            other => return Err(format!("`{shown}` holds dtype `{other}`, which WSP cannot read")),
+            "i1" => npy
+                .into_vec::<i8>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "i2" => npy
+                .into_vec::<i16>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "i4" => npy
+                .into_vec::<i32>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "i8" => npy
+                .into_vec::<i64>()
+                .map(|v| v.into_iter().map(|x| x as f64).collect()),
+            "u1" | "b1" => npy
+                .into_vec::<u8>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "u2" => npy
+                .into_vec::<u16>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "u4" => npy
+                .into_vec::<u32>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            "u8" => npy
+                .into_vec::<u64>()
+                .map(|v| v.into_iter().map(|x| x as f64).collect()),
+            other => {
+                return Err(format!(
+                    "`{shown}` holds dtype `{other}`, which WSP cannot read"
+                ));
+            }
         }
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
         for (i, v) in values.into_iter().enumerate() {
@@ -133,9 +158,11 @@ impl TensorData {
     pub fn save_npy(&self, path: &Path) -> Result<(), String> {
         let shown = path.display();
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
-        let file = std::fs::File::create(path).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
+        let file =
+            std::fs::File::create(path).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
         let out = BufWriter::new(file);
         let n = self.len();
         let res = match self.dtype {

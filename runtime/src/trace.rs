@@ -42,7 +42,8 @@ pub fn write(
             let task = &graph.tasks[s.task as usize];
             let name = match task.kind {
                 TaskKind::Kernel(k) => {
-                    let idx: Vec<String> = graph.index_of(s.task).iter().map(i64::to_string).collect();
+                    let idx: Vec<String> =
+                        graph.index_of(s.task).iter().map(i64::to_string).collect();
                     format!("{}[{}]", names[k as usize], idx.join(", "))
                 }
                 TaskKind::Collective(c) => format!("collective #{c}"),
@@ -54,15 +55,20 @@ pub fn write(
                     "ts": us(offset + s.start), "dur": us(s.end - s.start), "args": args}));
                 continue;
             }
-            events.push(json!({"ph": "X", "name": name, "pid": AICPU_PID, "tid": s.aicpu,
-                "ts": us(offset + s.dispatch), "dur": us(target.dispatch_latency), "args": args}));
-            events.push(json!({"ph": "X", "name": name, "pid": CORE_PID, "tid": s.core,
-                "ts": us(offset + s.start), "dur": us(s.end - s.start), "args": args}));
+            events.push(
+                json!({"ph": "X", "name": name, "pid": AICPU_PID, "tid": s.aicpu,
+                "ts": us(offset + s.dispatch), "dur": us(target.dispatch_latency), "args": args}),
+            );
+            events.push(
+                json!({"ph": "X", "name": name, "pid": CORE_PID, "tid": s.core,
+                "ts": us(offset + s.start), "dur": us(s.end - s.start), "args": args}),
+            );
         }
     }
     let doc = json!({"traceEvents": events, "displayTimeUnit": "ns",
         "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}});
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     serde_json::to_writer(&mut out, &doc)
         .map_err(|e| e.to_string())

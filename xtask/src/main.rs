@@ -84,15 +84,29 @@ fn test_venv() -> Result<PathBuf, String> {
     let venv = root().join("target/test-venv");
     let python = venv.join("bin/python");
     let requirements = root().join("tests/requirements.txt");
-    let wanted = std::fs::read(&requirements).map_err(|e| format!("tests/requirements.txt: {e}"))?;
+    let wanted =
+        std::fs::read(&requirements).map_err(|e| format!("tests/requirements.txt: {e}"))?;
     let stamp = venv.join("requirements.blake3");
     let hash = blake3::hash(&wanted).to_hex().to_string();
     if python.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
         return Ok(python);
     }
     let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    run(Command::new(&system).arg("-m").arg("venv").arg("--clear").arg(&venv))?;
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&requirements))?;
+    run(Command::new(&system)
+        .arg("-m")
+        .arg("venv")
+        .arg("--clear")
+        .arg(&venv))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&requirements))?;
     std::fs::write(&stamp, hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
     Ok(python)
 }
