@@ -176,10 +176,13 @@ pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifac
     std::fs::create_dir_all(dir).map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
     // Build beside the final name and rename, so a concurrent or interrupted build never
     // leaves a half-written library under the key.
-    let work = tempfile_in(dir)?;
-    let src = work.join("kernels.cpp");
+    let work = tempfile::Builder::new()
+        .prefix("build-")
+        .tempdir_in(dir)
+        .map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
+    let src = work.path().join("kernels.cpp");
     std::fs::write(&src, &source).map_err(|e| BuildError::Io(e.to_string()))?;
-    let tmp_lib = work.join("kernels.so");
+    let tmp_lib = work.path().join("kernels.so");
     let tool = compiler()?;
     let mut cmd: Command = tool.to_command();
     cmd.arg("-shared").arg("-o").arg(&tmp_lib).arg(&src);
@@ -189,7 +192,6 @@ pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifac
     })?;
     if !output.status.success() {
         let text = String::from_utf8_lossy(&output.stderr).into_owned();
-        let _ = std::fs::remove_dir_all(&work);
         let mapped = map_errors(program, &wsp_name, &text);
         return Err(if mapped.is_empty() {
             BuildError::Compiler { output: text }
@@ -197,28 +199,12 @@ pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifac
             BuildError::CustomKernel(mapped)
         });
     }
-    let renamed = std::fs::rename(&tmp_lib, &library);
-    let _ = std::fs::remove_dir_all(&work);
-    renamed.map_err(|e| BuildError::Io(e.to_string()))?;
+    std::fs::rename(&tmp_lib, &library).map_err(|e| BuildError::Io(e.to_string()))?;
     Ok(Artifact {
         library,
         cache_hit: false,
         compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
     })
-}
-
-fn tempfile_in(dir: &Path) -> Result<PathBuf, BuildError> {
-    let name = format!("build-{}-{}", std::process::id(), unique());
-    let work = dir.join(name);
-    std::fs::create_dir_all(&work).map_err(|e| BuildError::Io(e.to_string()))?;
-    Ok(work)
-}
-
-fn unique() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
 }
 
 /// `file.wsp:LINE:COL: error: MESSAGE` lines (from `#line` inside `cpp_src` bodies), with the
