@@ -32,35 +32,12 @@ enum Command {
         target: Option<String>,
     },
     /// Compile a file's programs for cpu_sim, run them, print their stats.
-    Run {
-        file: PathBuf,
-        /// Bind a run-time symbol (a DenseDyn axis) for every execution: `--bind seq=16`.
-        #[arg(long, value_name = "NAME=VALUE")]
-        bind: Vec<String>,
-        /// Write a Chrome/Perfetto timeline of the simulated run.
-        #[arg(long, value_name = "OUT.json")]
-        trace: Option<PathBuf>,
-        /// Worker threads that run tasks (results do not depend on it).
-        #[arg(long, default_value_t = default_workers())]
-        workers: usize,
-        /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit.
-        #[arg(long, value_name = "OUT.json")]
-        stats_json: Option<PathBuf>,
-        /// A target description (TOML) for the simulated clock, over the 910B-like defaults.
-        #[arg(long, value_name = "FILE.toml")]
-        target_desc: Option<PathBuf>,
-        /// After the run, write every tensor as NAME.npy into this folder.
-        #[arg(long, value_name = "DIR")]
-        dump_tensors: Option<PathBuf>,
-    },
+    Run(run::RunArgs),
     /// The process `wsp run` executes a job in (internal).
     #[command(name = "__exec", hide = true)]
     Exec,
 }
 
-fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum Format {
@@ -89,23 +66,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             format,
             target,
         } => check::run(paths, format, target),
-        Command::Run {
-            file,
-            bind,
-            trace,
-            workers,
-            stats_json,
-            target_desc,
-            dump_tensors,
-        } => run::run(run::RunArgs {
-            file,
-            bind,
-            trace,
-            workers,
-            stats_json,
-            target_desc,
-            dump_tensors,
-        }),
+        Command::Run(args) => run::run(args),
         Command::Exec => run::exec_child(),
     }
 }

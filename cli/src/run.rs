@@ -18,14 +18,32 @@ use wsp_runtime::{Action, Job, Report, RunError};
 
 use crate::report::Checked;
 
+#[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    pub file: PathBuf,
-    pub bind: Vec<String>,
-    pub trace: Option<PathBuf>,
-    pub workers: usize,
-    pub stats_json: Option<PathBuf>,
-    pub target_desc: Option<PathBuf>,
-    pub dump_tensors: Option<PathBuf>,
+    /// The `.wsp` file.
+    file: PathBuf,
+    /// Bind a run-time symbol (a DenseDyn axis) for every execution: `--bind seq=16`.
+    #[arg(long, value_name = "NAME=VALUE")]
+    bind: Vec<String>,
+    /// Write a Chrome/Perfetto timeline of the simulated run.
+    #[arg(long, value_name = "OUT.json")]
+    trace: Option<PathBuf>,
+    /// Worker threads that run tasks (results do not depend on it).
+    #[arg(long, default_value_t = default_workers())]
+    workers: usize,
+    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit.
+    #[arg(long, value_name = "OUT.json")]
+    stats_json: Option<PathBuf>,
+    /// A target description (TOML) for the simulated clock, over the 910B-like defaults.
+    #[arg(long, value_name = "FILE.toml")]
+    target_desc: Option<PathBuf>,
+    /// After the run, write every tensor as NAME.npy into this folder.
+    #[arg(long, value_name = "DIR")]
+    dump_tensors: Option<PathBuf>,
+}
+
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The stats `--stats-json` writes and `wsp run` prints.
