@@ -38,7 +38,6 @@ enum Command {
     Exec,
 }
 
-
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum Format {
     /// Source snippets with the offending text underlined.

@@ -38,6 +38,8 @@ pub struct Enumerator<'a> {
     dispatch_key: Option<&'a ScalarExpr>,
     stream_key: Option<&'a ScalarExpr>,
     round_robin: u32,
+    /// Derived tensors by id: the op that computes them and their source's id.
+    derived: HashMap<usize, (&'a str, usize)>,
 }
 
 struct Pipe {
@@ -68,6 +70,17 @@ impl<'a> Enumerator<'a> {
                 _ => {}
             }
         }
+        let derived = program
+            .tensors
+            .iter()
+            .filter_map(|t| match &t.origin {
+                TensorOrigin::Derived { op, source } => Some((
+                    run.tensors.id(&t.name)?,
+                    (op.as_str(), run.tensors.id(source)?),
+                )),
+                TensorOrigin::Declared => None,
+            })
+            .collect();
         Enumerator {
             run,
             program,
@@ -82,6 +95,7 @@ impl<'a> Enumerator<'a> {
             dispatch_key,
             stream_key,
             round_robin: 0,
+            derived,
         }
     }
 
@@ -153,7 +167,7 @@ impl<'a> Enumerator<'a> {
             } => {
                 let (region, rs, cs) = self.region(view, None)?;
                 let t = region.tensor as usize;
-                self.run.flush_if_dirty(t)?;
+                self.run.flush_if_dirty(t);
                 let data = &self.run.tensors.data[t];
                 let strides = strides(&data.shape);
                 let base: u64 = region.lo.iter().zip(&strides).map(|(l, s)| l * s).sum();
@@ -229,7 +243,7 @@ impl<'a> Enumerator<'a> {
                 .ok_or_else(|| oob(l.len())),
             Some(IntSource::Tensor(t)) => {
                 let id = self.tensor_id(t)?;
-                self.run.flush_if_dirty(id)?;
+                self.run.flush_if_dirty(id);
                 let data = &self.run.tensors.data[id];
                 match usize::try_from(i) {
                     Ok(i) if i < data.len() => Ok(data.get_int(i)),
@@ -461,9 +475,7 @@ impl<'a> Enumerator<'a> {
                 (ParamType::Tile(dir, _), Some(TaskArg::Tile { view, .. })) => {
                     let (region, rs, cs) = self.region(view, Some((&t.kernel, &index)))?;
                     let tid = region.tensor as usize;
-                    if let TensorOrigin::Derived { .. } = self.tensor_origin(tid) {
-                        self.refresh_derived(tid)?;
-                    }
+                    self.refresh_derived(tid)?;
                     let data = &mut self.run.tensors.data[tid];
                     let st = strides(&data.shape);
                     let off: u64 = region.lo.iter().zip(&st).map(|(l, s)| l * s).sum();
@@ -516,31 +528,19 @@ impl<'a> Enumerator<'a> {
         Ok(id)
     }
 
-    fn tensor_origin(&self, id: usize) -> TensorOrigin {
-        let name = &self.run.tensors.data[id].name;
-        self.program
-            .tensors
-            .iter()
-            .find(|t| &t.name == name)
-            .map_or(TensorOrigin::Declared, |t| t.origin.clone())
-    }
-
     /// Before a task reads a derived tensor, a collective task recomputes it if its source was
     /// written since.
     fn refresh_derived(&mut self, id: usize) -> Result<(), RunError> {
-        let TensorOrigin::Derived { op, source } = self.tensor_origin(id) else {
+        let Some(&(op, src)) = self.derived.get(&id) else {
             return Ok(());
         };
-        let src = self.tensor_id(&source)?;
-        if let TensorOrigin::Derived { .. } = self.tensor_origin(src) {
-            self.refresh_derived(src)?;
-        }
+        self.refresh_derived(src)?;
         let version = self.run.version[src];
         if self.run.derived_at.get(&id) == Some(&version) {
             return Ok(());
         }
         self.run.derived_at.insert(id, version);
-        let c = self.run.collective(&op, src, id)?;
+        let c = self.run.collective(op, src, id)?;
         let task = self.push_task(TaskKind::Collective(c), 0, 0, (0, 0), 0, -1);
         let whole = |t: usize, run: &Run| Region {
             tensor: t as u32,
@@ -653,7 +653,7 @@ impl<'a> Enumerator<'a> {
                     .iter()
                     .map(|i| self.scalar(i))
                     .collect::<Result<_, _>>()?;
-                self.run.flush_if_dirty(id)?;
+                self.run.flush_if_dirty(id);
                 let data = &self.run.tensors.data[id];
                 let st = strides(&data.shape);
                 let mut at = 0i64;

@@ -69,15 +69,18 @@ impl Run {
     }
 
     /// Before reading a tensor's data on the host: run the tasks that write it.
-    pub fn flush_if_dirty(&mut self, tensor: usize) -> Result<(), RunError> {
+    pub fn flush_if_dirty(&mut self, tensor: usize) {
         if self.dirty.contains(&tensor) {
             self.flush();
         }
-        Ok(())
     }
 
-    /// Registers the computation of derived tensor `dst` from `src` by `op`.
+    /// The computation of derived tensor `dst` from `src` by `op`, registered on first use.
     pub fn collective(&mut self, op: &str, src: usize, dst: usize) -> Result<u32, RunError> {
+        let dp = self.tensors.data[dst].as_mut_ptr();
+        if let Some(i) = self.collectives.iter().position(|c| c.dst.0 == dp) {
+            return Ok(i as u32);
+        }
         let (s, d) = (&self.tensors.data[src], &self.tensors.data[dst]);
         let reduce_dim = match op {
             "relayout" | "allgather" if s.shape == d.shape => None,
@@ -106,7 +109,6 @@ impl Run {
         let (sdt, ssh) = (s.dtype, s.shape.clone());
         let (ddt, dsh) = (d.dtype, d.shape.clone());
         let sp = self.tensors.data[src].as_mut_ptr();
-        let dp = self.tensors.data[dst].as_mut_ptr();
         self.collectives.push(Collective {
             src: (sp, sdt, ssh),
             dst: (dp, ddt, dsh),
