@@ -218,12 +218,11 @@ fn new_bindings_and_new_data_need_no_recompile() {
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
 }
 
-#[test]
-fn a_crash_inside_a_task_names_the_task_and_spares_the_caller() {
-    let dir = scratch("crash");
-    let file = dir.join("crash.wsp");
-    std::fs::write(
-        &file,
+/// A program with one `cpp_src` kernel `name` over 8×8 tiles `x` and `y`, whose body starts on
+/// line 9 of the file.
+fn cpp_src_program(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.wsp"));
+    let text = format!(
         r#"from pto_wsp import *
 
 F32 = DType.F32
@@ -232,26 +231,33 @@ Y = Tensor((4, 8, 8), F32)
 
 
 @kernel(cpp_src="""
-    if (x[0] > 0.5f && y_rs > 0) {
-        volatile float* p = nullptr;
-        *p = 1.0f;
-    }
-""")
-def crash(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+{body}""")
+def {name}(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
     pass
 
 
 @workload
 def w(batch):
     for i in P(batch):
-        crash[i](x=X[i], y=Y[i])
+        {name}[i](x=X[i], y=Y[i])
 
 
 program = w(Dense[4]).compile(target="cpu_sim")
 program.execute()
-"#,
-    )
-    .unwrap();
+"#
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_crash_inside_a_task_names_the_task_and_spares_the_caller() {
+    let dir = scratch("crash");
+    let file = cpp_src_program(
+        &dir,
+        "crash",
+        "    if (x[0] > 0.5f && y_rs > 0) {\n        volatile float* p = nullptr;\n        *p = 1.0f;\n    }\n",
+    );
     let out = wsp_run(&file, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");
@@ -264,35 +270,11 @@ program.execute()
 #[test]
 fn cpp_src_errors_point_into_the_string() {
     let dir = scratch("cpp-error");
-    let file = dir.join("bad.wsp");
-    std::fs::write(
-        &file,
-        r#"from pto_wsp import *
-
-F32 = DType.F32
-X = Tensor((4, 8, 8), F32, init=ones())
-Y = Tensor((4, 8, 8), F32)
-
-
-@kernel(cpp_src="""
-    for (int i = 0; i < y_rows; ++i)
-        y[i * y_rs] = x[i * x_rs] + undefined_name;
-""")
-def k(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
-    pass
-
-
-@workload
-def w(batch):
-    for i in P(batch):
-        k[i](x=X[i], y=Y[i])
-
-
-program = w(Dense[4]).compile(target="cpu_sim")
-program.execute()
-"#,
-    )
-    .unwrap();
+    let file = cpp_src_program(
+        &dir,
+        "bad",
+        "    for (int i = 0; i < y_rows; ++i)\n        y[i * y_rs] = x[i * x_rs] + undefined_name;\n",
+    );
     let out = wsp_run(&file, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");
