@@ -185,7 +185,7 @@ impl Gen<'_> {
                 self.out,
                 "  {ct} {local}[{n}]; wsp::load<{m}, {c}, {conv}>({local}, p_{name}, p_{name}_rs, p_{name}_cs);",
                 ct = compute(tile.dtype),
-                n = tile.rows * tile.cols,
+                n = tile.elems(),
                 m = tile.rows,
                 c = tile.cols,
                 conv = conv(tile.dtype)
@@ -256,7 +256,7 @@ impl Gen<'_> {
         let dst = format!("v{i}");
         let decl = |out: &mut String| {
             if let Some(t) = tile {
-                let _ = writeln!(out, "  {ct} {dst}[{}];", t.rows * t.cols);
+                let _ = writeln!(out, "  {ct} {dst}[{}];", t.elems());
             }
         };
         let _ = writeln!(self.out, "  // %{i} = {}", op.op);
@@ -346,7 +346,7 @@ impl Gen<'_> {
                     t.rows,
                     t.cols,
                     conv(t.dtype),
-                    n = t.rows * t.cols
+                    n = t.elems()
                 );
             }
             ("store", _) => {
@@ -375,7 +375,7 @@ impl Gen<'_> {
                 let _ = writeln!(self.out, "  const {ct} {dst} = ({ct}){n:?};");
             }
             ("alloc", Some(t)) => {
-                let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.rows * t.cols);
+                let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.elems());
             }
             ("cast", Some(t)) => {
                 let Some((src, _)) = tile_arg(0) else { return };
@@ -383,7 +383,7 @@ impl Gen<'_> {
                     self.out,
                     "  {ct} {dst}[{n}]; for (int k = 0; k < {n}; ++k) {dst}[k] = {}::round(({ct}){src}[k]);",
                     conv(t.dtype),
-                    n = t.rows * t.cols
+                    n = t.elems()
                 );
             }
             ("transpose", Some(t)) => {
@@ -392,7 +392,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "  {ct} {dst}[{n}]; for (int i = 0; i < {r}; ++i) for (int j = 0; j < {c}; ++j) {dst}[j * {r} + i] = {src}[i * {c} + j];",
-                    n = t.rows * t.cols,
+                    n = t.elems(),
                     r = t.cols,
                     c = t.rows
                 );
@@ -405,7 +405,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "  {ct} {dst}[{}]; wsp::matmul<{ct}, {}, {}, {}>({a}, {b}, {acc}, {dst});",
-                    t.rows * t.cols,
+                    t.elems(),
                     t.rows,
                     t.cols,
                     at.cols
@@ -426,7 +426,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {dst}[i * {} + j] = {src}[i * {} + 2 * j + {off}];",
-                    t.rows * t.cols,
+                    t.elems(),
                     t.rows,
                     t.cols,
                     t.cols,
@@ -440,7 +440,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {{ {dst}[i * {} + 2 * j] = {a}[i * {} + j]; {dst}[i * {} + 2 * j + 1] = {b}[i * {} + j]; }}",
-                    t.rows * t.cols,
+                    t.elems(),
                     t.rows,
                     s.cols,
                     t.cols,

@@ -84,6 +84,14 @@ impl TileType {
         [self.rows, self.cols]
     }
 
+    pub fn elems(self) -> u64 {
+        self.rows * self.cols
+    }
+
+    pub fn bytes(self) -> u64 {
+        self.elems() * self.dtype.size_bytes() as u64
+    }
+
     pub fn with_shape(self, [rows, cols]: [u64; 2]) -> TileType {
         TileType { rows, cols, ..self }
     }

@@ -255,9 +255,7 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
             .params
             .iter()
             .filter_map(|p| match &p.ty {
-                ParamType::Tile(_, t) => {
-                    Some(target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64))
-                }
+                ParamType::Tile(_, t) => Some(target.transfer_cycles(t.bytes())),
                 _ => None,
             })
             .sum();
@@ -279,7 +277,7 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
                     k.params.iter().find(|x| &x.name == p).map(|x| &x.ty)
             {
                 loaded.push(p);
-                cycles += target.transfer_cycles(t.rows * t.cols * t.dtype.size_bytes() as u64);
+                cycles += target.transfer_cycles(t.bytes());
             }
         }
         let tile = |o: &Operand| match o {
@@ -295,19 +293,19 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
         };
         let (elems, dtype, mnk) = match (op.op.as_str(), op.ty) {
             ("store", _) => match op.args.first().and_then(tile) {
-                Some(t) => (t.rows * t.cols, t.dtype, None),
+                Some(t) => (t.elems(), t.dtype, None),
                 None => continue,
             },
             ("matmul", ValueType::Tile(t)) => {
                 let a = op.args.first().and_then(tile);
                 let k_dim = a.map_or(0, |a| a.cols);
                 (
-                    t.rows * t.cols,
+                    t.elems(),
                     a.map_or(t.dtype, |a| a.dtype),
                     Some((t.rows, t.cols, k_dim)),
                 )
             }
-            (_, ValueType::Tile(t)) => (t.rows * t.cols, t.dtype, None),
+            (_, ValueType::Tile(t)) => (t.elems(), t.dtype, None),
             _ => continue,
         };
         if ops::lookup(&op.op).is_some_and(|o| o.unit == Unit::Cube) {
