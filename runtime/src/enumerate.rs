@@ -2,9 +2,15 @@
 //! schedule keys and dependencies. Run-time values (bound symbols, ragged lengths, routing,
 //! predicates, slots) are read here; data written by earlier tasks is read only after those
 //! tasks ran (the run flushes first).
+//!
+//! Each task of the program is resolved once per execution (kernel, views over variable
+//! slots, strides, scalars); an instance then costs a few multiply-adds per view and one
+//! region record per tile.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
 use wsp_ir::kernel::ParamType;
 use wsp_ir::plan::{
     AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View, ViewIndex,
@@ -13,12 +19,62 @@ use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
 
 use crate::RunError;
-use crate::graph::{Region, Task, TaskId, TaskKind};
+use crate::graph::{Sig, Task, TaskId, TaskKind};
 use crate::run::Run;
 
 /// More tasks than this in one ordered step are joined by a barrier, so that the next step
 /// depends on one task instead of all of them.
 const BARRIER_AFTER: usize = 8;
+
+/// An affine expression over variable slots.
+struct Lin {
+    constant: i64,
+    terms: Vec<(u32, i64)>,
+}
+
+impl Lin {
+    fn eval(&self, env: &[Option<i64>]) -> i64 {
+        self.terms.iter().fold(self.constant, |v, &(s, c)| {
+            v.wrapping_add(c.wrapping_mul(env[s as usize].unwrap_or(0)))
+        })
+    }
+}
+
+/// One index of a view: a point, or a range kept.
+enum Dim {
+    At(Lin),
+    Range(i64, i64),
+}
+
+/// A tile argument, resolved: its tensor, direction and per-dimension index.
+struct Tile<'a> {
+    view: &'a View,
+    tensor: usize,
+    dir: Direction,
+    derived: bool,
+    dims: Vec<Dim>,
+    shape: Vec<u64>,
+    /// The tensor's row-major strides and element size, and its first byte.
+    strides: Vec<u64>,
+    elem: usize,
+    base: *mut u8,
+}
+
+/// A task of the program, resolved for this execution.
+struct Resolved<'a> {
+    kernel: u32,
+    name: &'a str,
+    sig: u32,
+    index: Vec<Lin>,
+    /// In parameter order, as the kernel takes its tile pointers.
+    tiles: Vec<Tile<'a>>,
+}
+
+/// The values a loop variable takes.
+enum Values {
+    Range(i64, i64),
+    List(Vec<i64>),
+}
 
 pub struct Enumerator<'a> {
     pub run: &'a mut Run,
@@ -27,28 +83,35 @@ pub struct Enumerator<'a> {
     pub kernel_base: u32,
     pub bindings: &'a HashMap<String, u64>,
     pub execution: u32,
-    env: Vec<(String, i64)>,
+    /// Variable values by slot; `None` outside the variable's scope.
+    env: Vec<Option<i64>>,
+    slots: FxHashMap<&'a str, u32>,
+    /// Program tasks resolved so far, by address.
+    resolved: FxHashMap<*const wsp_ir::plan::Task, Rc<Resolved<'a>>>,
     /// Per open ordered scope: the tasks every new task must wait for.
     after: Vec<Vec<TaskId>>,
     /// Per open recording: the tasks enumerated inside it.
     recorded: Vec<Vec<TaskId>>,
-    /// The latest instance of each IR task id of the current workload.
-    last_instance: HashMap<u32, TaskId>,
-    pipes: Vec<Pipe>,
+    /// The latest instance of each program task id of the current workload.
+    last_instance: Vec<TaskId>,
+    pipes: Vec<Pipe<'a>>,
     dispatch_key: Option<&'a ScalarExpr>,
     stream_key: Option<&'a ScalarExpr>,
     round_robin: u32,
     /// Derived tensors by id: the op that computes them and their source's id.
     derived: HashMap<usize, (&'a str, usize)>,
+    /// Scratch: the regions of the task being enumerated, and its dependencies.
+    bounds: Vec<u64>,
+    deps: Vec<TaskId>,
 }
 
-struct Pipe {
+struct Pipe<'a> {
     /// Consumer stages by channel: (var, body).
-    consumers: HashMap<String, Vec<(String, Vec<Node>)>>,
+    consumers: HashMap<&'a str, Vec<(&'a str, &'a [Node])>>,
     /// Per channel: the first task of each delivered item's consumer, for back-pressure.
-    delivered: HashMap<String, Vec<Option<TaskId>>>,
+    delivered: HashMap<&'a str, Vec<Option<TaskId>>>,
     /// Items sent on channels nobody consumes.
-    unconsumed: HashMap<String, u64>,
+    unconsumed: HashMap<&'a str, u64>,
 }
 
 impl<'a> Enumerator<'a> {
@@ -88,24 +151,28 @@ impl<'a> Enumerator<'a> {
             bindings,
             execution,
             env: Vec::new(),
+            slots: FxHashMap::default(),
+            resolved: FxHashMap::default(),
             after: Vec::new(),
             recorded: Vec::new(),
-            last_instance: HashMap::new(),
+            last_instance: Vec::new(),
             pipes: Vec::new(),
             dispatch_key,
             stream_key,
             round_robin: 0,
             derived,
+            bounds: Vec::new(),
+            deps: Vec::new(),
         }
     }
 
-    pub fn composite(&mut self, c: &Composite) -> Result<(), RunError> {
+    pub fn composite(&mut self, c: &'a Composite) -> Result<(), RunError> {
         match c {
             Composite::Call(w) => {
                 let Some(w) = self.program.workloads.get(*w as usize) else {
                     return Err(RunError::Invalid(format!("no workload #{w}")));
                 };
-                self.last_instance.clear();
+                self.last_instance.fill(TaskId::MAX);
                 self.nodes(&w.body)
             }
             Composite::Combine(parts) => parts.iter().try_for_each(|p| self.composite(p)),
@@ -119,7 +186,7 @@ impl<'a> Enumerator<'a> {
     }
 
     /// `sequential(a, b, ...)`: each part waits for a barrier joining the one before.
-    fn sequential(&mut self, parts: &[Composite]) -> Result<(), RunError> {
+    fn sequential(&mut self, parts: &'a [Composite]) -> Result<(), RunError> {
         for (i, p) in parts.iter().enumerate() {
             self.recorded.push(Vec::new());
             let r = self.composite(p);
@@ -135,11 +202,11 @@ impl<'a> Enumerator<'a> {
         Ok(())
     }
 
-    fn nodes(&mut self, nodes: &[Node]) -> Result<(), RunError> {
+    fn nodes(&mut self, nodes: &'a [Node]) -> Result<(), RunError> {
         nodes.iter().try_for_each(|n| self.node(n))
     }
 
-    fn node(&mut self, n: &Node) -> Result<(), RunError> {
+    fn node(&mut self, n: &'a Node) -> Result<(), RunError> {
         match n {
             Node::Loop { kind, vars, body } => self.loop_(*kind, vars, body),
             Node::Conditional { branches } => {
@@ -165,45 +232,76 @@ impl<'a> Enumerator<'a> {
                 row,
                 col,
             } => {
-                let (region, rs, cs) = self.region(view, None)?;
-                let t = region.tensor as usize;
-                self.run.flush_if_dirty(t);
-                let data = &self.run.tensors.data[t];
-                let strides = strides(&data.shape);
-                let base: u64 = region.lo.iter().zip(&strides).map(|(l, s)| l * s).sum();
-                let at = base as i64 + row * rs + col * cs;
-                let value = data.get_int(at as usize);
+                let tile = self.tile(view, Direction::In)?;
+                let mut bounds = std::mem::take(&mut self.bounds);
+                bounds.clear();
+                let r = self.place(&tile, &mut bounds, || "slot_load_u64".to_string());
+                self.bounds = bounds;
+                let at = r? as i64 + row * tile.rs() + col * tile.cs();
+                self.run.flush_if_dirty(tile.tensor);
+                let value = self.run.tensors.data[tile.tensor].get_int(at as usize);
                 self.run.slots.insert(*slot, value as u64);
                 Ok(())
             }
         }
     }
 
+    /// The slot of a variable, made on first sight.
+    fn slot(&mut self, name: &'a str) -> u32 {
+        let n = self.slots.len() as u32;
+        let s = *self.slots.entry(name).or_insert(n);
+        if self.env.len() <= s as usize {
+            self.env.resize(s as usize + 1, None);
+        }
+        s
+    }
+
+    /// Runs `f` with variable `name` bound to each of `values` in turn.
+    fn bind_each(
+        &mut self,
+        name: &'a str,
+        values: Values,
+        mut f: impl FnMut(&mut Self) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let s = self.slot(name) as usize;
+        let outer = self.env[s];
+        let mut each = |this: &mut Self, v: i64| {
+            this.env[s] = Some(v);
+            f(this)
+        };
+        let r = match values {
+            Values::Range(lo, hi) => (lo..hi).try_for_each(|v| each(self, v)),
+            Values::List(l) => l.into_iter().try_for_each(|v| each(self, v)),
+        };
+        self.env[s] = outer;
+        r
+    }
+
     /// The values a loop variable takes.
-    fn values(&mut self, v: &LoopVar) -> Result<Vec<i64>, RunError> {
+    fn values(&mut self, v: &LoopVar) -> Result<Values, RunError> {
         let axis = self.program.axes.iter().find(|a| a.name == v.axis);
         let Some(axis) = axis else {
-            return Ok((0..v.extent.unwrap_or(0) as i64).collect());
+            return Ok(Values::Range(0, v.extent.unwrap_or(0) as i64));
         };
         let row = match &v.row {
             Some(r) => Some(self.affine(r)?),
             None => None,
         };
         Ok(match axis.kind {
-            AxisKind::Dense => (0..axis.size as i64).collect(),
+            AxisKind::Dense => Values::Range(0, axis.size as i64),
             AxisKind::DenseDyn => {
                 let n = self.bindings.get(&axis.name).copied().unwrap_or(axis.size);
-                (0..n as i64).collect()
+                Values::Range(0, n as i64)
             }
             AxisKind::Ragged => match row {
-                None => (0..axis.size as i64).collect(),
+                None => Values::Range(0, axis.size as i64),
                 Some(r) => {
                     let len = self.int_at(axis.lengths.as_ref(), r, &axis.name, "lengths")?;
-                    (0..len).collect()
+                    Values::Range(0, len)
                 }
             },
             AxisKind::Sparse => match row {
-                None => (0..axis.size as i64).collect(),
+                None => Values::Range(0, axis.size as i64),
                 Some(r) => {
                     let lo = self.int_at(axis.indptr.as_ref(), r, &axis.name, "indptr")?;
                     let hi = self.int_at(axis.indptr.as_ref(), r + 1, &axis.name, "indptr")?;
@@ -213,14 +311,15 @@ impl<'a> Enumerator<'a> {
                             axis.name
                         )));
                     }
-                    (lo..hi)
-                        .map(|i| self.int_at(axis.indices.as_ref(), i, &axis.name, "indices"))
-                        .collect::<Result<_, _>>()?
+                    Values::List(
+                        (lo..hi)
+                            .map(|i| self.int_at(axis.indices.as_ref(), i, &axis.name, "indices"))
+                            .collect::<Result<_, _>>()?,
+                    )
                 }
             },
         })
     }
-
     /// Element `i` of an axis's integer data, from the program or from a tensor.
     fn int_at(
         &mut self,
@@ -253,7 +352,12 @@ impl<'a> Enumerator<'a> {
         }
     }
 
-    fn loop_(&mut self, kind: LoopKind, vars: &[LoopVar], body: &[Node]) -> Result<(), RunError> {
+    fn loop_(
+        &mut self,
+        kind: LoopKind,
+        vars: &'a [LoopVar],
+        body: &'a [Node],
+    ) -> Result<(), RunError> {
         if kind != LoopKind::Sequential {
             return self.loop_vars(kind, vars, body);
         }
@@ -269,23 +373,17 @@ impl<'a> Enumerator<'a> {
     fn loop_vars(
         &mut self,
         kind: LoopKind,
-        vars: &[LoopVar],
-        body: &[Node],
+        vars: &'a [LoopVar],
+        body: &'a [Node],
     ) -> Result<(), RunError> {
         let Some((first, rest)) = vars.split_first() else {
             return self.iteration(kind, body);
         };
         let values = self.values(first)?;
-        for v in values {
-            self.env.push((first.name.clone(), v));
-            let r = self.loop_vars(kind, rest, body);
-            self.env.pop();
-            r?;
-        }
-        Ok(())
+        self.bind_each(&first.name, values, |this| this.loop_vars(kind, rest, body))
     }
 
-    fn iteration(&mut self, kind: LoopKind, body: &[Node]) -> Result<(), RunError> {
+    fn iteration(&mut self, kind: LoopKind, body: &'a [Node]) -> Result<(), RunError> {
         if kind != LoopKind::Sequential {
             return self.nodes(body);
         }
@@ -306,14 +404,11 @@ impl<'a> Enumerator<'a> {
         Ok(())
     }
 
-    fn pipeline(&mut self, stages: &[Node]) -> Result<(), RunError> {
-        let mut consumers: HashMap<String, Vec<(String, Vec<Node>)>> = HashMap::new();
+    fn pipeline(&mut self, stages: &'a [Node]) -> Result<(), RunError> {
+        let mut consumers: HashMap<&'a str, Vec<(&'a str, &'a [Node])>> = HashMap::new();
         for s in stages {
             if let Node::Consume { channel, var, body } = s {
-                consumers
-                    .entry(channel.clone())
-                    .or_default()
-                    .push((var.clone(), body.clone()));
+                consumers.entry(channel).or_default().push((var, body));
             }
         }
         self.pipes.push(Pipe {
@@ -331,7 +426,7 @@ impl<'a> Enumerator<'a> {
             return Err(RunError::Channel(format!(
                 "{n} task{} sent on channel `{ch}` ({}) but no stage of the pipeline consumes it",
                 if n == 1 { " was" } else { "s were" },
-                self.channel_label(&ch)
+                self.channel_label(ch)
             )));
         }
         Ok(())
@@ -348,10 +443,15 @@ impl<'a> Enumerator<'a> {
             )
     }
 
-    fn send(&mut self, channel: &str, task: u32) -> Result<(), RunError> {
-        let Some(&instance) = self.last_instance.get(&task) else {
+    fn send(&mut self, channel: &'a str, task: u32) -> Result<(), RunError> {
+        let instance = self
+            .last_instance
+            .get(task as usize)
+            .copied()
+            .unwrap_or(TaskId::MAX);
+        if instance == TaskId::MAX {
             return Ok(()); // The task did not run (a branch not taken).
-        };
+        }
         let depth = self
             .program
             .channels
@@ -364,12 +464,12 @@ impl<'a> Enumerator<'a> {
             )));
         };
         let Some(stages) = pipe.consumers.get(channel).cloned() else {
-            *pipe.unconsumed.entry(channel.to_string()).or_default() += 1;
+            *pipe.unconsumed.entry(channel).or_default() += 1;
             return Ok(());
         };
         // Back-pressure: the channel holds `depth` items, so this producer waited until the
         // consumer of the item `depth` places earlier had taken it.
-        let delivered = pipe.delivered.entry(channel.to_string()).or_default();
+        let delivered = pipe.delivered.entry(channel).or_default();
         if delivered.len() >= depth
             && let Some(Some(c)) = delivered.get(delivered.len() - depth)
             && *c < instance
@@ -384,20 +484,17 @@ impl<'a> Enumerator<'a> {
             .copied()
             .unwrap_or(0);
         let first_task = self.run.graph.tasks.len() as TaskId;
-        for (var, body) in &stages {
-            self.env.push((var.clone(), value));
+        for (var, body) in stages {
             self.after.push(vec![instance]);
-            let r = self.nodes(body);
+            let r = self.bind_each(var, Values::Range(value, value + 1), |this| {
+                this.nodes(body)
+            });
             self.after.pop();
-            self.env.pop();
             r?;
         }
         let consumer = ((self.run.graph.tasks.len() as TaskId) > first_task).then_some(first_task);
         if let Some(pipe) = self.pipes.last_mut() {
-            pipe.delivered
-                .entry(channel.to_string())
-                .or_default()
-                .push(consumer);
+            pipe.delivered.entry(channel).or_default().push(consumer);
         }
         Ok(())
     }
@@ -414,7 +511,7 @@ impl<'a> Enumerator<'a> {
         &mut self,
         kind: TaskKind,
         args: u32,
-        scalars: u32,
+        sig: u32,
         index: (u32, u32),
         dk: i64,
         sk: i64,
@@ -423,7 +520,7 @@ impl<'a> Enumerator<'a> {
         self.run.graph.tasks.push(Task {
             kind,
             args,
-            scalars,
+            sig,
             index,
             dispatch_key: dk,
             stream_key: sk,
@@ -440,16 +537,15 @@ impl<'a> Enumerator<'a> {
         id
     }
 
-    fn task(&mut self, t: &wsp_ir::plan::Task) -> Result<TaskId, RunError> {
-        let Some(kid) = self.program.kernels.iter().position(|k| k.name == t.kernel) else {
-            return Err(RunError::Invalid(format!("no kernel `{}`", t.kernel)));
+    fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
+        let r = match self.resolved.get(&(t as *const _)) {
+            Some(r) => Rc::clone(r),
+            None => {
+                let r = Rc::new(self.resolve(t)?);
+                self.resolved.insert(t, Rc::clone(&r));
+                r
+            }
         };
-        let kernel = &self.program.kernels[kid];
-        let index: Vec<i64> = t
-            .index
-            .iter()
-            .map(|a| self.affine(a))
-            .collect::<Result<_, _>>()?;
         let dk = match self.dispatch_key {
             Some(k) => self.scalar(k)?,
             None => {
@@ -462,38 +558,93 @@ impl<'a> Enumerator<'a> {
             None => -1,
         };
         let g = &mut self.run.graph;
-        let idx = (g.index.len() as u32, (g.index.len() + index.len()) as u32);
-        g.index.extend_from_slice(&index);
-        let args = g.ptrs.len() as u32;
-        let scalars = g.scalars.len() as u32;
-        let mut accesses: Vec<(Region, Direction)> = Vec::new();
+        let idx = (g.index.len() as u32, (g.index.len() + r.index.len()) as u32);
+        g.index.extend(r.index.iter().map(|l| l.eval(&self.env)));
+        for tile in &r.tiles {
+            if tile.derived {
+                self.refresh_derived(tile.tensor)?;
+            }
+        }
+        let args = self.run.graph.ptrs.len() as u32;
+        let mut bounds = std::mem::take(&mut self.bounds);
+        bounds.clear();
+        for tile in &r.tiles {
+            let at = self.place(tile, &mut bounds, || {
+                let g = &self.run.graph;
+                format!(
+                    "task {}{:?}",
+                    r.name,
+                    &g.index[idx.0 as usize..idx.1 as usize]
+                )
+            });
+            let at = match at {
+                Ok(at) => at,
+                Err(e) => {
+                    self.bounds = bounds;
+                    return Err(e);
+                }
+            };
+            // SAFETY: the region lies inside the tensor (checked by `place`).
+            let ptr = unsafe { tile.base.add(at as usize * tile.elem) };
+            self.run.graph.ptrs.push(ptr);
+        }
+        let id = self.push_task(TaskKind::Kernel(r.kernel), args, r.sig, idx, dk, sk);
+        let mut deps = std::mem::take(&mut self.deps);
+        deps.clear();
+        let mut at = 0;
+        for tile in &r.tiles {
+            let n = tile.shape.len();
+            let (lo, hi) = bounds[at..at + 2 * n].split_at(n);
+            at += 2 * n;
+            if tile.dir.writes() {
+                self.run.written(tile.tensor);
+            }
+            self.run
+                .regions
+                .access(id, tile.tensor, &tile.shape, (lo, hi), tile.dir, &mut deps);
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
+        self.bounds = bounds;
+        self.deps = deps;
+        let i = t.id as usize;
+        if self.last_instance.len() <= i {
+            self.last_instance.resize(i + 1, TaskId::MAX);
+        }
+        self.last_instance[i] = id;
+        Ok(id)
+    }
+
+    /// A program task's kernel, views and signature, for this execution.
+    fn resolve(&mut self, t: &'a wsp_ir::plan::Task) -> Result<Resolved<'a>, RunError> {
+        let Some(kid) = self.program.kernels.iter().position(|k| k.name == t.kernel) else {
+            return Err(RunError::Invalid(format!("no kernel `{}`", t.kernel)));
+        };
+        let kernel = &self.program.kernels[kid];
+        let index = t
+            .index
+            .iter()
+            .map(|a| self.lin(a))
+            .collect::<Result<_, _>>()?;
+        let mut tiles = Vec::new();
+        let mut strides = Vec::new();
+        let mut scalars = Vec::new();
         for p in &kernel.params {
             let arg = t.args.iter().find(|a| match a {
                 TaskArg::Tile { param, .. } | TaskArg::Scalar { param, .. } => *param == p.name,
             });
             match (&p.ty, arg) {
                 (ParamType::Tile(dir, _), Some(TaskArg::Tile { view, .. })) => {
-                    let (region, rs, cs) = self.region(view, Some((&t.kernel, &index)))?;
-                    let tid = region.tensor as usize;
-                    self.refresh_derived(tid)?;
-                    let data = &mut self.run.tensors.data[tid];
-                    let st = strides(&data.shape);
-                    let off: u64 = region.lo.iter().zip(&st).map(|(l, s)| l * s).sum();
-                    let elem = data.dtype.size_bytes() as usize;
-                    // SAFETY: the region lies inside the tensor (checked by `region`).
-                    let ptr = unsafe { data.as_mut_ptr().add(off as usize * elem) };
-                    let g = &mut self.run.graph;
-                    g.ptrs.push(ptr);
-                    g.strides.push(rs);
-                    g.strides.push(cs);
-                    accesses.push((region, *dir));
+                    let tile = self.tile(view, *dir)?;
+                    strides.extend([tile.rs(), tile.cs()]);
+                    tiles.push(tile);
                 }
                 (ParamType::Scalar(_, default) | ParamType::Constexpr(default), arg) => {
-                    let v = match arg {
+                    scalars.push(match arg {
                         Some(TaskArg::Scalar { value, .. }) => *value,
                         _ => default.map_or(0.0, |d| d.0),
-                    };
-                    self.run.graph.scalars.push(v);
+                    });
                 }
                 (ParamType::Tile(..), _) => {
                     return Err(RunError::Invalid(format!(
@@ -503,29 +654,85 @@ impl<'a> Enumerator<'a> {
                 }
             }
         }
-        let id = self.push_task(
-            TaskKind::Kernel(self.kernel_base + kid as u32),
-            args,
-            scalars,
-            idx,
-            dk,
-            sk,
-        );
-        let mut deps = Vec::new();
-        for (region, dir) in &accesses {
-            if dir.writes() {
-                self.run.written(region.tensor as usize);
+        let g = &mut self.run.graph;
+        g.sigs.push(Sig {
+            strides: g.strides.len() as u32,
+            scalars: g.scalars.len() as u32,
+        });
+        g.strides.extend(strides);
+        g.scalars.extend(scalars);
+        Ok(Resolved {
+            kernel: self.kernel_base + kid as u32,
+            name: &t.kernel,
+            sig: g.sigs.len() as u32 - 1,
+            index,
+            tiles,
+        })
+    }
+
+    /// A view, resolved against its tensor and the variables in scope.
+    fn tile(&mut self, view: &'a View, dir: Direction) -> Result<Tile<'a>, RunError> {
+        let tensor = self.tensor_id(&view.tensor)?;
+        let data = &self.run.tensors.data[tensor];
+        let shape = data.shape.clone();
+        let elem = data.dtype.size_bytes() as usize;
+        let base = self.run.tensors.data[tensor].as_mut_ptr();
+        let dims = (0..shape.len())
+            .map(|d| {
+                Ok(match view.indices.get(d) {
+                    Some(ViewIndex::At(a)) => Dim::At(self.lin(a)?),
+                    Some(ViewIndex::Range(l, h)) => Dim::Range(*l, *h),
+                    None => Dim::Range(0, shape[d] as i64),
+                })
+            })
+            .collect::<Result<_, RunError>>()?;
+        Ok(Tile {
+            view,
+            tensor,
+            dir,
+            derived: self.derived.contains_key(&tensor),
+            dims,
+            strides: strides(&shape),
+            shape,
+            elem,
+            base,
+        })
+    }
+
+    /// Appends the tile's region (`lo` then `hi`) to `bounds` and returns its first element's
+    /// offset. Out of bounds is WSP602 naming `what`.
+    fn place(
+        &self,
+        tile: &Tile,
+        bounds: &mut Vec<u64>,
+        what: impl FnOnce() -> String,
+    ) -> Result<u64, RunError> {
+        let start = bounds.len();
+        let n = tile.shape.len();
+        bounds.resize(start + 2 * n, 0);
+        let mut at = 0u64;
+        for (d, dim) in tile.dims.iter().enumerate() {
+            let (l, h) = match dim {
+                Dim::At(a) => {
+                    let v = a.eval(&self.env);
+                    (v, v.wrapping_add(1))
+                }
+                Dim::Range(l, h) => (*l, *h),
+            };
+            let extent = tile.shape[d];
+            if l < 0 || h > extent as i64 || l > h {
+                return Err(RunError::Fault(format!(
+                    "{}: view `{}` is out of bounds: dimension {d} of `{}` has {extent} entries, the view takes {l}..{h}",
+                    what(),
+                    tile.view,
+                    tile.view.tensor
+                )));
             }
-            self.run.regions.access(id, region, *dir, &mut deps);
+            bounds[start + d] = l as u64;
+            bounds[start + n + d] = h as u64;
+            at += l as u64 * tile.strides[d];
         }
-        deps.sort_unstable();
-        deps.dedup();
-        self.run
-            .graph
-            .edges
-            .extend(deps.into_iter().map(|d| (d, id)));
-        self.last_instance.insert(t.id, id);
-        Ok(id)
+        Ok(at)
     }
 
     /// Before a task reads a derived tensor, a collective task recomputes it if its source was
@@ -542,17 +749,14 @@ impl<'a> Enumerator<'a> {
         self.run.derived_at.insert(id, version);
         let c = self.run.collective(op, src, id)?;
         let task = self.push_task(TaskKind::Collective(c), 0, 0, (0, 0), 0, -1);
-        let whole = |t: usize, run: &Run| Region {
-            tensor: t as u32,
-            lo: vec![0; run.tensors.data[t].shape.len()],
-            hi: run.tensors.data[t].shape.clone(),
-        };
-        let (rs, rd) = (whole(src, self.run), whole(id, self.run));
         let mut deps = Vec::new();
-        self.run.regions.access(task, &rs, Direction::In, &mut deps);
-        self.run
-            .regions
-            .access(task, &rd, Direction::Out, &mut deps);
+        for (t, dir) in [(src, Direction::In), (id, Direction::Out)] {
+            let shape = self.run.tensors.data[t].shape.clone();
+            let lo = vec![0; shape.len()];
+            self.run
+                .regions
+                .access(task, t, &shape, (&lo, &shape), dir, &mut deps);
+        }
         self.run.written(id);
         deps.sort_unstable();
         deps.dedup();
@@ -570,66 +774,10 @@ impl<'a> Enumerator<'a> {
             .ok_or_else(|| RunError::Invalid(format!("no tensor `{name}`")))
     }
 
-    /// The region a view selects, with the row and column strides (in elements) of the two
-    /// dimensions it keeps. Out of bounds is WSP602 naming the task.
-    fn region(
-        &mut self,
-        view: &View,
-        task: Option<(&str, &[i64])>,
-    ) -> Result<(Region, i64, i64), RunError> {
-        let id = self.tensor_id(&view.tensor)?;
-        let shape = self.run.tensors.data[id].shape.clone();
-        let st = strides(&shape);
-        let mut lo = Vec::with_capacity(shape.len());
-        let mut hi = Vec::with_capacity(shape.len());
-        let mut kept = Vec::new();
-        for (d, &extent) in shape.iter().enumerate() {
-            let (l, h, keep) = match view.indices.get(d) {
-                Some(ViewIndex::At(a)) => {
-                    let v = self.affine(a)?;
-                    (v, v + 1, false)
-                }
-                Some(ViewIndex::Range(l, h)) => (*l, *h, true),
-                None => (0, extent as i64, true),
-            };
-            if l < 0 || h > extent as i64 || l > h {
-                let what = match task {
-                    Some((k, idx)) => format!("task {k}{idx:?}"),
-                    None => "slot_load_u64".to_string(),
-                };
-                return Err(RunError::Fault(format!(
-                    "{what}: view `{view}` is out of bounds: dimension {d} of `{}` has {extent} entries, the view takes {l}..{h}",
-                    view.tensor
-                )));
-            }
-            lo.push(l as u64);
-            hi.push(h as u64);
-            if keep {
-                kept.push(d);
-            }
-        }
-        let (rs, cs) = match kept.as_slice() {
-            [.., r, c] => (st[*r] as i64, st[*c] as i64),
-            [c] => (0, st[*c] as i64),
-            [] => (0, 1),
-        };
-        Ok((
-            Region {
-                tensor: id as u32,
-                lo,
-                hi,
-            },
-            rs,
-            cs,
-        ))
-    }
-
     fn var(&self, name: &str) -> Result<i64, RunError> {
-        self.env
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| *v)
+        self.slots
+            .get(name)
+            .and_then(|&s| self.env[s as usize])
             .ok_or_else(|| RunError::Invalid(format!("`{name}` has no value here")))
     }
 
@@ -639,6 +787,23 @@ impl<'a> Enumerator<'a> {
             v = v.wrapping_add(c.wrapping_mul(self.var(name)?));
         }
         Ok(v)
+    }
+
+    /// An affine expression over slots; its variables must be in scope here, as they are
+    /// wherever the expression is met again.
+    fn lin(&mut self, a: &'a Affine) -> Result<Lin, RunError> {
+        let terms = a
+            .terms
+            .iter()
+            .map(|(name, c)| {
+                self.var(name)?;
+                Ok((self.slot(name), *c))
+            })
+            .collect::<Result<_, RunError>>()?;
+        Ok(Lin {
+            constant: a.constant,
+            terms,
+        })
     }
 
     /// A predicate or key, with Python's integer semantics (floor division and modulo).
@@ -698,6 +863,29 @@ impl<'a> Enumerator<'a> {
                 }
             }
         })
+    }
+}
+
+impl Tile<'_> {
+    /// The row and column strides (in elements) of the two dimensions the view keeps.
+    fn rs(&self) -> i64 {
+        match self.kept().as_slice() {
+            [.., r, _] => self.strides[*r] as i64,
+            _ => 0,
+        }
+    }
+
+    fn cs(&self) -> i64 {
+        match self.kept().last() {
+            Some(c) => self.strides[*c] as i64,
+            None => 1,
+        }
+    }
+
+    fn kept(&self) -> Vec<usize> {
+        (0..self.dims.len())
+            .filter(|&d| matches!(self.dims[d], Dim::Range(..)))
+            .collect()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::fault;
 use crate::graph::{Graph, TaskId, TaskKind};
@@ -65,6 +65,10 @@ impl Collective {
 const WORKER_STACK: usize = 256 << 20;
 
 /// Runs tasks `lo..hi` (edges from `first_edge` on; earlier tasks have finished).
+///
+/// The tasks ready at the start are claimed in chunks through a shared cursor, so that a
+/// million independent tasks cost a few thousand atomic operations, not millions; tasks made
+/// ready later go to the finishing worker's deque, where idle workers steal them.
 pub fn execute(
     graph: &Graph,
     lo: TaskId,
@@ -78,30 +82,31 @@ pub fn execute(
         return;
     }
     let (offsets, succs, pending) = graph.successors(lo, hi, first_edge);
+    let initial: Vec<TaskId> = (lo..hi)
+        .filter(|&t| pending[(t - lo) as usize] == 0)
+        .collect();
     let pending: Vec<AtomicU32> = pending.into_iter().map(AtomicU32::new).collect();
-    let remaining = AtomicUsize::new((hi - lo) as usize);
-    let injector = Injector::new();
-    for (i, p) in pending.iter().enumerate() {
-        if p.load(Ordering::Relaxed) == 0 {
-            injector.push(lo + i as TaskId);
-        }
-    }
     let workers = workers.max(1);
+    // Small enough that every worker gets many chunks, so heavy tasks still spread.
+    let chunk = (initial.len() / (workers * 64)).clamp(1, 1024);
+    let cursor = AtomicUsize::new(0);
+    let remaining = AtomicUsize::new((hi - lo) as usize);
     let locals: Vec<Worker<TaskId>> = (0..workers).map(|_| Worker::new_lifo()).collect();
     let stealers: Vec<Stealer<TaskId>> = locals.iter().map(|w| w.stealer()).collect();
     fault::publish(graph);
-    let run_task = |t: TaskId| {
+    let run_task = |t: TaskId, local: &Worker<TaskId>| {
         let task = &graph.tasks[t as usize];
         match task.kind {
             TaskKind::Kernel(k) => {
                 fault::CURRENT.set(t);
+                let sig = graph.sigs[task.sig as usize];
                 // SAFETY: the pools hold this task's arguments at its offsets; the kernel was
                 // generated for exactly this parameter list.
                 unsafe {
                     (kernels[k as usize])(
                         graph.ptrs.as_ptr().add(task.args as usize),
-                        graph.strides.as_ptr().add(2 * task.args as usize),
-                        graph.scalars.as_ptr().add(task.scalars as usize),
+                        graph.strides.as_ptr().add(sig.strides as usize),
+                        graph.scalars.as_ptr().add(sig.scalars as usize),
                     )
                 };
                 fault::CURRENT.set(u32::MAX);
@@ -109,32 +114,50 @@ pub fn execute(
             TaskKind::Barrier => {}
             TaskKind::Collective(c) => collectives[c as usize].run(),
         }
+        let i = (t - lo) as usize;
+        for &s in &succs[offsets[i] as usize..offsets[i + 1] as usize] {
+            if pending[(s - lo) as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                local.push(s);
+            }
+        }
     };
     let work = |local: Worker<TaskId>| {
+        // Tasks run since this worker last told `remaining`.
+        let mut done = 0;
         loop {
-            let next = local.pop().or_else(|| {
-                std::iter::repeat_with(|| {
-                    injector
-                        .steal_batch_and_pop(&local)
-                        .or_else(|| stealers.iter().map(|s| s.steal()).collect::<Steal<_>>())
-                })
-                .find(|s| !s.is_retry())
-                .and_then(|s| s.success())
-            });
-            match next {
-                Some(t) => {
-                    run_task(t);
-                    let i = (t - lo) as usize;
-                    for &s in &succs[offsets[i] as usize..offsets[i + 1] as usize] {
-                        if pending[(s - lo) as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                            local.push(s);
-                        }
-                    }
-                    remaining.fetch_sub(1, Ordering::AcqRel);
-                }
-                None if remaining.load(Ordering::Acquire) == 0 => break,
-                None => std::thread::yield_now(),
+            if let Some(t) = local.pop() {
+                run_task(t, &local);
+                done += 1;
+                continue;
             }
+            let c = cursor.fetch_add(chunk, Ordering::Relaxed);
+            if c < initial.len() {
+                let end = (c + chunk).min(initial.len());
+                for &t in &initial[c..end] {
+                    run_task(t, &local);
+                }
+                done += end - c;
+                continue;
+            }
+            let stolen = std::iter::repeat_with(|| {
+                stealers
+                    .iter()
+                    .map(|s| s.steal_batch_and_pop(&local))
+                    .collect::<Steal<_>>()
+            })
+            .find(|s| !s.is_retry())
+            .and_then(|s| s.success());
+            if let Some(t) = stolen {
+                run_task(t, &local);
+                done += 1;
+                continue;
+            }
+            let left = remaining.fetch_sub(done, Ordering::AcqRel) - done;
+            done = 0;
+            if left == 0 {
+                break;
+            }
+            std::thread::yield_now();
         }
     };
     std::thread::scope(|s| {

@@ -217,6 +217,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             &costs,
             &collective_cycles,
             &target,
+            job.trace.is_some(),
         );
         let task_count = run.graph.tasks[lo as usize..hi as usize]
             .iter()

@@ -1,7 +1,7 @@
 //! The state of one run: tensors, the task graph so far, region records, slots, and how much
 //! of the graph has executed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::RunError;
 use crate::exec::{self, Collective, KernelFn};
@@ -20,8 +20,8 @@ pub struct Run {
     pub collectives: Vec<Collective>,
     pub kernels: Vec<KernelFn>,
     pub workers: usize,
-    /// Tensors written by tasks not yet executed.
-    dirty: HashSet<usize>,
+    /// Per tensor: whether tasks not yet executed write it.
+    dirty: Vec<bool>,
     /// Tasks `0..executed` and edges `0..edges_done` have run.
     executed: u32,
     edges_done: usize,
@@ -40,7 +40,7 @@ impl Run {
             collectives: Vec::new(),
             kernels,
             workers,
-            dirty: HashSet::new(),
+            dirty: vec![false; n],
             executed: 0,
             edges_done: 0,
         }
@@ -48,7 +48,7 @@ impl Run {
 
     pub fn written(&mut self, tensor: usize) {
         self.version[tensor] += 1;
-        self.dirty.insert(tensor);
+        self.dirty[tensor] = true;
     }
 
     /// Runs every enumerated task that has not run yet.
@@ -65,12 +65,12 @@ impl Run {
         );
         self.executed = hi;
         self.edges_done = self.graph.edges.len();
-        self.dirty.clear();
+        self.dirty.fill(false);
     }
 
     /// Before reading a tensor's data on the host: run the tasks that write it.
     pub fn flush_if_dirty(&mut self, tensor: usize) {
-        if self.dirty.contains(&tensor) {
+        if self.dirty[tensor] {
             self.flush();
         }
     }

@@ -72,7 +72,8 @@ fn mix(key: i64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Simulates tasks `lo..hi` of the graph under `schedule`.
+/// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
+#[allow(clippy::too_many_arguments)]
 pub fn simulate(
     graph: &Graph,
     lo: TaskId,
@@ -81,6 +82,7 @@ pub fn simulate(
     costs: &[KernelCost],
     collective_cycles: &[u64],
     target: &TargetDesc,
+    keep_spans: bool,
 ) -> Timeline {
     let n = (hi - lo) as usize;
     let aicpus = target.aicpus.max(1);
@@ -111,19 +113,28 @@ pub fn simulate(
         streams = 1;
     }
 
-    // Predecessors within the range.
-    let mut preds: Vec<Vec<TaskId>> = vec![Vec::new(); n];
-    for &(p, s) in &graph.edges {
-        if p >= lo && s < hi && s >= lo {
-            preds[(s - lo) as usize].push(p - lo);
-        }
+    // Predecessors within the range, CSR.
+    let mut pred_at = vec![0u32; n + 1];
+    let in_range = |&&(p, s): &&(TaskId, TaskId)| p >= lo && s < hi && s >= lo;
+    for &(_, s) in graph.edges.iter().filter(in_range) {
+        pred_at[(s - lo) as usize + 1] += 1;
+    }
+    for i in 0..n {
+        pred_at[i + 1] += pred_at[i];
+    }
+    let mut fill = pred_at.clone();
+    let mut preds = vec![0u32; pred_at[n] as usize];
+    for &(p, s) in graph.edges.iter().filter(in_range) {
+        let slot = &mut fill[(s - lo) as usize];
+        preds[*slot as usize] = p - lo;
+        *slot += 1;
     }
 
     // Queue and stream of every task that is dispatched (kernels); barriers and collectives
     // complete on their own.
     let mut queues: Vec<Vec<u32>> = vec![Vec::new(); aicpus as usize];
-    let mut stream_of = vec![u32::MAX; n];
-    let mut prev_in_stream = vec![u32::MAX; n];
+    let mut stream_of = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+    let mut prev_in_stream = stream_of.clone();
     let mut last_of_stream: Vec<u32> = vec![u32::MAX; streams as usize];
     let mut ordinal = 0u64;
     for i in 0..n {
@@ -154,15 +165,23 @@ pub fn simulate(
     let mut st = State {
         graph,
         lo,
+        pred_at,
         preds,
         prev_in_stream,
         collective_cycles,
         done: vec![false; n],
         end: vec![0; n],
-        spans: Vec::with_capacity(n),
+        spans: Vec::new(),
+        keep_spans,
     };
-    let cube_cores = target.cube_cores as usize;
-    let mut core_free = vec![0u64; cube_cores + target.vector_cores as usize];
+    // Per unit (cube, vector): the cores by the time they free up, then by number.
+    let cube_cores = target.cube_cores;
+    let mut pools: [BinaryHeap<Reverse<(u64, u32)>>; 2] = [
+        (0..cube_cores).map(|c| Reverse((0, c))).collect(),
+        (cube_cores..cube_cores + target.vector_cores)
+            .map(|c| Reverse((0, c)))
+            .collect(),
+    ];
     let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let mut aicpu_free = vec![0u64; aicpus as usize];
     let mut head = vec![0usize; aicpus as usize];
@@ -184,6 +203,12 @@ pub fn simulate(
     let mut taken = vec![0u32; aicpus as usize];
     let mut remaining: usize = queues.iter().map(Vec::len).sum();
 
+    // Each AICPU's next dispatch, kept until something it depends on changes. Stealing and
+    // interleaving look at other queues and streams, so they reconsider every AICPU each time.
+    let reconsider_all = policy == Policy::WorkSteal || interleave.is_some();
+    let mut cands: Vec<Option<Cand>> = (0..aicpus).map(|_| None).collect();
+    let mut stale = vec![true; aicpus as usize];
+
     // Decisions are made in time order: no dispatch happens before the one before it.
     let mut now = 0u64;
     while remaining > 0 {
@@ -193,29 +218,36 @@ pub fn simulate(
         } else {
             0
         };
-        // Candidates: (partial batch, time, aicpu, queue, tasks).
-        let mut best: Option<(bool, u64, usize, usize, Vec<usize>)> = None;
+        let floor = now.max(next_rate_slot).max(window_open);
         for a in 0..aicpus as usize {
-            let mut sources = vec![a];
+            if !(reconsider_all || stale[a]) {
+                continue;
+            }
+            stale[a] = false;
+            let mut sources = [a, usize::MAX];
             if policy == Policy::WorkSteal && head[a] >= queues[a].len() {
                 // Idle with an empty queue: steal from the fullest other queue.
                 if let Some(q) = (0..aicpus as usize)
                     .filter(|&q| q != a && head[q] < queues[q].len())
                     .max_by_key(|&q| (queues[q].len() - head[q], Reverse(q)))
                 {
-                    sources.push(q);
+                    sources[1] = q;
                 }
             }
-            for q in sources {
-                let queue = &queues[q];
-                let mut tasks = Vec::new();
-                let mut t = aicpu_free[a].max(next_rate_slot).max(window_open).max(now);
-                let mut partial = false;
+            let mut best: Option<Cand> = None;
+            for q in sources.into_iter().filter(|&q| q != usize::MAX) {
+                let queue = &queues[q][head[q]..];
+                let mut c = Cand {
+                    partial: false,
+                    base: aicpu_free[a],
+                    queue: q,
+                    tasks: Vec::new(),
+                };
                 if let (Some(k), true) = (interleave, q == a) {
                     // Look ahead a bounded distance for the stream whose turn it is.
                     let mut found: Option<(u32, usize, u64)> = None;
                     let mut seen = 0;
-                    for &i in &queue[head[q]..] {
+                    for &i in queue {
                         let i = i as usize;
                         if st.done[i] {
                             continue;
@@ -235,57 +267,65 @@ pub fn simulate(
                         }
                     }
                     let Some((_, i, r)) = found else { continue };
-                    tasks.push(i);
-                    t = t.max(r);
+                    c.tasks.push(i);
+                    c.base = c.base.max(r);
                 } else {
-                    for &i in &queue[head[q]..] {
-                        if tasks.len() == batch_n {
-                            break;
-                        }
+                    let mut blocked = false;
+                    for &i in queue {
                         let i = i as usize;
                         if st.done[i] {
                             continue;
                         }
+                        if c.tasks.len() == batch_n {
+                            break;
+                        }
                         match st.ready_at(i) {
                             Some(r) => {
-                                tasks.push(i);
-                                t = t.max(r);
+                                c.tasks.push(i);
+                                c.base = c.base.max(r);
                             }
-                            None => break,
+                            None => {
+                                blocked = true;
+                                break;
+                            }
                         }
                     }
-                    if tasks.is_empty() {
+                    if c.tasks.is_empty() {
                         continue;
                     }
-                    let left = queue[head[q]..]
-                        .iter()
-                        .filter(|&&i| !st.done[i as usize])
-                        .take(batch_n + 1)
-                        .count();
-                    partial = tasks.len() < batch_n && left > tasks.len();
+                    c.partial = c.tasks.len() < batch_n && blocked;
                 }
-                let cand = (partial, t, a, q, tasks);
-                if best
-                    .as_ref()
-                    .is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2))
-                {
-                    best = Some(cand);
+                if best.as_ref().is_none_or(|b| c.key(floor) < b.key(floor)) {
+                    best = Some(c);
                 }
             }
+            cands[a] = best;
         }
-        let Some((_, mut t, a, q, tasks)) = best else {
+        let Some(a) = (0..aicpus as usize)
+            .filter(|&a| cands[a].is_some())
+            .min_by_key(|&a| (cands[a].as_ref().map(|c| c.key(floor)), a))
+        else {
             // Nothing can go: enumeration order rules this out. Stop rather than spin.
             break;
         };
+        let Cand {
+            base,
+            queue: q,
+            tasks,
+            ..
+        } = cands[a].take().expect("chosen above");
+        let mut t = base.max(floor);
         // The window: wait until fewer than `window` tasks are in flight.
-        while let Some(&Reverse(e)) = in_flight.peek() {
-            if e <= t {
-                in_flight.pop();
-            } else if (in_flight.len() + tasks.len()) as u64 > window {
-                t = e;
-                in_flight.pop();
-            } else {
-                break;
+        if window != u64::MAX {
+            while let Some(&Reverse(e)) = in_flight.peek() {
+                if e <= t {
+                    in_flight.pop();
+                } else if (in_flight.len() + tasks.len()) as u64 > window {
+                    t = e;
+                    in_flight.pop();
+                } else {
+                    break;
+                }
             }
         }
         now = t;
@@ -300,28 +340,29 @@ pub fn simulate(
                 continue;
             };
             let cost = costs[k as usize];
-            let (from, to) = if cost.cube {
-                (0, cube_cores)
-            } else {
-                (cube_cores, core_free.len())
+            // The core that frees up first; every core free by the arrival is as good.
+            let pool = &mut pools[usize::from(!cost.cube)];
+            let Some(Reverse((free, core))) = pool.pop() else {
+                continue;
             };
-            let core = (from..to)
-                .min_by_key(|&c| (core_free[c].max(arrive), c))
-                .unwrap_or(from);
-            let start = core_free[core].max(arrive);
+            let start = free.max(arrive);
             let e = start + cost.cycles;
-            core_free[core] = e;
+            pool.push(Reverse((e, core)));
             st.end[i] = e;
             st.done[i] = true;
-            in_flight.push(Reverse(e));
-            st.spans.push(Span {
-                task: lo + i as TaskId,
-                aicpu: a as u32,
-                dispatch: t,
-                core: core as u32,
-                start,
-                end: e,
-            });
+            if window != u64::MAX {
+                in_flight.push(Reverse(e));
+            }
+            if keep_spans {
+                st.spans.push(Span {
+                    task: lo + i as TaskId,
+                    aicpu: a as u32,
+                    dispatch: t,
+                    core,
+                    start,
+                    end: e,
+                });
+            }
             if streams > 0 {
                 let s = stream_of[i];
                 if s == cur_stream[a] {
@@ -336,6 +377,14 @@ pub fn simulate(
             head[q] += 1;
         }
         remaining -= tasks.len();
+        // What this dispatch may have changed: the AICPU's own next task, and any AICPU
+        // waiting on a task that just went.
+        stale[a] = true;
+        for (b, c) in cands.iter().enumerate() {
+            if c.as_ref().is_none_or(|c| c.partial) {
+                stale[b] = true;
+            }
+        }
     }
     for i in 0..n {
         if !matches!(graph.tasks[lo as usize + i].kind, TaskKind::Kernel(_)) {
@@ -349,18 +398,38 @@ pub fn simulate(
     }
 }
 
+/// An AICPU's next dispatch: from which queue, which tasks, and when, before the limits
+/// every AICPU shares.
+struct Cand {
+    /// A batch not yet full while more tasks wait: it goes only when nothing else can.
+    partial: bool,
+    base: u64,
+    queue: usize,
+    tasks: Vec<usize>,
+}
+
+impl Cand {
+    fn key(&self, floor: u64) -> (bool, u64) {
+        (self.partial, self.base.max(floor))
+    }
+}
+
 /// How far an interleaving AICPU looks into its queue for a task of the next stream.
 const LOOKAHEAD: usize = 64;
 
 struct State<'a> {
     graph: &'a Graph,
     lo: TaskId,
-    preds: Vec<Vec<TaskId>>,
+    /// Task `i`'s predecessors are `preds[pred_at[i]..pred_at[i + 1]]`.
+    pred_at: Vec<u32>,
+    preds: Vec<TaskId>,
+    /// Per task, the previous task of its stream; empty without streams.
     prev_in_stream: Vec<u32>,
     collective_cycles: &'a [u64],
     done: Vec<bool>,
     end: Vec<u64>,
     spans: Vec<Span>,
+    keep_spans: bool,
 }
 
 impl State<'_> {
@@ -379,14 +448,14 @@ impl State<'_> {
     /// When a kernel task may be dispatched, if every task before it has been.
     fn ready_at(&mut self, i: usize) -> Option<u64> {
         let mut t = 0;
-        for k in 0..self.preds[i].len() {
-            let p = self.preds[i][k] as usize;
+        for k in self.pred_at[i]..self.pred_at[i + 1] {
+            let p = self.preds[k as usize] as usize;
             if !self.finished(p) {
                 return None;
             }
             t = t.max(self.end[p]);
         }
-        let prev = self.prev_in_stream[i];
+        let prev = self.prev_in_stream.get(i).copied().unwrap_or(u32::MAX);
         if prev != u32::MAX {
             if !self.done[prev as usize] {
                 return None;
@@ -407,8 +476,8 @@ impl State<'_> {
             }
             let mut blocked = false;
             let mut ready = 0;
-            for k in 0..self.preds[j].len() {
-                let p = self.preds[j][k] as usize;
+            for k in self.pred_at[j]..self.pred_at[j + 1] {
+                let p = self.preds[k as usize] as usize;
                 if self.done[p] {
                     ready = ready.max(self.end[p]);
                 } else if self.is_kernel(p) {
@@ -427,7 +496,7 @@ impl State<'_> {
             };
             self.end[j] = ready + cost;
             self.done[j] = true;
-            if cost > 0 {
+            if cost > 0 && self.keep_spans {
                 self.spans.push(Span {
                     task: self.lo + j as TaskId,
                     aicpu: u32::MAX,
