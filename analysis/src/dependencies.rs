@@ -239,18 +239,26 @@ fn check_loop<'p, 'db>(
     if !collect_accesses(body, &mut Vec::new(), &mut accesses) {
         return;
     }
-    // Every access's points: (outer values, own values, region).
-    let mut points: Vec<Vec<(Vec<i64>, Vec<i64>, Vec<Coord>)>> = Vec::new();
-    for a in &accesses {
+    // Every access's points: (outer values, own values, region), made when first needed.
+    let space = |a: &Access<'p, 'db>| {
         let mut space: Vec<(&str, u64)> = outer.to_vec();
         space.extend(own.iter().copied());
         space.extend(a.inner.iter().copied());
-        let total = space
+        space
+    };
+    let over_budget = accesses.iter().any(|a| {
+        space(a)
             .iter()
-            .try_fold(1u64, |acc, (_, e)| acc.checked_mul(*e));
-        if total.is_none_or(|t| t > RACE_BUDGET) {
-            return;
-        }
+            .try_fold(1u64, |acc, (_, e)| acc.checked_mul(*e))
+            .is_none_or(|t| t > RACE_BUDGET)
+    });
+    if over_budget {
+        return;
+    }
+    let mut points: Vec<Option<Vec<Point>>> = (0..accesses.len()).map(|_| None).collect();
+    let points_of = |i: usize| -> Vec<Point> {
+        let a = &accesses[i];
+        let space = space(a);
         let mut pts = Vec::new();
         enumerate(&space, &mut vec![0; space.len()], 0, &mut |values| {
             let env = |v: &str| space.iter().position(|(n, _)| *n == v).map(|i| values[i]);
@@ -271,8 +279,8 @@ fn check_loop<'p, 'db>(
         });
         pts.sort_unstable_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
         pts.dedup();
-        points.push(pts);
-    }
+        pts
+    };
     let mut reported: Vec<(usize, usize)> = Vec::new();
     for i in 0..accesses.len() {
         for j in i..accesses.len() {
@@ -287,7 +295,18 @@ fn check_loop<'p, 'db>(
             if reported.contains(&(i, j)) {
                 continue;
             }
-            let Some((pa, pb, region)) = conflict(&points[i], &points[j]) else {
+            if pinned(a, b, own) {
+                continue;
+            }
+            for k in [i, j] {
+                if points[k].is_none() {
+                    points[k] = Some(points_of(k));
+                }
+            }
+            let (Some(pi), Some(pj)) = (&points[i], &points[j]) else {
+                continue;
+            };
+            let Some((pa, pb, region)) = conflict(pi, pj) else {
                 continue;
             };
             reported.push((i, j));
@@ -415,6 +434,18 @@ fn conflict(a: &[Point], b: &[Point]) -> Option<(Vec<i64>, Vec<i64>, Vec<Coord>)
         }
     }
     None
+}
+
+/// Whether two accesses index their tensor the same way, with every variable of the checked
+/// loop alone in some index (`X[b, 2*h + 1]`): then equal regions mean equal iterations, so
+/// no two iterations conflict, and nothing needs enumerating.
+fn pinned(a: &Access, b: &Access, own: &[(&str, u64)]) -> bool {
+    a.view.indices == b.view.indices
+        && own.iter().all(|(v, _)| {
+            a.view.indices.iter().any(
+                |i| matches!(i, ViewIndex::At(aff) if matches!(aff.terms.as_slice(), [(w, _)] if w == v)),
+            )
+        })
 }
 
 fn overlaps(x: Coord, y: Coord) -> bool {
