@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
 use codespan_reporting::files::SimpleFile;
@@ -31,7 +31,8 @@ pub(crate) struct RunArgs {
     /// Worker threads that run tasks (results do not depend on it).
     #[arg(long, default_value_t = default_workers())]
     workers: usize,
-    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit.
+    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit and
+    /// startup_ms.
     #[arg(long, value_name = "OUT.json")]
     stats_json: Option<PathBuf>,
     /// A target description (TOML) for the simulated clock, over the 910B-like defaults.
@@ -54,6 +55,9 @@ struct Stats {
     compile_time_ms: f64,
     execute_time_ms: f64,
     cache_hit: bool,
+    /// From the start of `wsp run` until the first task is enumerated: analysis, the kernel
+    /// build or cache lookup, the run process, loading and tensor initialisation.
+    startup_ms: f64,
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
@@ -77,6 +81,7 @@ fn spinner(msg: &str) -> ProgressBar {
 }
 
 fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
+    let started = SystemTime::now();
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let bindings = args
@@ -209,6 +214,10 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         compile_time_ms,
         execute_time_ms: report.execute_time_ms,
         cache_hit,
+        startup_ms: report
+            .began
+            .and_then(|b| b.duration_since(started).ok())
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3),
     };
     println!(
         "{{'task_count': {}, 'total_cycles': {}, 'compile_time_ms': {:.3}, 'execute_time_ms': {:.3}, 'cache_hit': {}}}",

@@ -114,36 +114,46 @@ static inline void store(typename D::S* dst, int64_t rs, int64_t cs, const typen
     }
 }
 
-// c = a @ b (+ acc): [M,K] x [K,N]. Blocks of 4 rows by 16 columns stay in registers
-// across the whole K loop; the rest of the tile takes the plain loop.
+// One block of c = a @ b (+ acc): BM rows by BN columns at (i0, j0), held in registers
+// across the whole K loop. Each element sums over k in order from acc (or 0), whatever the
+// blocking, so the result does not depend on it.
+template <int BM, int BN, int N, int K, class T>
+static inline void matmul_block(const T* a, const T* b, const T* acc, T* c, int i0, int j0) {
+    T r[BM][BN];
+    for (int i = 0; i < BM; ++i)
+        for (int j = 0; j < BN; ++j) r[i][j] = acc ? acc[(i0 + i) * N + j0 + j] : T(0);
+    for (int k = 0; k < K; ++k) {
+        const T* brow = b + k * N + j0;
+        for (int i = 0; i < BM; ++i) {
+            const T av = a[(i0 + i) * K + k];
+            for (int j = 0; j < BN; ++j) r[i][j] += av * brow[j];
+        }
+    }
+    for (int i = 0; i < BM; ++i)
+        for (int j = 0; j < BN; ++j) c[(i0 + i) * N + j0 + j] = r[i][j];
+}
+
+template <int R, int BN, int N, int K, class T>
+static inline void matmul_rows(const T* a, const T* b, const T* acc, T* c, int i0) {
+    constexpr int Nb = N / BN * BN;
+    for (int j0 = 0; j0 < Nb; j0 += BN) matmul_block<R, BN, N, K>(a, b, acc, c, i0, j0);
+    if constexpr (N % BN != 0) matmul_block<R, N % BN, N, K>(a, b, acc, c, i0, Nb);
+}
+
+// c = a @ b (+ acc): [M,K] x [K,N], in blocks of 6 rows by two vectors of columns (12
+// accumulator registers), the last rows and columns in one smaller block each. Measured by
+// `cargo xtask bench runtime`.
 template <class T, int M, int N, int K>
 static inline void matmul(const T* a, const T* b, const T* acc, T* c) {
-    constexpr int BM = 4, BN = 16;
-    constexpr int M4 = M / BM * BM, N16 = N / BN * BN;
-    for (int i0 = 0; i0 < M4; i0 += BM) {
-        for (int j0 = 0; j0 < N16; j0 += BN) {
-            T r[BM][BN];
-            for (int i = 0; i < BM; ++i)
-                for (int j = 0; j < BN; ++j) r[i][j] = acc ? acc[(i0 + i) * N + j0 + j] : T(0);
-            for (int k = 0; k < K; ++k) {
-                const T* brow = b + k * N + j0;
-                for (int i = 0; i < BM; ++i) {
-                    const T av = a[(i0 + i) * K + k];
-                    for (int j = 0; j < BN; ++j) r[i][j] += av * brow[j];
-                }
-            }
-            for (int i = 0; i < BM; ++i)
-                for (int j = 0; j < BN; ++j) c[(i0 + i) * N + j0 + j] = r[i][j];
-        }
-    }
-    for (int i = 0; i < M; ++i) {
-        const int j_start = i < M4 ? N16 : 0;
-        for (int j = j_start; j < N; ++j) {
-            T s = acc ? acc[i * N + j] : T(0);
-            for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
-            c[i * N + j] = s;
-        }
-    }
+#ifdef __AVX512F__
+    constexpr int BN = 32;
+#else
+    constexpr int BN = 16;
+#endif
+    constexpr int BM = 6;
+    constexpr int Mb = M / BM * BM;
+    for (int i0 = 0; i0 < Mb; i0 += BM) matmul_rows<BM, BN, N, K>(a, b, acc, c, i0);
+    if constexpr (M % BM != 0) matmul_rows<M % BM, BN, N, K>(a, b, acc, c, Mb);
 }
 
 }  // namespace wsp

@@ -67,6 +67,9 @@ pub struct Report {
     pub task_count: u64,
     pub total_cycles: u64,
     pub execute_time_ms: f64,
+    /// The wall-clock time execution began (libraries loaded, tensors initialised), so the
+    /// process that asked for the run can tell how long start-up took.
+    pub began: Option<std::time::SystemTime>,
     pub executions: Vec<ExecutionReport>,
 }
 
@@ -155,6 +158,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let mut report = Report::default();
     let mut ranges = Vec::new();
     let start = Instant::now();
+    report.began = Some(std::time::SystemTime::now());
     for action in &job.actions {
         match action {
             Action::Execute { program, bindings } => {

@@ -23,14 +23,18 @@ enum Task {
     Test,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
-        /// Which benchmark: `syntax` or `analysis`.
+        /// Which benchmark: `syntax`, `analysis` or `runtime`.
         name: Option<String>,
     },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
     TreeSitter,
 }
 
-const BENCHES: &[(&str, &str)] = &[("syntax", "wsp-syntax"), ("analysis", "wsp-analysis")];
+const BENCHES: &[(&str, &str)] = &[
+    ("syntax", "wsp-syntax"),
+    ("analysis", "wsp-analysis"),
+    ("runtime", "wsp-cli"),
+];
 
 fn main() -> ExitCode {
     let result = match Xtask::parse().task {
@@ -124,8 +128,9 @@ fn bench(name: Option<&str>) -> Result<(), String> {
         }
     };
     for (bench, package) in selected {
-        if *bench == "analysis" {
-            // The benchmark times the release `wsp check` binary too.
+        let mut cmd = cargo();
+        if *bench == "analysis" || *bench == "runtime" {
+            // These time the release `wsp` binary too.
             run(cargo().args([
                 "build",
                 "--release",
@@ -136,7 +141,11 @@ fn bench(name: Option<&str>) -> Result<(), String> {
                 "wsp",
             ]))?;
         }
-        run(cargo().args(["bench", "--locked", "-p", package, "--bench", bench]))?;
+        if *bench == "runtime" {
+            // NumPy's matmul is measured beside ours, in the test venv.
+            cmd.env("WSP_TEST_PYTHON", test_venv()?);
+        }
+        run(cmd.args(["bench", "--locked", "-p", package, "--bench", bench]))?;
     }
     Ok(())
 }

@@ -1,0 +1,536 @@
+//! `cargo xtask bench runtime`: the CPU-sim path measured side by side in one run, written to
+//! target/bench/runtime.json:
+//!
+//! - cold compile of examples/rmsnorm.wsp (`wsp run` with an empty kernel cache);
+//! - warm start-up: from the start of `wsp run` until the first task, with the cache warm;
+//! - tasks/s for 1,000,000 independent tasks of a trivial kernel at 1 and 2 workers, beside a
+//!   Rayon `par_iter` calling the same kernel through the same function pointer;
+//! - GFLOP/s of the generated f32 128×128×128 matmul tile beside NumPy (OpenBLAS, one thread);
+//! - GB/s of generated elementwise and row-reduction kernels beside memcpy.
+//!
+//! The original framework's figures are constants from its documentation, for the goals.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde_json::{Value, json};
+use wsp_analysis::{Action, Database, File, Workspace};
+use wsp_ir::Program;
+use wsp_runtime::exec::KernelFn;
+
+const TASKS: usize = 1_000_000;
+
+/// The trivial kernel: one [1, 8] f32 tile in, its double out.
+const MANY: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+items = Dense[1000000]
+X = Tensor((1000000, 1, 8), F32, init=ones())
+Y = Tensor((1000000, 1, 8), F32)
+
+
+@kernel
+def tiny(x: In[Tile[1, 8, F32]], y: Out[Tile[1, 8, F32]]):
+    pto.store(y, pto.add(x, x))
+
+
+@workload
+def many(items):
+    for i in P(items):
+        tiny[i](x=X[i], y=Y[i])
+
+
+program = many(items).compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// Kernels whose speed is measured alone, called directly on buffers.
+const KERNELS: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+F16 = DType.F16
+one = Dense[1]
+A = Tensor((1, 128, 128), F32, init=randn(seed=1))
+B = Tensor((1, 128, 128), F32, init=randn(seed=2))
+C = Tensor((1, 128, 128), F32)
+X = Tensor((1, 64, 512), F32, init=randn(seed=3))
+Y = Tensor((1, 64, 512), F32, init=randn(seed=4))
+Z = Tensor((1, 64, 512), F32)
+H = Tensor((1, 64, 512), F16, init=randn(seed=5))
+G = Tensor((1, 64, 512), F16)
+R = Tensor((1, 64, 1), F32)
+M = Tensor((1, 64, 1), F32)
+
+
+@kernel
+def mm(a: In[Tile[128, 128, F32]], b: In[Tile[128, 128, F32]], c: Out[Tile[128, 128, F32]]):
+    pto.store(c, pto.matmul(a, b))
+
+
+@kernel
+def add(x: In[Tile[64, 512, F32]], y: In[Tile[64, 512, F32]], z: Out[Tile[64, 512, F32]]):
+    pto.store(z, pto.add(x, y))
+
+
+@kernel
+def exp(x: In[Tile[64, 512, F32]], z: Out[Tile[64, 512, F32]]):
+    pto.store(z, pto.exp(x))
+
+
+@kernel
+def add_f16(x: In[Tile[64, 512, F16]], z: Out[Tile[64, 512, F16]]):
+    pto.store(z, pto.add(x, x))
+
+
+@kernel
+def rowsum(x: In[Tile[64, 512, F32]], r: Out[Tile[64, 1, F32]]):
+    pto.store(r, pto.rowsum(x))
+
+
+@kernel
+def rowmax(x: In[Tile[64, 512, F32]], r: Out[Tile[64, 1, F32]]):
+    pto.store(r, pto.rowmax(x))
+
+
+@workload
+def every(one):
+    for i in P(one):
+        mm[i](a=A[i], b=B[i], c=C[i])
+        add[i](x=X[i], y=Y[i], z=Z[i])
+        exp[i](x=X[i], z=Z[i])
+        add_f16[i](x=H[i], z=G[i])
+        rowsum[i](x=X[i], r=R[i])
+        rowmax[i](x=X[i], r=M[i])
+
+
+program = every(one).compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// The original Python+C++ framework, as its documentation gives it.
+const ORIGINAL_COLD_COMPILE_MS: f64 = 2200.0;
+const ORIGINAL_CACHED_MS: f64 = 30.0;
+const ORIGINAL_TASKS_PER_S: f64 = 6.5e6;
+
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    exe.ancestors()
+        .nth(3)
+        .expect("inside target/")
+        .to_path_buf()
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn min(xs: &[f64]) -> f64 {
+    xs.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The file's one program, lowered, and its kernel library, built into `cache`.
+fn build(path: &Path, text: &str, cache: &Path) -> (Program, PathBuf, Vec<Action>) {
+    std::fs::write(path, text).expect("write the bench program");
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::on_disk(&db, ws, path.to_path_buf(), text.to_string());
+    let diagnostics = wsp_analysis::file_diagnostics(&db, file);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let lowered = wsp_analysis::lower_file(&db, file)
+        .clone()
+        .expect("the bench program lowers");
+    let program = lowered.programs.into_iter().next().expect("one program");
+    let artifact = wsp_codegen::build(&program, path, cache).expect("the kernels build");
+    (program, artifact.library, lowered.actions)
+}
+
+/// `wsp run FILE --stats-json`, with the kernel cache at `cache`: the stats and the wall time.
+fn wsp_run(wsp: &Path, file: &Path, cache: &Path, scratch: &Path) -> (Value, f64) {
+    let stats = scratch.join("stats.json");
+    let t = Instant::now();
+    let out = Command::new(wsp)
+        .arg("run")
+        .arg(file)
+        .arg("--stats-json")
+        .arg(&stats)
+        .env("WSP_CACHE_DIR", cache)
+        .output()
+        .expect("start wsp");
+    let wall = ms(t.elapsed());
+    assert!(
+        out.status.success(),
+        "wsp run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&stats).expect("stats written");
+    (serde_json::from_str(&text).expect("stats are JSON"), wall)
+}
+
+fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
+    let rmsnorm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/rmsnorm.wsp");
+    let mut compile = Vec::new();
+    let mut cold_wall = Vec::new();
+    for i in 0..5 {
+        let cache = scratch.join(format!("cold-cache-{i}"));
+        let _ = std::fs::remove_dir_all(&cache);
+        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch);
+        assert_eq!(stats["cache_hit"], false);
+        compile.push(stats["compile_time_ms"].as_f64().expect("compile_time_ms"));
+        cold_wall.push(wall);
+    }
+    let cache = scratch.join("cold-cache-0");
+    let mut startup = Vec::new();
+    let mut warm_wall = Vec::new();
+    for _ in 0..20 {
+        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch);
+        assert_eq!(stats["cache_hit"], true);
+        startup.push(stats["startup_ms"].as_f64().expect("startup_ms"));
+        warm_wall.push(wall);
+    }
+    // What starting any process costs here, for scale.
+    let mut spawn = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        Command::new(wsp)
+            .arg("--version")
+            .output()
+            .expect("wsp --version");
+        spawn.push(ms(t.elapsed()));
+    }
+    let cold = median(compile.clone());
+    let warm = median(startup.clone());
+    json!({
+        "cold_compile_rmsnorm_ms": {"median": cold, "runs": compile, "wsp_run_wall_ms": median(cold_wall)},
+        "warm_startup_rmsnorm_ms": {"median": warm, "max": startup.iter().copied().fold(0.0, f64::max),
+            "wsp_run_wall_ms": median(warm_wall), "wsp_version_wall_ms": median(spawn)},
+        "original": {"cold_compile_ms": ORIGINAL_COLD_COMPILE_MS, "cached_ms": ORIGINAL_CACHED_MS},
+        "goals": {"cold_compile_at_most_500_ms": cold <= 500.0, "warm_startup_at_most_5_ms": warm <= 5.0},
+    })
+}
+
+/// A kernel of a built library, with the library kept loaded.
+fn kernel(lib: &libloading::Library, name: &str) -> KernelFn {
+    let symbol = wsp_codegen::cpp::symbol(name);
+    // SAFETY: codegen exports every kernel under this name with the `KernelFn` ABI.
+    unsafe {
+        *lib.get::<KernelFn>(symbol.as_bytes())
+            .expect("kernel symbol")
+    }
+}
+
+fn throughput(scratch: &Path, cache: &Path) -> Value {
+    let path = scratch.join("many.wsp");
+    let (program, library, actions) = build(&path, MANY, cache);
+    let actions = actions
+        .iter()
+        .map(|a| match a {
+            Action::Execute { program, bindings } => wsp_runtime::Action::Execute {
+                program: program.clone(),
+                bindings: bindings.clone(),
+            },
+            Action::SaveNpy { tensor, path } => wsp_runtime::Action::SaveNpy {
+                tensor: tensor.clone(),
+                path: path.clone(),
+            },
+        })
+        .collect();
+    let mut job = wsp_runtime::Job {
+        programs: vec![(program, library.clone())],
+        actions,
+        base_dir: scratch.to_path_buf(),
+        bindings: Vec::new(),
+        workers: 1,
+        trace: None,
+        target: None,
+        dump_tensors: None,
+    };
+    // SAFETY: built by codegen above; no static constructors run.
+    let lib = unsafe { libloading::Library::new(&library) }.expect("load the kernels");
+    let tiny = kernel(&lib, "tiny");
+    let mut rows = serde_json::Map::new();
+    let mut goals = serde_json::Map::new();
+    for workers in [1usize, 2] {
+        job.workers = workers;
+        let mut execute = Vec::new();
+        let mut whole = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let report = wsp_runtime::execute(&job).expect("the run succeeds");
+            whole.push(ms(t.elapsed()));
+            assert_eq!(report.task_count as usize, TASKS);
+            execute.push(report.execute_time_ms);
+        }
+        let rayon_ms = rayon_tasks(tiny, workers);
+        let ours = min(&execute);
+        let per_s = TASKS as f64 / (ours / 1e3);
+        let ratio = ours / rayon_ms;
+        rows.insert(
+            format!("workers_{workers}"),
+            json!({
+                "execute_ms": ours,
+                "tasks_per_s": per_s,
+                "whole_run_ms": min(&whole),
+                "whole_run_tasks_per_s": TASKS as f64 / (min(&whole) / 1e3),
+                "rayon_ms": rayon_ms,
+                "rayon_tasks_per_s": TASKS as f64 / (rayon_ms / 1e3),
+                "ours_over_rayon": ratio,
+            }),
+        );
+        if workers == 2 {
+            goals.insert("at_least_10M_tasks_per_s".into(), json!(per_s >= 10e6));
+            goals.insert("within_3x_of_rayon".into(), json!(ratio <= 3.0));
+        }
+    }
+    json!({
+        "tasks": TASKS,
+        "kernel": "tiny: [1, 8] f32, y = x + x",
+        "what": "execute_ms: enumeration, dependency tracking and execution of every task (the stats' execute_time_ms); whole_run_ms adds tensor initialisation and the simulated clock",
+        "runs": rows,
+        "original_tasks_per_s": ORIGINAL_TASKS_PER_S,
+        "goals": goals,
+    })
+}
+
+/// Best of five: a Rayon pool of `workers` threads calling the kernel once per tile of X and
+/// Y, with the same pointers, strides and scalars the runtime passes.
+fn rayon_tasks(f: KernelFn, workers: usize) -> f64 {
+    let x = vec![1.0f32; TASKS * 8];
+    let mut y = vec![0.0f32; TASKS * 8];
+    let (xp, yp) = (x.as_ptr() as usize, y.as_mut_ptr() as usize);
+    let strides = [8i64, 1, 8, 1];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .stack_size(256 << 20)
+        .build()
+        .expect("a Rayon pool");
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        pool.install(|| {
+            (0..TASKS).into_par_iter().for_each(|i| {
+                let tiles = [(xp + i * 32) as *mut u8, (yp + i * 32) as *mut u8];
+                // SAFETY: tile i of each buffer, [1, 8] f32, as the kernel expects.
+                unsafe { f(tiles.as_ptr(), strides.as_ptr(), [].as_ptr()) }
+            })
+        });
+        times.push(ms(t.elapsed()));
+    }
+    assert!(y.iter().all(|&v| v == 2.0), "the kernel ran on every tile");
+    min(&times)
+}
+
+/// Calls `f` on tile after tile of `buffers` (each `tiles` tiles of `tile_bytes[k]` bytes) for
+/// at least 0.3 s, on a thread with a worker's stack; returns seconds per pass.
+fn time_passes(
+    f: KernelFn,
+    buffers: &mut [Vec<u8>],
+    tile_bytes: &[usize],
+    strides: &[i64],
+    tiles: usize,
+) -> f64 {
+    let ptrs: Vec<usize> = buffers
+        .iter_mut()
+        .map(|b| b.as_mut_ptr() as usize)
+        .collect();
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, || {
+                let pass = || {
+                    for t in 0..tiles {
+                        let args: Vec<*mut u8> = ptrs
+                            .iter()
+                            .zip(tile_bytes)
+                            .map(|(p, b)| (p + t * b) as *mut u8)
+                            .collect();
+                        // SAFETY: tile t of every buffer, of the kernel's tile types.
+                        unsafe { f(args.as_ptr(), strides.as_ptr(), [].as_ptr()) }
+                    }
+                };
+                pass();
+                let start = Instant::now();
+                let mut passes = 0;
+                while start.elapsed() < Duration::from_millis(300) {
+                    pass();
+                    passes += 1;
+                }
+                start.elapsed().as_secs_f64() / passes as f64
+            })
+            .expect("spawn")
+            .join()
+            .expect("the kernel thread")
+    })
+}
+
+fn kernels(scratch: &Path, cache: &Path) -> Value {
+    let path = scratch.join("kernels.wsp");
+    let (_, library, _) = build(&path, KERNELS, cache);
+    // SAFETY: built by codegen above; no static constructors run.
+    let lib = unsafe { libloading::Library::new(&library) }.expect("load the kernels");
+
+    // The matmul tile, checked against a float64 product first.
+    let n = 128;
+    let a: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0)
+        .collect();
+    let b: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 5 % 11) as f32 - 5.0) / 8.0)
+        .collect();
+    let as_bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+    let mut bufs = vec![as_bytes(&a), as_bytes(&b), vec![0u8; n * n * 4]];
+    let mm = kernel(&lib, "mm");
+    let strides = [n as i64, 1, n as i64, 1, n as i64, 1];
+    let tile = n * n * 4;
+    let secs = time_passes(mm, &mut bufs, &[tile, tile, tile], &strides, 1);
+    let c: Vec<f32> = bufs[2]
+        .chunks_exact(4)
+        .map(|w| f32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let mut err = 0.0f64;
+    let mut scale = 0.0f64;
+    for i in 0..n {
+        for j in 0..n {
+            let r: f64 = (0..n)
+                .map(|k| a[i * n + k] as f64 * b[k * n + j] as f64)
+                .sum();
+            err = err.max((c[i * n + j] as f64 - r).abs());
+            scale = scale.max(r.abs());
+        }
+    }
+    let gflops = 2.0 * (n * n * n) as f64 / secs / 1e9;
+    let numpy = numpy_matmul(n);
+    let numpy_gflops = numpy.as_ref().and_then(|v| v["gflops"].as_f64());
+
+    // Streaming kernels over 256 tiles of [64, 512] (32 MiB per f32 operand), beside memcpy.
+    let tiles = 256;
+    let f32_tile = 64 * 512 * 4;
+    let f16_tile = 64 * 512 * 2;
+    let row_tile = 64 * 4;
+    let mut stream = serde_json::Map::new();
+    let cases: [(&str, &[usize], [i64; 6]); 5] = [
+        (
+            "add",
+            &[f32_tile, f32_tile, f32_tile],
+            [512, 1, 512, 1, 512, 1],
+        ),
+        ("exp", &[f32_tile, f32_tile], [512, 1, 512, 1, 0, 0]),
+        ("add_f16", &[f16_tile, f16_tile], [512, 1, 512, 1, 0, 0]),
+        ("rowsum", &[f32_tile, row_tile], [512, 1, 1, 1, 0, 0]),
+        ("rowmax", &[f32_tile, row_tile], [512, 1, 1, 1, 0, 0]),
+    ];
+    for (name, sizes, strides) in cases {
+        let mut bufs: Vec<Vec<u8>> = sizes
+            .iter()
+            .map(|s| (0..s * tiles).map(|i| (i % 61) as u8 + 60).collect())
+            .collect();
+        let secs = time_passes(kernel(&lib, name), &mut bufs, sizes, &strides, tiles);
+        let bytes: usize = sizes.iter().sum::<usize>() * tiles;
+        stream.insert(
+            name.into(),
+            json!({"gb_per_s": bytes as f64 / secs / 1e9, "bytes_per_pass": bytes}),
+        );
+    }
+    let memcpy = memcpy_gb_per_s(f32_tile * tiles);
+    for v in stream.values_mut() {
+        let g = v["gb_per_s"].as_f64().unwrap_or(0.0);
+        v["of_memcpy"] = json!(g / memcpy);
+    }
+    json!({
+        "matmul_128_f32": {
+            "gflops": gflops,
+            "max_abs_error_over_max_abs": err / scale,
+            "numpy": numpy,
+            "of_numpy": numpy_gflops.map(|g| gflops / g),
+        },
+        "streaming": {
+            "what": "bytes read and written per second over 256 tiles of [64, 512] (32 MiB per f32 operand), one thread",
+            "memcpy_gb_per_s": memcpy,
+            "kernels": stream,
+        },
+        "goals": {"matmul_at_least_half_of_numpy": numpy_gflops.map(|g| gflops >= 0.5 * g)},
+    })
+}
+
+/// Bytes read plus bytes written per second by `copy_from_slice` of `bytes` bytes.
+fn memcpy_gb_per_s(bytes: usize) -> f64 {
+    let src: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
+    let mut dst = vec![0u8; bytes];
+    dst.copy_from_slice(&src);
+    let start = Instant::now();
+    let mut passes = 0;
+    while start.elapsed() < Duration::from_millis(300) {
+        std::hint::black_box(&mut dst[..]).copy_from_slice(std::hint::black_box(&src));
+        passes += 1;
+    }
+    (2 * bytes * passes) as f64 / start.elapsed().as_secs_f64() / 1e9
+}
+
+/// NumPy's float32 matmul of the same size on one OpenBLAS thread, in the test venv
+/// (`WSP_TEST_PYTHON`, which `cargo xtask bench runtime` sets up).
+fn numpy_matmul(n: usize) -> Option<Value> {
+    let python = std::env::var_os("WSP_TEST_PYTHON")?;
+    let script = format!(
+        r#"
+import json, time
+import numpy as np
+rng = np.random.default_rng(0)
+a = rng.standard_normal(({n}, {n}), dtype=np.float32)
+b = rng.standard_normal(({n}, {n}), dtype=np.float32)
+c = np.empty(({n}, {n}), dtype=np.float32)
+np.matmul(a, b, out=c)
+best = float("inf")
+for _ in range(5):
+    reps = 0
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.1:
+        np.matmul(a, b, out=c)
+        reps += 1
+    best = min(best, (time.perf_counter() - t) / reps)
+blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+print(json.dumps({{"gflops": 2 * {n}**3 / best / 1e9, "numpy": np.__version__,
+                  "blas": blas.get("name"), "blas_version": blas.get("version")}}))
+"#
+    );
+    let mut env: HashMap<&str, &str> = HashMap::new();
+    for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"] {
+        env.insert(var, "1");
+    }
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .envs(env)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!("numpy: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn main() {
+    let scratch = target_dir().join("bench/runtime");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("bench folder");
+    let cache = scratch.join("cache");
+    let wsp = target_dir().join("release/wsp");
+    let report = json!({
+        "machine_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "compile": compile_and_startup(&wsp, &scratch),
+        "task_throughput": throughput(&scratch, &cache),
+        "kernels": kernels(&scratch, &cache),
+    });
+    let text = serde_json::to_string_pretty(&report).expect("json");
+    let path = target_dir().join("bench/runtime.json");
+    std::fs::write(&path, &text).expect("write runtime.json");
+    println!("{text}");
+    println!("wrote {}", path.display());
+}
