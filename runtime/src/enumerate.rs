@@ -82,12 +82,12 @@ pub struct Enumerator<'a> {
     /// Index of the program's first kernel in the run's kernel table.
     pub kernel_base: u32,
     pub bindings: &'a HashMap<String, u64>,
-    pub execution: u32,
     /// Variable values by slot; `None` outside the variable's scope.
     env: Vec<Option<i64>>,
     slots: FxHashMap<&'a str, u32>,
     /// Program tasks resolved so far, by address.
     resolved: FxHashMap<*const wsp_ir::plan::Task, Rc<Resolved<'a>>>,
+    last_resolved: Option<(*const wsp_ir::plan::Task, Rc<Resolved<'a>>)>,
     /// Per open ordered scope: the tasks every new task must wait for.
     after: Vec<Vec<TaskId>>,
     /// Per open recording: the tasks enumerated inside it.
@@ -97,7 +97,6 @@ pub struct Enumerator<'a> {
     pipes: Vec<Pipe<'a>>,
     dispatch_key: Option<&'a ScalarExpr>,
     stream_key: Option<&'a ScalarExpr>,
-    round_robin: u32,
     /// Derived tensors by id: the op that computes them and their source's id.
     derived: HashMap<usize, (&'a str, usize)>,
     /// Scratch: the regions of the task being enumerated, and its dependencies.
@@ -120,7 +119,6 @@ impl<'a> Enumerator<'a> {
         program: &'a Program,
         kernel_base: u32,
         bindings: &'a HashMap<String, u64>,
-        execution: u32,
     ) -> Self {
         let mut dispatch_key = None;
         let mut stream_key = None;
@@ -149,17 +147,16 @@ impl<'a> Enumerator<'a> {
             program,
             kernel_base,
             bindings,
-            execution,
             env: Vec::new(),
             slots: FxHashMap::default(),
             resolved: FxHashMap::default(),
+            last_resolved: None,
             after: Vec::new(),
             recorded: Vec::new(),
             last_instance: Vec::new(),
             pipes: Vec::new(),
             dispatch_key,
             stream_key,
-            round_robin: 0,
             derived,
             bounds: Vec::new(),
             deps: Vec::new(),
@@ -500,31 +497,21 @@ impl<'a> Enumerator<'a> {
     }
 
     fn barrier(&mut self, preds: &[TaskId]) -> TaskId {
-        let id = self.push_task(TaskKind::Barrier, 0, 0, (0, 0), 0, 0);
+        let at = self.run.graph.index.len() as u32;
+        let id = self.push_task(TaskKind::Barrier, 0, 0, at);
         for &p in preds {
             self.run.graph.edges.push((p, id));
         }
         id
     }
 
-    fn push_task(
-        &mut self,
-        kind: TaskKind,
-        args: u32,
-        sig: u32,
-        index: (u32, u32),
-        dk: i64,
-        sk: i64,
-    ) -> TaskId {
+    fn push_task(&mut self, kind: TaskKind, args: u32, sig: u32, index: u32) -> TaskId {
         let id = self.run.graph.tasks.len() as TaskId;
         self.run.graph.tasks.push(Task {
             kind,
             args,
             sig,
             index,
-            dispatch_key: dk,
-            stream_key: sk,
-            execution: self.execution,
         });
         for set in &self.after {
             for &p in set {
@@ -538,33 +525,38 @@ impl<'a> Enumerator<'a> {
     }
 
     fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
-        let r = match self.resolved.get(&(t as *const _)) {
-            Some(r) => Rc::clone(r),
-            None => {
-                let r = Rc::new(self.resolve(t)?);
-                self.resolved.insert(t, Rc::clone(&r));
+        let key = t as *const _;
+        let r = match &self.last_resolved {
+            // A loop meets the same task again and again.
+            Some((k, r)) if *k == key => Rc::clone(r),
+            _ => {
+                let r = match self.resolved.get(&key) {
+                    Some(r) => Rc::clone(r),
+                    None => {
+                        let r = Rc::new(self.resolve(t)?);
+                        self.resolved.insert(key, Rc::clone(&r));
+                        r
+                    }
+                };
+                self.last_resolved = Some((key, Rc::clone(&r)));
                 r
             }
         };
-        let dk = match self.dispatch_key {
-            Some(k) => self.scalar(k)?,
-            None => {
-                self.round_robin += 1;
-                (self.round_robin - 1) as i64
-            }
-        };
-        let sk = match self.stream_key {
-            Some(k) => self.scalar(k)?,
-            None => -1,
-        };
-        let g = &mut self.run.graph;
-        let idx = (g.index.len() as u32, (g.index.len() + r.index.len()) as u32);
-        g.index.extend(r.index.iter().map(|l| l.eval(&self.env)));
         for tile in &r.tiles {
             if tile.derived {
                 self.refresh_derived(tile.tensor)?;
             }
         }
+        let keys = match (self.dispatch_key, self.stream_key) {
+            (None, None) => None,
+            (d, s) => Some((
+                d.map_or(Ok(0), |k| self.scalar(k))?,
+                s.map_or(Ok(-1), |k| self.scalar(k))?,
+            )),
+        };
+        let g = &mut self.run.graph;
+        let idx = (g.index.len() as u32, (g.index.len() + r.index.len()) as u32);
+        g.index.extend(r.index.iter().map(|l| l.eval(&self.env)));
         let args = self.run.graph.ptrs.len() as u32;
         let mut bounds = std::mem::take(&mut self.bounds);
         bounds.clear();
@@ -588,7 +580,12 @@ impl<'a> Enumerator<'a> {
             let ptr = unsafe { tile.base.add(at as usize * tile.elem) };
             self.run.graph.ptrs.push(ptr);
         }
-        let id = self.push_task(TaskKind::Kernel(r.kernel), args, r.sig, idx, dk, sk);
+        let id = self.push_task(TaskKind::Kernel(r.kernel), args, r.sig, idx.0);
+        if let Some(k) = keys {
+            let g = &mut self.run.graph;
+            g.keys.resize(id as usize, (0, -1));
+            g.keys.push(k);
+        }
         let mut deps = std::mem::take(&mut self.deps);
         deps.clear();
         let mut at = 0;
@@ -603,8 +600,10 @@ impl<'a> Enumerator<'a> {
                 .regions
                 .access(id, tile.tensor, &tile.shape, (lo, hi), tile.dir, &mut deps);
         }
-        deps.sort_unstable();
-        deps.dedup();
+        if deps.len() > 1 {
+            deps.sort_unstable();
+            deps.dedup();
+        }
         self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
         self.bounds = bounds;
         self.deps = deps;
@@ -748,7 +747,8 @@ impl<'a> Enumerator<'a> {
         }
         self.run.derived_at.insert(id, version);
         let c = self.run.collective(op, src, id)?;
-        let task = self.push_task(TaskKind::Collective(c), 0, 0, (0, 0), 0, -1);
+        let at = self.run.graph.index.len() as u32;
+        let task = self.push_task(TaskKind::Collective(c), 0, 0, at);
         let mut deps = Vec::new();
         for (t, dir) in [(src, Direction::In), (id, Direction::Out)] {
             let shape = self.run.tensors.data[t].shape.clone();

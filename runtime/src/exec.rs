@@ -81,14 +81,38 @@ pub fn execute(
     if hi <= lo {
         return;
     }
-    let (offsets, succs, pending) = graph.successors(lo, hi, first_edge);
-    let initial: Vec<TaskId> = (lo..hi)
-        .filter(|&t| pending[(t - lo) as usize] == 0)
-        .collect();
+    // Independent tasks (no edges in the range) need no successor lists: all start ready.
+    let independent = !graph.edges[first_edge..]
+        .iter()
+        .any(|&(p, s)| p >= lo && s < hi);
+    let (offsets, succs, pending) = if independent {
+        Default::default()
+    } else {
+        graph.successors(lo, hi, first_edge)
+    };
+    let initial: Vec<TaskId> = if independent {
+        Vec::new()
+    } else {
+        (lo..hi)
+            .filter(|&t| pending[(t - lo) as usize] == 0)
+            .collect()
+    };
+    let ready = |k: usize| {
+        if independent {
+            lo + k as TaskId
+        } else {
+            initial[k]
+        }
+    };
+    let ready_count = if independent {
+        (hi - lo) as usize
+    } else {
+        initial.len()
+    };
     let pending: Vec<AtomicU32> = pending.into_iter().map(AtomicU32::new).collect();
     let workers = workers.max(1);
     // Small enough that every worker gets many chunks, so heavy tasks still spread.
-    let chunk = (initial.len() / (workers * 64)).clamp(1, 1024);
+    let chunk = (ready_count / (workers * 64)).clamp(1, 1024);
     let cursor = AtomicUsize::new(0);
     let remaining = AtomicUsize::new((hi - lo) as usize);
     let locals: Vec<Worker<TaskId>> = (0..workers).map(|_| Worker::new_lifo()).collect();
@@ -114,6 +138,9 @@ pub fn execute(
             TaskKind::Barrier => {}
             TaskKind::Collective(c) => collectives[c as usize].run(),
         }
+        if independent {
+            return;
+        }
         let i = (t - lo) as usize;
         for &s in &succs[offsets[i] as usize..offsets[i + 1] as usize] {
             if pending[(s - lo) as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -131,10 +158,10 @@ pub fn execute(
                 continue;
             }
             let c = cursor.fetch_add(chunk, Ordering::Relaxed);
-            if c < initial.len() {
-                let end = (c + chunk).min(initial.len());
-                for &t in &initial[c..end] {
-                    run_task(t, &local);
+            if c < ready_count {
+                let end = (c + chunk).min(ready_count);
+                for k in c..end {
+                    run_task(ready(k), &local);
                 }
                 done += end - c;
                 continue;

@@ -25,13 +25,9 @@ pub struct Task {
     pub args: u32,
     /// Its strides and scalars, shared by every instance of one task of the program.
     pub sig: u32,
-    /// The task's index values (`[b, h]`), in `Graph::index`.
-    pub index: (u32, u32),
-    /// Schedule keys evaluated at enumeration.
-    pub dispatch_key: i64,
-    pub stream_key: i64,
-    /// Which execution of the file's actions enumerated it (for the trace).
-    pub execution: u32,
+    /// Where its index values (`[b, h]`) start in `Graph::index`; they end where the next
+    /// task's start.
+    pub index: u32,
 }
 
 /// Where a task's strides and scalars start in the graph's pools.
@@ -52,6 +48,9 @@ pub struct Graph {
     pub strides: Vec<i64>,
     pub scalars: Vec<f64>,
     pub index: Vec<i64>,
+    /// Schedule keys (dispatch, stream) by task, for programs whose schedule has them;
+    /// shorter than `tasks` when later tasks have none.
+    pub keys: Vec<(i64, i64)>,
 }
 
 impl Default for Graph {
@@ -64,6 +63,7 @@ impl Default for Graph {
             strides: Vec::new(),
             scalars: Vec::new(),
             index: Vec::new(),
+            keys: Vec::new(),
         }
     }
 }
@@ -75,8 +75,17 @@ unsafe impl Sync for Graph {}
 
 impl Graph {
     pub fn index_of(&self, t: TaskId) -> &[i64] {
-        let (lo, hi) = self.tasks[t as usize].index;
-        &self.index[lo as usize..hi as usize]
+        let lo = self.tasks[t as usize].index as usize;
+        let hi = self
+            .tasks
+            .get(t as usize + 1)
+            .map_or(self.index.len(), |n| n.index as usize);
+        &self.index[lo..hi]
+    }
+
+    /// The task's dispatch and stream keys; (0, -1) for a task without.
+    pub fn keys_of(&self, t: TaskId) -> (i64, i64) {
+        self.keys.get(t as usize).copied().unwrap_or((0, -1))
     }
 
     /// Successor lists of tasks `lo..hi`, CSR, counting only edges inside the range.
@@ -173,6 +182,9 @@ struct TensorRecords {
 #[derive(Debug)]
 struct Grid {
     extents: Vec<u64>,
+    /// Per dimension, log2 of the extent when it is a power of two (most tiles), so that
+    /// finding a tile needs no division.
+    shifts: Vec<Option<u32>>,
     /// Per dimension, how far apart consecutive tiles are numbered.
     weights: Vec<u64>,
     table: Table,
@@ -199,6 +211,10 @@ impl Grid {
         };
         Grid {
             extents: extents.to_vec(),
+            shifts: extents
+                .iter()
+                .map(|e| e.is_power_of_two().then(|| e.trailing_zeros()))
+                .collect(),
             weights,
             table,
         }
@@ -208,11 +224,16 @@ impl Grid {
     fn record(&mut self, lo: &[u64], hi: &[u64]) -> Option<&mut Record> {
         let mut n = 0;
         for d in 0..lo.len() {
-            let e = self.extents[d];
-            if hi[d] - lo[d] != e || !lo[d].is_multiple_of(e) {
+            let (l, e) = (lo[d], self.extents[d]);
+            if hi[d] - l != e {
                 return None;
             }
-            n += lo[d] / e * self.weights[d];
+            let tile = match self.shifts[d] {
+                Some(s) if l & (e - 1) == 0 => l >> s,
+                None if l.is_multiple_of(e) => l / e,
+                _ => return None,
+            };
+            n += tile * self.weights[d];
         }
         Some(match &mut self.table {
             Table::Dense(t) => &mut t[n as usize],
@@ -226,6 +247,7 @@ impl Grid {
             extents,
             weights,
             table,
+            ..
         } = self;
         let region = |n: u64| {
             let lo: Vec<u64> = weights

@@ -174,14 +174,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 binds.extend(job.bindings.iter().cloned());
                 let lo = run.graph.tasks.len() as u32;
                 let first_edge = run.graph.edges.len();
-                let execution = ranges.len() as u32;
-                let mut e = enumerate::Enumerator::new(
-                    &mut run,
-                    p,
-                    kernel_base[&p.name],
-                    &binds,
-                    execution,
-                );
+                let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
                 e.composite(&p.root)?;
                 run.flush();
                 let hi = run.graph.tasks.len() as u32;

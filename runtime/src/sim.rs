@@ -142,16 +142,17 @@ pub fn simulate(
         if !matches!(t.kind, TaskKind::Kernel(_)) {
             continue;
         }
+        let keys = graph.keys_of(lo + i as TaskId);
         let q = match policy {
             Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
             Policy::WorkSteal => 0,
-            Policy::Key => t.dispatch_key.rem_euclid(aicpus as i64) as u32,
-            Policy::Hash => (mix(t.dispatch_key) % aicpus as u64) as u32,
+            Policy::Key => keys.0.rem_euclid(aicpus as i64) as u32,
+            Policy::Hash => (mix(keys.0) % aicpus as u64) as u32,
         };
         queues[q as usize].push(i as u32);
         if streams > 0 {
             let s = if stream_by {
-                t.stream_key.rem_euclid(streams as i64) as u32
+                keys.1.rem_euclid(streams as i64) as u32
             } else {
                 (ordinal % streams as u64) as u32
             };
@@ -301,10 +302,18 @@ pub fn simulate(
             }
             cands[a] = best;
         }
-        let Some(a) = (0..aicpus as usize)
-            .filter(|&a| cands[a].is_some())
-            .min_by_key(|&a| (cands[a].as_ref().map(|c| c.key(floor)), a))
-        else {
+        // The earliest candidate, full batches first, then the lowest AICPU.
+        let mut pick = None;
+        let mut best = u64::MAX;
+        for (a, c) in cands.iter().enumerate() {
+            if let Some(c) = c {
+                let key = c.key(floor);
+                if pick.is_none() || key < best {
+                    (pick, best) = (Some(a), key);
+                }
+            }
+        }
+        let Some(a) = pick else {
             // Nothing can go: enumeration order rules this out. Stop rather than spin.
             break;
         };
@@ -341,13 +350,14 @@ pub fn simulate(
             };
             let cost = costs[k as usize];
             // The core that frees up first; every core free by the arrival is as good.
-            let pool = &mut pools[usize::from(!cost.cube)];
-            let Some(Reverse((free, core))) = pool.pop() else {
-                continue;
-            };
+            let mut first = pools[usize::from(!cost.cube)]
+                .peek_mut()
+                .expect("a target has a core of each unit");
+            let Reverse((free, core)) = *first;
             let start = free.max(arrive);
             let e = start + cost.cycles;
-            pool.push(Reverse((e, core)));
+            *first = Reverse((e, core));
+            drop(first);
             st.end[i] = e;
             st.done[i] = true;
             if window != u64::MAX {
@@ -409,8 +419,9 @@ struct Cand {
 }
 
 impl Cand {
-    fn key(&self, floor: u64) -> (bool, u64) {
-        (self.partial, self.base.max(floor))
+    /// Orders candidates: full batches before partial ones, then by time (below 2^63).
+    fn key(&self, floor: u64) -> u64 {
+        (u64::from(self.partial) << 63) | self.base.max(floor)
     }
 }
 

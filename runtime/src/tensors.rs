@@ -75,12 +75,27 @@ impl TensorData {
         write_elem(dtype, self.bytes_mut(), i, v)
     }
 
+    /// Every element `v`: the first converted once, then its bytes copied in doubling runs.
+    fn fill(&mut self, v: f64) {
+        if self.is_empty() {
+            return;
+        }
+        self.set(0, v);
+        let mut filled = self.dtype.size_bytes() as usize;
+        let bytes = self.bytes_mut();
+        while filled < bytes.len() {
+            let run = filled.min(bytes.len() - filled);
+            bytes.copy_within(0..run, filled);
+            filled += run;
+        }
+    }
+
     /// Fills the tensor from its initialiser. `base` is the `.wsp` file's folder.
     pub fn init(&mut self, init: &Init, base: &Path) -> Result<(), String> {
         match init {
             Init::Zeros => self.words.iter_mut().for_each(|w| *w = 0),
-            Init::Ones => (0..self.len()).for_each(|i| self.set(i, 1.0)),
-            Init::Full(v) => (0..self.len()).for_each(|i| self.set(i, v.0)),
+            Init::Ones => self.fill(1.0),
+            Init::Full(v) => self.fill(v.0),
             Init::Arange => (0..self.len()).for_each(|i| self.set(i, i as f64)),
             Init::Randn { seed, std } => {
                 // PCG64 from the seed, standard normal samples in row-major order, scaled.
