@@ -533,3 +533,54 @@ fn a_stall_window_bounds_tasks_in_flight() {
         "the window ({bounded}) should slow the run ({free})"
     );
 }
+
+#[test]
+fn interleaving_alternates_streams_on_an_aicpu() {
+    let dir = scratch("interleaved");
+    // One AICPU; tasks of b = 0, 1 are stream 0 and come first in its queue, b = 2, 3 stream 1.
+    let base = ".dispatch(DispatchPolicy.round_robin(1)).streams(2).stream_by(lambda t: t.b // 2)";
+    let (in_order, d_in_order, _) = timeline(
+        &dir,
+        "imm",
+        &format!("{base}.timing(TimingPolicy.immediate)"),
+    );
+    let (interleaved, mut d, _) = timeline(
+        &dir,
+        "int",
+        &format!("{base}.timing(TimingPolicy.interleaved(2))"),
+    );
+    let stream = |x: &Dispatched| x.b / 2;
+    // In queue order, stream 1 waits until stream 0 has gone.
+    let first_of_1 = |d: &[Dispatched]| {
+        d.iter()
+            .filter(|x| stream(x) == 1)
+            .map(|x| x.dispatch)
+            .fold(f64::MAX, f64::min)
+    };
+    let last_of_0 = |d: &[Dispatched]| {
+        d.iter()
+            .filter(|x| stream(x) == 0)
+            .map(|x| x.dispatch)
+            .fold(0.0, f64::max)
+    };
+    assert!(first_of_1(&d_in_order) > last_of_0(&d_in_order));
+    // Interleaved, the AICPU turns to stream 1 long before stream 0 is done ...
+    assert!(first_of_1(&d) < last_of_0(&d));
+    // ... taking 2 tasks of a stream, then 2 of the other, and the two streams overlap on the
+    // cores. With interleaved(1) the streams alternate task by task.
+    d.sort_by(|a, b| a.dispatch.partial_cmp(&b.dispatch).unwrap());
+    let order: Vec<i64> = d.iter().map(stream).collect();
+    assert_eq!(order, [0, 0, 1, 1].repeat(12));
+    assert!(
+        interleaved < in_order,
+        "interleaved {interleaved} vs in order {in_order}"
+    );
+    let (_, mut d1, _) = timeline(
+        &dir,
+        "int1",
+        &format!("{base}.timing(TimingPolicy.interleaved(1))"),
+    );
+    d1.sort_by(|a, b| a.dispatch.partial_cmp(&b.dispatch).unwrap());
+    let order: Vec<i64> = d1.iter().map(stream).collect();
+    assert_eq!(order, [0, 1].repeat(24));
+}
