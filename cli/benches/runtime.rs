@@ -11,7 +11,6 @@
 //!
 //! The original framework's figures are constants from its documentation, for the goals.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -19,7 +18,6 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use wsp_analysis::{Database, File, Workspace};
-use wsp_ir::Program;
 use wsp_runtime::exec::KernelFn;
 
 const TASKS: usize = 1_000_000;
@@ -137,8 +135,8 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The file's one program, lowered, and its kernel library, built into `cache`.
-fn build(path: &Path, text: &str, cache: &Path) -> (Program, PathBuf) {
+/// The kernel library of the file's one program, built into `cache`.
+fn build(path: &Path, text: &str, cache: &Path) -> PathBuf {
     std::fs::write(path, text).expect("write the bench program");
     let db = Database::default();
     let ws = Workspace::new(&db, Vec::new());
@@ -148,23 +146,15 @@ fn build(path: &Path, text: &str, cache: &Path) -> (Program, PathBuf) {
     let lowered = wsp_analysis::lower_file(&db, file)
         .clone()
         .expect("the bench program lowers");
-    let program = lowered.programs.into_iter().next().expect("one program");
-    let artifact = wsp_codegen::build(&program, path, cache).expect("the kernels build");
-    (program, artifact.library)
+    let program = lowered.programs.first().expect("one program");
+    wsp_codegen::build(program, path, cache)
+        .expect("the kernels build")
+        .library
 }
 
-/// `wsp run FILE --stats-json`, with the kernel cache at `cache`: the stats and the wall time.
-fn wsp_run(wsp: &Path, file: &Path, cache: &Path, scratch: &Path) -> (Value, f64) {
-    wsp_run_with(wsp, file, cache, scratch, &[])
-}
-
-fn wsp_run_with(
-    wsp: &Path,
-    file: &Path,
-    cache: &Path,
-    scratch: &Path,
-    args: &[&str],
-) -> (Value, f64) {
+/// `wsp run FILE ARGS --stats-json`, with the kernel cache at `cache`: the stats and the wall
+/// time.
+fn wsp_run(wsp: &Path, file: &Path, cache: &Path, scratch: &Path, args: &[&str]) -> (Value, f64) {
     let stats = scratch.join("stats.json");
     let t = Instant::now();
     let out = Command::new(wsp)
@@ -193,7 +183,7 @@ fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     for i in 0..5 {
         let cache = scratch.join(format!("cold-cache-{i}"));
         let _ = std::fs::remove_dir_all(&cache);
-        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch);
+        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
         assert_eq!(stats["cache_hit"], false);
         compile.push(stats["compile_time_ms"].as_f64().expect("compile_time_ms"));
         cold_wall.push(wall);
@@ -202,7 +192,7 @@ fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     let mut startup = Vec::new();
     let mut warm_wall = Vec::new();
     for _ in 0..20 {
-        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch);
+        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
         assert_eq!(stats["cache_hit"], true);
         startup.push(stats["startup_ms"].as_f64().expect("startup_ms"));
         warm_wall.push(wall);
@@ -240,7 +230,7 @@ fn kernel(lib: &libloading::Library, name: &str) -> KernelFn {
 
 fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     let path = scratch.join("many.wsp");
-    let (_, library) = build(&path, MANY, cache);
+    let library = build(&path, MANY, cache);
     // SAFETY: built by codegen above; no static constructors run.
     let lib = unsafe { libloading::Library::new(&library) }.expect("load the kernels");
     let tiny = kernel(&lib, "tiny");
@@ -252,7 +242,7 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
         let mut execute = Vec::new();
         let mut whole = Vec::new();
         for _ in 0..5 {
-            let (stats, wall) = wsp_run_with(
+            let (stats, wall) = wsp_run(
                 wsp,
                 &path,
                 cache,
@@ -368,7 +358,7 @@ fn time_passes(
 
 fn kernels(scratch: &Path, cache: &Path) -> Value {
     let path = scratch.join("kernels.wsp");
-    let (_, library) = build(&path, KERNELS, cache);
+    let library = build(&path, KERNELS, cache);
     // SAFETY: built by codegen above; no static constructors run.
     let lib = unsafe { libloading::Library::new(&library) }.expect("load the kernels");
 
@@ -495,14 +485,10 @@ print(json.dumps({{"gflops": 2 * {n}**3 / best / 1e9, "numpy": np.__version__,
                   "blas": blas.get("name"), "blas_version": blas.get("version")}}))
 "#
     );
-    let mut env: HashMap<&str, &str> = HashMap::new();
-    for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"] {
-        env.insert(var, "1");
-    }
     let out = Command::new(python)
         .arg("-c")
         .arg(script)
-        .envs(env)
+        .envs(["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"].map(|v| (v, "1")))
         .output()
         .ok()?;
     if !out.status.success() {

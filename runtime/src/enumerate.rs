@@ -234,7 +234,8 @@ impl<'a> Enumerator<'a> {
                 bounds.clear();
                 let r = self.place(&tile, &mut bounds, || "slot_load_u64".to_string());
                 self.bounds = bounds;
-                let at = r? as i64 + row * tile.rs() + col * tile.cs();
+                let (rs, cs) = tile.row_col_strides();
+                let at = r? as i64 + row * rs + col * cs;
                 self.run.flush_if_dirty(tile.tensor);
                 let value = self.run.tensors.data[tile.tensor].get_int(at as usize);
                 self.run.slots.insert(*slot, value as u64);
@@ -275,7 +276,7 @@ impl<'a> Enumerator<'a> {
     }
 
     /// The values a loop variable takes.
-    fn values(&mut self, v: &LoopVar) -> Result<Values, RunError> {
+    fn values(&mut self, v: &'a LoopVar) -> Result<Values, RunError> {
         let axis = self.program.axes.iter().find(|a| a.name == v.axis);
         let Some(axis) = axis else {
             return Ok(Values::Range(0, v.extent.unwrap_or(0) as i64));
@@ -636,7 +637,8 @@ impl<'a> Enumerator<'a> {
             match (&p.ty, arg) {
                 (ParamType::Tile(dir, _), Some(TaskArg::Tile { view, .. })) => {
                     let tile = self.tile(view, *dir)?;
-                    strides.extend([tile.rs(), tile.cs()]);
+                    let (rs, cs) = tile.row_col_strides();
+                    strides.extend([rs, cs]);
                     tiles.push(tile);
                 }
                 (ParamType::Scalar(_, default) | ParamType::Constexpr(default), arg) => {
@@ -781,12 +783,8 @@ impl<'a> Enumerator<'a> {
             .ok_or_else(|| RunError::Invalid(format!("`{name}` has no value here")))
     }
 
-    fn affine(&self, a: &Affine) -> Result<i64, RunError> {
-        let mut v = a.constant;
-        for (name, c) in &a.terms {
-            v = v.wrapping_add(c.wrapping_mul(self.var(name)?));
-        }
-        Ok(v)
+    fn affine(&mut self, a: &'a Affine) -> Result<i64, RunError> {
+        Ok(self.lin(a)?.eval(&self.env))
     }
 
     /// An affine expression over slots; its variables must be in scope here, as they are
@@ -867,25 +865,20 @@ impl<'a> Enumerator<'a> {
 }
 
 impl Tile<'_> {
-    /// The row and column strides (in elements) of the two dimensions the view keeps.
-    fn rs(&self) -> i64 {
-        match self.kept().as_slice() {
-            [.., r, _] => self.strides[*r] as i64,
-            _ => 0,
+    /// The row and column strides (in elements) of the last two dimensions the view keeps.
+    fn row_col_strides(&self) -> (i64, i64) {
+        let kept: Vec<i64> = self
+            .dims
+            .iter()
+            .zip(&self.strides)
+            .filter(|(d, _)| matches!(d, Dim::Range(..)))
+            .map(|(_, s)| *s as i64)
+            .collect();
+        match kept.as_slice() {
+            [.., r, c] => (*r, *c),
+            [c] => (0, *c),
+            [] => (0, 1),
         }
-    }
-
-    fn cs(&self) -> i64 {
-        match self.kept().last() {
-            Some(c) => self.strides[*c] as i64,
-            None => 1,
-        }
-    }
-
-    fn kept(&self) -> Vec<usize> {
-        (0..self.dims.len())
-            .filter(|&d| matches!(self.dims[d], Dim::Range(..)))
-            .collect()
     }
 }
 
