@@ -31,8 +31,8 @@ pub(crate) struct RunArgs {
     /// Worker threads that run tasks (results do not depend on it).
     #[arg(long, default_value_t = default_workers())]
     workers: usize,
-    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit and
-    /// startup_ms.
+    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit,
+    /// startup_ms and index_launches.
     #[arg(long, value_name = "OUT.json")]
     stats_json: Option<PathBuf>,
     /// A target description (TOML) for the simulated clock, over the 910B-like defaults.
@@ -41,6 +41,10 @@ pub(crate) struct RunArgs {
     /// After the run, write every tensor as NAME.npy into this folder.
     #[arg(long, value_name = "DIR")]
     dump_tensors: Option<PathBuf>,
+    /// Enumerate every task one by one instead of taking a `P` loop as one index launch
+    /// (slower, same results and timeline; for comparison).
+    #[arg(long)]
+    no_index_launches: bool,
 }
 
 fn default_workers() -> usize {
@@ -58,6 +62,8 @@ struct Stats {
     /// From the start of `wsp run` until the first task is enumerated: analysis, the kernel
     /// build or cache lookup, the run process, loading and tensor initialisation.
     startup_ms: f64,
+    /// Loops that ran as index launches.
+    index_launches: u64,
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
@@ -186,6 +192,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         trace: args.trace.clone(),
         target,
         dump_tensors: args.dump_tensors.clone(),
+        index_launches: !args.no_index_launches,
     };
     if !job
         .actions
@@ -218,6 +225,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             .began
             .and_then(|b| b.duration_since(started).ok())
             .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        index_launches: report.index_launches,
     };
     println!(
         "{{'task_count': {}, 'total_cycles': {}, 'compile_time_ms': {:.3}, 'execute_time_ms': {:.3}, 'cache_hit': {}}}",

@@ -19,7 +19,7 @@ use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
 
 use crate::RunError;
-use crate::graph::{Sig, Task, TaskId, TaskKind};
+use crate::graph::{Launch, Sig, Strided, Task, TaskId, TaskKind};
 use crate::run::Run;
 
 /// More tasks than this in one ordered step are joined by a barrier, so that the next step
@@ -378,7 +378,156 @@ impl<'a> Enumerator<'a> {
             return self.iteration(kind, body);
         };
         let values = self.values(first)?;
+        if let (true, LoopKind::Independent, Values::Range(lo, hi)) =
+            (rest.is_empty(), kind, &values)
+            && self.launch(&first.name, *lo, *hi, body)?
+        {
+            return Ok(());
+        }
         self.bind_each(&first.name, values, |this| this.loop_vars(kind, rest, body))
+    }
+
+    /// The innermost variable of a `P` loop whose body is one task, as one index launch: its
+    /// instances' views step by a fixed amount per iteration, so their tiles and regions are
+    /// known without enumerating them. Taken when the instances are provably independent of
+    /// each other and their regions can be recorded exactly in one record per tile
+    /// ([`Regions::can_launch`]); returns whether it was.
+    fn launch(
+        &mut self,
+        var: &'a str,
+        lo: i64,
+        hi: i64,
+        body: &'a [Node],
+    ) -> Result<bool, RunError> {
+        let [Node::Task(t)] = body else {
+            return Ok(false);
+        };
+        let Ok(count) = u32::try_from(hi - lo) else {
+            return Ok(false);
+        };
+        // Keys, ordered scopes and recordings name every task; those loops stay task by task.
+        if !self.run.index_launches
+            || count < 2
+            || self.dispatch_key.is_some()
+            || self.stream_key.is_some()
+            || self.after.iter().any(|a| !a.is_empty())
+            || !self.recorded.is_empty()
+        {
+            return Ok(false);
+        }
+        let s = self.slot(var) as usize;
+        let outer = self.env[s];
+        // Resolving checks that the variables the task uses are in scope.
+        self.env[s] = Some(lo);
+        let r = self.resolved(t);
+        self.env[s] = outer;
+        let r = r?;
+        if r.tiles.iter().any(|t| t.derived) {
+            return Ok(false);
+        }
+        let mut bounds = std::mem::take(&mut self.bounds);
+        let at = |this: &mut Self, v: i64, bounds: &mut Vec<u64>| {
+            this.env[s] = Some(v);
+            bounds.clear();
+            r.tiles
+                .iter()
+                .map(|tile| this.place(tile, bounds, String::new).ok())
+                .collect::<Option<Vec<u64>>>()
+        };
+        // Views are affine in the variable: the first and the last instance in bounds put
+        // every instance in bounds. Otherwise the loop is enumerated, and the first instance
+        // out of bounds is reported.
+        let last = at(self, hi - 1, &mut bounds);
+        let next = at(self, lo + 1, &mut bounds);
+        let next_bounds = bounds.clone();
+        let first = at(self, lo, &mut bounds);
+        let index: Vec<(i64, i64)> = r
+            .index
+            .iter()
+            .map(|l| {
+                let v = l.eval(&self.env);
+                self.env[s] = Some(lo + 1);
+                let step = l.eval(&self.env).wrapping_sub(v);
+                self.env[s] = Some(lo);
+                (v, step)
+            })
+            .collect();
+        self.env[s] = outer;
+        let (Some(first), Some(next), Some(_)) = (first, next, last) else {
+            self.bounds = bounds;
+            return Ok(false);
+        };
+        let mut tiles = Vec::with_capacity(r.tiles.len());
+        let mut ptrs = Vec::with_capacity(r.tiles.len());
+        let mut k = 0;
+        for (i, tile) in r.tiles.iter().enumerate() {
+            let n = tile.shape.len();
+            let (lo0, hi0) = bounds[k..k + 2 * n].split_at(n);
+            let step = (0..n)
+                .map(|d| next_bounds[k + d].wrapping_sub(lo0[d]) as i64)
+                .collect();
+            k += 2 * n;
+            tiles.push(Strided {
+                lo: lo0.to_vec(),
+                hi: hi0.to_vec(),
+                step,
+                count,
+            });
+            let elem = tile.elem as isize;
+            // SAFETY: instance 0's tile lies inside the tensor (checked by `place`).
+            let base = unsafe { tile.base.add(first[i] as usize * tile.elem) };
+            let step = (next[i].wrapping_sub(first[i]) as isize).wrapping_mul(elem);
+            ptrs.push((base, step));
+        }
+        self.bounds = bounds;
+        // No instance may touch what another writes.
+        let independent = r.tiles.iter().zip(&tiles).enumerate().all(|(i, (a, sa))| {
+            !a.dir.writes()
+                || sa.disjoint()
+                    && r.tiles.iter().zip(&tiles).enumerate().all(|(j, (b, sb))| {
+                        i == j || a.tensor != b.tensor || sa == sb || !sa.may_overlap(sb)
+                    })
+        });
+        let recordable = r
+            .tiles
+            .iter()
+            .zip(&tiles)
+            .all(|(tile, st)| self.run.regions.can_launch(tile.tensor, st));
+        if !independent || !recordable {
+            return Ok(false);
+        }
+        let first = self.run.graph.push_launch(Launch {
+            kernel: r.kernel,
+            first: 0,
+            count,
+            entry: 0,
+            sig: r.sig,
+            tiles: ptrs,
+            index,
+        });
+        let mut preds = std::mem::take(&mut self.deps);
+        preds.clear();
+        for (tile, st) in r.tiles.iter().zip(&tiles) {
+            if tile.dir.writes() {
+                self.run.written(tile.tensor);
+            }
+            self.run
+                .regions
+                .launch_access(first, tile.tensor, st, tile.dir, &mut preds);
+        }
+        preds.sort_unstable();
+        preds.dedup();
+        self.run
+            .graph
+            .links
+            .extend(preds.iter().map(|&p| (p, first)));
+        self.deps = preds;
+        let i = t.id as usize;
+        if self.last_instance.len() <= i {
+            self.last_instance.resize(i + 1, TaskId::MAX);
+        }
+        self.last_instance[i] = first + count - 1;
+        Ok(true)
     }
 
     fn iteration(&mut self, kind: LoopKind, body: &'a [Node]) -> Result<(), RunError> {
@@ -474,14 +623,12 @@ impl<'a> Enumerator<'a> {
         {
             self.run.graph.edges.push((*c, instance));
         }
-        let value = self
-            .run
-            .graph
-            .index_of(instance)
-            .first()
-            .copied()
-            .unwrap_or(0);
-        let first_task = self.run.graph.tasks.len() as TaskId;
+        let mut value = None;
+        self.run.graph.index_of(instance, |v| {
+            value.get_or_insert(v);
+        });
+        let value = value.unwrap_or(0);
+        let first_task = self.run.graph.next_id();
         for (var, body) in stages {
             self.after.push(vec![instance]);
             let r = self.bind_each(var, Values::Range(value, value + 1), |this| {
@@ -490,7 +637,7 @@ impl<'a> Enumerator<'a> {
             self.after.pop();
             r?;
         }
-        let consumer = ((self.run.graph.tasks.len() as TaskId) > first_task).then_some(first_task);
+        let consumer = (self.run.graph.next_id() > first_task).then_some(first_task);
         if let Some(pipe) = self.pipes.last_mut() {
             pipe.delivered.entry(channel).or_default().push(consumer);
         }
@@ -507,8 +654,7 @@ impl<'a> Enumerator<'a> {
     }
 
     fn push_task(&mut self, kind: TaskKind, args: u32, sig: u32, index: u32) -> TaskId {
-        let id = self.run.graph.tasks.len() as TaskId;
-        self.run.graph.tasks.push(Task {
+        let id = self.run.graph.push(Task {
             kind,
             args,
             sig,
@@ -525,24 +671,29 @@ impl<'a> Enumerator<'a> {
         id
     }
 
-    fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
+    /// A program task, resolved for this execution once.
+    fn resolved(&mut self, t: &'a wsp_ir::plan::Task) -> Result<Rc<Resolved<'a>>, RunError> {
         let key = t as *const _;
-        let r = match &self.last_resolved {
+        if let Some((k, r)) = &self.last_resolved
+            && *k == key
+        {
             // A loop meets the same task again and again.
-            Some((k, r)) if *k == key => Rc::clone(r),
-            _ => {
-                let r = match self.resolved.get(&key) {
-                    Some(r) => Rc::clone(r),
-                    None => {
-                        let r = Rc::new(self.resolve(t)?);
-                        self.resolved.insert(key, Rc::clone(&r));
-                        r
-                    }
-                };
-                self.last_resolved = Some((key, Rc::clone(&r)));
+            return Ok(Rc::clone(r));
+        }
+        let r = match self.resolved.get(&key) {
+            Some(r) => Rc::clone(r),
+            None => {
+                let r = Rc::new(self.resolve(t)?);
+                self.resolved.insert(key, Rc::clone(&r));
                 r
             }
         };
+        self.last_resolved = Some((key, Rc::clone(&r)));
+        Ok(r)
+    }
+
+    fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
+        let r = self.resolved(t)?;
         for tile in &r.tiles {
             if tile.derived {
                 self.refresh_derived(tile.tensor)?;

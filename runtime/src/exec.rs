@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::fault;
-use crate::graph::{Graph, TaskId, TaskKind};
+use crate::graph::{Graph, Launch, TaskKind};
 use crate::tensors::{read, write_elem};
 use wsp_ir::DType;
 
@@ -64,15 +64,22 @@ impl Collective {
 /// The stack each worker gets: tiles live on the stack of the kernel that computes them.
 const WORKER_STACK: usize = 256 << 20;
 
-/// Runs tasks `lo..hi` (edges from `first_edge` on; earlier tasks have finished).
+/// An item of work: an entry, or one chunk of a launch's instances (`chunk + 1` in the high
+/// half).
+type Item = u64;
+
+/// Runs entries `lo..hi` of the graph (edges from `first_edge` on; earlier entries have
+/// finished).
 ///
-/// The tasks ready at the start are claimed in chunks through a shared cursor, so that a
-/// million independent tasks cost a few thousand atomic operations, not millions; tasks made
-/// ready later go to the finishing worker's deque, where idle workers steal them.
+/// The entries ready at the start are claimed in chunks through a shared cursor, so that a
+/// million independent tasks cost a few thousand atomic operations, not millions; entries made
+/// ready later go to the finishing worker's deque, where idle workers steal them. A launch
+/// becomes chunks of instances on the deque of the worker that meets it, and finishes with its
+/// last chunk.
 pub fn execute(
     graph: &Graph,
-    lo: TaskId,
-    hi: TaskId,
+    lo: u32,
+    hi: u32,
     first_edge: usize,
     kernels: &[KernelFn],
     collectives: &[Collective],
@@ -81,89 +88,120 @@ pub fn execute(
     if hi <= lo {
         return;
     }
-    // Independent tasks (no edges in the range) need no successor lists: all start ready.
-    let independent = !graph.edges[first_edge..]
-        .iter()
-        .any(|&(p, s)| p >= lo && s < hi);
-    let (offsets, succs, pending) = if independent {
-        Default::default()
-    } else {
-        graph.successors(lo, hi, first_edge)
-    };
-    let initial: Vec<TaskId> = if independent {
-        Vec::new()
-    } else {
-        (lo..hi)
+    // Independent entries (no edges in the range) need no successor lists: all start ready.
+    let successors = graph.successors(lo, hi, first_edge);
+    let initial: Vec<u32> = match &successors {
+        None => Vec::new(),
+        Some((_, _, pending)) => (lo..hi)
             .filter(|&t| pending[(t - lo) as usize] == 0)
-            .collect()
+            .collect(),
     };
-    let ready = |k: usize| {
-        if independent {
-            lo + k as TaskId
-        } else {
-            initial[k]
-        }
+    let ready = |k: usize| match successors {
+        None => lo + k as u32,
+        Some(_) => initial[k],
     };
-    let ready_count = if independent {
-        (hi - lo) as usize
-    } else {
-        initial.len()
+    let ready_count = match successors {
+        None => (hi - lo) as usize,
+        Some(_) => initial.len(),
     };
-    let pending: Vec<AtomicU32> = pending.into_iter().map(AtomicU32::new).collect();
+    let pending: Vec<AtomicU32> = successors
+        .as_ref()
+        .map(|(_, _, p)| p.iter().map(|&n| AtomicU32::new(n)).collect())
+        .unwrap_or_default();
     let workers = workers.max(1);
     // Small enough that every worker gets many chunks, so heavy tasks still spread.
     let chunk = (ready_count / (workers * 64)).clamp(1, 1024);
+    let launch_chunk = |l: &Launch| (l.count as usize / (workers * 16)).clamp(1, 4096);
+    let chunks_left: Vec<AtomicUsize> =
+        graph.launches.iter().map(|_| AtomicUsize::new(0)).collect();
     let cursor = AtomicUsize::new(0);
     let remaining = AtomicUsize::new((hi - lo) as usize);
-    let locals: Vec<Worker<TaskId>> = (0..workers).map(|_| Worker::new_lifo()).collect();
-    let stealers: Vec<Stealer<TaskId>> = locals.iter().map(|w| w.stealer()).collect();
+    let locals: Vec<Worker<Item>> = (0..workers).map(|_| Worker::new_lifo()).collect();
+    let stealers: Vec<Stealer<Item>> = locals.iter().map(|w| w.stealer()).collect();
     fault::publish(graph);
-    let run_task = |t: TaskId, local: &Worker<TaskId>| {
-        let task = &graph.tasks[t as usize];
+    // Entry `e` finished: its successors may be ready. Returns 1, the entries finished.
+    let finish = |e: u32, local: &Worker<Item>| {
+        if let Some((offsets, succs, _)) = &successors {
+            let i = (e - lo) as usize;
+            for &s in &succs[offsets[i] as usize..offsets[i + 1] as usize] {
+                if pending[(s - lo) as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    local.push(s as Item);
+                }
+            }
+        }
+        1
+    };
+    // Runs an item; returns the entries it finished.
+    let run = |item: Item, local: &Worker<Item>| -> usize {
+        let e = item as u32;
+        let task = &graph.tasks[e as usize];
+        let sig = graph.sigs[task.sig as usize];
+        // SAFETY: the pools hold these offsets for every task with a signature.
+        let (strides, scalars) = unsafe {
+            (
+                graph.strides.as_ptr().add(sig.strides as usize),
+                graph.scalars.as_ptr().add(sig.scalars as usize),
+            )
+        };
         match task.kind {
             TaskKind::Kernel(k) => {
-                fault::CURRENT.set(t);
-                let sig = graph.sigs[task.sig as usize];
-                // SAFETY: the pools hold this task's arguments at its offsets; the kernel was
+                fault::CURRENT.set(graph.id_of(e));
+                // SAFETY: the pool holds this task's arguments at its offset; the kernel was
                 // generated for exactly this parameter list.
                 unsafe {
                     (kernels[k as usize])(
                         graph.ptrs.as_ptr().add(task.args as usize),
-                        graph.strides.as_ptr().add(sig.strides as usize),
-                        graph.scalars.as_ptr().add(sig.scalars as usize),
+                        strides,
+                        scalars,
                     )
                 };
                 fault::CURRENT.set(u32::MAX);
             }
             TaskKind::Barrier => {}
             TaskKind::Collective(c) => collectives[c as usize].run(),
-        }
-        if independent {
-            return;
-        }
-        let i = (t - lo) as usize;
-        for &s in &succs[offsets[i] as usize..offsets[i + 1] as usize] {
-            if pending[(s - lo) as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                local.push(s);
+            TaskKind::Launch(l) => {
+                let launch = &graph.launches[l as usize];
+                let size = launch_chunk(launch);
+                let left = &chunks_left[l as usize];
+                let c = match (item >> 32).checked_sub(1) {
+                    Some(c) => c as usize,
+                    None => {
+                        // Met whole: split into chunks, the first run here.
+                        let n = (launch.count as usize).div_ceil(size);
+                        if n == 0 {
+                            return finish(e, local);
+                        }
+                        left.store(n, Ordering::Relaxed);
+                        for c in (1..n as Item).rev() {
+                            local.push(e as Item | (c + 1) << 32);
+                        }
+                        0
+                    }
+                };
+                run_chunk(launch, c * size, size, kernels, strides, scalars);
+                return if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    finish(e, local)
+                } else {
+                    0
+                };
             }
         }
+        finish(e, local)
     };
-    let work = |local: Worker<TaskId>| {
-        // Tasks run since this worker last told `remaining`.
+    let work = |local: Worker<Item>| {
+        // Entries finished since this worker last told `remaining`.
         let mut done = 0;
         loop {
-            if let Some(t) = local.pop() {
-                run_task(t, &local);
-                done += 1;
+            if let Some(item) = local.pop() {
+                done += run(item, &local);
                 continue;
             }
             let c = cursor.fetch_add(chunk, Ordering::Relaxed);
             if c < ready_count {
                 let end = (c + chunk).min(ready_count);
                 for k in c..end {
-                    run_task(ready(k), &local);
+                    done += run(ready(k) as Item, &local);
                 }
-                done += end - c;
                 continue;
             }
             let stolen = std::iter::repeat_with(|| {
@@ -174,9 +212,8 @@ pub fn execute(
             })
             .find(|s| !s.is_retry())
             .and_then(|s| s.success());
-            if let Some(t) = stolen {
-                run_task(t, &local);
-                done += 1;
+            if let Some(item) = stolen {
+                done += run(item, &local);
                 continue;
             }
             let left = remaining.fetch_sub(done, Ordering::AcqRel) - done;
@@ -201,4 +238,28 @@ pub fn execute(
             let _ = h.join();
         }
     });
+}
+
+/// Runs instances `lo..lo + size` of a launch (fewer at its end).
+fn run_chunk(
+    launch: &Launch,
+    lo: usize,
+    size: usize,
+    kernels: &[KernelFn],
+    strides: *const i64,
+    scalars: *const f64,
+) {
+    let kernel = kernels[launch.kernel as usize];
+    let hi = (lo + size).min(launch.count as usize);
+    let mut tiles: Vec<*mut u8> = launch.tiles.iter().map(|t| t.0).collect();
+    for i in lo..hi {
+        for (p, &(base, step)) in tiles.iter_mut().zip(&launch.tiles) {
+            *p = base.wrapping_offset(step.wrapping_mul(i as isize));
+        }
+        fault::CURRENT.set(launch.first + i as u32);
+        // SAFETY: the enumerator checked that every instance's tiles lie inside their
+        // tensors, and the graph gives each instance its regions alone.
+        unsafe { kernel(tiles.as_ptr(), strides, scalars) };
+    }
+    fault::CURRENT.set(u32::MAX);
 }

@@ -96,18 +96,18 @@ extern "C" fn handler(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut 
     if task != u32::MAX && !graph.is_null() && !names.is_null() {
         // SAFETY: both were published before any task ran and live until the process ends.
         let (graph, names) = unsafe { (&*graph, &*names) };
-        if let Some(t) = graph.tasks.get(task as usize)
-            && let TaskKind::Kernel(k) = t.kind
-        {
+        if let Some(TaskKind::Kernel(k)) = graph.kind_of(task) {
             buf.push(b" in task ");
             buf.push(names.get(k as usize).map_or(&b"?"[..], |n| n.as_bytes()));
             buf.push(b"[");
-            for (i, v) in graph.index_of(task).iter().enumerate() {
-                if i > 0 {
+            let mut first = true;
+            graph.index_of(task, |v| {
+                if !first {
                     buf.push(b", ");
                 }
-                buf.int(*v);
-            }
+                first = false;
+                buf.int(v);
+            });
             buf.push(b"]");
         }
     } else {

@@ -1,6 +1,10 @@
 //! The task graph of a run: every task enumerated so far, its kernel arguments, and the
 //! dependency edges between tasks. Edges always run from a lower task id to a higher one, so
 //! enumeration order is a topological order.
+//!
+//! An index launch is one entry of the graph standing for many instances of a kernel with
+//! consecutive task ids. Edges name instances, so they stay exact; execution works on entries,
+//! and [`Graph::expand`] gives every instance an entry of its own for the simulated clock.
 
 use rustc_hash::FxHashMap;
 
@@ -16,6 +20,8 @@ pub enum TaskKind {
     Barrier,
     /// Computes a derived tensor (`relayout`, `allreduce`) from its source.
     Collective(u32),
+    /// The instances of an index launch, by index in `Graph::launches`.
+    Launch(u32),
 }
 
 #[derive(Debug, Clone)]
@@ -26,7 +32,7 @@ pub struct Task {
     /// Its strides and scalars, shared by every instance of one task of the program.
     pub sig: u32,
     /// Where its index values (`[b, h]`) start in `Graph::index`; they end where the next
-    /// task's start.
+    /// entry's start.
     pub index: u32,
 }
 
@@ -37,11 +43,31 @@ pub struct Sig {
     pub scalars: u32,
 }
 
+/// `count` instances of one kernel, with task ids from `first`: instance `i` takes each tile
+/// at its `base + i * step` bytes.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub kernel: u32,
+    pub first: TaskId,
+    pub count: u32,
+    /// Its entry in `Graph::tasks`.
+    pub entry: u32,
+    pub sig: u32,
+    pub tiles: Vec<(*mut u8, isize)>,
+    /// Per index value: its value at instance 0 and its step per instance.
+    pub index: Vec<(i64, i64)>,
+}
+
 #[derive(Debug)]
 pub struct Graph {
+    /// The entries: a task each, or a launch for all its instances.
     pub tasks: Vec<Task>,
-    /// (pred, succ), pred < succ.
+    /// (pred, succ) task ids, pred < succ.
     pub edges: Vec<(TaskId, TaskId)>,
+    /// (pred, succ) first ids of two launches of equal count: instance `i` of the second
+    /// waits for instance `i` of the first.
+    pub links: Vec<(TaskId, TaskId)>,
+    pub launches: Vec<Launch>,
     pub ptrs: Vec<*mut u8>,
     /// Signature 0 is the empty one, for barriers and collectives.
     pub sigs: Vec<Sig>,
@@ -49,8 +75,10 @@ pub struct Graph {
     pub scalars: Vec<f64>,
     pub index: Vec<i64>,
     /// Schedule keys (dispatch, stream) by task, for programs whose schedule has them;
-    /// shorter than `tasks` when later tasks have none.
+    /// shorter than the task count when later tasks have none.
     pub keys: Vec<(i64, i64)>,
+    /// The id the next task gets.
+    next: TaskId,
 }
 
 impl Default for Graph {
@@ -58,12 +86,15 @@ impl Default for Graph {
         Graph {
             tasks: Vec::new(),
             edges: Vec::new(),
+            links: Vec::new(),
+            launches: Vec::new(),
             ptrs: Vec::new(),
             sigs: vec![Sig::default()],
             strides: Vec::new(),
             scalars: Vec::new(),
             index: Vec::new(),
             keys: Vec::new(),
+            next: 0,
         }
     }
 }
@@ -74,13 +105,89 @@ unsafe impl Send for Graph {}
 unsafe impl Sync for Graph {}
 
 impl Graph {
-    pub fn index_of(&self, t: TaskId) -> &[i64] {
-        let lo = self.tasks[t as usize].index as usize;
+    /// The id the next task gets: the number of tasks so far, counting launch instances.
+    pub fn next_id(&self) -> TaskId {
+        self.next
+    }
+
+    /// Appends a task; its id.
+    pub fn push(&mut self, task: Task) -> TaskId {
+        self.tasks.push(task);
+        self.next += 1;
+        self.next - 1
+    }
+
+    /// Appends a launch of `count` instances; the id of the first.
+    pub fn push_launch(&mut self, mut launch: Launch) -> TaskId {
+        let first = self.next;
+        launch.first = first;
+        launch.entry = self.tasks.len() as u32;
+        self.tasks.push(Task {
+            kind: TaskKind::Launch(self.launches.len() as u32),
+            args: 0,
+            sig: launch.sig,
+            index: self.index.len() as u32,
+        });
+        self.next += launch.count;
+        self.launches.push(launch);
+        first
+    }
+
+    /// The launch instance `t` belongs to, with its number there.
+    fn launch_of(&self, t: TaskId) -> Option<(&Launch, u32)> {
+        let j = self.launches.partition_point(|l| l.first <= t);
+        let l = self.launches.get(j.checked_sub(1)?)?;
+        (t - l.first < l.count).then(|| (l, t - l.first))
+    }
+
+    /// The entry of task `t`.
+    pub fn entry_of(&self, t: TaskId) -> u32 {
+        let j = self.launches.partition_point(|l| l.first <= t);
+        match j.checked_sub(1).map(|j| &self.launches[j]) {
+            None => t,
+            Some(l) if t - l.first < l.count => l.entry,
+            // Every entry up to this launch's is one id, after it `count` ids.
+            Some(l) => t - (l.first + l.count - 1 - l.entry),
+        }
+    }
+
+    /// The task id of entry `e` (of a launch: its first instance's).
+    pub fn id_of(&self, e: u32) -> TaskId {
+        let j = self.launches.partition_point(|l| l.entry < e);
+        match j.checked_sub(1).map(|j| &self.launches[j]) {
+            None => e,
+            Some(l) => e + (l.first + l.count - 1 - l.entry),
+        }
+    }
+
+    /// What task `t` runs: a launch instance is a kernel task like any other.
+    pub fn kind_of(&self, t: TaskId) -> Option<TaskKind> {
+        match self.launch_of(t) {
+            Some((l, _)) => Some(TaskKind::Kernel(l.kernel)),
+            None => self.tasks.get(self.entry_of(t) as usize).map(|e| e.kind),
+        }
+    }
+
+    /// Calls `each` with task `t`'s index values (`[b, h]`) in order. Allocates nothing, for
+    /// the fault handler.
+    pub fn index_of(&self, t: TaskId, mut each: impl FnMut(i64)) {
+        if let Some((l, i)) = self.launch_of(t) {
+            for &(base, step) in &l.index {
+                each(base.wrapping_add(step.wrapping_mul(i as i64)));
+            }
+            return;
+        }
+        let e = self.entry_of(t) as usize;
+        let Some(task) = self.tasks.get(e) else {
+            return;
+        };
         let hi = self
             .tasks
-            .get(t as usize + 1)
+            .get(e + 1)
             .map_or(self.index.len(), |n| n.index as usize);
-        &self.index[lo..hi]
+        self.index[task.index as usize..hi]
+            .iter()
+            .for_each(|&v| each(v));
     }
 
     /// The task's dispatch and stream keys; (0, -1) for a task without.
@@ -88,36 +195,89 @@ impl Graph {
         self.keys.get(t as usize).copied().unwrap_or((0, -1))
     }
 
-    /// Successor lists of tasks `lo..hi`, CSR, counting only edges inside the range.
+    /// Successor lists of entries `lo..hi`, CSR, counting only edges inside the range, and
+    /// each entry's count of predecessors; `None` when no edge lies inside the range.
     pub fn successors(
         &self,
-        lo: TaskId,
-        hi: TaskId,
+        lo: u32,
+        hi: u32,
         first_edge: usize,
-    ) -> (Vec<u32>, Vec<TaskId>, Vec<u32>) {
+    ) -> Option<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        let in_range = |&(p, s): &(u32, u32)| p >= lo && s < hi;
+        let edges = || {
+            let by_entry = |&(p, s): &(TaskId, TaskId)| (self.entry_of(p), self.entry_of(s));
+            self.edges[first_edge..]
+                .iter()
+                .chain(&self.links)
+                .map(by_entry)
+                .filter(in_range)
+        };
+        edges().next()?;
         let n = (hi - lo) as usize;
         let mut offsets = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];
-        let edges = &self.edges[first_edge..];
-        for &(p, s) in edges {
-            if p >= lo && s < hi {
-                offsets[(p - lo) as usize + 1] += 1;
-                pending[(s - lo) as usize] += 1;
-            }
+        for (p, s) in edges() {
+            offsets[(p - lo) as usize + 1] += 1;
+            pending[(s - lo) as usize] += 1;
         }
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
         let mut succs = vec![0; offsets[n] as usize];
-        for &(p, s) in edges {
-            if p >= lo && s < hi {
-                let slot = &mut fill[(p - lo) as usize];
-                succs[*slot as usize] = s;
-                *slot += 1;
-            }
+        for (p, s) in edges() {
+            let slot = &mut fill[(p - lo) as usize];
+            succs[*slot as usize] = s;
+            *slot += 1;
         }
-        (offsets, succs, pending)
+        Some((offsets, succs, pending))
+    }
+
+    /// Gives every launch instance an entry (a kernel task) of its own and every link its
+    /// edges, so that entries and task ids coincide. Instances have no tile pointers: an
+    /// expanded graph is for the simulated clock and the trace, not for running again.
+    pub fn expand(&mut self) {
+        if self.launches.is_empty() {
+            return;
+        }
+        let mut tasks = Vec::with_capacity(self.next as usize);
+        let mut index = Vec::new();
+        for (e, t) in self.tasks.iter().enumerate() {
+            if let TaskKind::Launch(l) = t.kind {
+                let l = &self.launches[l as usize];
+                for i in 0..l.count as i64 {
+                    tasks.push(Task {
+                        kind: TaskKind::Kernel(l.kernel),
+                        args: u32::MAX,
+                        sig: l.sig,
+                        index: index.len() as u32,
+                    });
+                    index.extend(
+                        l.index
+                            .iter()
+                            .map(|&(b, s)| b.wrapping_add(s.wrapping_mul(i))),
+                    );
+                }
+                continue;
+            }
+            let hi = self
+                .tasks
+                .get(e + 1)
+                .map_or(self.index.len(), |n| n.index as usize);
+            tasks.push(Task {
+                index: index.len() as u32,
+                ..t.clone()
+            });
+            index.extend_from_slice(&self.index[t.index as usize..hi]);
+        }
+        for &(p, s) in &self.links {
+            let count = self.launch_of(p).map_or(0, |(l, _)| l.count);
+            self.edges.extend((0..count).map(|i| (p + i, s + i)));
+        }
+        self.tasks = tasks;
+        self.index = index;
+        self.links.clear();
+        self.launches.clear();
     }
 }
 
@@ -177,7 +337,86 @@ struct TensorRecords {
     grid: Option<Grid>,
     /// Otherwise, every record with its region, scanned.
     general: Vec<(Region, Record)>,
+    /// Accesses of index launches, one record for all instances, while the tensor has no
+    /// other records.
+    launches: Vec<LaunchRecord>,
 }
+
+/// The tiles an index launch touches on one tensor: instance `i` the region
+/// `lo + i * step .. hi + i * step`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strided {
+    pub lo: Vec<u64>,
+    pub hi: Vec<u64>,
+    pub step: Vec<i64>,
+    pub count: u32,
+}
+
+impl Strided {
+    /// Instance `i`'s region.
+    fn at(&self, i: u32) -> (Vec<u64>, Vec<u64>) {
+        let shift = |v: &[u64]| {
+            v.iter()
+                .zip(&self.step)
+                .map(|(&v, &s)| v.wrapping_add_signed(s.wrapping_mul(i as i64)))
+                .collect()
+        };
+        (shift(&self.lo), shift(&self.hi))
+    }
+
+    /// Whether no region is empty (an empty one touches nothing, and all are alike).
+    fn touches(&self) -> bool {
+        self.count > 0 && self.lo.iter().zip(&self.hi).all(|(l, h)| l < h)
+    }
+
+    /// Whether no two instances' regions overlap.
+    pub fn disjoint(&self) -> bool {
+        self.count <= 1
+            || self
+                .lo
+                .iter()
+                .zip(&self.hi)
+                .zip(&self.step)
+                .any(|((l, h), s)| s.unsigned_abs() >= h - l)
+    }
+
+    /// Whether some instance's region overlaps some instance's region of `other`, judged by
+    /// the boxes around all of each.
+    pub fn may_overlap(&self, other: &Strided) -> bool {
+        let (a0, a1) = self.hull();
+        let (b0, b1) = other.hull();
+        (0..a0.len()).all(|d| a0[d] < b1[d] && b0[d] < a1[d])
+    }
+
+    fn hull(&self) -> (Vec<u64>, Vec<u64>) {
+        let (first, last) = (self.at(0), self.at(self.count.saturating_sub(1)));
+        let lo = first
+            .0
+            .iter()
+            .zip(&last.0)
+            .map(|(a, b)| *a.min(b))
+            .collect();
+        let hi = first
+            .1
+            .iter()
+            .zip(&last.1)
+            .map(|(a, b)| *a.max(b))
+            .collect();
+        (lo, hi)
+    }
+}
+
+/// The last launch that wrote a [`Strided`] set of tiles and the launches that read it since,
+/// by first id (plus one for the writer, 0 for none).
+#[derive(Debug)]
+struct LaunchRecord {
+    tiles: Strided,
+    writer: TaskId,
+    readers: Vec<TaskId>,
+}
+
+/// A tensor with more launch records than this takes no further launches of new tiles.
+const LAUNCH_RECORDS: usize = 32;
 
 #[derive(Debug)]
 struct Grid {
@@ -297,6 +536,9 @@ impl Regions {
         if self.tensors.len() <= tensor {
             self.tensors.resize_with(tensor + 1, TensorRecords::default);
         }
+        if !self.tensors[tensor].launches.is_empty() {
+            self.materialize(tensor, shape);
+        }
         let Regions {
             tensors,
             lists,
@@ -347,6 +589,87 @@ impl Regions {
                 hi: hi.to_vec(),
             };
             recs.general.push((region, rec));
+        }
+    }
+
+    /// Whether an index launch can record its access to `tiles` of `tensor` in one record:
+    /// the tensor has no per-task records, and every launch record is of the same tiles or
+    /// far from them. Otherwise the launch's instances are enumerated one by one.
+    pub fn can_launch(&self, tensor: usize, tiles: &Strided) -> bool {
+        let Some(r) = self.tensors.get(tensor) else {
+            return true;
+        };
+        let same = r.launches.iter().any(|l| l.tiles == *tiles);
+        !tiles.touches()
+            || (r.grid.is_none()
+                && r.general.is_empty()
+                && (same || r.launches.len() < LAUNCH_RECORDS)
+                && r.launches
+                    .iter()
+                    .all(|l| l.tiles == *tiles || !l.tiles.may_overlap(tiles)))
+    }
+
+    /// Records the access of launch `first` (of `tiles.count` instances) to `tiles`, which
+    /// [`Regions::can_launch`] allowed, and adds to `links` the first ids of the launches
+    /// whose instance `i` each instance `i` must wait for.
+    pub fn launch_access(
+        &mut self,
+        first: TaskId,
+        tensor: usize,
+        tiles: &Strided,
+        dir: Direction,
+        links: &mut Vec<TaskId>,
+    ) {
+        if !tiles.touches() {
+            return;
+        }
+        if self.tensors.len() <= tensor {
+            self.tensors.resize_with(tensor + 1, TensorRecords::default);
+        }
+        let records = &mut self.tensors[tensor].launches;
+        let Some(rec) = records.iter_mut().find(|l| l.tiles == *tiles) else {
+            records.push(LaunchRecord {
+                tiles: tiles.clone(),
+                writer: if dir.writes() { first + 1 } else { 0 },
+                readers: if dir.writes() { vec![] } else { vec![first] },
+            });
+            return;
+        };
+        if rec.writer != 0 && rec.writer != first + 1 {
+            links.push(rec.writer - 1);
+        }
+        if dir.writes() {
+            links.extend(rec.readers.iter().filter(|&&r| r != first));
+            rec.writer = first + 1;
+            rec.readers.clear();
+        } else if rec.readers.last() != Some(&first) {
+            rec.readers.push(first);
+        }
+    }
+
+    /// Turns a tensor's launch records into the per-instance records the same instances
+    /// would have left, before an access that is not a launch of the same tiles.
+    fn materialize(&mut self, tensor: usize, shape: &[u64]) {
+        let launches = std::mem::take(&mut self.tensors[tensor].launches);
+        let mut deps = Vec::new();
+        for l in &launches {
+            for i in 0..l.tiles.count {
+                let (lo, hi) = l.tiles.at(i);
+                if l.writer != 0 {
+                    self.access(
+                        l.writer - 1 + i,
+                        tensor,
+                        shape,
+                        (&lo, &hi),
+                        Direction::Out,
+                        &mut deps,
+                    );
+                }
+                for &r in &l.readers {
+                    self.access(r + i, tensor, shape, (&lo, &hi), Direction::In, &mut deps);
+                }
+                deps.clear();
+            }
         }
     }
 

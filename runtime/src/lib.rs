@@ -46,6 +46,9 @@ pub struct Job {
     pub target: Option<String>,
     /// Writes every tensor as `NAME.npy` into this folder after the run.
     pub dump_tensors: Option<PathBuf>,
+    /// Whether a `P` loop may run as one index launch (see `enumerate`); off enumerates every
+    /// task, for comparison.
+    pub index_launches: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -67,6 +70,8 @@ pub struct Report {
     pub task_count: u64,
     pub total_cycles: u64,
     pub execute_time_ms: f64,
+    /// Loops that ran as one index launch each, over every execution.
+    pub index_launches: u64,
     /// The wall-clock time execution began (libraries loaded, tensors initialised), so the
     /// process that asked for the run can tell how long start-up took.
     pub began: Option<std::time::SystemTime>,
@@ -155,6 +160,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
 
     let mut run = Run::new(tensors, kernels, job.workers.max(1));
+    run.index_launches = job.index_launches;
     let mut report = Report::default();
     let mut ranges = Vec::new();
     let start = Instant::now();
@@ -172,12 +178,14 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     .collect();
                 binds.extend(bindings.iter().cloned());
                 binds.extend(job.bindings.iter().cloned());
-                let lo = run.graph.tasks.len() as u32;
+                // Tasks of earlier executions have run, and no task here waits for them.
+                run.regions = graph::Regions::default();
+                let lo = run.graph.next_id();
                 let first_edge = run.graph.edges.len();
                 let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
                 e.composite(&p.root)?;
                 run.flush();
-                let hi = run.graph.tasks.len() as u32;
+                let hi = run.graph.next_id();
                 ranges.push((p, lo, hi, first_edge));
             }
             Action::SaveNpy { tensor, path } => {
@@ -193,6 +201,8 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
     report.execute_time_ms = start.elapsed().as_secs_f64() * 1e3;
 
+    report.index_launches = run.graph.launches.len() as u64;
+    run.graph.expand();
     let collective_cycles: Vec<u64> = run
         .collectives
         .iter()

@@ -20,6 +20,7 @@ pub struct Run {
     pub collectives: Vec<Collective>,
     pub kernels: Vec<KernelFn>,
     pub workers: usize,
+    pub index_launches: bool,
     /// Per tensor: whether tasks not yet executed write it.
     dirty: Vec<bool>,
     /// Tasks `0..executed` and edges `0..edges_done` have run.
@@ -40,6 +41,7 @@ impl Run {
             collectives: Vec::new(),
             kernels,
             workers,
+            index_launches: true,
             dirty: vec![false; n],
             executed: 0,
             edges_done: 0,

@@ -25,12 +25,17 @@ pub struct TensorData {
 impl TensorData {
     pub fn zeros(name: &str, dtype: DType, shape: &[u64]) -> TensorData {
         let len: u64 = shape.iter().product();
-        let bytes = len * dtype.size_bytes() as u64;
+        let words = (len * dtype.size_bytes() as u64).div_ceil(8) as usize;
+        // Written, not calloc'd: a tensor's memory is resident before any task runs, as a
+        // device allocation is, so the first tasks that write it do not pay its page faults.
+        #[allow(clippy::slow_vector_initialization)] // `vec![0; n]` would calloc it.
+        let mut data = Vec::with_capacity(words);
+        data.resize(words, 0);
         TensorData {
             name: name.to_string(),
             dtype,
             shape: shape.to_vec(),
-            words: vec![0; bytes.div_ceil(8) as usize],
+            words: data,
         }
     }
 

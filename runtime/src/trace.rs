@@ -42,12 +42,14 @@ pub fn write(
             let task = &graph.tasks[s.task as usize];
             let name = match task.kind {
                 TaskKind::Kernel(k) => {
-                    let idx: Vec<String> =
-                        graph.index_of(s.task).iter().map(i64::to_string).collect();
+                    let mut idx = Vec::new();
+                    graph.index_of(s.task, |v| idx.push(v.to_string()));
                     format!("{}[{}]", names[k as usize], idx.join(", "))
                 }
                 TaskKind::Collective(c) => format!("collective #{c}"),
                 TaskKind::Barrier => "barrier".into(),
+                // The trace is written from the expanded graph, where no launch is left.
+                TaskKind::Launch(l) => format!("launch #{l}"),
             };
             let args = json!({"task": s.task, "start_cycle": offset + s.start, "end_cycle": offset + s.end});
             if s.core == u32::MAX {
