@@ -57,6 +57,22 @@ fn stats(file: &Path, dir: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The files `--dump-tensors` wrote, by name.
+fn dumped(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 fn examples() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .unwrap()
@@ -118,17 +134,7 @@ fn worker_count_changes_neither_numbers_nor_cycles() {
                     dump.to_str().unwrap(),
                 ],
             );
-            let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dump)
-                .unwrap()
-                .map(|e| {
-                    let p = e.unwrap().path();
-                    (
-                        p.file_name().unwrap().to_string_lossy().into_owned(),
-                        std::fs::read(&p).unwrap(),
-                    )
-                })
-                .collect();
-            files.sort();
+            let files = dumped(&dump);
             match &first {
                 None => first = Some((s, files)),
                 Some((s1, f1)) => {
@@ -216,6 +222,146 @@ fn new_bindings_and_new_data_need_no_recompile() {
     let s = stats(&file, &dir, &["--bind", "seq=16"]);
     assert_eq!(s["task_count"], 16 + 15);
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
+}
+
+/// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in
+/// rows of a two-variable loop reading a tensor two ways, and inside `P.seq`. Then loops that
+/// cannot: a reversed view of a tensor a launch wrote, and one of tensors left with per-task
+/// records.
+const LAUNCHES: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+items = Dense[64]
+heads = Dense[4]
+steps = Dense[3]
+X = Tensor((64, 4, 8), F32, init=randn(seed=1))
+Y = Tensor((64, 4, 8), F32)
+Z = Tensor((64, 4, 8), F32)
+W = Tensor((64, 4, 8), F32)
+U = Tensor((64, 4, 8), F32, init=ones())
+V = Tensor((16, 4, 4, 8), F32)
+
+
+@kernel
+def double(x: In[Tile[4, 8, F32]], y: Out[Tile[4, 8, F32]]):
+    pto.store(y, pto.add(x, x))
+
+
+@kernel
+def add(a: In[Tile[4, 8, F32]], b: In[Tile[4, 8, F32]], c: Out[Tile[4, 8, F32]]):
+    pto.store(c, pto.add(a, b))
+
+
+@kernel
+def bump(a: In[Tile[4, 8, F32]], c: InOut[Tile[4, 8, F32]]):
+    pto.store(c, pto.add(pto.load(c), a))
+
+
+@workload
+def chain(items):
+    for i in P(items):
+        double[i](x=X[i], y=Y[i])
+    for i in P(items):
+        add[i](a=Y[i], b=X[i], c=Z[i])
+    for b, h in P(Dense[16], heads):
+        add[b, h](a=X[4 * b + h], b=X[4 * b + 3 - h], c=V[b, h])
+    for s in P.seq(steps):
+        for i in P(items):
+            bump[s, i](a=Y[i], c=U[i])
+    for i in P(items):
+        add[i](a=Z[63 - i], b=Y[i], c=W[i])
+    for i in P(items):
+        double[i](x=W[i], y=Y[i])
+
+
+program = chain(items).compile(target="cpu_sim")
+program.execute()
+"#;
+
+#[test]
+fn index_launches_change_neither_numbers_nor_timeline() {
+    let dir = scratch("launches");
+    let file = dir.join("launches.wsp");
+    std::fs::write(&file, LAUNCHES).unwrap();
+    let mut programs = examples();
+    programs.push(file);
+    for program in programs {
+        let name = program.file_stem().unwrap().to_str().unwrap().to_string();
+        let mut runs = Vec::new();
+        for (mode, off) in [("on", &[][..]), ("off", &["--no-index-launches"][..])] {
+            for workers in ["1", "2"] {
+                let dir = scratch(&format!("launches-{name}-{mode}-{workers}"));
+                let (dump, trace) = (dir.join("dump"), dir.join("trace.json"));
+                let mut args = vec![
+                    "--workers",
+                    workers,
+                    "--dump-tensors",
+                    dump.to_str().unwrap(),
+                    "--trace",
+                    trace.to_str().unwrap(),
+                ];
+                args.extend_from_slice(off);
+                let s = stats(&program, &dir, &args);
+                let trace: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+                runs.push((s, trace, dumped(&dump)));
+            }
+        }
+        let launches: Vec<&Value> = runs.iter().map(|r| &r.0["index_launches"]).collect();
+        assert_eq!(launches[2..], [0, 0], "{name}: launches while asked not to");
+        if name == "launches" {
+            // 1 + 1 + 16 rows + 3 steps; the last two loops run task by task.
+            assert_eq!(launches[..2], [21, 21], "{name}");
+        }
+        let (s0, t0, f0) = &runs[0];
+        for (s, t, f) in &runs[1..] {
+            assert_eq!(s["total_cycles"], s0["total_cycles"], "{name}");
+            assert_eq!(s["task_count"], s0["task_count"], "{name}");
+            assert!(t == t0, "{name}: the timeline differs");
+            assert!(f == f0, "{name}: tensors differ");
+        }
+    }
+}
+
+#[test]
+fn a_crash_inside_a_launch_names_the_instance() {
+    let dir = scratch("launch-crash");
+    let file = dir.join("crash.wsp");
+    // Tile i of X starts with 32 * i; instance 40 crashes.
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((64, 4, 8), F32, init=arange())
+Y = Tensor((64, 4, 8), F32)
+
+
+@kernel(cpp_src="""
+    if (x[0] == 1280.0f) {
+        volatile float* p = nullptr;
+        *p = 1.0f;
+    }
+""")
+def crash(x: In[Tile[4, 8, F32]], y: Out[Tile[4, 8, F32]]):
+    pass
+
+
+@workload
+def w(items):
+    for i in P(items):
+        crash[i](x=X[i], y=Y[i])
+
+
+program = w(Dense[64]).compile(target="cpu_sim")
+program.execute()
+"#;
+    std::fs::write(&file, text).unwrap();
+    let s = wsp_run(&file, &["--stats-json", "/dev/null"]);
+    let err = String::from_utf8_lossy(&s.stderr);
+    assert_eq!(s.status.code(), Some(1), "stderr: {err}");
+    assert!(
+        err.contains("error[WSP602]: segmentation fault in task crash[40]"),
+        "stderr: {err}"
+    );
 }
 
 /// A program with one `cpp_src` kernel `name` over 8×8 tiles `x` and `y`, whose body starts on

@@ -405,13 +405,11 @@ impl<'a> Enumerator<'a> {
         let Ok(count) = u32::try_from(hi - lo) else {
             return Ok(false);
         };
-        // Keys, ordered scopes and recordings name every task; those loops stay task by task.
+        // Schedule keys are stored per task; those loops stay task by task.
         if !self.run.index_launches
             || count < 2
             || self.dispatch_key.is_some()
             || self.stream_key.is_some()
-            || self.after.iter().any(|a| !a.is_empty())
-            || !self.recorded.is_empty()
         {
             return Ok(false);
         }
@@ -492,7 +490,7 @@ impl<'a> Enumerator<'a> {
             .tiles
             .iter()
             .zip(&tiles)
-            .all(|(tile, st)| self.run.regions.can_launch(tile.tensor, st));
+            .all(|(tile, st)| self.run.regions.can_launch(tile.tensor, st, tile.dir));
         if !independent || !recordable {
             return Ok(false);
         }
@@ -505,6 +503,16 @@ impl<'a> Enumerator<'a> {
             tiles: ptrs,
             index,
         });
+        // Ordered scopes and recordings name every instance, as they name every task.
+        let ids = first..first + count;
+        for set in &self.after {
+            for &p in set {
+                self.run.graph.edges.extend(ids.clone().map(|t| (p, t)));
+            }
+        }
+        for r in &mut self.recorded {
+            r.extend(ids.clone());
+        }
         let mut preds = std::mem::take(&mut self.deps);
         preds.clear();
         for (tile, st) in r.tiles.iter().zip(&tiles) {

@@ -593,20 +593,22 @@ impl Regions {
     }
 
     /// Whether an index launch can record its access to `tiles` of `tensor` in one record:
-    /// the tensor has no per-task records, and every launch record is of the same tiles or
-    /// far from them. Otherwise the launch's instances are enumerated one by one.
-    pub fn can_launch(&self, tensor: usize, tiles: &Strided) -> bool {
+    /// the tensor has no per-task records, and every launch record is of the same tiles, far
+    /// from them, or read only as this access is. Otherwise the launch's instances are
+    /// enumerated one by one.
+    pub fn can_launch(&self, tensor: usize, tiles: &Strided, dir: Direction) -> bool {
         let Some(r) = self.tensors.get(tensor) else {
             return true;
         };
         let same = r.launches.iter().any(|l| l.tiles == *tiles);
+        let apart = |l: &LaunchRecord| {
+            l.tiles == *tiles || (l.writer == 0 && !dir.writes()) || !l.tiles.may_overlap(tiles)
+        };
         !tiles.touches()
             || (r.grid.is_none()
                 && r.general.is_empty()
                 && (same || r.launches.len() < LAUNCH_RECORDS)
-                && r.launches
-                    .iter()
-                    .all(|l| l.tiles == *tiles || !l.tiles.may_overlap(tiles)))
+                && r.launches.iter().all(apart))
     }
 
     /// Records the access of launch `first` (of `tiles.count` instances) to `tiles`, which
@@ -805,5 +807,128 @@ mod tests {
         assert_eq!(access(r, 6, &shape, &[1], &[2], Out), [4, 5]);
         // An empty region touches nothing.
         assert_eq!(access(r, 7, &shape, &[1], &[1], Out), NONE);
+    }
+
+    /// Tiles [2, 4] down the rows of an [8, 4] tensor, one per instance of a launch of 4.
+    fn rows(first_row: u64, step: i64) -> Strided {
+        Strided {
+            lo: vec![first_row, 0],
+            hi: vec![first_row + 2, 4],
+            step: vec![step, 0],
+            count: 4,
+        }
+    }
+
+    fn launch(r: &mut Regions, first: TaskId, tiles: &Strided, dir: Direction) -> Vec<TaskId> {
+        assert!(r.can_launch(0, tiles, dir));
+        let mut links = Vec::new();
+        r.launch_access(first, 0, tiles, dir, &mut links);
+        links.sort_unstable();
+        links
+    }
+
+    #[test]
+    fn launches_of_the_same_tiles_wait_instance_by_instance() {
+        let shape = [8, 4];
+        let r = &mut Regions::default();
+        assert_eq!(launch(r, 0, &rows(0, 2), Out), NONE);
+        assert_eq!(launch(r, 4, &rows(0, 2), In), [0]);
+        assert_eq!(launch(r, 8, &rows(0, 2), In), [0]);
+        assert_eq!(launch(r, 12, &rows(0, 2), InOut), [0, 4, 8]);
+        // A task's access turns the records into the ones the instances would have left:
+        // instance 2 of the last launch wrote rows 4..6.
+        assert_eq!(access(r, 16, &shape, &[4, 0], &[6, 4], In), [14]);
+        assert!(
+            !r.can_launch(0, &rows(0, 2), In),
+            "the tensor has per-task records"
+        );
+    }
+
+    #[test]
+    fn a_launch_of_other_tiles_must_not_overlap_what_launches_wrote() {
+        let r = &mut Regions::default();
+        assert_eq!(launch(r, 0, &rows(0, 2), In), NONE);
+        // Reads of other tiles need no order among them.
+        assert_eq!(launch(r, 4, &rows(6, -2), In), NONE);
+        assert!(
+            !r.can_launch(0, &rows(6, -2), Out),
+            "overlaps the first launch's reads"
+        );
+        let r = &mut Regions::default();
+        assert_eq!(launch(r, 0, &rows(0, 2), Out), NONE);
+        assert!(
+            !r.can_launch(0, &rows(6, -2), In),
+            "reads what instances wrote"
+        );
+        let far = Strided {
+            lo: vec![0, 0],
+            hi: vec![1, 4],
+            step: vec![1, 0],
+            count: 4,
+        };
+        // Rows 0..4 in steps of one overlap rows 0..8 in steps of two.
+        assert!(!r.can_launch(0, &far, In));
+        // An empty region touches nothing.
+        let empty = Strided {
+            hi: vec![0, 0],
+            ..far.clone()
+        };
+        assert!(r.can_launch(0, &empty, Out));
+        assert!(rows(0, 2).disjoint() && !rows(0, 1).disjoint() && !rows(0, 0).disjoint());
+        // A per-task access elsewhere still sees the writer of its rows, and nothing else.
+        assert_eq!(access(r, 4, &[8, 4], &[2, 0], &[4, 4], In), [1]);
+        assert_eq!(access(r, 5, &[8, 4], &[6, 0], &[8, 4], Out), [3]);
+    }
+
+    #[test]
+    fn launch_instances_have_ids_and_expand_into_tasks() {
+        let g = &mut Graph::default();
+        let task = |g: &mut Graph, v: i64| {
+            let index = g.index.len() as u32;
+            g.index.push(v);
+            g.push(Task {
+                kind: TaskKind::Kernel(0),
+                args: 0,
+                sig: 0,
+                index,
+            })
+        };
+        let launch = |g: &mut Graph, count| {
+            g.push_launch(Launch {
+                kernel: 1,
+                first: 0,
+                count,
+                entry: 0,
+                sig: 0,
+                tiles: Vec::new(),
+                index: vec![(10, 2)],
+            })
+        };
+        assert_eq!(task(g, 100), 0);
+        assert_eq!(launch(g, 3), 1);
+        assert_eq!(task(g, 104), 4);
+        assert_eq!(launch(g, 2), 5);
+        assert_eq!(task(g, 107), 7);
+        g.links.push((1, 5));
+        let entries: Vec<u32> = (0..8).map(|t| g.entry_of(t)).collect();
+        assert_eq!(entries, [0, 1, 1, 1, 2, 3, 3, 4]);
+        let ids: Vec<TaskId> = (0..5).map(|e| g.id_of(e)).collect();
+        assert_eq!(ids, [0, 1, 4, 5, 7]);
+        let index = |g: &Graph, t| {
+            let mut v = Vec::new();
+            g.index_of(t, |x| v.push(x));
+            v
+        };
+        assert_eq!(index(g, 3), [14]);
+        assert_eq!(index(g, 4), [104]);
+        assert_eq!(g.kind_of(6), Some(TaskKind::Kernel(1)));
+        // The link: entry 3 waits for entry 1.
+        let (_, succs, pending) = g.successors(0, 5, 0).unwrap();
+        assert_eq!((succs, pending), (vec![3], vec![0, 0, 0, 1, 0]));
+        g.expand();
+        assert_eq!(g.tasks.len(), 8);
+        let all: Vec<Vec<i64>> = (0..8).map(|t| index(g, t)).collect();
+        assert_eq!(all, [[100], [10], [12], [14], [104], [10], [12], [107]]);
+        assert_eq!(g.edges, [(1, 5), (2, 6)]);
     }
 }
