@@ -271,7 +271,8 @@ impl Graph {
             index.extend_from_slice(&self.index[t.index as usize..hi]);
         }
         for &(p, s) in &self.links {
-            let count = self.launch_of(p).map_or(0, |(l, _)| l.count);
+            let count = |t| self.launch_of(t).map_or(0, |(l, _)| l.count);
+            let count = count(p).min(count(s));
             self.edges.extend((0..count).map(|i| (p + i, s + i)));
         }
         self.tasks = tasks;
