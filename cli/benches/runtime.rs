@@ -241,18 +241,26 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
         // whole process (analysis, cache lookup, tensor initialisation, simulated clock).
         let mut execute = Vec::new();
         let mut whole = Vec::new();
+        let mut task_by_task = Vec::new();
         for _ in 0..5 {
-            let (stats, wall) = wsp_run(
-                wsp,
-                &path,
-                cache,
-                scratch,
-                &["--workers", &workers.to_string()],
-            );
-            assert_eq!(stats["task_count"].as_u64(), Some(TASKS as u64));
-            assert_eq!(stats["cache_hit"], true);
-            execute.push(stats["execute_time_ms"].as_f64().expect("execute_time_ms"));
-            whole.push(wall);
+            for launches in [true, false] {
+                let w = workers.to_string();
+                let mut args = vec!["--workers", &w];
+                if !launches {
+                    args.push("--no-index-launches");
+                }
+                let (stats, wall) = wsp_run(wsp, &path, cache, scratch, &args);
+                assert_eq!(stats["task_count"].as_u64(), Some(TASKS as u64));
+                assert_eq!(stats["cache_hit"], true);
+                assert_eq!(stats["index_launches"].as_u64(), Some(launches as u64));
+                let ms = stats["execute_time_ms"].as_f64().expect("execute_time_ms");
+                if launches {
+                    execute.push(ms);
+                    whole.push(wall);
+                } else {
+                    task_by_task.push(ms);
+                }
+            }
         }
         let rayon_ms = rayon_tasks(tiny, workers);
         let ours = median(execute.clone());
@@ -265,6 +273,7 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
                 "execute_ms_runs": execute,
                 "tasks_per_s": per_s,
                 "wsp_run_wall_ms_median": median(whole.clone()),
+                "task_by_task_execute_ms_median": median(task_by_task),
                 "rayon_ms": rayon_ms,
                 "rayon_tasks_per_s": TASKS as f64 / (rayon_ms / 1e3),
                 "ours_over_rayon": ratio,
@@ -278,7 +287,7 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     json!({
         "tasks": TASKS,
         "kernel": "tiny: [1, 8] f32, y = x + x",
-        "what": "execute_ms: enumeration, dependency tracking and execution of every task in a fresh `wsp run` (its stats' execute_time_ms), median of 5; rayon_ms: best of 5 in this process, the same kernel through the same pointer",
+        "what": "execute_ms: enumeration, dependency tracking and execution of every task in a fresh `wsp run` (its stats' execute_time_ms; the loop runs as one index launch), median of 5; task_by_task: the same with --no-index-launches; rayon_ms: best of 5 in this process, the same kernel through the same pointer",
         "runs": rows,
         "original_tasks_per_s": ORIGINAL_TASKS_PER_S,
         "goals": goals,
