@@ -391,7 +391,7 @@ impl<'a> Enumerator<'a> {
     /// instances' views step by a fixed amount per iteration, so their tiles and regions are
     /// known without enumerating them. Taken when the instances are provably independent of
     /// each other and their regions can be recorded exactly in one record per tile
-    /// ([`Regions::can_launch`]); returns whether it was.
+    /// ([`crate::graph::Regions::can_launch`]); returns whether it was.
     fn launch(
         &mut self,
         var: &'a str,
@@ -412,6 +412,12 @@ impl<'a> Enumerator<'a> {
             || self.stream_key.is_some()
         {
             return Ok(false);
+        }
+        if self.run.graph.next_id().checked_add(count).is_none() {
+            return Err(RunError::Input(format!(
+                "the run has more than {} tasks, more than task ids can number",
+                u32::MAX
+            )));
         }
         let s = self.slot(var) as usize;
         let outer = self.env[s];
