@@ -932,4 +932,87 @@ mod tests {
         assert_eq!(all, [[100], [10], [12], [14], [104], [10], [12], [107]]);
         assert_eq!(g.edges, [(1, 5), (2, 6)]);
     }
+
+    /// Tiles of a property test: `count` instances, instance `i` touching rows
+    /// `row + i * step .. row + i * step + rows` of an [16, 4] tensor.
+    #[derive(Debug, Clone)]
+    struct Rows {
+        row: u64,
+        rows: u64,
+        step: i64,
+        count: u32,
+    }
+
+    fn some_rows() -> impl proptest::strategy::Strategy<Value = Rows> {
+        use proptest::prelude::*;
+        (0u64..16, 1u64..3, -2i64..3, 1u32..5)
+            .prop_map(|(row, rows, step, count)| Rows {
+                row,
+                rows,
+                step,
+                count,
+            })
+            .prop_filter("inside the tensor", |o| {
+                let last = o.row as i64 + o.step * (o.count as i64 - 1);
+                last >= 0 && last + o.rows as i64 <= 16 && o.row + o.rows <= 16
+            })
+    }
+
+    proptest::proptest! {
+        /// Launch records, their links and their materialization give every instance exactly
+        /// the dependencies per-task records give the same accesses one by one. Accesses draw
+        /// from three sets of tiles, so that launches often meet the same tiles again.
+        #[test]
+        fn launch_records_are_exact(
+            pool in proptest::collection::vec(some_rows(), 3),
+            picks in proptest::collection::vec((0usize..3, 0usize..3, proptest::bool::weighted(0.2)), 1..16),
+        ) {
+            let ops: Vec<(Rows, Direction, bool)> = picks
+                .iter()
+                .map(|&(p, d, as_task)| (pool[p].clone(), [In, Out, InOut][d], as_task))
+                .collect();
+            let shape = [16, 4];
+            let (mut tasks, mut launched) = (Regions::default(), Regions::default());
+            let (mut expected, mut got) = (Vec::new(), Vec::new());
+            let mut first = 0;
+            for (o, dir, as_task) in &ops {
+                let dir = *dir;
+                let tiles = Strided {
+                    lo: vec![o.row, 0],
+                    hi: vec![o.row + o.rows, 4],
+                    step: vec![o.step, 0],
+                    count: o.count,
+                };
+                let mut deps = Vec::new();
+                for i in 0..o.count {
+                    let (lo, hi) = tiles.at(i);
+                    tasks.access(first + i, 0, &shape, (&lo, &hi), dir, &mut deps);
+                    expected.extend(deps.drain(..).map(|d| (d, first + i)));
+                }
+                let launch = !as_task
+                    && (!dir.writes() || tiles.disjoint())
+                    && launched.can_launch(0, &tiles, dir);
+                if launch {
+                    let mut links = Vec::new();
+                    launched.launch_access(first, 0, &tiles, dir, &mut links);
+                    for p in links {
+                        got.extend((0..o.count).map(|i| (p + i, first + i)));
+                    }
+                } else {
+                    for i in 0..o.count {
+                        let (lo, hi) = tiles.at(i);
+                        launched.access(first + i, 0, &shape, (&lo, &hi), dir, &mut deps);
+                        got.extend(deps.drain(..).map(|d| (d, first + i)));
+                    }
+                }
+                first += o.count;
+            }
+            for e in [&mut expected, &mut got] {
+                e.retain(|(p, s)| p != s);
+                e.sort_unstable();
+                e.dedup();
+            }
+            proptest::prop_assert_eq!(expected, got);
+        }
+    }
 }
