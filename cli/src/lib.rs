@@ -33,6 +33,8 @@ enum Command {
     },
     /// Compile a file's programs for cpu_sim, run them, print their stats.
     Run(run::RunArgs),
+    /// The language server, on stdin and stdout.
+    Lsp,
     /// The process `wsp run` executes a job in (internal).
     #[command(name = "__exec", hide = true)]
     Exec,
@@ -66,6 +68,23 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             target,
         } => check::run(paths, format, target),
         Command::Run(args) => run::run(args),
+        Command::Lsp => lsp(),
         Command::Exec => run::exec_child(),
+    }
+}
+
+fn lsp() -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => {
+            rt.block_on(wsp_lsp::serve_stdio());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot start the language server: {e}");
+            ExitCode::from(2)
+        }
     }
 }
