@@ -58,6 +58,15 @@ pub struct Launch {
     pub index: Vec<(i64, i64)>,
 }
 
+impl Launch {
+    /// Instance `i`'s index values.
+    fn index_at(&self, i: u32) -> impl Iterator<Item = i64> + '_ {
+        self.index
+            .iter()
+            .map(move |&(base, step)| base.wrapping_add(step.wrapping_mul(i as i64)))
+    }
+}
+
 #[derive(Debug)]
 pub struct Graph {
     /// The entries: a task each, or a launch for all its instances.
@@ -133,17 +142,21 @@ impl Graph {
         first
     }
 
+    /// The last launch whose first instance is at or before task `t`.
+    fn launch_before(&self, t: TaskId) -> Option<&Launch> {
+        let j = self.launches.partition_point(|l| l.first <= t);
+        self.launches.get(j.checked_sub(1)?)
+    }
+
     /// The launch instance `t` belongs to, with its number there.
     fn launch_of(&self, t: TaskId) -> Option<(&Launch, u32)> {
-        let j = self.launches.partition_point(|l| l.first <= t);
-        let l = self.launches.get(j.checked_sub(1)?)?;
+        let l = self.launch_before(t)?;
         (t - l.first < l.count).then(|| (l, t - l.first))
     }
 
     /// The entry of task `t`.
     pub fn entry_of(&self, t: TaskId) -> u32 {
-        let j = self.launches.partition_point(|l| l.first <= t);
-        match j.checked_sub(1).map(|j| &self.launches[j]) {
+        match self.launch_before(t) {
             None => t,
             Some(l) if t - l.first < l.count => l.entry,
             // Every entry up to this launch's is one id, after it `count` ids.
@@ -170,24 +183,27 @@ impl Graph {
 
     /// Calls `each` with task `t`'s index values (`[b, h]`) in order. Allocates nothing, for
     /// the fault handler.
-    pub fn index_of(&self, t: TaskId, mut each: impl FnMut(i64)) {
-        if let Some((l, i)) = self.launch_of(t) {
-            for &(base, step) in &l.index {
-                each(base.wrapping_add(step.wrapping_mul(i as i64)));
-            }
-            return;
+    pub fn index_of(&self, t: TaskId, each: impl FnMut(i64)) {
+        match self.launch_of(t) {
+            Some((l, i)) => l.index_at(i).for_each(each),
+            None => self
+                .entry_index(self.entry_of(t) as usize)
+                .iter()
+                .copied()
+                .for_each(each),
         }
-        let e = self.entry_of(t) as usize;
+    }
+
+    /// The index values stored for entry `e` (none for a launch).
+    fn entry_index(&self, e: usize) -> &[i64] {
         let Some(task) = self.tasks.get(e) else {
-            return;
+            return &[];
         };
         let hi = self
             .tasks
             .get(e + 1)
             .map_or(self.index.len(), |n| n.index as usize);
-        self.index[task.index as usize..hi]
-            .iter()
-            .for_each(|&v| each(v));
+        &self.index[task.index as usize..hi]
     }
 
     /// The task's dispatch and stream keys; (0, -1) for a task without.
@@ -245,30 +261,22 @@ impl Graph {
         for (e, t) in self.tasks.iter().enumerate() {
             if let TaskKind::Launch(l) = t.kind {
                 let l = &self.launches[l as usize];
-                for i in 0..l.count as i64 {
+                for i in 0..l.count {
                     tasks.push(Task {
                         kind: TaskKind::Kernel(l.kernel),
                         args: u32::MAX,
                         sig: l.sig,
                         index: index.len() as u32,
                     });
-                    index.extend(
-                        l.index
-                            .iter()
-                            .map(|&(b, s)| b.wrapping_add(s.wrapping_mul(i))),
-                    );
+                    index.extend(l.index_at(i));
                 }
                 continue;
             }
-            let hi = self
-                .tasks
-                .get(e + 1)
-                .map_or(self.index.len(), |n| n.index as usize);
             tasks.push(Task {
                 index: index.len() as u32,
                 ..t.clone()
             });
-            index.extend_from_slice(&self.index[t.index as usize..hi]);
+            index.extend_from_slice(self.entry_index(e));
         }
         for &(p, s) in &self.links {
             let count = |t| self.launch_of(t).map_or(0, |(l, _)| l.count);
