@@ -9,6 +9,7 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
 use crate::names::{ModuleScope, module_scope, name_range, suggest};
 use crate::schedules::{Directive, DirectiveDetail, DirectiveKind, Target};
+use crate::symbols::{Symbol, Use};
 use crate::types::{DType, shape_text};
 use crate::values::{
     Axis, AxisKind, Channel, CompileTarget, Composite, DimLayout, F64, Init, IntSource, Key,
@@ -22,6 +23,14 @@ use wsp_ir::{Affine, ScalarExpr, ScalarOp};
 pub struct ItemValue<'db> {
     pub value: Value<'db>,
     pub diags: Vec<Diag<'db>>,
+    pub uses: Vec<Use<'db>>,
+}
+
+/// A name bound inside a def.
+pub(crate) struct Local<'db> {
+    pub name: String,
+    pub value: Value<'db>,
+    pub def: TextRange,
 }
 
 /// The value of an assignment (or a def) at module level.
@@ -32,12 +41,14 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
             return ItemValue {
                 value: Value::Kernel(item),
                 diags: Vec::new(),
+                uses: Vec::new(),
             };
         }
         ItemKind::Workload => {
             return ItemValue {
                 value: Value::Workload(item),
                 diags: Vec::new(),
+                uses: Vec::new(),
             };
         }
         _ => {}
@@ -63,6 +74,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
     ItemValue {
         value,
         diags: eval.diags,
+        uses: eval.uses,
     }
 }
 
@@ -126,7 +138,9 @@ pub(crate) struct Eval<'db> {
     position: usize,
     pub diags: Vec<Diag<'db>>,
     /// Local names (workload parameters, loop variables), innermost last.
-    pub locals: Vec<(String, Value<'db>)>,
+    pub locals: Vec<Local<'db>>,
+    /// Every name resolved, where it was written (for navigation).
+    pub uses: Vec<Use<'db>>,
     /// The extent of each loop variable in scope, when it is known.
     pub extents: Vec<(String, Option<u64>)>,
 }
@@ -141,7 +155,21 @@ impl<'db> Eval<'db> {
             position: scope.position(item),
             diags: Vec::new(),
             locals: Vec::new(),
+            uses: Vec::new(),
             extents: Vec::new(),
+        }
+    }
+
+    /// Binds a local name at `def` (a parameter, a loop variable, an assignment's target).
+    pub fn bind_local(&mut self, name: String, value: Value<'db>, def: TextRange) {
+        self.uses.push(Use::new(def, self.local_symbol(def)));
+        self.locals.push(Local { name, value, def });
+    }
+
+    pub fn local_symbol(&self, def: TextRange) -> Symbol<'db> {
+        Symbol::Local {
+            item: self.item,
+            def,
         }
     }
 
@@ -168,10 +196,12 @@ impl<'db> Eval<'db> {
     /// Resolves a name: locals, then module-level bindings made before this item, then the
     /// `pto_wsp` vocabulary.
     pub fn resolve(&mut self, name: &str, range: TextRange) -> Value<'db> {
-        if let Some((_, v)) = self.locals.iter().rev().find(|(n, _)| n == name) {
-            return v.clone();
+        if let Some(l) = self.locals.iter().rev().find(|l| l.name == name) {
+            self.uses.push(Use::new(range, self.local_symbol(l.def)));
+            return l.value.clone();
         }
         if let Some(b) = self.scope.lookup(name) {
+            self.uses.push(Use::new(range, Symbol::Item(b.item)));
             if b.index < self.position {
                 return item_value(self.db, b.item).value.clone();
             }
@@ -195,7 +225,7 @@ impl<'db> Eval<'db> {
         if let Some(b) = Builtin::lookup(name) {
             return Value::Builtin(b);
         }
-        let locals: Vec<&str> = self.locals.iter().map(|(n, _)| n.as_str()).collect();
+        let locals: Vec<&str> = self.locals.iter().map(|l| l.name.as_str()).collect();
         let candidates = locals
             .into_iter()
             .chain(self.scope.names())

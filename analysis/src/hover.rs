@@ -9,8 +9,8 @@ use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
 
 use crate::eval::{item_value, plural};
 use crate::files::File;
-use crate::items::{Item, ItemKind, item_offsets, module_items};
-use crate::kernels::{KernelSignature, ParamType, kernel_body, kernel_signature};
+use crate::items::{Item, ItemKind, module_items};
+use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::ops;
 use crate::programs::calls;
@@ -32,17 +32,9 @@ pub struct Hover {
 
 /// The hover at `offset` in `file`, if the text there has something to say.
 pub fn hover(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option<Hover> {
-    let items = module_items(db, file);
-    let offsets = item_offsets(db, file);
-    let i = offsets
-        .partition_point(|&start| start <= offset)
-        .checked_sub(1)?;
-    let (item, base) = (*items.get(i)?, offsets[i]);
-    let local = offset.checked_sub(base)?;
+    let (item, base) = crate::symbols::item_at(db, file, offset)?;
+    let local = offset - base;
     let root = item.syntax(db);
-    if local > root.text_range().end() {
-        return None;
-    }
     let token = pick_token(root.token_at_offset(local))?;
     let found = match item.kind(db) {
         ItemKind::Kernel => kernel_hover(db, item, &token),
@@ -108,7 +100,7 @@ fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -
         if ast::Param::cast(parent).is_some()
             && let Some(p) = signature.param(token.text())
         {
-            return Some((range, code(&format!("{}: {}", p.name, param_type(&p.ty)))));
+            return Some((range, code(&format!("{}: {}", p.name, p.ty))));
         }
     }
     // Any typed expression: the innermost one around the token.
@@ -160,7 +152,7 @@ fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken)
         {
             let md = format!(
                 "{}\n\nA parameter of `{}`.",
-                code(&format!("{}: {}", p.name, param_type(&p.ty))),
+                code(&format!("{}: {}", p.name, p.ty)),
                 t.kernel_name
             );
             return Some((range, md));
@@ -348,7 +340,7 @@ fn signature_text(s: &KernelSignature) -> String {
         .params
         .iter()
         .map(|p| {
-            let mut t = format!("{}: {}", p.name, param_type(&p.ty));
+            let mut t = format!("{}: {}", p.name, p.ty);
             if let Some(d) = p.default {
                 let _ = write!(t, " = {}", d.0);
             }
@@ -361,21 +353,6 @@ fn signature_text(s: &KernelSignature) -> String {
         "@kernel"
     };
     format!("{decorator}\ndef {}({})", s.name, params.join(", "))
-}
-
-fn param_type(t: &ParamType) -> String {
-    match t {
-        ParamType::Tile(dir, tile) => format!(
-            "{}[Tile[{}, {}, {}]]",
-            dir.name(),
-            tile.rows,
-            tile.cols,
-            tile.dtype
-        ),
-        ParamType::Scalar(d) => format!("Scalar[{d}]"),
-        ParamType::Constexpr => "Constexpr[int]".to_string(),
-        ParamType::Unknown => "?".to_string(),
-    }
 }
 
 fn workload_text(db: &dyn salsa::Database, item: Item<'_>) -> String {

@@ -10,6 +10,7 @@ use crate::eval::{Eval, num};
 use crate::items::Item;
 use crate::names::suggest;
 use crate::ops::{self, DtypeRule, Op, OpParamKind, ShapeRule};
+use crate::symbols::Use;
 use crate::types::{DType, KernelType, TileType};
 use crate::values::{F64, Value};
 use crate::vocabulary::Builtin;
@@ -23,6 +24,26 @@ pub enum ParamType {
     Constexpr,
     /// The annotation was wrong (already reported) or missing.
     Unknown,
+}
+
+impl std::fmt::Display for ParamType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamType::Tile(dir, t) => {
+                write!(
+                    f,
+                    "{}[Tile[{}, {}, {}]]",
+                    dir.name(),
+                    t.rows,
+                    t.cols,
+                    t.dtype
+                )
+            }
+            ParamType::Scalar(d) => write!(f, "Scalar[{d}]"),
+            ParamType::Constexpr => f.write_str("Constexpr[int]"),
+            ParamType::Unknown => f.write_str("?"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -48,6 +69,8 @@ pub struct KernelSignature<'db> {
     pub params: Vec<KernelParam>,
     pub cpp: Option<CppSource>,
     pub diags: Vec<Diag<'db>>,
+    /// The parameters and the names the annotations resolved (for navigation).
+    pub uses: Vec<Use<'db>>,
 }
 
 impl KernelSignature<'_> {
@@ -70,6 +93,7 @@ pub fn kernel_signature<'db>(
             params,
             cpp,
             diags: eval.diags,
+            uses: eval.uses,
         };
     };
     if let Some(d) = f.decorators().next()
@@ -139,6 +163,7 @@ pub fn kernel_signature<'db>(
                 }
             }
         };
+        eval.uses.push(Use::new(range, eval.local_symbol(range)));
         params.push(KernelParam {
             name,
             range,
@@ -151,6 +176,7 @@ pub fn kernel_signature<'db>(
         params,
         cpp,
         diags: eval.diags,
+        uses: eval.uses,
     }
 }
 
@@ -344,6 +370,8 @@ pub struct KernelBody<'db> {
     /// The type of each expression that has one, by its range in the kernel item (for hover).
     pub types: Vec<(TextRange, KernelType)>,
     pub diags: Vec<Diag<'db>>,
+    /// The names the body resolved (for navigation).
+    pub uses: Vec<Use<'db>>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -368,7 +396,8 @@ pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Kernel
 struct BodyChecker<'db> {
     eval: Eval<'db>,
     signature: &'db KernelSignature<'db>,
-    locals: Vec<(String, Option<(Operand, KernelType)>)>,
+    /// Each local's name, value and where it is assigned, innermost last.
+    locals: Vec<(String, Typed, TextRange)>,
     ops: Vec<BodyOp>,
     types: Vec<(TextRange, KernelType)>,
     stored: Vec<String>,
@@ -399,6 +428,7 @@ impl<'db> BodyChecker<'db> {
             ops: self.ops,
             types: self.types,
             diags: self.eval.diags,
+            uses: self.eval.uses,
         }
     }
 
@@ -426,10 +456,13 @@ impl<'db> BodyChecker<'db> {
                                 continue;
                             }
                             let value = value.flatten();
+                            let def = n.syntax().text_range();
                             if let Some((_, ty)) = &value {
-                                self.types.push((n.syntax().text_range(), *ty));
+                                self.types.push((def, *ty));
                             }
-                            self.locals.push((name, value));
+                            let symbol = self.eval.local_symbol(def);
+                            self.eval.uses.push(Use::new(def, symbol));
+                            self.locals.push((name, value, def));
                         }
                         _ => self.eval.error(
                             Code::OutsideSubset,
@@ -524,10 +557,14 @@ impl<'db> BodyChecker<'db> {
     }
 
     fn name(&mut self, name: &str, range: TextRange) -> Typed {
-        if let Some((_, v)) = self.locals.iter().rev().find(|(n, _)| n == name) {
+        if let Some((_, v, def)) = self.locals.iter().rev().find(|(n, ..)| n == name) {
+            let symbol = self.eval.local_symbol(*def);
+            self.eval.uses.push(Use::new(range, symbol));
             return v.clone();
         }
         if let Some(p) = self.signature.param(name) {
+            let symbol = self.eval.local_symbol(p.range);
+            self.eval.uses.push(Use::new(range, symbol));
             return match &p.ty {
                 ParamType::Tile(dir, t) => {
                     if !dir.reads() {
@@ -715,7 +752,9 @@ impl<'db> BodyChecker<'db> {
             }
         };
         let Some(p) = self.signature.param(&name) else {
-            if self.locals.iter().any(|(n, _)| *n == name) {
+            if let Some((.., def)) = self.locals.iter().rev().find(|(n, ..)| *n == name) {
+                let symbol = self.eval.local_symbol(*def);
+                self.eval.uses.push(Use::new(r, symbol));
                 self.eval.error(
                     Code::WrongKind,
                     r,
@@ -729,6 +768,8 @@ impl<'db> BodyChecker<'db> {
             }
             return None;
         };
+        let symbol = self.eval.local_symbol(p.range);
+        self.eval.uses.push(Use::new(r, symbol));
         let ParamType::Tile(dir, t) = p.ty else {
             if p.ty != ParamType::Unknown {
                 self.eval.error(

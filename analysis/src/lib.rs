@@ -24,6 +24,7 @@ mod names;
 pub use wsp_ir::ops;
 mod programs;
 pub mod schedules;
+mod symbols;
 mod types;
 mod values;
 pub mod vocabulary;
@@ -36,5 +37,8 @@ pub use crate::files::{File, Workspace, WorkspaceConfig};
 pub use crate::hover::{Hover, hover};
 pub use crate::lower::{Action, LoweredFile, lower_file, lower_program};
 pub use crate::schedules::Target;
+pub use crate::symbols::{
+    FileSymbol, NameRef, SymbolKind, file_symbols, name_at, references, rename,
+};
 pub use crate::types::{DType, TileType};
 pub use wsp_syntax::{TextRange, TextSize};

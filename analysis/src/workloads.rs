@@ -12,6 +12,7 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, plural};
 use crate::items::Item;
 use crate::kernels::{Direction, ParamType, kernel_signature};
+use crate::symbols::{Symbol, Use};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Schedule, Value, View, ViewIndex, WorkloadCall};
 use crate::vocabulary::Builtin;
@@ -175,6 +176,8 @@ pub struct WorkloadPlan<'db> {
     /// The body's loops and `with` blocks, in source order, for hover.
     pub blocks: Vec<Block>,
     pub diags: Vec<Diag<'db>>,
+    /// The names the body resolved (for navigation).
+    pub uses: Vec<Use<'db>>,
 }
 
 /// A parameter of a workload and the kind of value its annotation asks for.
@@ -292,7 +295,7 @@ fn analyze<'db>(
     };
     let params = &workload_params(db, item).0;
     for (p, v) in params.iter().zip(args) {
-        walker.eval.locals.push((p.name.clone(), v.clone()));
+        walker.eval.bind_local(p.name.clone(), v.clone(), p.range);
     }
     let mut body = Vec::new();
     if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
@@ -306,6 +309,7 @@ fn analyze<'db>(
         body,
         blocks: walker.blocks,
         diags: walker.eval.diags,
+        uses: walker.eval.uses,
     }
 }
 
@@ -320,6 +324,15 @@ pub(crate) fn call_workload<'db>(
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     let what = format!("`{}`", w.name(db));
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    for kw in c.args().filter_map(|a| a.keyword()) {
+        if let Some(p) = params.iter().find(|p| p.name == kw.text()) {
+            let symbol = Symbol::Local {
+                item: w,
+                def: p.range,
+            };
+            eval.uses.push(Use::new(kw.text_range(), symbol));
+        }
+    }
     let Some(args) = eval.bind(c, &what, &refs) else {
         return Value::Unknown;
     };
@@ -613,7 +626,9 @@ impl<'db> Walker<'db> {
                     let targets: Vec<Expr> = a.targets().collect();
                     let v = a.value().map_or(Value::Unknown, |e| self.eval.expr(&e));
                     match targets.as_slice() {
-                        [Expr::NameExpr(n)] => self.eval.locals.push((n.text(), v)),
+                        [Expr::NameExpr(n)] => {
+                            self.eval.bind_local(n.text(), v, n.syntax().text_range())
+                        }
                         _ => self.eval.error(
                             Code::OutsideSubset,
                             stmt.syntax().text_range(),
@@ -865,11 +880,10 @@ impl<'db> Walker<'db> {
             vars: vars.clone(),
         });
         let depth = (self.eval.locals.len(), self.eval.extents.len());
-        for (name, _) in &targets {
+        for (name, def) in &targets {
             let extent = vars.iter().find(|v| &v.name == name).and_then(|v| v.extent);
             self.eval
-                .locals
-                .push((name.clone(), Value::Index(Affine::var(name))));
+                .bind_local(name.clone(), Value::Index(Affine::var(name)), *def);
             self.eval.extents.push((name.clone(), extent));
         }
         let body = f.body().map(|b| self.block(&b)).unwrap_or_default();
@@ -926,8 +940,8 @@ impl<'db> Walker<'db> {
                         return None;
                     }
                 };
-                let var = match item.target() {
-                    Some(Expr::NameExpr(n)) => n.text(),
+                let (var, def) = match item.target() {
+                    Some(Expr::NameExpr(n)) => (n.text(), n.syntax().text_range()),
                     _ => {
                         self.eval.error(
                             Code::WrongKind,
@@ -944,8 +958,7 @@ impl<'db> Walker<'db> {
                     .and_then(|(_, e)| *e);
                 let depth = (self.eval.locals.len(), self.eval.extents.len());
                 self.eval
-                    .locals
-                    .push((var.clone(), Value::Index(Affine::var(&var))));
+                    .bind_local(var.clone(), Value::Index(Affine::var(&var)), def);
                 self.eval.extents.push((var.clone(), extent));
                 let var_fact = LoopVar {
                     name: var.clone(),
@@ -1207,6 +1220,13 @@ impl<'db> Walker<'db> {
                 ok = false;
                 continue;
             };
+            self.eval.uses.push(Use::new(
+                kw.text_range(),
+                Symbol::Local {
+                    item: kernel,
+                    def: param.range,
+                },
+            ));
             match (&param.ty, value) {
                 (_, Value::Unknown) => ok = false,
                 (ParamType::Tile(dir, tile), v @ (Value::View(_) | Value::Tensor(_))) => {

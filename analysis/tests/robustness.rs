@@ -171,8 +171,9 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// Hover at every character boundary answers within the text, on a range around the cursor.
-fn hover_everywhere(db: &Database, file: File, text: &str) {
+/// Every editor query at every character boundary answers within the text: hover on a range
+/// around the cursor, references that all spell the name under the cursor.
+fn queries_everywhere(db: &Database, file: File, text: &str) {
     let len = wsp_syntax::TextSize::of(text);
     for (at, _) in text.char_indices().chain([(text.len(), ' ')]) {
         let offset = wsp_syntax::TextSize::try_from(at).expect("offset");
@@ -184,6 +185,13 @@ fn hover_everywhere(db: &Database, file: File, text: &str) {
                 h.range
             );
             assert!(!h.markdown.is_empty());
+        }
+        if let Some(n) = wsp_analysis::name_at(db, file, offset) {
+            let refs = wsp_analysis::references(db, file, offset);
+            assert_eq!(refs.first(), Some(&n.definition), "at {at}");
+            for r in refs {
+                assert_eq!(&text[r], n.name, "a reference of `{}` at {at}", n.name);
+            }
         }
     }
 }
@@ -205,7 +213,7 @@ proptest! {
             let incremental = wsp_analysis::file_diagnostics(&db, file).clone();
             prop_assert_eq!(&incremental, &from_scratch(&text), "after {:?} the text is:\n{}", e, text);
         }
-        hover_everywhere(&db, file, &text);
+        queries_everywhere(&db, file, &text);
     }
 
     #[test]
@@ -214,6 +222,6 @@ proptest! {
         let db = Database::default();
         let workspace = Workspace::new(&db, Vec::new());
         let file = File::new(&db, workspace, "any.wsp".into(), text.clone());
-        hover_everywhere(&db, file, &text);
+        queries_everywhere(&db, file, &text);
     }
 }
