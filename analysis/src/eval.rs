@@ -2043,12 +2043,7 @@ impl<'db> Eval<'db> {
                     self.bind(c, what, &[]);
                     Value::None
                 }
-                _ => self.unknown_member(
-                    "program",
-                    method,
-                    range,
-                    ["execute", "synchronize", "stats"].into_iter(),
-                ),
+                _ => self.unknown_member("program", method, range, PROGRAM_MEMBERS.iter().copied()),
             },
             _ => Value::Unknown,
         }
@@ -2075,12 +2070,28 @@ const SCHEDULE_METHODS: &[&str] = &[
     "spatial_map",
     "compile",
 ];
+const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "stats"];
 const STATS_FIELDS: &[&str] = &[
     "task_count",
     "total_cycles",
     "compile_time_ms",
     "execute_time_ms",
 ];
+
+/// What may follow `v.`: the members `attribute` and `method` accept (for completion).
+pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
+    match v {
+        Value::Builtin(Builtin::DType) => DType::ALL.iter().map(|d| d.name()).collect(),
+        Value::Builtin(Builtin::WindowMode) => {
+            WindowMode::MEMBERS.iter().map(|(n, _)| *n).collect()
+        }
+        Value::Builtin(b) => members(*b).to_vec(),
+        Value::Schedule(_) => SCHEDULE_METHODS.to_vec(),
+        Value::Program(_) => PROGRAM_MEMBERS.to_vec(),
+        Value::Stats => STATS_FIELDS.to_vec(),
+        _ => Vec::new(),
+    }
+}
 
 /// The members of a namespace builtin.
 pub(crate) fn members(b: Builtin) -> &'static [&'static str] {

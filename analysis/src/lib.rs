@@ -10,6 +10,7 @@
 //! `file_diagnostics`; and, on a file without errors, → `lower_program` → `lower_file`.
 
 mod check;
+mod completion;
 mod db;
 mod dependencies;
 mod diagnostics;
@@ -31,6 +32,9 @@ pub mod vocabulary;
 mod workloads;
 
 pub use crate::check::file_diagnostics;
+pub use crate::completion::{
+    Completion, CompletionKind, SignatureHelp, completions, signature_help,
+};
 pub use crate::db::Database;
 pub use crate::diagnostics::{Code, Diagnostic, FileFix, Severity};
 pub use crate::files::{File, Workspace, WorkspaceConfig};

@@ -150,7 +150,7 @@ pub fn rename(
         let root = item.syntax(db);
         let taken = item_uses(db, item)
             .iter()
-            .any(|u| u.symbol != symbol && root.text().slice(u.range).to_string() == new_name);
+            .any(|u| u.symbol != symbol && root.text().slice(u.range) == new_name);
         if taken {
             return Err(format!(
                 "`{new_name}` is already used in `{}`",
@@ -266,46 +266,25 @@ pub fn file_symbols(db: &dyn salsa::Database, file: File) -> Vec<FileSymbol> {
             detail,
             children: Vec::new(),
         };
-        let (detail, children) = match item.kind(db) {
-            ItemKind::Kernel => {
-                let params = &kernel_signature(db, item).params;
-                let children = params
-                    .iter()
-                    .map(|p| param(&p.name, p.range, p.ty.to_string()))
-                    .collect();
-                ("kernel".to_string(), children)
-            }
-            ItemKind::Workload => {
-                let children = workload_params(db, item)
-                    .0
-                    .iter()
-                    .map(|p| {
-                        let detail = match p.annotation {
-                            Some(Annotation::Axis(Some(k))) => k.name().to_string(),
-                            Some(Annotation::Axis(None)) => "axis".to_string(),
-                            Some(Annotation::Tensor) => "Tensor".to_string(),
-                            None => String::new(),
-                        };
-                        param(&p.name, p.range, detail)
-                    })
-                    .collect();
-                ("workload".to_string(), children)
-            }
-            _ => {
-                let detail = match &item_value(db, item).value {
-                    Value::Tensor(t) => format!("{} {}", shape_text(&t.shape), t.dtype),
-                    Value::Axis(a) => format!("{} {}", a.kind.name(), a.size),
-                    v => v.describe(),
-                };
-                (detail, Vec::new())
-            }
+        let children = match item.kind(db) {
+            ItemKind::Kernel => kernel_signature(db, item)
+                .params
+                .iter()
+                .map(|p| param(&p.name, p.range, p.ty.to_string()))
+                .collect(),
+            ItemKind::Workload => workload_params(db, item)
+                .0
+                .iter()
+                .map(|p| param(&p.name, p.range, annotation_text(p.annotation)))
+                .collect(),
+            _ => Vec::new(),
         };
         out.push(FileSymbol {
             name: name.clone(),
             kind: item_kind(db, item),
             range: item.syntax(db).text_range() + base,
             name_range: name_range + base,
-            detail,
+            detail: item_detail(db, item),
             children,
         });
     }
@@ -323,4 +302,40 @@ pub struct FileSymbol {
     /// A short description: a tensor's shape and dtype, an axis's kind and size, a type.
     pub detail: String,
     pub children: Vec<FileSymbol>,
+}
+
+/// What a module-level item is, in a few words: `kernel(x, out, eps)`, `[4,16,128] F32`.
+pub fn item_detail(db: &dyn salsa::Database, item: Item<'_>) -> String {
+    let list = |names: Vec<&str>| names.join(", ");
+    match item.kind(db) {
+        ItemKind::Kernel => {
+            let params = &kernel_signature(db, item).params;
+            format!(
+                "kernel({})",
+                list(params.iter().map(|p| p.name.as_str()).collect())
+            )
+        }
+        ItemKind::Workload => {
+            let params = &workload_params(db, item).0;
+            format!(
+                "workload({})",
+                list(params.iter().map(|p| p.name.as_str()).collect())
+            )
+        }
+        _ => match &item_value(db, item).value {
+            Value::Tensor(t) => format!("{} {}", shape_text(&t.shape), t.dtype),
+            Value::Axis(a) => format!("{} {}", a.kind.name(), a.size),
+            v => v.describe(),
+        },
+    }
+}
+
+/// A workload parameter's annotation as written: `Dense`, `Tensor`, or nothing.
+pub(crate) fn annotation_text(a: Option<Annotation>) -> String {
+    match a {
+        Some(Annotation::Axis(Some(k))) => k.name().to_string(),
+        Some(Annotation::Axis(None)) => "axis".to_string(),
+        Some(Annotation::Tensor) => "Tensor".to_string(),
+        None => String::new(),
+    }
 }

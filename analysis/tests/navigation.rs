@@ -216,10 +216,10 @@ fn outline() {
         batch Axis at 4:1 (Dense 4)
         X Tensor at 5:1 ([4,16,128] F32)
         Y Tensor at 6:1 ([4,16,128] F32)
-        scale Kernel at 10:5 (kernel)
+        scale Kernel at 10:5 (kernel(x, y))
           x Parameter at 10:11 (In[Tile[16, 128, F32]])
           y Parameter at 10:46 (Out[Tile[16, 128, F32]])
-        run Workload at 17:5 (workload)
+        run Workload at 17:5 (workload(b_axis))
           b_axis Parameter at 17:9 (Dense)
         program Program at 24:1 (a compiled program)
     "#]]

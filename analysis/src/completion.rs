@@ -1,0 +1,473 @@
+//! Completion and signature help. Every candidate comes from a table the checker reads (the op
+//! table, the vocabulary, `member_names`) or from what it resolved (scopes, signatures); which
+//! names are visible where is read off the checker's record of uses and blocks.
+
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize, TokenAtOffset};
+
+use crate::eval::{Eval, member_names};
+use crate::files::File;
+use crate::items::{Item, ItemKind, item_offsets, module_items};
+use crate::kernels::{kernel_body, kernel_signature};
+use crate::names::module_scope;
+use crate::ops;
+use crate::symbols::{
+    Symbol, SymbolKind, annotation_text, item_at, item_detail, item_kind, item_uses,
+};
+use crate::values::Value;
+use crate::vocabulary::Builtin;
+use crate::workloads::{workload_generic, workload_params};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub label: String,
+    pub kind: CompletionKind,
+    /// A signature or a type.
+    pub detail: String,
+    /// Markdown.
+    pub doc: String,
+    /// What to insert, when it is not the label (`x=` for a keyword argument).
+    pub insert: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionKind {
+    /// A `pto.*` op.
+    Op,
+    /// A member of a namespace (`P.seq`, `DType.F32`, `DispatchPolicy.round_robin`).
+    Member,
+    /// A method of a schedule or program.
+    Method,
+    /// A parameter given by keyword in a call.
+    Keyword,
+    Builtin,
+    Symbol(SymbolKind),
+}
+
+/// What may be written at `offset`.
+pub fn completions(db: &dyn salsa::Database, file: File, offset: TextSize) -> Vec<Completion> {
+    let Some((item, base)) = item_at(db, file, offset) else {
+        return names_in_scope(db, file, None, offset);
+    };
+    let root = item.syntax(db);
+    let local = offset - base;
+    let Some(anchor) = anchor(&root, local) else {
+        return names_in_scope(db, file, Some(item), local);
+    };
+    // `receiver.|`
+    if anchor.kind() == SyntaxKind::DOT {
+        let receiver = anchor
+            .parent()
+            .and_then(ast::AttributeExpr::cast)
+            .and_then(|a| a.receiver());
+        return receiver.map_or_else(Vec::new, |r| members(db, item, &r));
+    }
+    let mut out = Vec::new();
+    if matches!(anchor.kind(), SyntaxKind::L_PAREN | SyntaxKind::COMMA)
+        && let Some(call) = anchor
+            .parent()
+            .and_then(ast::ArgList::cast)
+            .and_then(|l| l.syntax().parent())
+            .and_then(ast::CallExpr::cast)
+    {
+        out.extend(keywords(db, item, &call));
+    }
+    out.extend(names_in_scope(db, file, Some(item), local));
+    out
+}
+
+/// The token before the cursor that decides what may follow, skipping trivia and the name
+/// being typed.
+fn anchor(root: &SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
+    let mut token = match root.token_at_offset(offset) {
+        TokenAtOffset::None => return None,
+        TokenAtOffset::Single(t) if t.text_range().start() == offset => t.prev_token()?,
+        TokenAtOffset::Single(t) => t,
+        TokenAtOffset::Between(l, _) => l,
+    };
+    if token.kind() == SyntaxKind::NAME || token.kind().is_keyword() {
+        token = token.prev_token()?;
+    }
+    while token.kind().is_trivia() || token.kind() == SyntaxKind::INDENT {
+        token = token.prev_token()?;
+    }
+    Some(token)
+}
+
+fn members(db: &dyn salsa::Database, item: Item<'_>, receiver: &Expr) -> Vec<Completion> {
+    if let Expr::NameExpr(n) = receiver
+        && matches!(n.text().as_str(), "pto" | "tl")
+    {
+        return ops::all()
+            .map(|op| Completion {
+                label: op.name.to_string(),
+                kind: CompletionKind::Op,
+                detail: op.signature(),
+                doc: op.doc.to_string(),
+                insert: None,
+            })
+            .collect();
+    }
+    let mut eval = Eval::new(db, item);
+    let value = eval.expr(receiver);
+    let (kind, doc) = match &value {
+        Value::Builtin(b) => (CompletionKind::Member, b.doc()),
+        _ => (CompletionKind::Method, ""),
+    };
+    member_names(&value)
+        .into_iter()
+        .map(|m| Completion {
+            label: m.to_string(),
+            kind,
+            detail: match &value {
+                Value::Builtin(b) => format!("{}.{m}", b.name()),
+                _ => format!(".{m}"),
+            },
+            doc: doc.to_string(),
+            insert: None,
+        })
+        .collect()
+}
+
+/// The parameters of the kernel or workload a call names that it does not give yet.
+fn keywords(db: &dyn salsa::Database, item: Item<'_>, call: &ast::CallExpr) -> Vec<Completion> {
+    let Some(target) = callee_item(db, item, call) else {
+        return Vec::new();
+    };
+    let given: Vec<String> = call
+        .args()
+        .filter_map(|a| a.keyword().map(|k| k.text().to_string()))
+        .collect();
+    let params: Vec<(String, String)> = match target.kind(db) {
+        ItemKind::Kernel => kernel_signature(db, target)
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.ty.to_string()))
+            .collect(),
+        _ => workload_params(db, target)
+            .0
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    format!("a parameter of `{}`", target.name(db)),
+                )
+            })
+            .collect(),
+    };
+    params
+        .into_iter()
+        .filter(|(name, _)| !given.contains(name))
+        .map(|(name, detail)| Completion {
+            insert: Some(format!("{name}=")),
+            label: format!("{name}="),
+            kind: CompletionKind::Keyword,
+            detail,
+            doc: String::new(),
+        })
+        .collect()
+}
+
+/// The kernel of `k[...](...)` or the workload of `w(...)`.
+fn callee_item<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    call: &ast::CallExpr,
+) -> Option<Item<'db>> {
+    let name = match call.callee()? {
+        Expr::SubscriptExpr(s) => s.base()?,
+        e => e,
+    };
+    let Expr::NameExpr(n) = name else { return None };
+    let target = module_scope(db, item.file(db)).lookup(&n.text())?.item;
+    matches!(target.kind(db), ItemKind::Kernel | ItemKind::Workload).then_some(target)
+}
+
+/// The names visible at `offset` (relative to `item`, or in the file at module level): the
+/// def's parameters, locals and loop variables in scope, module names bound before, and the
+/// `pto_wsp` vocabulary.
+fn names_in_scope(
+    db: &dyn salsa::Database,
+    file: File,
+    item: Option<Item<'_>>,
+    offset: TextSize,
+) -> Vec<Completion> {
+    let mut out: Vec<Completion> = Vec::new();
+    let mut push = |c: Completion| {
+        if !out.iter().any(|o| o.label == c.label) {
+            out.push(c);
+        }
+    };
+    if let Some(item) = item {
+        for (name, def, detail) in locals_in_scope(db, item, offset) {
+            let symbol = Symbol::Local { item, def };
+            push(Completion {
+                label: name,
+                kind: CompletionKind::Symbol(crate::symbols::symbol_kind(db, symbol)),
+                detail,
+                doc: String::new(),
+                insert: None,
+            });
+        }
+    }
+    let items = module_items(db, file);
+    let position = match item {
+        Some(item) => module_scope(db, file).position(item),
+        None => {
+            let starts = item_offsets(db, file);
+            starts.partition_point(|&s| s <= offset)
+        }
+    };
+    let scope = module_scope(db, file);
+    for name in scope.names() {
+        let Some(b) = scope.lookup(name) else {
+            continue;
+        };
+        if b.index >= position.min(items.len()) {
+            continue;
+        }
+        push(Completion {
+            label: name.to_string(),
+            kind: CompletionKind::Symbol(item_kind(db, b.item)),
+            detail: item_detail(db, b.item),
+            doc: String::new(),
+            insert: None,
+        });
+    }
+    for b in Builtin::ALL {
+        push(Completion {
+            label: b.name().to_string(),
+            kind: CompletionKind::Builtin,
+            detail: String::new(),
+            doc: b.doc().to_string(),
+            insert: None,
+        });
+    }
+    out
+}
+
+/// The def's local names visible at `offset`, innermost first: (name, where bound, detail).
+fn locals_in_scope(
+    db: &dyn salsa::Database,
+    item: Item<'_>,
+    offset: TextSize,
+) -> Vec<(String, TextRange, String)> {
+    let root = item.syntax(db);
+    let blocks = match item.kind(db) {
+        ItemKind::Workload => &workload_generic(db, item).blocks[..],
+        ItemKind::Kernel => &[],
+        _ => return Vec::new(),
+    };
+    let types = match item.kind(db) {
+        ItemKind::Kernel => &kernel_body(db, item).types[..],
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    for u in item_uses(db, item).iter().rev() {
+        let Symbol::Local { item: owner, def } = u.symbol else {
+            continue;
+        };
+        if owner != item || u.range != def {
+            continue;
+        }
+        // A loop variable is visible in its block; a parameter everywhere; a local after it.
+        let visible = match blocks.iter().find(|b| b.header.contains_range(def)) {
+            Some(b) => b.scope.contains(offset),
+            None => is_param(db, item, def) || statement_end(&root, def) <= offset,
+        };
+        if !visible {
+            continue;
+        }
+        let detail = match item.kind(db) {
+            ItemKind::Kernel => kernel_signature(db, item)
+                .params
+                .iter()
+                .find(|p| p.range == def)
+                .map(|p| p.ty.to_string())
+                .or_else(|| {
+                    types
+                        .iter()
+                        .find(|(r, _)| *r == def)
+                        .map(|(_, t)| t.to_string())
+                })
+                .unwrap_or_default(),
+            _ if blocks.iter().any(|b| b.header.contains_range(def)) => "loop variable".into(),
+            _ => workload_params(db, item)
+                .0
+                .iter()
+                .find(|p| p.range == def)
+                .map(|p| annotation_text(p.annotation))
+                .unwrap_or_default(),
+        };
+        out.push((root.text().slice(def).to_string(), def, detail));
+    }
+    out
+}
+
+/// Where the statement that binds `def` ends: a local is visible after it.
+fn statement_end(root: &SyntaxNode, def: TextRange) -> TextSize {
+    root.covering_element(def)
+        .ancestors()
+        .find(|n| ast::AssignStmt::can_cast(n.kind()))
+        .map_or(def.end(), |n| n.text_range().end())
+}
+
+fn is_param(db: &dyn salsa::Database, item: Item<'_>, def: TextRange) -> bool {
+    crate::symbols::symbol_kind(db, Symbol::Local { item, def }) == SymbolKind::Parameter
+}
+
+/// The signature of the call around the cursor, and which parameter the cursor is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureHelp {
+    pub label: String,
+    /// Each parameter's place in `label` (byte offsets).
+    pub params: Vec<(usize, usize)>,
+    pub active: Option<usize>,
+    /// Markdown.
+    pub doc: String,
+}
+
+pub fn signature_help(
+    db: &dyn salsa::Database,
+    file: File,
+    offset: TextSize,
+) -> Option<SignatureHelp> {
+    let (item, base) = item_at(db, file, offset)?;
+    let local = offset - base;
+    let root = item.syntax(db);
+    // The innermost call whose parentheses hold the cursor.
+    let token = match root.token_at_offset(local) {
+        TokenAtOffset::Between(l, _) => l,
+        TokenAtOffset::Single(t) => t,
+        TokenAtOffset::None => return None,
+    };
+    let (call, list) = token.parent_ancestors().find_map(|n| {
+        let list = ast::ArgList::cast(n)?;
+        let open = list.syntax().first_token()?;
+        let inside = open.kind() == SyntaxKind::L_PAREN
+            && open.text_range().end() <= local
+            && list
+                .syntax()
+                .last_token()
+                .is_none_or(|t| t.kind() != SyntaxKind::R_PAREN || local <= t.text_range().start());
+        let call = ast::CallExpr::cast(list.syntax().parent()?)?;
+        inside.then_some((call, list))
+    })?;
+    let Signature { label, params, doc } = signature_of(db, item, &call)?;
+    let names: Vec<&str> = params
+        .iter()
+        .map(|&(a, b)| param_name(&label[a..b]))
+        .collect();
+    // The argument the cursor is in: by keyword, else by position.
+    let args: Vec<ast::Arg> = list.args().collect();
+    let index = args
+        .iter()
+        .position(|a| local <= a.syntax().text_range().end())
+        .unwrap_or(args.len());
+    let active = match args.get(index).and_then(|a| a.keyword()) {
+        Some(k) => names.iter().position(|n| *n == k.text()),
+        // After keywords: the first parameter not given yet.
+        None if args.iter().any(|a| a.keyword().is_some()) => {
+            let given: Vec<String> = args
+                .iter()
+                .filter_map(|a| a.keyword().map(|k| k.text().to_string()))
+                .collect();
+            names.iter().position(|n| !given.iter().any(|g| g == n))
+        }
+        None => (index < names.len()).then_some(index),
+    };
+    Some(SignatureHelp {
+        label,
+        params,
+        active,
+        doc,
+    })
+}
+
+struct Signature {
+    label: String,
+    params: Vec<(usize, usize)>,
+    doc: String,
+}
+
+impl Signature {
+    /// `name(p1, p2)` from the parts of each parameter.
+    fn new(name: &str, params: impl IntoIterator<Item = String>, doc: String) -> Signature {
+        let mut label = format!("{name}(");
+        let mut spans = Vec::new();
+        for (i, p) in params.into_iter().enumerate() {
+            if i > 0 {
+                label.push_str(", ");
+            }
+            spans.push((label.len(), label.len() + p.len()));
+            label.push_str(&p);
+        }
+        label.push(')');
+        Signature {
+            label,
+            params: spans,
+            doc,
+        }
+    }
+}
+
+/// `eps: Scalar[F32] = 1e-6` → `eps`.
+fn param_name(p: &str) -> &str {
+    p.split([':', '=']).next().unwrap_or(p).trim()
+}
+
+/// The signature of the op, kernel, workload or builtin a call names.
+fn signature_of(
+    db: &dyn salsa::Database,
+    item: Item<'_>,
+    call: &ast::CallExpr,
+) -> Option<Signature> {
+    let callee = call.callee()?;
+    if let Expr::AttributeExpr(a) = &callee
+        && let Some(Expr::NameExpr(ns)) = a.receiver()
+        && matches!(ns.text().as_str(), "pto" | "tl")
+    {
+        let op = ops::lookup(a.attr()?.text())?;
+        let params = op.params.iter().map(|p| match p.optional {
+            true => format!("{}=None", p.name),
+            false => p.name.to_string(),
+        });
+        return Some(Signature::new(
+            &format!("pto.{}", op.name),
+            params,
+            op.doc.to_string(),
+        ));
+    }
+    if let Some(target) = callee_item(db, item, call) {
+        let name = target.name(db);
+        return Some(match target.kind(db) {
+            ItemKind::Kernel => {
+                let params = kernel_signature(db, target).params.iter();
+                Signature::new(
+                    &format!("{name}[...]"),
+                    params.map(|p| format!("{}: {}", p.name, p.ty)),
+                    "A task of this kernel: its arguments are given by keyword.".into(),
+                )
+            }
+            _ => {
+                let params = workload_params(db, target).0.iter();
+                Signature::new(name, params.map(|p| p.name.clone()), String::new())
+            }
+        });
+    }
+    // A builtin whose doc opens with its call: "`Tensor(shape, dtype, ...)`: a global tensor."
+    let mut eval = Eval::new(db, item);
+    let Value::Builtin(b) = eval.expr(&callee) else {
+        return None;
+    };
+    let doc = b.doc();
+    let written = doc.strip_prefix('`')?.split('`').next()?;
+    let open = written.find('(')?;
+    let inner = written.get(open + 1..written.rfind(')')?)?;
+    let params = inner
+        .split(", ")
+        .filter(|p| !p.is_empty() && *p != "...")
+        .map(str::to_string);
+    let rest = doc[written.len() + 2..].trim_start_matches(':').trim();
+    Some(Signature::new(&written[..open], params, rest.to_string()))
+}
