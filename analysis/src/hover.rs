@@ -9,18 +9,17 @@ use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
 
 use crate::eval::{item_value, plural};
 use crate::files::File;
-use crate::items::{Item, ItemKind, module_items};
+use crate::items::{Item, ItemKind};
 use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::ops;
-use crate::programs::calls;
 use crate::schedules::{Applicability, applicability};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;
 use crate::workloads::{
-    Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, WorkloadPlan, plan_nodes,
-    workload_generic, workload_instance, workload_params,
+    Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes,
+    workload_generic, workload_params,
 };
 
 /// What to show for a position: the range it describes (in the file) and Markdown.
@@ -119,7 +118,7 @@ fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -
 
 fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
     let range = token.text_range();
-    let plan = hover_plan(db, item);
+    let plan = first_call_plan(db, item);
     // A loop or `with` header: the block's dependency kind.
     if let Some(b) = innermost(&plan.blocks, |b| b.header.contains_range(range))
         && !(token.kind() == SyntaxKind::NAME && b.vars.iter().any(|v| v.name == token.text()))
@@ -202,23 +201,6 @@ fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken)
         }
     }
     None
-}
-
-/// The plan of the workload's first call in its file (its axes and extents are known), or
-/// the generic plan when nothing calls it.
-fn hover_plan<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> &'db WorkloadPlan<'db> {
-    let file = item.file(db);
-    for &other in module_items(db, file) {
-        if !matches!(other.kind(db), ItemKind::Assign | ItemKind::Expr) {
-            continue;
-        }
-        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value
-            && let Some(call) = calls(s).into_iter().find(|c| c.workload(db) == item)
-        {
-            return &workload_instance(db, call).0;
-        }
-    }
-    workload_generic(db, item)
 }
 
 /// Whether a token in a block header names the block rather than a value in it.

@@ -16,7 +16,9 @@ mod dependencies;
 mod diagnostics;
 mod eval;
 mod files;
+mod highlight;
 mod hover;
+mod inlay_hints;
 mod items;
 mod kernels;
 mod layouts;
@@ -38,7 +40,9 @@ pub use crate::completion::{
 pub use crate::db::Database;
 pub use crate::diagnostics::{Code, Diagnostic, FileFix, Severity};
 pub use crate::files::{File, Workspace, WorkspaceConfig};
+pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, highlights};
 pub use crate::hover::{Hover, hover};
+pub use crate::inlay_hints::{InlayHint, InlayKind, inlay_hints};
 pub use crate::lower::{Action, LoweredFile, lower_file, lower_program};
 pub use crate::schedules::Target;
 pub use crate::symbols::{

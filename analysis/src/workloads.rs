@@ -9,9 +9,11 @@ use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 use crate::diagnostics::{Code, Diag, Span};
+use crate::eval::item_value;
 use crate::eval::{Eval, plural};
-use crate::items::Item;
+use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::{Direction, ParamType, kernel_signature};
+use crate::programs::calls;
 use crate::symbols::{Symbol, Use};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Schedule, Value, View, ViewIndex, WorkloadCall};
@@ -1369,5 +1371,67 @@ fn row_index(e: &Expr, eval: &mut Eval<'_>) -> Option<Affine> {
         Value::Index(a) => Some(a),
         Value::Int(c) => Some(Affine::constant(c)),
         _ => None,
+    }
+}
+
+/// The plan of the workload's first call in its file (its axes and extents are known), or
+/// the generic plan when nothing calls it.
+pub fn first_call_plan<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> &'db WorkloadPlan<'db> {
+    let file = item.file(db);
+    for &other in module_items(db, file) {
+        if !matches!(other.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            continue;
+        }
+        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value
+            && let Some(call) = calls(s).into_iter().find(|c| c.workload(db) == item)
+        {
+            return &workload_instance(db, call).0;
+        }
+    }
+    workload_generic(db, item)
+}
+
+/// The number of tasks a plan makes when it is the same on every run: loops over static
+/// `Dense` extents, conditionals whose every branch (an `otherwise` among them) makes as many.
+pub fn static_task_count(nodes: &[PlanNode<'_>]) -> Option<u64> {
+    nodes
+        .iter()
+        .try_fold(0u64, |sum, n| sum.checked_add(node_task_count(n)?))
+}
+
+fn node_task_count(node: &PlanNode<'_>) -> Option<u64> {
+    match node {
+        PlanNode::Task(_) => Some(1),
+        PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => Some(0),
+        PlanNode::Loop { vars, body, .. } => {
+            vars.iter().try_fold(static_task_count(body)?, |n, v| {
+                let fixed = v.axis_kind == AxisKind::Dense && v.row.is_none();
+                if fixed {
+                    n.checked_mul(v.extent?)
+                } else {
+                    None
+                }
+            })
+        }
+        PlanNode::Pipeline { stages, .. } => static_task_count(stages),
+        PlanNode::Consume { extent, body, .. } => {
+            extent.as_ref()?.checked_mul(static_task_count(body)?)
+        }
+        PlanNode::Conditional { branches, .. } => {
+            let counts: Option<Vec<u64>> = branches
+                .iter()
+                .map(|b| static_task_count(&b.body))
+                .collect();
+            let counts = counts?;
+            let exhaustive = branches.last().is_some_and(|b| b.predicate.is_none());
+            match counts.first() {
+                None => Some(0),
+                Some(&c) if counts.iter().all(|&n| n == c) && (exhaustive || c == 0) => Some(c),
+                _ => None,
+            }
+        }
     }
 }

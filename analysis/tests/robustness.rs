@@ -171,6 +171,22 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// The whole-file queries answer within the text, in order.
+fn structure_within(db: &Database, file: File, text: &str) {
+    let len = wsp_syntax::TextSize::of(text);
+    let mut last = 0.into();
+    for h in wsp_analysis::highlights(db, file) {
+        assert!(h.range.start() >= last && h.range.end() <= len, "{h:?}");
+        last = h.range.end();
+    }
+    for (r, _) in wsp_analysis::folding_ranges(db, file) {
+        assert!(r.end() <= len);
+    }
+    for h in wsp_analysis::inlay_hints(db, file, wsp_syntax::TextRange::up_to(len)) {
+        assert!(h.offset <= len && text.is_char_boundary(h.offset.into()));
+    }
+}
+
 /// Every editor query at every character boundary answers within the text: hover on a range
 /// around the cursor, references that all spell the name under the cursor.
 fn queries_everywhere(db: &Database, file: File, text: &str) {
@@ -185,6 +201,18 @@ fn queries_everywhere(db: &Database, file: File, text: &str) {
                 h.range
             );
             assert!(!h.markdown.is_empty());
+        }
+        for c in wsp_analysis::completions(db, file, offset) {
+            assert!(!c.label.is_empty(), "an empty completion at {at}");
+        }
+        if let Some(h) = wsp_analysis::signature_help(db, file, offset) {
+            for &(a, b) in &h.params {
+                assert!(a <= b && b <= h.label.len() && h.label.is_char_boundary(a));
+            }
+            assert!(
+                h.active.is_none_or(|i| i < h.params.len()),
+                "at {at}: {h:?}"
+            );
         }
         if let Some(n) = wsp_analysis::name_at(db, file, offset) {
             let refs = wsp_analysis::references(db, file, offset);
@@ -214,6 +242,7 @@ proptest! {
             prop_assert_eq!(&incremental, &from_scratch(&text), "after {:?} the text is:\n{}", e, text);
         }
         queries_everywhere(&db, file, &text);
+        structure_within(&db, file, &text);
     }
 
     #[test]
@@ -223,5 +252,6 @@ proptest! {
         let workspace = Workspace::new(&db, Vec::new());
         let file = File::new(&db, workspace, "any.wsp".into(), text.clone());
         queries_everywhere(&db, file, &text);
+        structure_within(&db, file, &text);
     }
 }

@@ -1,0 +1,272 @@
+//! The file's structure for the editor: a class for every token (semantic highlighting), read
+//! off the checker's record of what each name refers to, and the ranges that fold.
+
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange};
+
+use crate::eval::members;
+use crate::files::File;
+use crate::items::{item_offsets, module_items, parse};
+use crate::symbols::{Symbol, SymbolKind, item_uses, symbol_kind};
+use crate::vocabulary::Builtin;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenClass {
+    Keyword,
+    Comment,
+    String,
+    Number,
+    Decorator,
+    /// A `pto_wsp` namespace: `pto`, `P`, `DType`, `DispatchPolicy`, ...
+    Namespace,
+    /// A `pto_wsp` type or constructor: `Tensor`, `Dense`, `In`, `Tile`, ...
+    Type,
+    /// A kernel, a workload, a `pto.*` op or a `pto_wsp` function.
+    Function,
+    /// A schedule or program method.
+    Method,
+    /// A namespace member: `DType.F32`, `P.seq`, `DispatchPolicy.round_robin`.
+    Member,
+    Parameter,
+    Variable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Highlight {
+    pub range: TextRange,
+    pub class: TokenClass,
+    /// Where the name is bound.
+    pub definition: bool,
+    /// A module-level value (tensor, axis, constant, ...), bound once.
+    pub readonly: bool,
+    /// A `pto_wsp` name.
+    pub library: bool,
+}
+
+/// Every token that has a class, in order.
+pub fn highlights(db: &dyn salsa::Database, file: File) -> Vec<Highlight> {
+    let mut out = Vec::new();
+    for (&item, &base) in module_items(db, file).iter().zip(item_offsets(db, file)) {
+        let uses = item_uses(db, item);
+        let mut next = 0;
+        let root = item.syntax(db);
+        for token in root
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+        {
+            let range = token.text_range();
+            while next < uses.len() && uses[next].range.end() <= range.start() {
+                next += 1;
+            }
+            let found = uses
+                .get(next)
+                .filter(|u| u.range.contains_range(range) && token.kind() == SyntaxKind::NAME);
+            let h = match found {
+                Some(u) => {
+                    let kind = symbol_kind(db, u.symbol);
+                    let definition = match u.symbol {
+                        Symbol::Local { def, .. } => def == u.range,
+                        Symbol::Item(i) => {
+                            i == item && crate::names::name_range(db, i) == Some(u.range)
+                        }
+                    };
+                    Some(Highlight {
+                        range,
+                        class: match kind {
+                            SymbolKind::Kernel | SymbolKind::Workload => TokenClass::Function,
+                            SymbolKind::Parameter => TokenClass::Parameter,
+                            _ => TokenClass::Variable,
+                        },
+                        definition,
+                        readonly: !matches!(
+                            kind,
+                            SymbolKind::Parameter
+                                | SymbolKind::Variable
+                                | SymbolKind::Kernel
+                                | SymbolKind::Workload
+                        ),
+                        library: false,
+                    })
+                }
+                None => classify(&token).map(|(class, library)| Highlight {
+                    range,
+                    class,
+                    definition: false,
+                    readonly: false,
+                    library,
+                }),
+            };
+            out.extend(h.map(|h| Highlight {
+                range: h.range + base,
+                ..h
+            }));
+        }
+    }
+    out
+}
+
+/// A token the checker did not resolve to a symbol of the file: its class, and whether it is
+/// a `pto_wsp` name.
+fn classify(token: &SyntaxToken) -> Option<(TokenClass, bool)> {
+    let kind = token.kind();
+    Some(match kind {
+        SyntaxKind::COMMENT => (TokenClass::Comment, false),
+        SyntaxKind::STRING => (TokenClass::String, false),
+        SyntaxKind::INT_NUMBER | SyntaxKind::FLOAT_NUMBER | SyntaxKind::IMAG_NUMBER => {
+            (TokenClass::Number, false)
+        }
+        SyntaxKind::AT
+            if token
+                .parent()
+                .is_some_and(|p| p.kind() == SyntaxKind::DECORATOR) =>
+        {
+            (TokenClass::Decorator, false)
+        }
+        k if k.is_keyword() => (TokenClass::Keyword, false),
+        SyntaxKind::NAME => return classify_name(token),
+        _ => return None,
+    })
+}
+
+fn classify_name(token: &SyntaxToken) -> Option<(TokenClass, bool)> {
+    let parent = token.parent()?;
+    if parent
+        .ancestors()
+        .any(|a| a.kind() == SyntaxKind::DECORATOR)
+    {
+        return Some((TokenClass::Decorator, true));
+    }
+    // `param=` in a call: a keyword the checker did not tie to a kernel or workload.
+    if ast::Arg::cast(parent.clone()).is_some_and(|a| a.keyword().is_some_and(|k| k == *token)) {
+        return Some((TokenClass::Parameter, false));
+    }
+    if let Some(attr) = ast::AttributeExpr::cast(parent.clone())
+        && attr.attr().is_some_and(|a| a == *token)
+    {
+        let receiver = match attr.receiver() {
+            Some(Expr::NameExpr(n)) => Builtin::lookup(&n.text()),
+            _ => None,
+        };
+        return Some(match receiver {
+            Some(Builtin::Pto | Builtin::Tl) => (TokenClass::Function, true),
+            Some(_) => (TokenClass::Member, true),
+            // `program.execute()` calls a method; `program.stats` reads a member.
+            None if attr
+                .syntax()
+                .parent()
+                .is_some_and(|p| ast::CallExpr::can_cast(p.kind())) =>
+            {
+                (TokenClass::Method, false)
+            }
+            None => (TokenClass::Member, false),
+        });
+    }
+    let b = Builtin::lookup(token.text())?;
+    let class = if matches!(
+        b,
+        Builtin::Pto | Builtin::Tl | Builtin::DType | Builtin::WindowMode
+    ) || !members(b).is_empty()
+    {
+        TokenClass::Namespace
+    } else if b.name().starts_with(char::is_uppercase) {
+        TokenClass::Type
+    } else {
+        TokenClass::Function
+    };
+    Some((class, true))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldKind {
+    Region,
+    Comment,
+    Imports,
+}
+
+/// What folds: defs, loops and `with` blocks, bracketed expressions, docstrings, runs of
+/// comments and of imports. Each range ends at its last token, not at the line after it.
+pub fn folding_ranges(db: &dyn salsa::Database, file: File) -> Vec<(TextRange, FoldKind)> {
+    let root = parse(db, file).syntax_node();
+    let mut out = Vec::new();
+    for node in root.descendants() {
+        let start = match node.kind() {
+            SyntaxKind::FUNCTION_DEF => node
+                .children_with_tokens()
+                .find(|t| t.kind() == SyntaxKind::DEF_KW)
+                .map(|t| t.text_range().start()),
+            SyntaxKind::FOR_STMT
+            | SyntaxKind::WITH_STMT
+            | SyntaxKind::ARG_LIST
+            | SyntaxKind::PAREN_EXPR
+            | SyntaxKind::TUPLE_EXPR
+            | SyntaxKind::LIST_EXPR
+            | SyntaxKind::DICT_EXPR => Some(node.text_range().start()),
+            _ => None,
+        };
+        if let Some(start) = start
+            && let Some(end) = last_token_end(&node)
+            && start < end
+        {
+            out.push((TextRange::new(start, end), FoldKind::Region));
+        }
+    }
+    let tokens = root
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token());
+    let mut comments: Option<TextRange> = None;
+    for t in tokens {
+        match t.kind() {
+            SyntaxKind::STRING if t.text().contains('\n') => {
+                out.push((t.text_range(), FoldKind::Comment));
+            }
+            SyntaxKind::COMMENT => {
+                comments = Some(comments.map_or(t.text_range(), |c| c.cover(t.text_range())));
+            }
+            SyntaxKind::WHITESPACE
+            | SyntaxKind::NL
+            | SyntaxKind::NEWLINE
+            | SyntaxKind::INDENT
+            | SyntaxKind::DEDENT => {}
+            _ => {
+                if let Some(c) = comments.take() {
+                    out.push((c, FoldKind::Comment));
+                }
+            }
+        }
+    }
+    if let Some(c) = comments {
+        out.push((c, FoldKind::Comment));
+    }
+    let imports: Vec<TextRange> = root
+        .children()
+        .filter(|n| {
+            matches!(
+                n.kind(),
+                SyntaxKind::IMPORT_STMT | SyntaxKind::FROM_IMPORT_STMT
+            )
+        })
+        .filter_map(|n| Some(TextRange::new(n.text_range().start(), last_token_end(&n)?)))
+        .collect();
+    if let (Some(first), Some(last)) = (imports.first(), imports.last()) {
+        out.push((first.cover(*last), FoldKind::Imports));
+    }
+    out.sort_by_key(|(r, _)| (r.start(), std::cmp::Reverse(r.end())));
+    out
+}
+
+/// The end of a node's last token that is not trivia or layout.
+fn last_token_end(node: &SyntaxNode) -> Option<wsp_syntax::TextSize> {
+    let mut t = node.last_token()?;
+    while t.kind().is_trivia()
+        || matches!(
+            t.kind(),
+            SyntaxKind::NEWLINE | SyntaxKind::INDENT | SyntaxKind::DEDENT | SyntaxKind::EOF
+        )
+    {
+        t = t.prev_token()?;
+        if t.text_range().end() <= node.text_range().start() {
+            return None;
+        }
+    }
+    Some(t.text_range().end())
+}
