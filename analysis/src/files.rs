@@ -1,6 +1,6 @@
 //! The inputs: a workspace (its settings) and its files. Notebook cells are files too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::schedules::Target;
 
@@ -52,6 +52,22 @@ impl WorkspaceConfig {
         Ok(config)
     }
 
+    /// The nearest `wsp.toml` at or above `start`, read and checked.
+    pub fn find(start: &Path) -> Result<Option<(PathBuf, WorkspaceConfig)>, String> {
+        let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
+        for dir in start.ancestors() {
+            let candidate = dir.join("wsp.toml");
+            if candidate.is_file() {
+                let text = std::fs::read_to_string(&candidate)
+                    .map_err(|e| format!("cannot read {}: {e}", candidate.display()))?;
+                let config = WorkspaceConfig::parse(&text)
+                    .map_err(|e| format!("{}: {e}", candidate.display()))?;
+                return Ok(Some((candidate, config)));
+            }
+        }
+        Ok(None)
+    }
+
     pub fn targets(&self) -> Vec<Target> {
         self.check
             .targets
@@ -84,4 +100,32 @@ impl File {
             .with_durability(salsa::Durability::LOW)
             .to(text);
     }
+}
+
+/// A file as given, or the `.wsp` files under a folder in a stable order, skipping hidden
+/// folders and build output (never the folder named).
+pub fn wsp_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(path)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with('.') || n == "target")
+        });
+    for entry in walk {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "wsp") {
+            files.push(entry.into_path());
+        }
+    }
+    Ok(files)
 }

@@ -39,7 +39,7 @@ pub use crate::completion::{
 };
 pub use crate::db::Database;
 pub use crate::diagnostics::{Code, Diagnostic, FileFix, Severity};
-pub use crate::files::{File, Workspace, WorkspaceConfig};
+pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, highlights};
 pub use crate::hover::{Hover, hover};
 pub use crate::inlay_hints::{InlayHint, InlayKind, inlay_hints};

@@ -1,7 +1,7 @@
 //! `wsp check`: find the `.wsp` files, analyze them in parallel on one incremental database,
 //! print what was found, set the exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rayon::prelude::*;
@@ -26,7 +26,7 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
     let mut unreadable = false;
     let mut found = Vec::new();
     for path in &paths {
-        match collect(path) {
+        match wsp_analysis::wsp_files(path) {
             Ok(files) => found.extend(files),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -86,44 +86,5 @@ fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, Str
             .ok_or_else(|| format!("unknown target `{t}` (expected {})", Target::names()));
     }
     let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
-    let start = std::fs::canonicalize(&start).unwrap_or(start);
-    for dir in start.ancestors() {
-        let candidate = dir.join("wsp.toml");
-        if candidate.is_file() {
-            let text = std::fs::read_to_string(&candidate)
-                .map_err(|e| format!("cannot read {}: {e}", candidate.display()))?;
-            let config = WorkspaceConfig::parse(&text)
-                .map_err(|e| format!("{}: {e}", candidate.display()))?;
-            return Ok(config.targets());
-        }
-    }
-    Ok(Vec::new())
-}
-
-/// A file as given, or the `.wsp` files under a folder, in a stable order.
-fn collect(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if !meta.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(path)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            // Skip hidden folders and build output, never the folder the user named.
-            e.depth() == 0
-                || !e
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with('.') || n == "target")
-        });
-    for entry in walk {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "wsp") {
-            files.push(entry.into_path());
-        }
-    }
-    Ok(files)
+    Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |(_, c)| c.targets()))
 }

@@ -4,18 +4,22 @@
 //! any await, so requests always see the latest text. Queries run on a clone of the database
 //! (a snapshot) in `spawn_blocking`; the next edit cancels them, and a request whose answer was
 //! cancelled gets ContentModified.
+//!
+//! Every `.wsp` file under the workspace folders is analyzed, open or not; each folder's
+//! nearest `wsp.toml` gives the targets its programs are checked against.
 
 mod convert;
+mod features;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
-use wsp_analysis::{Database, File, Workspace};
+use wsp_analysis::{Database, File, Workspace, WorkspaceConfig};
 
 use crate::convert::Lines;
 
@@ -33,38 +37,68 @@ pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) {
 struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Whether the client watches files for us when asked (dynamic registration).
+    watches_files: std::sync::atomic::AtomicBool,
 }
 
 struct State {
     db: Database,
-    workspace: Workspace,
-    docs: HashMap<Uri, Doc>,
+    /// The workspace folders, each with the settings of its `wsp.toml`.
+    roots: Vec<Root>,
+    /// For files outside every folder: no `wsp.toml`.
+    loose: Workspace,
+    /// Every file analyzed, by path: the open documents and the workspace's files on disk.
+    docs: HashMap<PathBuf, Doc>,
 }
 
-/// An open document.
+struct Root {
+    path: PathBuf,
+    workspace: Workspace,
+}
+
 struct Doc {
     file: File,
-    version: i32,
+    /// How diagnostics are published for it.
+    uri: Uri,
+    /// The editor's version while it is open; `None` for a file read from disk.
+    version: Option<i32>,
 }
 
 /// What a query needs, taken under the lock: a snapshot of the database and the document.
 struct Snapshot {
     db: Database,
     file: File,
-    version: i32,
+    uri: Uri,
+    version: Option<i32>,
+}
+
+impl State {
+    fn workspace_for(&self, path: &Path) -> Workspace {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.components().count())
+            .map_or(self.loose, |r| r.workspace)
+    }
+
+    fn in_roots(&self, path: &Path) -> bool {
+        self.roots.iter().any(|r| path.starts_with(&r.path))
+    }
 }
 
 impl Backend {
     fn new(client: Client) -> Backend {
         let db = Database::default();
-        let workspace = Workspace::new(&db, Vec::new());
+        let loose = Workspace::new(&db, Vec::new());
         Backend {
             client,
             state: Arc::new(Mutex::new(State {
                 db,
-                workspace,
+                roots: Vec::new(),
+                loose,
                 docs: HashMap::new(),
             })),
+            watches_files: Default::default(),
         }
     }
 
@@ -75,11 +109,16 @@ impl Backend {
     }
 
     fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
+        self.snapshot_at(&path_of(uri))
+    }
+
+    fn snapshot_at(&self, path: &Path) -> Option<Snapshot> {
         let state = self.state();
-        let doc = state.docs.get(uri)?;
+        let doc = state.docs.get(path)?;
         Some(Snapshot {
             db: state.db.clone(),
             file: doc.file,
+            uri: doc.uri.clone(),
             version: doc.version,
         })
     }
@@ -119,17 +158,32 @@ impl Backend {
         }
     }
 
-    /// Computes and publishes the diagnostics of `uri`, unless a newer edit made them stale.
-    async fn publish(&self, uri: Uri) {
-        let Some(snapshot) = self.snapshot(&uri) else {
+    /// A request about a document: `None` when the document is unknown.
+    async fn on_doc<T: Send + 'static>(
+        &self,
+        uri: &Uri,
+        query: impl FnOnce(&Database, File, &Uri) -> T + Send + 'static,
+    ) -> Result<Option<T>> {
+        let Some(snapshot) = self.snapshot(uri) else {
+            return Ok(None);
+        };
+        let uri = snapshot.uri.clone();
+        self.query(snapshot, move |db, file| query(db, file, &uri))
+            .await
+            .map(Some)
+    }
+
+    /// Computes and publishes the diagnostics of the file at `path`, unless a newer edit made
+    /// them stale.
+    async fn publish(&self, path: PathBuf) {
+        let Some(snapshot) = self.snapshot_at(&path) else {
             return;
         };
-        let version = snapshot.version;
+        let (uri, version) = (snapshot.uri.clone(), snapshot.version);
         let link = uri.clone();
         let diagnostics = self
             .query(snapshot, move |db, file| {
-                let text = file.text(db);
-                let lines = Lines::new(text);
+                let lines = Lines::new(file.text(db));
                 wsp_analysis::file_diagnostics(db, file)
                     .iter()
                     .map(|d| convert::diagnostic(d, &lines, &link))
@@ -139,11 +193,118 @@ impl Backend {
         let Ok(diagnostics) = diagnostics else {
             return; // Cancelled by an edit, whose own publish follows.
         };
-        let current = self.state().docs.get(&uri).map(|d| d.version);
+        let current = self.state().docs.get(&path).map(|d| d.version);
         if current == Some(version) {
             self.client
-                .publish_diagnostics(uri, diagnostics, Some(version))
+                .publish_diagnostics(uri, diagnostics, version)
                 .await;
+        }
+    }
+
+    async fn publish_all(&self) {
+        let paths: Vec<PathBuf> = self.state().docs.keys().cloned().collect();
+        for path in paths {
+            self.publish(path).await;
+        }
+    }
+
+    /// Adds a workspace folder: its settings and every `.wsp` file under it.
+    async fn add_root(&self, path: PathBuf) {
+        let (targets, problem) = match WorkspaceConfig::find(&path) {
+            Ok(found) => (found.map_or_else(Vec::new, |(_, c)| c.targets()), None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        if let Some(e) = problem {
+            self.client
+                .show_message(MessageType::ERROR, format!("wsp: {e}"))
+                .await;
+        }
+        let files = wsp_analysis::wsp_files(&path).unwrap_or_default();
+        let texts: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
+            .collect();
+        let mut state = self.state();
+        let workspace = Workspace::new(&state.db, targets);
+        state.roots.push(Root { path, workspace });
+        for (p, text) in texts {
+            if state.docs.contains_key(&p) {
+                continue;
+            }
+            let Some(uri) = Uri::from_file_path(&p) else {
+                continue;
+            };
+            let file = File::on_disk(&state.db, workspace, p.clone(), text);
+            state.docs.insert(
+                p,
+                Doc {
+                    file,
+                    uri,
+                    version: None,
+                },
+            );
+        }
+    }
+
+    /// Re-reads the settings of every folder (after a `wsp.toml` changed).
+    async fn reload_settings(&self) {
+        let roots: Vec<(PathBuf, Workspace)> = self
+            .state()
+            .roots
+            .iter()
+            .map(|r| (r.path.clone(), r.workspace))
+            .collect();
+        for (path, workspace) in roots {
+            let targets = match WorkspaceConfig::find(&path) {
+                Ok(found) => found.map_or_else(Vec::new, |(_, c)| c.targets()),
+                Err(e) => {
+                    self.client
+                        .show_message(MessageType::ERROR, format!("wsp: {e}"))
+                        .await;
+                    Vec::new()
+                }
+            };
+            use salsa::Setter;
+            let mut state = self.state();
+            if workspace.extra_targets(&state.db) != &targets {
+                workspace.set_extra_targets(&mut state.db).to(targets);
+            }
+        }
+    }
+
+    /// A file on disk changed, appeared or went away; open documents are the editor's.
+    fn disk_changed(&self, path: &Path) -> bool {
+        let mut state = self.state();
+        if state.docs.get(path).is_some_and(|d| d.version.is_some()) || !state.in_roots(path) {
+            return false;
+        }
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let State { db, docs, .. } = &mut *state;
+                match docs.get(path) {
+                    Some(doc) => doc.file.edit(db, text),
+                    None => {
+                        let Some(uri) = Uri::from_file_path(path) else {
+                            return false;
+                        };
+                        let workspace = state.workspace_for(path);
+                        let file = File::on_disk(&state.db, workspace, path.to_path_buf(), text);
+                        state.docs.insert(
+                            path.to_path_buf(),
+                            Doc {
+                                file,
+                                uri,
+                                version: None,
+                            },
+                        );
+                    }
+                }
+                true
+            }
+            Err(_) => {
+                state.docs.remove(path);
+                false
+            }
         }
     }
 }
@@ -164,20 +325,26 @@ fn path_of(uri: &Uri) -> PathBuf {
 }
 
 impl LanguageServer for Backend {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        #[allow(deprecated)] // root_uri: clients without workspace folders still send it.
+        let folders: Vec<PathBuf> = match (params.workspace_folders, params.root_uri) {
+            (Some(folders), _) => folders.iter().map(|f| path_of(&f.uri)).collect(),
+            (None, Some(root)) => vec![path_of(&root)],
+            (None, None) => Vec::new(),
+        };
+        for folder in folders {
+            self.add_root(folder).await;
+        }
+        let watches = params
+            .capabilities
+            .workspace
+            .and_then(|w| w.did_change_watched_files)
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false);
+        self.watches_files
+            .store(watches, std::sync::atomic::Ordering::Relaxed);
         Ok(InitializeResult {
-            capabilities: ServerCapabilities {
-                position_encoding: Some(PositionEncodingKind::UTF16),
-                text_document_sync: Some(TextDocumentSyncCapability::Options(
-                    TextDocumentSyncOptions {
-                        open_close: Some(true),
-                        change: Some(TextDocumentSyncKind::INCREMENTAL),
-                        ..Default::default()
-                    },
-                )),
-                hover_provider: Some(HoverProviderCapability::Simple(true)),
-                ..Default::default()
-            },
+            capabilities: features::capabilities(),
             server_info: Some(ServerInfo {
                 name: "wsp".into(),
                 version: Some(env!("CARGO_PKG_VERSION").into()),
@@ -186,67 +353,314 @@ impl LanguageServer for Backend {
         })
     }
 
+    async fn initialized(&self, _: InitializedParams) {
+        // Files of the workspace that no editor opens are analyzed too.
+        self.publish_all().await;
+        if !self
+            .watches_files
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let watchers = ["**/*.wsp", "**/wsp.toml"]
+            .into_iter()
+            .map(|glob| FileSystemWatcher {
+                glob_pattern: GlobPattern::String(glob.into()),
+                kind: None,
+            })
+            .collect();
+        let options = DidChangeWatchedFilesRegistrationOptions { watchers };
+        let registration = Registration {
+            id: "wsp-files".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        // Without watching, files change only through the editor; the server works on.
+        let _ = self.client.register_capability(vec![registration]).await;
+    }
+
     async fn shutdown(&self) -> Result<()> {
         Ok(())
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
-        {
-            let mut state = self.state();
-            let State { db, workspace, .. } = &mut *state;
-            let file = File::new(&*db, *workspace, path_of(&doc.uri), doc.text);
-            state.docs.insert(
-                doc.uri.clone(),
-                Doc {
-                    file,
-                    version: doc.version,
-                },
-            );
-        }
-        self.publish(doc.uri).await;
-    }
-
-    async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri;
+        let path = path_of(&doc.uri);
         {
             let mut state = self.state();
             let State { db, docs, .. } = &mut *state;
-            let Some(doc) = docs.get_mut(&uri) else {
+            if let Some(known) = docs.get_mut(&path) {
+                known.version = Some(doc.version);
+                known.uri = doc.uri.clone();
+                if known.file.text(&*db) != &doc.text {
+                    known.file.edit(db, doc.text);
+                }
+            } else {
+                let workspace = state.workspace_for(&path);
+                let file = File::new(&state.db, workspace, path.clone(), doc.text);
+                state.docs.insert(
+                    path.clone(),
+                    Doc {
+                        file,
+                        uri: doc.uri,
+                        version: Some(doc.version),
+                    },
+                );
+            }
+        }
+        self.publish(path).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let path = path_of(&params.text_document.uri);
+        {
+            let mut state = self.state();
+            let State { db, docs, .. } = &mut *state;
+            let Some(doc) = docs.get_mut(&path) else {
                 return;
             };
             let mut text = doc.file.text(&*db).clone();
             for change in params.content_changes {
                 convert::apply(&mut text, change);
             }
-            doc.version = params.text_document.version;
+            doc.version = Some(params.text_document.version);
             // Cancels the snapshots in flight and waits for them to let go.
             doc.file.edit(db, text);
         }
-        self.publish(uri).await;
+        self.publish(path).await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        self.state().docs.remove(&uri);
-        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        let path = path_of(&uri);
+        // A workspace file goes back to what is on disk and stays analyzed; another is dropped.
+        let on_disk = {
+            let mut state = self.state();
+            if let Some(doc) = state.docs.get_mut(&path) {
+                doc.version = None;
+            }
+            let keep = state.in_roots(&path) && path.is_file();
+            if !keep {
+                state.docs.remove(&path);
+            }
+            keep
+        };
+        if on_disk && self.disk_changed(&path) {
+            self.publish(path).await;
+        } else {
+            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        }
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let mut settings = false;
+        let mut changed = Vec::new();
+        for change in params.changes {
+            let path = path_of(&change.uri);
+            if path.file_name().is_some_and(|n| n == "wsp.toml") {
+                settings = true;
+            } else if self.disk_changed(&path) {
+                changed.push(path);
+            } else if change.typ == FileChangeType::DELETED {
+                self.client
+                    .publish_diagnostics(change.uri, Vec::new(), None)
+                    .await;
+            }
+        }
+        if settings {
+            self.reload_settings().await;
+            self.publish_all().await;
+        } else {
+            for path in changed {
+                self.publish(path).await;
+            }
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        for gone in params.event.removed {
+            let root = path_of(&gone.uri);
+            let dropped: Vec<Uri> = {
+                let mut state = self.state();
+                state.roots.retain(|r| r.path != root);
+                let stale: Vec<PathBuf> = state
+                    .docs
+                    .iter()
+                    .filter(|(p, d)| {
+                        d.version.is_none() && p.starts_with(&root) && !state.in_roots(p)
+                    })
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                stale
+                    .into_iter()
+                    .filter_map(|p| state.docs.remove(&p).map(|d| d.uri))
+                    .collect()
+            };
+            for uri in dropped {
+                self.client.publish_diagnostics(uri, Vec::new(), None).await;
+            }
+        }
+        for added in params.event.added {
+            self.add_root(path_of(&added.uri)).await;
+        }
+        self.publish_all().await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
-        let Some(snapshot) = self.snapshot(&at.text_document.uri) else {
-            return Ok(None);
-        };
-        self.query(snapshot, move |db, file| {
-            let lines = Lines::new(file.text(db));
-            let offset = lines.offset(at.position);
-            wsp_analysis::hover(db, file, offset).map(|h| Hover {
-                contents: HoverContents::Markup(MarkupContent {
-                    kind: MarkupKind::Markdown,
-                    value: h.markdown,
-                }),
-                range: Some(lines.range(h.range)),
+        let hover = self
+            .on_doc(&at.text_document.uri, move |db, file, _| {
+                features::hover(db, file, at.position)
             })
+            .await?;
+        Ok(hover.flatten())
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        let found = self
+            .on_doc(&at.text_document.uri, move |db, file, uri| {
+                features::definition(db, file, uri, at.position)
+            })
+            .await?;
+        Ok(found.flatten().map(GotoDefinitionResponse::Scalar))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let at = params.text_document_position;
+        let declaration = params.context.include_declaration;
+        let found = self
+            .on_doc(&at.text_document.uri, move |db, file, uri| {
+                features::references(db, file, uri, at.position, declaration)
+            })
+            .await?;
+        Ok(found.filter(|f| !f.is_empty()))
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let found = self
+            .on_doc(&params.text_document.uri, move |db, file, _| {
+                features::prepare_rename(db, file, params.position)
+            })
+            .await?;
+        Ok(found.flatten())
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let at = params.text_document_position;
+        let new_name = params.new_name;
+        let edit = self
+            .on_doc(&at.text_document.uri, move |db, file, uri| {
+                features::rename(db, file, uri, at.position, &new_name)
+            })
+            .await?;
+        match edit {
+            None => Ok(None),
+            Some(Ok(edit)) => Ok(Some(edit)),
+            Some(Err(why)) => Err(Error::invalid_params(why)),
+        }
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        let found = self
+            .on_doc(&params.text_document.uri, |db, file, _| {
+                features::document_symbols(db, file)
+            })
+            .await?;
+        Ok(found.map(DocumentSymbolResponse::Nested))
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        let (db, files) = {
+            let state = self.state();
+            let files: Vec<(File, Uri)> = state
+                .docs
+                .values()
+                .map(|d| (d.file, d.uri.clone()))
+                .collect();
+            (state.db.clone(), files)
+        };
+        let Some(&(first, _)) = files.first() else {
+            return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
+        };
+        let snapshot = Snapshot {
+            db,
+            file: first,
+            uri: files[0].1.clone(),
+            version: None,
+        };
+        let query = params.query;
+        let found = self
+            .query(snapshot, move |db, _| {
+                features::workspace_symbols(db, &files, &query)
+            })
+            .await?;
+        Ok(Some(WorkspaceSymbolResponse::Nested(found)))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        let found = self
+            .on_doc(&at.text_document.uri, move |db, file, _| {
+                features::completion(db, file, at.position)
+            })
+            .await?;
+        Ok(found.map(CompletionResponse::Array))
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let at = params.text_document_position_params;
+        let found = self
+            .on_doc(&at.text_document.uri, move |db, file, _| {
+                features::signature_help(db, file, at.position)
+            })
+            .await?;
+        Ok(found.flatten())
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let range = params.range;
+        self.on_doc(&params.text_document.uri, move |db, file, _| {
+            features::inlay_hints(db, file, range)
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let found = self
+            .on_doc(&params.text_document.uri, |db, file, _| {
+                features::semantic_tokens(db, file)
+            })
+            .await?;
+        Ok(found.map(SemanticTokensResult::Tokens))
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.on_doc(&params.text_document.uri, |db, file, _| {
+            features::folding_ranges(db, file)
+        })
+        .await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let range = params.range;
+        self.on_doc(&params.text_document.uri, move |db, file, uri| {
+            features::code_actions(db, file, uri, range)
         })
         .await
     }
