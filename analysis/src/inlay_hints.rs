@@ -4,11 +4,12 @@
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{TextRange, TextSize};
 
+use crate::diagnostics::Severity;
 use crate::files::File;
 use crate::items::{ItemKind, item_offsets, module_items};
 use crate::kernels::kernel_body;
 use crate::symbols::{Symbol, item_uses};
-use crate::workloads::{BlockKind, first_call_plan, static_task_count};
+use crate::workloads::{BlockKind, first_call_plan, static_task_count, workload_generic};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlayHint {
@@ -52,7 +53,13 @@ pub fn inlay_hints(db: &dyn salsa::Database, file: File, range: TextRange) -> Ve
             }
             ItemKind::Workload => {
                 let plan = first_call_plan(db, item);
-                if let Some(n) = static_task_count(&plan.body)
+                // A body with errors lost the tasks it could not build: no count then.
+                let sound = !workload_generic(db, item)
+                    .diags
+                    .iter()
+                    .any(|d| d.code.severity() == Severity::Error);
+                if sound
+                    && let Some(n) = static_task_count(&plan.body)
                     && let Some(def) = ast::FunctionDef::cast(root.clone())
                     && let Some(params) = def.param_list()
                 {

@@ -1,0 +1,268 @@
+//! Every feature through the protocol, in process: what an editor receives for a program.
+
+mod common;
+
+use common::Client;
+use serde_json::{Value, json};
+
+const URI: &str = "file:///work/nav.wsp";
+
+const PROGRAM: &str = r#"from pto_wsp import *
+
+ROWS = 16
+batch = Dense[4]
+X = Tensor((4, ROWS, 128), DType.F32, init=ones())
+Y = Tensor((4, ROWS, 128), DType.F32)
+
+
+@kernel
+def scale(x: In[Tile[ROWS, 128, DType.F32]], y: Out[Tile[ROWS, 128, DType.F32]]):
+    t = pto.mul(x, x)
+    pto.store(y, t)
+
+
+@workload
+def run(b_axis: Dense):
+    for b in P(b_axis):
+        scale[b](x=X[b], y=Y[b])
+
+
+program = run(b_axis=batch).compile(target="cpu_sim")
+program.execute()
+"#;
+
+async fn opened() -> Client {
+    let mut c = Client::start().await;
+    c.open(URI, PROGRAM).await;
+    let published = c.notification("textDocument/publishDiagnostics").await;
+    assert_eq!(published["params"]["diagnostics"], json!([]), "{published}");
+    c
+}
+
+/// `line:character` of a range's start.
+fn start(range: &Value) -> String {
+    format!("{}:{}", range["start"]["line"], range["start"]["character"])
+}
+
+#[tokio::test]
+async fn navigation_definition_references_and_rename() {
+    let mut c = opened().await;
+    // `x` used in the body (line 10) goes to the parameter (line 9).
+    let def = c.at("textDocument/definition", URI, 10, 16).await;
+    assert_eq!(def["result"]["uri"], URI);
+    assert_eq!(start(&def["result"]["range"]), "9:10", "{def}");
+
+    let refs = c
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": URI}, "position": {"line": 4, "character": 0},
+                   "context": {"includeDeclaration": false}}),
+        )
+        .await;
+    let places: Vec<String> = refs["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| start(&l["range"]))
+        .collect();
+    assert_eq!(places, ["17:19"], "the tensor `X` is used once: {refs}");
+
+    let prepared = c.at("textDocument/prepareRename", URI, 9, 10).await;
+    assert_eq!(prepared["result"]["placeholder"], "x", "{prepared}");
+    let renamed = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": {"line": 9, "character": 10}, "newName": "src"}),
+        )
+        .await;
+    let edits = renamed["result"]["changes"][URI].as_array().unwrap();
+    let places: Vec<String> = edits.iter().map(|e| start(&e["range"])).collect();
+    // The parameter, its two uses in the body and the task's keyword.
+    assert_eq!(places, ["9:10", "10:16", "10:19", "17:17"], "{renamed}");
+    assert!(edits.iter().all(|e| e["newText"] == "src"));
+
+    let refused = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": {"line": 9, "character": 10}, "newName": "Y"}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already defined")
+    );
+}
+
+#[tokio::test]
+async fn completion_signature_help_and_hints() {
+    let mut c = opened().await;
+    // Inside `P(b_axis)`, after `P.`: the loop kinds.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 16, "character": 14}, "end": {"line": 16, "character": 14}}, "text": ".seq"}
+        ]}),
+    )
+    .await;
+    c.notification("textDocument/publishDiagnostics").await;
+    let members = c.at("textDocument/completion", URI, 16, 16).await;
+    let labels: Vec<&str> = members["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["seq", "sel", "when", "otherwise", "pipe"],
+        "{members}"
+    );
+
+    let hints = c
+        .request(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 30, "character": 0}}}),
+        )
+        .await;
+    let labels: Vec<String> = hints["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            format!(
+                "{} {}",
+                start(&json!({"start": h["position"]})),
+                h["label"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "10:5 : Tile[16,128] F32",
+            "15:22 4 tasks",
+            "16:26 Sequential"
+        ],
+        "{hints}"
+    );
+
+    // In a task call that does not give `x` yet: the kernel's parameter as a keyword.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
+            {"range": {"start": {"line": 17, "character": 17}, "end": {"line": 17, "character": 25}}, "text": ""}
+        ]}),
+    )
+    .await;
+    c.notification("textDocument/publishDiagnostics").await;
+    let keywords = c.at("textDocument/completion", URI, 17, 17).await;
+    let first = &keywords["result"][0];
+    assert_eq!(first["label"], "x=", "{keywords}");
+    assert_eq!(first["detail"], "In[Tile[16, 128, F32]]");
+    assert_eq!(keywords["result"][1]["label"], "b", "`y` is given already");
+
+    let help = c.at("textDocument/signatureHelp", URI, 10, 19).await;
+    let sig = &help["result"]["signatures"][0];
+    assert_eq!(sig["label"], "pto.mul(a, b)", "{help}");
+    assert_eq!(help["result"]["activeParameter"], 1);
+    assert_eq!(sig["parameters"][1]["label"], json!([11, 12]));
+}
+
+#[tokio::test]
+async fn structure_tokens_symbols_and_folding() {
+    let mut c = opened().await;
+    let init = c.request("shutdown", Value::Null).await;
+    assert_eq!(init["result"], Value::Null);
+    let mut c = opened().await;
+
+    let tokens = c
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": URI}}),
+        )
+        .await;
+    let data: Vec<u64> = tokens["result"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    // Decode: absolute line, character, length, type and modifiers of each token.
+    let (mut line, mut ch) = (0, 0);
+    let mut decoded = Vec::new();
+    for t in data.chunks(5) {
+        line += t[0];
+        ch = if t[0] == 0 { ch + t[1] } else { t[1] };
+        decoded.push((line, ch, t[2], t[3], t[4]));
+    }
+    // `def scale(x: ...`: `scale` is a function (7) declared here (bit 0); `x` a parameter (10).
+    assert!(decoded.contains(&(9, 4, 5, 7, 1)), "{decoded:?}");
+    assert!(decoded.contains(&(9, 10, 1, 10, 1)), "{decoded:?}");
+    // `pto.mul`: a library namespace (5) and a library function.
+    assert!(decoded.contains(&(10, 8, 3, 5, 4)), "{decoded:?}");
+    assert!(decoded.contains(&(10, 12, 3, 7, 4)), "{decoded:?}");
+
+    let symbols = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": URI}}),
+        )
+        .await;
+    let names: Vec<&str> = symbols["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["ROWS", "batch", "X", "Y", "scale", "run", "program"]
+    );
+    assert_eq!(symbols["result"][4]["children"][1]["name"], "y");
+
+    let workspace = c.request("workspace/symbol", json!({"query": "sc"})).await;
+    assert_eq!(workspace["result"][0]["name"], "scale", "{workspace}");
+
+    let folds = c
+        .request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": URI}}),
+        )
+        .await;
+    let spans: Vec<(u64, u64)> = folds["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["startLine"].as_u64().unwrap(),
+                f["endLine"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(spans, [(9, 11), (15, 17), (16, 17)], "{folds}");
+}
+
+#[tokio::test]
+async fn quick_fixes_apply_the_analyzers_fix() {
+    let mut c = Client::start().await;
+    let text = PROGRAM.replace("pto.mul(x, x)", "pto.mull(x, x)");
+    c.open(URI, &text).await;
+    let published = c.notification("textDocument/publishDiagnostics").await;
+    let diag = &published["params"]["diagnostics"][0];
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": URI}, "range": diag["range"], "context": {"diagnostics": [diag]}}),
+        )
+        .await;
+    let action = &actions["result"][0];
+    assert_eq!(action["kind"], "quickfix", "{actions}");
+    assert_eq!(action["diagnostics"][0]["code"], diag["code"]);
+    let edit = &action["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], "mul", "{actions}");
+    assert_eq!(edit["range"], diag["range"]);
+}
