@@ -665,3 +665,40 @@ impl LanguageServer for Backend {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside a query is answered as an internal error, and the next query on the same
+    /// server is answered as usual.
+    #[tokio::test]
+    async fn a_panicking_query_is_reported_and_the_server_serves_on() {
+        let (service, _socket) = LspService::new(Backend::new);
+        let backend = service.inner();
+        let uri = Uri::from_file_path("/work/p.wsp").unwrap();
+        backend
+            .did_open(DidOpenTextDocumentParams {
+                text_document: TextDocumentItem::new(
+                    uri.clone(),
+                    "wsp".into(),
+                    1,
+                    "X = 1\n".into(),
+                ),
+            })
+            .await;
+        let snapshot = backend.snapshot(&uri).unwrap();
+        let failed = backend
+            .query(snapshot, |_, _| -> u32 { panic!("boom") })
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code, ErrorCode::InternalError);
+        assert!(failed.message.contains("boom"), "{failed:?}");
+        let snapshot = backend.snapshot(&uri).unwrap();
+        let text = backend
+            .query(snapshot, |db, file| file.text(db).clone())
+            .await
+            .unwrap();
+        assert_eq!(text, "X = 1\n");
+    }
+}

@@ -266,3 +266,115 @@ async fn quick_fixes_apply_the_analyzers_fix() {
     assert_eq!(edit["newText"], "mul", "{actions}");
     assert_eq!(edit["range"], diag["range"]);
 }
+
+const RATE_LIMITED: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+batch = Dense[4]
+X = Tensor((4, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, x)
+
+@workload
+def run(batch):
+    for b in P(batch):
+        copy[b](x=X[b], y=Y[b])
+
+program = run(batch).timing(TimingPolicy.rate_limit(10)).compile(target="cpu_sim")
+"#;
+
+/// Diagnostics published for each file until every file in `expect` was heard from:
+/// (file name, codes).
+async fn published(c: &mut Client, files: usize) -> Vec<(String, Vec<String>, Value)> {
+    let mut out: Vec<(String, Vec<String>, Value)> = Vec::new();
+    while out.len() < files {
+        let p = c.notification("textDocument/publishDiagnostics").await;
+        let uri = p["params"]["uri"].as_str().unwrap().to_string();
+        let name = uri.rsplit('/').next().unwrap().to_string();
+        let codes = p["params"]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect();
+        out.retain(|(n, ..)| *n != name);
+        out.push((name, codes, p["params"]["version"].clone()));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[tokio::test]
+async fn workspace_folders_settings_and_files_not_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("wsp.toml"),
+        "[check]\ntargets = [\"ascend_npu\"]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("limited.wsp"), RATE_LIMITED).unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/clean.wsp"), PROGRAM).unwrap();
+    let root_uri = format!("file://{}", root.display());
+    let mut c = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {},
+        "workspaceFolders": [{"uri": root_uri, "name": "w"}],
+    }))
+    .await;
+    // Neither file is open: both are analyzed, the rate limit against wsp.toml's ascend_npu.
+    assert_eq!(
+        published(&mut c, 2).await,
+        [
+            ("clean.wsp".to_string(), vec![], Value::Null),
+            (
+                "limited.wsp".to_string(),
+                vec!["WSP502".to_string()],
+                Value::Null
+            ),
+        ]
+    );
+    let symbols = c.request("workspace/symbol", json!({"query": ""})).await;
+    let names: Vec<&str> = symbols["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"copy") && names.contains(&"scale"),
+        "{symbols}"
+    );
+
+    // wsp.toml drops ascend_npu: the watched-file change re-checks every file.
+    std::fs::write(root.join("wsp.toml"), "[check]\ntargets = []\n").unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("{root_uri}/wsp.toml"), "type": 2}]}),
+    )
+    .await;
+    let again = published(&mut c, 2).await;
+    assert!(
+        again.iter().all(|(_, codes, _)| codes.is_empty()),
+        "{again:?}"
+    );
+
+    // Opened, edited and closed: the editor's text while open, the disk's after.
+    let uri = format!("{root_uri}/sub/clean.wsp");
+    c.open(&uri, &PROGRAM.replace("pto.mul", "pto.mull")).await;
+    let open = published(&mut c, 1).await;
+    assert_eq!(open[0].1, ["WSP102"]);
+    assert_eq!(open[0].2, 1, "published with the editor's version");
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    )
+    .await;
+    let closed = published(&mut c, 1).await;
+    assert_eq!(closed[0].1, Vec::<String>::new());
+    assert_eq!(closed[0].2, Value::Null);
+}
