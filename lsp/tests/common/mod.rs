@@ -71,10 +71,23 @@ impl Client {
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params).await;
+        self.response(id).await
+    }
+
+    /// Sends a request without waiting for its answer; `response` reads it later.
+    pub async fn send_request(&mut self, method: &str, params: Value) -> i64 {
         self.next_id += 1;
         let id = self.next_id;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        id
+    }
+
+    pub async fn response(&mut self, id: i64) -> Value {
+        if let Some(i) = self.pending.iter().position(|m| m["id"] == id) {
+            return self.pending.remove(i).unwrap();
+        }
         loop {
             let m = self.recv().await;
             if m["id"] == id {
