@@ -351,7 +351,7 @@ pub fn folding_ranges(db: &Database, file: File) -> Vec<FoldingRange> {
         .into_iter()
         .filter_map(|(r, kind)| {
             let (a, b) = (lines.position(r.start()), lines.position(r.end()));
-            (a.line < b.line).then(|| FoldingRange {
+            (a.line < b.line).then_some(FoldingRange {
                 start_line: a.line,
                 start_character: None,
                 end_line: b.line,
