@@ -210,20 +210,18 @@ fn names_in_scope(
             });
         }
     }
-    let items = module_items(db, file);
-    let position = match item {
-        Some(item) => module_scope(db, file).position(item),
-        None => {
-            let starts = item_offsets(db, file);
-            starts.partition_point(|&s| s <= offset)
-        }
-    };
     let scope = module_scope(db, file);
+    // Names bound by the items before this one (before the cursor, between items).
+    let position = match item {
+        Some(item) => scope.position(item),
+        None => item_offsets(db, file).partition_point(|&s| s <= offset),
+    }
+    .min(module_items(db, file).len());
     for name in scope.names() {
         let Some(b) = scope.lookup(name) else {
             continue;
         };
-        if b.index >= position.min(items.len()) {
+        if b.index >= position {
             continue;
         }
         push(Completion {
@@ -271,7 +269,8 @@ fn locals_in_scope(
             continue;
         }
         // A loop variable is visible in its block; a parameter everywhere; a local after it.
-        let visible = match blocks.iter().find(|b| b.header.contains_range(def)) {
+        let block = blocks.iter().find(|b| b.header.contains_range(def));
+        let visible = match block {
             Some(b) => b.scope.contains(offset),
             None => is_param(db, item, def) || statement_end(&root, def) <= offset,
         };
@@ -291,7 +290,7 @@ fn locals_in_scope(
                         .map(|(_, t)| t.to_string())
                 })
                 .unwrap_or_default(),
-            _ if blocks.iter().any(|b| b.header.contains_range(def)) => "loop variable".into(),
+            _ if block.is_some() => "loop variable".into(),
             _ => workload_params(db, item)
                 .0
                 .iter()

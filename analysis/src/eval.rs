@@ -162,15 +162,19 @@ impl<'db> Eval<'db> {
 
     /// Binds a local name at `def` (a parameter, a loop variable, an assignment's target).
     pub fn bind_local(&mut self, name: String, value: Value<'db>, def: TextRange) {
-        self.uses.push(Use::new(def, self.local_symbol(def)));
+        self.use_local(def, def);
         self.locals.push(Local { name, value, def });
     }
 
-    pub fn local_symbol(&self, def: TextRange) -> Symbol<'db> {
-        Symbol::Local {
-            item: self.item,
-            def,
-        }
+    /// Records that the name at `range` refers to `symbol`.
+    pub fn record(&mut self, range: TextRange, symbol: Symbol<'db>) {
+        self.uses.push(Use::new(range, symbol));
+    }
+
+    /// Records that the name at `range` refers to this def's local bound at `def`.
+    pub fn use_local(&mut self, range: TextRange, def: TextRange) {
+        let item = self.item;
+        self.record(range, Symbol::Local { item, def });
     }
 
     pub fn span(&self, range: TextRange) -> Span<'db> {
@@ -197,11 +201,12 @@ impl<'db> Eval<'db> {
     /// `pto_wsp` vocabulary.
     pub fn resolve(&mut self, name: &str, range: TextRange) -> Value<'db> {
         if let Some(l) = self.locals.iter().rev().find(|l| l.name == name) {
-            self.uses.push(Use::new(range, self.local_symbol(l.def)));
-            return l.value.clone();
+            let (def, value) = (l.def, l.value.clone());
+            self.use_local(range, def);
+            return value;
         }
         if let Some(b) = self.scope.lookup(name) {
-            self.uses.push(Use::new(range, Symbol::Item(b.item)));
+            self.record(range, Symbol::Item(b.item));
             if b.index < self.position {
                 return item_value(self.db, b.item).value.clone();
             }

@@ -53,7 +53,7 @@ impl WorkspaceConfig {
     }
 
     /// The nearest `wsp.toml` at or above `start`, read and checked.
-    pub fn find(start: &Path) -> Result<Option<(PathBuf, WorkspaceConfig)>, String> {
+    pub fn find(start: &Path) -> Result<Option<WorkspaceConfig>, String> {
         let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
         for dir in start.ancestors() {
             let candidate = dir.join("wsp.toml");
@@ -62,7 +62,7 @@ impl WorkspaceConfig {
                     .map_err(|e| format!("cannot read {}: {e}", candidate.display()))?;
                 let config = WorkspaceConfig::parse(&text)
                     .map_err(|e| format!("{}: {e}", candidate.display()))?;
-                return Ok(Some((candidate, config)));
+                return Ok(Some(config));
             }
         }
         Ok(None)

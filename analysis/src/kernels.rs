@@ -163,7 +163,7 @@ pub fn kernel_signature<'db>(
                 }
             }
         };
-        eval.uses.push(Use::new(range, eval.local_symbol(range)));
+        eval.use_local(range, range);
         params.push(KernelParam {
             name,
             range,
@@ -460,8 +460,7 @@ impl<'db> BodyChecker<'db> {
                             if let Some((_, ty)) = &value {
                                 self.types.push((def, *ty));
                             }
-                            let symbol = self.eval.local_symbol(def);
-                            self.eval.uses.push(Use::new(def, symbol));
+                            self.eval.use_local(def, def);
                             self.locals.push((name, value, def));
                         }
                         _ => self.eval.error(
@@ -558,13 +557,12 @@ impl<'db> BodyChecker<'db> {
 
     fn name(&mut self, name: &str, range: TextRange) -> Typed {
         if let Some((_, v, def)) = self.locals.iter().rev().find(|(n, ..)| n == name) {
-            let symbol = self.eval.local_symbol(*def);
-            self.eval.uses.push(Use::new(range, symbol));
-            return v.clone();
+            let (v, def) = (v.clone(), *def);
+            self.eval.use_local(range, def);
+            return v;
         }
         if let Some(p) = self.signature.param(name) {
-            let symbol = self.eval.local_symbol(p.range);
-            self.eval.uses.push(Use::new(range, symbol));
+            self.eval.use_local(range, p.range);
             return match &p.ty {
                 ParamType::Tile(dir, t) => {
                     if !dir.reads() {
@@ -753,8 +751,8 @@ impl<'db> BodyChecker<'db> {
         };
         let Some(p) = self.signature.param(&name) else {
             if let Some((.., def)) = self.locals.iter().rev().find(|(n, ..)| *n == name) {
-                let symbol = self.eval.local_symbol(*def);
-                self.eval.uses.push(Use::new(r, symbol));
+                let def = *def;
+                self.eval.use_local(r, def);
                 self.eval.error(
                     Code::WrongKind,
                     r,
@@ -768,8 +766,7 @@ impl<'db> BodyChecker<'db> {
             }
             return None;
         };
-        let symbol = self.eval.local_symbol(p.range);
-        self.eval.uses.push(Use::new(r, symbol));
+        self.eval.use_local(r, p.range);
         let ParamType::Tile(dir, t) = p.ty else {
             if p.ty != ParamType::Unknown {
                 self.eval.error(

@@ -88,15 +88,9 @@ pub struct NameRef {
 
 /// The symbol named at `offset`, if any.
 pub fn name_at(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option<NameRef> {
-    let (item, base) = item_at(db, file, offset)?;
-    let token = name_token(item.syntax(db), offset - base)?;
-    let range = token.text_range();
-    let symbol = item_uses(db, item)
-        .iter()
-        .find(|u| u.range.contains_range(range))?
-        .symbol;
+    let (symbol, token, range) = symbol_at(db, file, offset)?;
     Some(NameRef {
-        range: range + base,
+        range,
         name: token.text().to_string(),
         kind: symbol_kind(db, symbol),
         definition: definition_range(db, symbol)?,
@@ -105,7 +99,7 @@ pub fn name_at(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option
 
 /// Every occurrence in `file` of the symbol named at `offset`, its definition first.
 pub fn references(db: &dyn salsa::Database, file: File, offset: TextSize) -> Vec<TextRange> {
-    let Some(symbol) = symbol_at(db, file, offset) else {
+    let Some((symbol, ..)) = symbol_at(db, file, offset) else {
         return Vec::new();
     };
     let def = definition_range(db, symbol);
@@ -128,7 +122,7 @@ pub fn rename(
     offset: TextSize,
     new_name: &str,
 ) -> Result<Vec<TextRange>, String> {
-    let Some(symbol) = symbol_at(db, file, offset) else {
+    let Some((symbol, ..)) = symbol_at(db, file, offset) else {
         return Err("there is no kernel, workload, tensor, axis or parameter here".into());
     };
     let (tokens, errors) = wsp_syntax::lex(new_name);
@@ -161,18 +155,20 @@ pub fn rename(
     Ok(references(db, file, offset))
 }
 
+/// The symbol named at `offset`, its name token and the token's range in the file.
 fn symbol_at<'db>(
     db: &'db dyn salsa::Database,
     file: File,
     offset: TextSize,
-) -> Option<Symbol<'db>> {
+) -> Option<(Symbol<'db>, SyntaxToken, TextRange)> {
     let (item, base) = item_at(db, file, offset)?;
     let token = name_token(item.syntax(db), offset - base)?;
     let range = token.text_range();
-    item_uses(db, item)
+    let symbol = item_uses(db, item)
         .iter()
-        .find(|u| u.range.contains_range(range))
-        .map(|u| u.symbol)
+        .find(|u| u.range.contains_range(range))?
+        .symbol;
+    Some((symbol, token, range + base))
 }
 
 /// The item whose text holds `offset`, and where it starts.

@@ -332,7 +332,7 @@ pub(crate) fn call_workload<'db>(
                 item: w,
                 def: p.range,
             };
-            eval.uses.push(Use::new(kw.text_range(), symbol));
+            eval.record(kw.text_range(), symbol);
         }
     }
     let Some(args) = eval.bind(c, &what, &refs) else {
@@ -1222,13 +1222,11 @@ impl<'db> Walker<'db> {
                 ok = false;
                 continue;
             };
-            self.eval.uses.push(Use::new(
-                kw.text_range(),
-                Symbol::Local {
-                    item: kernel,
-                    def: param.range,
-                },
-            ));
+            let symbol = Symbol::Local {
+                item: kernel,
+                def: param.range,
+            };
+            self.eval.record(kw.text_range(), symbol);
             match (&param.ty, value) {
                 (_, Value::Unknown) => ok = false,
                 (ParamType::Tile(dir, tile), v @ (Value::View(_) | Value::Tensor(_))) => {

@@ -86,5 +86,5 @@ fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, Str
             .ok_or_else(|| format!("unknown target `{t}` (expected {})", Target::names()));
     }
     let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
-    Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |(_, c)| c.targets()))
+    Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |c| c.targets()))
 }

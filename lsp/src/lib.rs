@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
-use wsp_analysis::{Database, File, Workspace, WorkspaceConfig};
+use wsp_analysis::{Database, File, Target, Workspace, WorkspaceConfig};
 
 use crate::convert::Lines;
 
@@ -84,6 +84,22 @@ impl State {
     fn in_roots(&self, path: &Path) -> bool {
         self.roots.iter().any(|r| path.starts_with(&r.path))
     }
+
+    /// Starts analyzing a file read from disk; false when its path has no `file:` URI.
+    fn load(&mut self, path: PathBuf, text: String) -> bool {
+        let Some(uri) = Uri::from_file_path(&path) else {
+            return false;
+        };
+        let workspace = self.workspace_for(&path);
+        let file = File::on_disk(&self.db, workspace, path.clone(), text);
+        let doc = Doc {
+            file,
+            uri,
+            version: None,
+        };
+        self.docs.insert(path, doc);
+        true
+    }
 }
 
 impl Backend {
@@ -123,17 +139,17 @@ impl Backend {
         })
     }
 
-    /// Runs `query` on a snapshot off the async threads. A cancelled query (an edit came)
-    /// is ContentModified; a panic is reported to the client and answered as an internal
-    /// error, and the server serves on.
+    /// Runs `query` on a snapshot of the database off the async threads. A cancelled query
+    /// (an edit came) is ContentModified; a panic is reported to the client and answered as
+    /// an internal error, and the server serves on.
     async fn query<T: Send + 'static>(
         &self,
-        snapshot: Snapshot,
-        query: impl FnOnce(&Database, File) -> T + Send + 'static,
+        db: Database,
+        query: impl FnOnce(&Database) -> T + Send + 'static,
     ) -> Result<T> {
         let task = tokio::task::spawn_blocking(move || {
             // The snapshot is dropped whatever happens, so no broken state outlives an unwind.
-            let run = std::panic::AssertUnwindSafe(|| query(&snapshot.db, snapshot.file));
+            let run = std::panic::AssertUnwindSafe(|| query(&db));
             salsa::Cancelled::catch(run)
         });
         match task.await {
@@ -167,8 +183,8 @@ impl Backend {
         let Some(snapshot) = self.snapshot(uri) else {
             return Ok(None);
         };
-        let uri = snapshot.uri.clone();
-        self.query(snapshot, move |db, file| query(db, file, &uri))
+        let Snapshot { db, file, uri, .. } = snapshot;
+        self.query(db, move |db| query(db, file, &uri))
             .await
             .map(Some)
     }
@@ -179,10 +195,15 @@ impl Backend {
         let Some(snapshot) = self.snapshot_at(&path) else {
             return;
         };
-        let (uri, version) = (snapshot.uri.clone(), snapshot.version);
+        let Snapshot {
+            db,
+            file,
+            uri,
+            version,
+        } = snapshot;
         let link = uri.clone();
         let diagnostics = self
-            .query(snapshot, move |db, file| {
+            .query(db, move |db| {
                 let lines = Lines::new(file.text(db));
                 wsp_analysis::file_diagnostics(db, file)
                     .iter()
@@ -208,17 +229,22 @@ impl Backend {
         }
     }
 
+    /// The targets of a folder's nearest `wsp.toml`; a bad one is shown and counts as none.
+    async fn settings(&self, root: &Path) -> Vec<Target> {
+        match WorkspaceConfig::find(root) {
+            Ok(config) => config.map_or_else(Vec::new, |c| c.targets()),
+            Err(e) => {
+                self.client
+                    .show_message(MessageType::ERROR, format!("wsp: {e}"))
+                    .await;
+                Vec::new()
+            }
+        }
+    }
+
     /// Adds a workspace folder: its settings and every `.wsp` file under it.
     async fn add_root(&self, path: PathBuf) {
-        let (targets, problem) = match WorkspaceConfig::find(&path) {
-            Ok(found) => (found.map_or_else(Vec::new, |(_, c)| c.targets()), None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        if let Some(e) = problem {
-            self.client
-                .show_message(MessageType::ERROR, format!("wsp: {e}"))
-                .await;
-        }
+        let targets = self.settings(&path).await;
         let files = wsp_analysis::wsp_files(&path).unwrap_or_default();
         let texts: Vec<(PathBuf, String)> = files
             .into_iter()
@@ -228,21 +254,9 @@ impl Backend {
         let workspace = Workspace::new(&state.db, targets);
         state.roots.push(Root { path, workspace });
         for (p, text) in texts {
-            if state.docs.contains_key(&p) {
-                continue;
+            if !state.docs.contains_key(&p) {
+                state.load(p, text);
             }
-            let Some(uri) = Uri::from_file_path(&p) else {
-                continue;
-            };
-            let file = File::on_disk(&state.db, workspace, p.clone(), text);
-            state.docs.insert(
-                p,
-                Doc {
-                    file,
-                    uri,
-                    version: None,
-                },
-            );
         }
     }
 
@@ -255,15 +269,7 @@ impl Backend {
             .map(|r| (r.path.clone(), r.workspace))
             .collect();
         for (path, workspace) in roots {
-            let targets = match WorkspaceConfig::find(&path) {
-                Ok(found) => found.map_or_else(Vec::new, |(_, c)| c.targets()),
-                Err(e) => {
-                    self.client
-                        .show_message(MessageType::ERROR, format!("wsp: {e}"))
-                        .await;
-                    Vec::new()
-                }
-            };
+            let targets = self.settings(&path).await;
             use salsa::Setter;
             let mut state = self.state();
             if workspace.extra_targets(&state.db) != &targets {
@@ -282,24 +288,12 @@ impl Backend {
             Ok(text) => {
                 let State { db, docs, .. } = &mut *state;
                 match docs.get(path) {
-                    Some(doc) => doc.file.edit(db, text),
-                    None => {
-                        let Some(uri) = Uri::from_file_path(path) else {
-                            return false;
-                        };
-                        let workspace = state.workspace_for(path);
-                        let file = File::on_disk(&state.db, workspace, path.to_path_buf(), text);
-                        state.docs.insert(
-                            path.to_path_buf(),
-                            Doc {
-                                file,
-                                uri,
-                                version: None,
-                            },
-                        );
+                    Some(doc) => {
+                        doc.file.edit(db, text);
+                        true
                     }
+                    None => state.load(path.to_path_buf(), text),
                 }
-                true
             }
             Err(_) => {
                 state.docs.remove(path);
@@ -592,18 +586,9 @@ impl LanguageServer for Backend {
                 .collect();
             (state.db.clone(), files)
         };
-        let Some(&(first, _)) = files.first() else {
-            return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
-        };
-        let snapshot = Snapshot {
-            db,
-            file: first,
-            uri: files[0].1.clone(),
-            version: None,
-        };
         let query = params.query;
         let found = self
-            .query(snapshot, move |db, _| {
+            .query(db, move |db| {
                 features::workspace_symbols(db, &files, &query)
             })
             .await?;
@@ -689,14 +674,14 @@ mod tests {
             .await;
         let snapshot = backend.snapshot(&uri).unwrap();
         let failed = backend
-            .query(snapshot, |_, _| -> u32 { panic!("boom") })
+            .query(snapshot.db, |_| -> u32 { panic!("boom") })
             .await
             .unwrap_err();
         assert_eq!(failed.code, ErrorCode::InternalError);
         assert!(failed.message.contains("boom"), "{failed:?}");
-        let snapshot = backend.snapshot(&uri).unwrap();
+        let Snapshot { db, file, .. } = backend.snapshot(&uri).unwrap();
         let text = backend
-            .query(snapshot, |db, file| file.text(db).clone())
+            .query(db, move |db| file.text(db).clone())
             .await
             .unwrap();
         assert_eq!(text, "X = 1\n");
