@@ -1,0 +1,275 @@
+//! `cargo xtask bench lsp`: the latency an editor sees, from sending `didChange` to receiving
+//! the `publishDiagnostics` of that version, for 200 one-token edits to a 10,000-line file,
+//! measured against the release `wsp lsp` process over stdio. Beside it, in the same run, a
+//! cold `wsp check` of the same file. Writes target/bench/lsp.json.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const LINES: usize = 10_000;
+const EDITS: usize = 200;
+const GOAL_P99_MS: f64 = 20.0;
+
+const HEADER: &str = r#""""A generated attention-style program for the language server benchmark."""
+from pto_wsp import *
+
+F32 = DType.F32
+heads = Dense[8]
+blocks = Dense[4]
+Q = Tensor((8, 4, 32, 64), F32, init=randn(seed=3))
+K = Tensor((8, 4, 32, 64), F32, init=randn(seed=4))
+"#;
+
+/// A score kernel and its workload (20 lines); `{i}` makes the names unique. The benchmark's
+/// edits flip `pto.exp` and `pto.log` in one of these.
+const BLOCK: &str = r#"
+S{i} = Tensor((8, 4, 32, 32), F32)
+
+
+@kernel
+def scores{i}(q: In[Tile[32, 64, F32]], k: In[Tile[32, 64, F32]], s: Out[Tile[32, 32, F32]]):
+    logits = pto.matmul(q, pto.transpose(k))
+    shifted = pto.sub(logits, pto.rowmax(logits))
+    pto.store(s, pto.exp(shifted))
+
+
+@workload
+def attend{i}(heads, blocks):
+    for h in P(heads):
+        for b in P.seq(blocks):
+            scores{i}[h, b](q=Q[h, b], k=K[h, b], s=S{i}[h, b])
+
+
+program{i} = attend{i}(heads, blocks).compile(target="cpu_sim")
+"#;
+
+fn program() -> String {
+    let mut text = HEADER.to_string();
+    let mut i = 0;
+    while text.lines().count() < LINES {
+        text.push_str(&BLOCK.replace("{i}", &i.to_string()));
+        i += 1;
+    }
+    text
+}
+
+/// `target/`, from this bench binary's own path (target/release/deps/lsp-…).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    exe.ancestors()
+        .nth(3)
+        .expect("inside target/")
+        .to_path_buf()
+}
+
+/// A framed JSON-RPC connection to a `wsp lsp` process.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+}
+
+impl Server {
+    fn start(wsp: &Path) -> Server {
+        let mut child = Command::new(wsp)
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", wsp.display()));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn recv(&mut self) -> Value {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "the server closed its output");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = Some(n.parse::<usize>().expect("a length"));
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length header")];
+        self.stdout.read_exact(&mut body).expect("read");
+        serde_json::from_slice(&body).expect("JSON")
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.recv();
+            if m["id"] == id {
+                return m;
+            }
+        }
+    }
+
+    /// Reads until the diagnostics of `version` arrive; returns how many there were.
+    fn diagnostics_of(&mut self, version: i32) -> usize {
+        loop {
+            let m = self.recv();
+            if m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["version"] == version
+            {
+                return m["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+            }
+        }
+    }
+
+    /// The server's peak resident set size in MiB (Linux).
+    fn peak_rss_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
+    fn stop(mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let _ = self.child.wait();
+    }
+}
+
+/// The value at quantile `q` of sorted samples (nearest rank).
+fn quantile(sorted: &[Duration], q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1].as_secs_f64() * 1e3
+}
+
+/// `line:character` (UTF-16; the text is ASCII) of a byte offset.
+fn position(text: &str, offset: usize) -> Value {
+    let line = text[..offset].matches('\n').count();
+    let character = offset - text[..offset].rfind('\n').map_or(0, |n| n + 1);
+    json!({"line": line, "character": character})
+}
+
+fn main() {
+    let wsp = target_dir().join("release/wsp");
+    assert!(
+        wsp.exists(),
+        "{} is missing: run `cargo xtask bench lsp`, which builds it",
+        wsp.display()
+    );
+    let text = program();
+    let lines = text.lines().count();
+    let dir = target_dir().join("bench/lsp_10k");
+    std::fs::create_dir_all(&dir).expect("bench folder");
+    let path = dir.join("attention.wsp");
+    std::fs::write(&path, &text).expect("write the program");
+    let uri = format!("file://{}", path.display());
+
+    // Where the edits go: each `pto.exp(shifted)`, visited in a scattered order.
+    let sites: Vec<usize> = text
+        .match_indices("pto.exp(shifted)")
+        .map(|(at, _)| at + "pto.".len())
+        .collect();
+    let mut flipped = vec![false; sites.len()];
+
+    let mut server = Server::start(&wsp);
+    let init = server.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert!(init.get("result").is_some(), "initialize failed: {init}");
+    server.notify("initialized", json!({}));
+
+    let t = Instant::now();
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "wsp", "version": 1, "text": text}}),
+    );
+    assert_eq!(server.diagnostics_of(1), 0, "the program must check clean");
+    let open = t.elapsed();
+
+    let mut latencies = Vec::with_capacity(EDITS);
+    for edit in 0..EDITS {
+        let version = edit as i32 + 2;
+        let site = (edit * 37) % sites.len();
+        let new = if flipped[site] { "exp" } else { "log" };
+        flipped[site] = !flipped[site];
+        let at = sites[site];
+        let change = json!({
+            "range": {"start": position(&text, at), "end": position(&text, at + 3)},
+            "text": new,
+        });
+        let t = Instant::now();
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+        );
+        let found = server.diagnostics_of(version);
+        latencies.push(t.elapsed());
+        assert_eq!(found, 0, "edit {edit} left the program with diagnostics");
+    }
+    let server_rss = server.peak_rss_mib();
+    server.stop();
+    let mean_ms = latencies.iter().sum::<Duration>().as_secs_f64() * 1e3 / EDITS as f64;
+    latencies.sort();
+
+    // The same file, checked cold by a fresh `wsp check` process each time.
+    let mut checks = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let status = Command::new(&wsp)
+            .arg("check")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .status()
+            .expect("run wsp check");
+        checks.push(t.elapsed());
+        assert!(status.success(), "wsp check failed on the benchmark file");
+    }
+    checks.sort();
+
+    let p99 = quantile(&latencies, 0.99);
+    let report = json!({
+        "file_lines": lines,
+        "edits": EDITS,
+        "did_change_to_publish_diagnostics_ms": {
+            "p50": quantile(&latencies, 0.50),
+            "p99": p99,
+            "max": quantile(&latencies, 1.0),
+            "mean": mean_ms,
+        },
+        "did_open_to_publish_diagnostics_ms": open.as_secs_f64() * 1e3,
+        "wsp_check_cold_ms_median": quantile(&checks, 0.5),
+        "wsp_check_cold_over_edit_p50": quantile(&checks, 0.5) / quantile(&latencies, 0.5),
+        "server_peak_rss_mib": server_rss,
+        "goals": {"p99_at_most_20_ms": p99 <= GOAL_P99_MS},
+    });
+    let out = target_dir().join("bench/lsp.json");
+    let pretty = serde_json::to_string_pretty(&report).expect("json");
+    std::fs::write(&out, &pretty).expect("write lsp.json");
+    println!("{pretty}");
+    println!("wrote {}", out.display());
+}
