@@ -1,7 +1,7 @@
 //! `cargo xtask`: the one entry point for the project's chores.
 //!
-//! - `test`: every test of the workspace (and, as they land, the real-client tests, which
-//!   install what they need under `target/`).
+//! - `test`: every test of the workspace, then the language server's end-to-end tests with
+//!   real clients (pytest-lsp in a venv under `target/`, Debian's Neovim), installed as needed.
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 
@@ -23,7 +23,7 @@ enum Task {
     Test,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
-        /// Which benchmark: `syntax`, `analysis` or `runtime`.
+        /// Which benchmark: `syntax`, `analysis`, `runtime` or `lsp`.
         name: Option<String>,
     },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
@@ -34,6 +34,7 @@ const BENCHES: &[(&str, &str)] = &[
     ("syntax", "wsp-syntax"),
     ("analysis", "wsp-analysis"),
     ("runtime", "wsp-cli"),
+    ("lsp", "wsp-lsp"),
 ];
 
 fn main() -> ExitCode {
@@ -79,7 +80,41 @@ fn test() -> Result<(), String> {
     let python = test_venv()?;
     run(cargo()
         .args(["test", "--workspace", "--locked"])
-        .env("WSP_TEST_PYTHON", python))
+        .env("WSP_TEST_PYTHON", &python))?;
+    editor_clients(&python)
+}
+
+/// `wsp lsp` driven over stdio by real clients: pytest-lsp (as VS Code and as Neovim 0.7)
+/// and headless Neovim itself.
+fn editor_clients(python: &Path) -> Result<(), String> {
+    // Already built by the tests above; this only makes sure of it.
+    run(cargo().args(["build", "--locked", "-p", "wsp-cli", "--bin", "wsp"]))?;
+    let wsp = root().join("target/debug/wsp");
+    run(Command::new(python)
+        .args(["-m", "pytest", "-q", "-c", "lsp/tests/clients/pytest.ini"])
+        .arg("lsp/tests/clients")
+        .env("WSP_BIN", &wsp))?;
+    install_neovim()?;
+    // `timeout`: a Neovim stuck on a broken script would otherwise wait for input forever.
+    run(Command::new("timeout")
+        .args(["300", "nvim", "--headless", "-u", "NONE", "-i", "NONE"])
+        .args(["-c", "luafile lsp/tests/clients/neovim.lua"])
+        .env("WSP_BIN", &wsp))
+}
+
+/// Debian's Neovim (0.7.2 on bookworm), installed when `nvim` is missing.
+fn install_neovim() -> Result<(), String> {
+    let found = Command::new("nvim")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if found {
+        return Ok(());
+    }
+    run(Command::new("apt-get").args(["update", "-qq"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends", "neovim"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
 /// The Python venv the golden (NumPy) tests run in: `target/test-venv`, with the pinned
@@ -129,7 +164,7 @@ fn bench(name: Option<&str>) -> Result<(), String> {
     };
     for (bench, package) in selected {
         let mut cmd = cargo();
-        if *bench == "analysis" || *bench == "runtime" {
+        if matches!(*bench, "analysis" | "runtime" | "lsp") {
             // These time the release `wsp` binary too.
             run(cargo().args([
                 "build",
