@@ -57,6 +57,101 @@ impl Parse {
         &self.errors
     }
 
+    /// The parse of `new_text`, which is `old_text` (the text of `self`) with `range` replaced
+    /// by `insert`. Only the top-level statements the edit touches are parsed again when that
+    /// gives the same tree and errors as parsing `new_text` whole; otherwise it is parsed whole.
+    /// Statements outside the edit keep their green nodes, so an unchanged item stays the same
+    /// node.
+    pub fn reparse(&self, old_text: &str, range: TextRange, insert: &str, new_text: &str) -> Parse {
+        self.reparse_statements(old_text, range, insert, new_text)
+            .unwrap_or_else(|| parse(new_text))
+    }
+
+    /// The splice of `reparse`, when it is sure to be exact. Top-level statements that start a
+    /// line cut the file into regions; every region the edit touches (or borders) is parsed
+    /// alone. That equals the whole parse when the new regions parse without an error and no
+    /// old error lies in or beside them: the layout is then back at column 0 with no bracket or
+    /// string open at both cuts, and no lookahead across a cut (an `else` after an `if`, a
+    /// decorator before a `def`) can change what the neighbours parse to.
+    fn reparse_statements(
+        &self,
+        old_text: &str,
+        range: TextRange,
+        insert: &str,
+        new_text: &str,
+    ) -> Option<Parse> {
+        let old_len = TextSize::of(old_text);
+        let new_len = TextSize::of(new_text);
+        if self.green.text_len() != old_len
+            || range.end() > old_len
+            || new_len + range.len() != old_len + TextSize::of(insert)
+        {
+            return None;
+        }
+        // (offset, child index) of each cut, then the end.
+        let mut cuts = vec![(TextSize::from(0), 0)];
+        let mut offset = TextSize::from(0);
+        for (index, child) in self.green.children().enumerate() {
+            if child.as_node().is_some()
+                && offset > TextSize::from(0)
+                && old_text[..usize::from(offset)].ends_with('\n')
+            {
+                cuts.push((offset, index));
+            }
+            offset += child.text_len();
+        }
+        let children = self.green.children().len();
+        cuts.push((old_len, children));
+        let regions = cuts.len() - 1;
+        // Regions touched by the edit, ends included: an edit at a cut touches both sides.
+        let first = (0..regions).find(|&k| cuts[k + 1].0 >= range.start())?;
+        let last = (0..regions).rev().find(|&k| cuts[k].0 <= range.end())?;
+        let (start, end) = (cuts[first].0, cuts[last + 1].0);
+        let beside = TextRange::new(
+            cuts[first.saturating_sub(1)].0,
+            cuts[(last + 2).min(regions)].0,
+        );
+        if self
+            .errors
+            .iter()
+            .any(|e| e.range.start() <= beside.end() && beside.start() <= e.range.end())
+        {
+            return None;
+        }
+        // A message may name a line ("to close the `[` at 52:90"): errors after an edit that
+        // adds or removes lines would need new messages.
+        let lines_moved = old_text[std::ops::Range::<usize>::from(range)]
+            .matches('\n')
+            .count()
+            != insert.matches('\n').count();
+        if lines_moved && self.errors.iter().any(|e| e.range.start() >= end) {
+            return None;
+        }
+        let new_end = end + TextSize::of(insert) - range.len();
+        let part = parse(new_text.get(std::ops::Range::<usize>::from(TextRange::new(
+            start, new_end,
+        )))?);
+        if !part.errors.is_empty() {
+            return None;
+        }
+        let green = self.green.splice_children(
+            cuts[first].1..cuts[last + 1].1,
+            part.green.children().map(|c| c.to_owned()),
+        );
+        // Errors before the edit stay; those after it move with the text.
+        let shift = |e: &SyntaxError| {
+            let mut e = e.clone();
+            if e.range.start() >= end {
+                e.range = e.range - end + new_end;
+            }
+            e
+        };
+        Some(Parse {
+            green,
+            errors: self.errors.iter().map(shift).collect(),
+        })
+    }
+
     /// The tree and errors as text, for snapshot tests.
     pub fn debug_dump(&self, text: &str) -> String {
         let mut out = format!("{:#?}", self.syntax_node());

@@ -1,8 +1,9 @@
 //! The parser is total: for any text it terminates, does not panic or overflow the stack, gives
-//! back exactly the input text, and reports errors inside it.
+//! back exactly the input text, and reports errors inside it. Reparsing after an edit gives
+//! exactly what parsing the new text does.
 
 use proptest::prelude::*;
-use wsp_syntax::check_invariants;
+use wsp_syntax::{Parse, TextRange, TextSize, check_invariants, parse};
 
 mod common;
 
@@ -12,10 +13,63 @@ fn check(text: &str) {
 
 /// Fragments that stress the lexer and layout more than random characters do.
 const FRAGMENTS: &[&str] = &[
-    "(", ")", "[", "]", "{", "}", ":", "\n", "\n    ", "\t", "\\\n", "\\", "'", "\"", "\"\"\"",
-    "'''", "#", "@", "def ", "for ", " in ", "with ", "as ", "lambda", "=", "==", ",", ".",
-    "P.seq(", "pto.", "1e-", "0x", "_", "\r", "\r\n", "é", "∂", "\u{FEFF}", "if ", "else",
-    "async ", "*", "**", ":=", "->", ";", "class ",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    "\n",
+    "\n    ",
+    "\t",
+    "\\\n",
+    "\\",
+    "'",
+    "\"",
+    "\"\"\"",
+    "'''",
+    "#",
+    "@",
+    "def ",
+    "for ",
+    " in ",
+    "with ",
+    "as ",
+    "lambda",
+    "=",
+    "==",
+    ",",
+    ".",
+    "P.seq(",
+    "pto.",
+    "1e-",
+    "0x",
+    "_",
+    "\r",
+    "\r\n",
+    "é",
+    "∂",
+    "\u{FEFF}",
+    "if ",
+    "else",
+    "async ",
+    "*",
+    "**",
+    ":=",
+    "->",
+    ";",
+    "class ",
+    // Edits that often keep a program valid, so that reparsing splices.
+    "x",
+    "_1",
+    "2",
+    "\n# note\n",
+    "\n\n",
+    "    ",
+    "y = 1\n",
+    "else:\n    pass\n",
+    "@kernel\n",
 ];
 
 #[derive(Debug, Clone)]
@@ -42,25 +96,43 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-fn apply(text: &mut String, edit: &Edit) {
-    if text.is_empty() {
-        return;
-    }
-    match *edit {
-        Edit::Delete { at, len } => {
-            let start = floor_char_boundary(text, at % text.len());
-            let end = floor_char_boundary(text, start + len);
-            text.replace_range(start..end, "");
+/// Applies `edit`, returning the replaced range of the old text and what replaced it.
+fn apply(text: &mut String, edit: &Edit) -> (TextRange, String) {
+    let (start, end, insert) = if text.is_empty() {
+        (0, 0, String::new())
+    } else {
+        match *edit {
+            Edit::Delete { at, len } => {
+                let start = floor_char_boundary(text, at % text.len());
+                (start, floor_char_boundary(text, start + len), String::new())
+            }
+            Edit::Insert { at, fragment } => {
+                let at = floor_char_boundary(text, at % text.len());
+                (at, at, FRAGMENTS[fragment].to_string())
+            }
+            Edit::InsertChar { at, c } => {
+                let at = floor_char_boundary(text, at % text.len());
+                (at, at, c.to_string())
+            }
         }
-        Edit::Insert { at, fragment } => {
-            let at = floor_char_boundary(text, at % text.len());
-            text.insert_str(at, FRAGMENTS[fragment]);
-        }
-        Edit::InsertChar { at, c } => {
-            let at = floor_char_boundary(text, at % text.len());
-            text.insert(at, c);
-        }
-    }
+    };
+    text.replace_range(start..end, &insert);
+    let range = TextRange::new(TextSize::new(start as u32), TextSize::new(end as u32));
+    (range, insert)
+}
+
+/// How many of the old tree's top-level children the new tree holds as the same node.
+fn shared(old: &Parse, new: &Parse) -> usize {
+    let old = old.syntax_node().green().into_owned();
+    let new = new.syntax_node().green().into_owned();
+    new.children()
+        .filter_map(|c| c.into_node())
+        .filter(|n| {
+            old.children()
+                .filter_map(|c| c.into_node())
+                .any(|o| std::ptr::eq(*n, o))
+        })
+        .count()
 }
 
 proptest! {
@@ -73,6 +145,20 @@ proptest! {
         for e in &edits {
             apply(&mut text, e);
             check(&text);
+        }
+    }
+
+    #[test]
+    fn reparsing_an_edit_equals_parsing_anew(which in any::<usize>(), edits in proptest::collection::vec(edit(), 1..24)) {
+        let examples = common::examples();
+        let mut text = examples[which % examples.len()].1.clone();
+        let mut tree = parse(&text);
+        for e in &edits {
+            let old = text.clone();
+            let (range, insert) = apply(&mut text, e);
+            let reparsed = tree.reparse(&old, range, &insert, &text);
+            prop_assert_eq!(&reparsed, &parse(&text), "{:?} in {:?}", e, old);
+            tree = reparsed;
         }
     }
 
@@ -118,5 +204,22 @@ fn pathological_nesting_and_chains() {
     ];
     for text in &cases {
         check(text);
+    }
+}
+
+/// An edit inside one kernel re-parses that statement alone: every other top-level statement of
+/// the new tree is the old tree's node itself.
+#[test]
+fn an_edit_inside_a_statement_keeps_the_other_statements() {
+    for (path, text) in common::examples() {
+        let old = parse(&text);
+        let statements = old.tree().statements().count();
+        let at = text.find("pto.").expect("a kernel") + "pto.".len();
+        let range = TextRange::empty(TextSize::new(at as u32));
+        let mut new_text = text.clone();
+        new_text.insert_str(at, "x");
+        let new = old.reparse(&text, range, "x", &new_text);
+        assert_eq!(new, parse(&new_text), "{}", path.display());
+        assert_eq!(shared(&old, &new), statements - 1, "{}", path.display());
     }
 }
