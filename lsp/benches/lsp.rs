@@ -137,8 +137,7 @@ impl Server {
     fn diagnostics_of(&mut self, version: i32) -> usize {
         loop {
             let m = self.recv();
-            if m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["version"] == version
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
             {
                 return m["params"]["diagnostics"].as_array().map_or(0, Vec::len);
             }

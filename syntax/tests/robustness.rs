@@ -217,7 +217,7 @@ fn an_edit_inside_a_statement_keeps_the_other_statements() {
         let at = text.find("pto.").expect("a kernel") + "pto.".len();
         let range = TextRange::empty(TextSize::new(at as u32));
         let mut new_text = text.clone();
-        new_text.insert_str(at, "x");
+        new_text.insert(at, 'x');
         let new = old.reparse(&text, range, "x", &new_text);
         assert_eq!(new, parse(&new_text), "{}", path.display());
         assert_eq!(shared(&old, &new), statements - 1, "{}", path.display());
