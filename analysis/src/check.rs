@@ -10,7 +10,7 @@ use crate::dependencies;
 use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
 use crate::eval::{describe_syntax, item_value};
 use crate::files::File;
-use crate::items::{Item, ItemKind, item_offsets, module_items, parse};
+use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::programs::{calls, program_checks};
@@ -50,7 +50,8 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     let place = |span: &Span| -> TextRange {
         span.range + offsets.get(&span.item).copied().unwrap_or_default()
     };
-    let mut out: Vec<Diagnostic> = parse(db, file)
+    let mut out: Vec<Diagnostic> = file
+        .parse(db)
         .errors()
         .iter()
         .map(|e| Diagnostic {

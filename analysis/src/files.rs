@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use wsp_syntax::{Parse, TextRange};
+
 use crate::schedules::Target;
 
 /// What applies to every file: the targets whose applicability rules every program is checked
@@ -12,14 +14,21 @@ pub struct Workspace {
     pub extra_targets: Vec<Target>,
 }
 
-#[salsa::input(debug)]
+/// A file and its parse. The two change together (`edit`, `apply_edit`), which is why they are
+/// private: an edit re-parses only the statements it touches, so the parse is kept with the
+/// text rather than derived by a query that would parse the whole file each time.
+#[salsa::input(debug, constructor = from_parts)]
 pub struct File {
     #[returns(copy)]
     pub workspace: Workspace,
     #[returns(ref)]
     pub path: PathBuf,
     #[returns(ref)]
-    pub text: String,
+    #[get(stored_text)]
+    text: String,
+    #[returns(ref)]
+    #[get(stored_parse)]
+    parse: Parse,
 }
 
 /// `wsp.toml` at a workspace root.
@@ -78,6 +87,17 @@ impl WorkspaceConfig {
 }
 
 impl File {
+    /// A file being edited.
+    pub fn new(
+        db: &dyn salsa::Database,
+        workspace: Workspace,
+        path: PathBuf,
+        text: String,
+    ) -> File {
+        let parse = wsp_syntax::parse(&text);
+        File::from_parts(db, workspace, path, text, parse)
+    }
+
     /// A file as read from disk: its text changes rarely, so queries of other files need not be
     /// re-verified when only an edited file changes (salsa durability).
     pub fn on_disk(
@@ -86,19 +106,58 @@ impl File {
         path: PathBuf,
         text: String,
     ) -> File {
-        File::builder(workspace, path, text)
+        let parse = wsp_syntax::parse(&text);
+        File::builder(workspace, path, text, parse)
             .workspace_durability(salsa::Durability::HIGH)
             .path_durability(salsa::Durability::HIGH)
             .text_durability(salsa::Durability::MEDIUM)
+            .parse_durability(salsa::Durability::MEDIUM)
             .new(db)
     }
 
-    /// Replaces the text of a file being edited.
+    pub fn text(self, db: &dyn salsa::Database) -> &String {
+        self.stored_text(db)
+    }
+
+    /// The file's syntax tree and syntax errors.
+    pub fn parse(self, db: &dyn salsa::Database) -> &Parse {
+        self.stored_parse(db)
+    }
+
+    /// Replaces the whole text of a file being edited.
     pub fn edit(self, db: &mut crate::Database, text: String) {
+        let parse = wsp_syntax::parse(&text);
+        self.set(db, text, parse);
+    }
+
+    /// Replaces `range` of the text with `insert`, re-parsing only what the edit touches. A
+    /// range past the end or off a character boundary is clamped to the text.
+    pub fn apply_edit(self, db: &mut crate::Database, range: TextRange, insert: &str) {
+        let old = self.stored_text(db);
+        let floor = |at: usize| {
+            let mut at = at.min(old.len());
+            while !old.is_char_boundary(at) {
+                at -= 1;
+            }
+            at
+        };
+        let start = floor(range.start().into());
+        let end = floor(range.end().into()).max(start);
+        let mut text = old.clone();
+        text.replace_range(start..end, insert);
+        let range = TextRange::new((start as u32).into(), (end as u32).into());
+        let parse = self.stored_parse(db).reparse(old, range, insert, &text);
+        self.set(db, text, parse);
+    }
+
+    fn set(self, db: &mut crate::Database, text: String, parse: Parse) {
         use salsa::Setter;
         self.set_text(db)
             .with_durability(salsa::Durability::LOW)
             .to(text);
+        self.set_parse(db)
+            .with_durability(salsa::Durability::LOW)
+            .to(parse);
     }
 }
 

@@ -6,7 +6,7 @@ use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange};
 
 use crate::eval::members;
 use crate::files::File;
-use crate::items::{item_offsets, module_items, parse};
+use crate::items::{item_offsets, module_items};
 use crate::symbols::{Symbol, SymbolKind, item_uses, symbol_kind};
 use crate::vocabulary::Builtin;
 
@@ -186,7 +186,7 @@ pub enum FoldKind {
 /// What folds: defs, loops and `with` blocks, bracketed expressions, docstrings, runs of
 /// comments and of imports. Each range ends at its last token, not at the line after it.
 pub fn folding_ranges(db: &dyn salsa::Database, file: File) -> Vec<(TextRange, FoldKind)> {
-    let root = parse(db, file).syntax_node();
+    let root = file.parse(db).syntax_node();
     let mut out = Vec::new();
     for node in root.descendants() {
         let start = match node.kind() {

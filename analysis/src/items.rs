@@ -3,7 +3,7 @@
 //! editing one definition changes only that item's syntax, so only queries reading it re-run.
 
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
-use wsp_syntax::{GreenNode, Parse, SyntaxNode, TextSize};
+use wsp_syntax::{GreenNode, SyntaxNode, TextSize};
 
 use crate::files::File;
 
@@ -33,13 +33,32 @@ pub struct Item<'db> {
     pub name: String,
     #[tracked]
     #[returns(ref)]
-    pub green: GreenNode,
+    pub green: ItemSyntax,
+}
+
+/// An item's statement as a position-free green node. Two are equal when they are the same
+/// node, as every statement an edit does not touch stays (`Parse::reparse`), or else the same
+/// tree; the address comes first so that an edit does not compare the whole file.
+#[derive(Debug, Clone, Eq)]
+pub struct ItemSyntax(GreenNode);
+
+impl PartialEq for ItemSyntax {
+    fn eq(&self, other: &ItemSyntax) -> bool {
+        std::ptr::eq(&*self.0, &*other.0) || self.0 == other.0
+    }
+}
+
+impl std::ops::Deref for ItemSyntax {
+    type Target = GreenNode;
+    fn deref(&self) -> &GreenNode {
+        &self.0
+    }
 }
 
 impl<'db> Item<'db> {
     /// The item's statement, with offsets relative to its start.
     pub fn syntax(self, db: &'db dyn salsa::Database) -> SyntaxNode {
-        SyntaxNode::new_root(self.green(db).clone())
+        SyntaxNode::new_root(GreenNode::clone(self.green(db)))
     }
 
     pub fn stmt(self, db: &'db dyn salsa::Database) -> Option<Stmt> {
@@ -47,21 +66,15 @@ impl<'db> Item<'db> {
     }
 }
 
-#[salsa::tracked(returns(ref))]
-pub fn parse(db: &dyn salsa::Database, file: File) -> Parse {
-    wsp_syntax::parse(file.text(db))
-}
-
 /// The file's items, in order.
 #[salsa::tracked(returns(ref))]
 pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
-    let parse = parse(db, file);
-    parse
+    file.parse(db)
         .tree()
         .statements()
         .map(|stmt| {
             let (kind, name) = classify(&stmt);
-            let green = stmt.syntax().green().into_owned();
+            let green = ItemSyntax(stmt.syntax().green().into_owned());
             Item::new(db, file, kind, name, green)
         })
         .collect()
@@ -70,7 +83,7 @@ pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
 /// Where each item starts in the file (re-computed on every edit, read only to place results).
 #[salsa::tracked(returns(ref))]
 pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
-    parse(db, file)
+    file.parse(db)
         .tree()
         .statements()
         .map(|s| s.syntax().text_range().start())

@@ -5,8 +5,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use salsa::Setter;
-use wsp_analysis::{Database, Diagnostic, File, Workspace};
+use wsp_analysis::{Database, Diagnostic, File, TextRange, TextSize, Workspace};
 
 /// Tokens of the language, so random edits make near-programs rather than noise.
 const FRAGMENTS: &[&str] = &[
@@ -107,17 +106,17 @@ fn boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-fn apply(text: &mut String, edit: &Edit) {
+/// Where `edit` goes in `text`: the byte range it replaces and what replaces it.
+fn place(text: &str, edit: &Edit) -> (TextRange, &'static str) {
     let len = text.len().max(1);
-    match *edit {
+    let (start, end, insert) = match *edit {
         Edit::Delete { at, len: n } => {
             let start = boundary(text, at % len);
-            let end = boundary(text, start + n);
-            text.replace_range(start..end, "");
+            (start, boundary(text, start + n), "")
         }
         Edit::Insert { at, fragment } => {
             let at = boundary(text, at % len);
-            text.insert_str(at, FRAGMENTS[fragment]);
+            (at, at, FRAGMENTS[fragment])
         }
         Edit::Replace {
             at,
@@ -125,10 +124,11 @@ fn apply(text: &mut String, edit: &Edit) {
             fragment,
         } => {
             let start = boundary(text, at % len);
-            let end = boundary(text, start + n);
-            text.replace_range(start..end, FRAGMENTS[fragment]);
+            (start, boundary(text, start + n), FRAGMENTS[fragment])
         }
-    }
+    };
+    let range = TextRange::new(TextSize::new(start as u32), TextSize::new(end as u32));
+    (range, insert)
 }
 
 fn sources() -> Vec<String> {
@@ -236,8 +236,10 @@ proptest! {
         let file = File::new(&db, workspace, "edited.wsp".into(), text.clone());
         let _ = wsp_analysis::file_diagnostics(&db, file);
         for e in &edits {
-            apply(&mut text, e);
-            file.set_text(&mut db).to(text.clone());
+            let (range, insert) = place(&text, e);
+            text.replace_range(std::ops::Range::<usize>::from(range), insert);
+            file.apply_edit(&mut db, range, insert);
+            prop_assert_eq!(file.text(&db), &text);
             let incremental = wsp_analysis::file_diagnostics(&db, file).clone();
             prop_assert_eq!(&incremental, &from_scratch(&text), "after {:?} the text is:\n{}", e, text);
         }

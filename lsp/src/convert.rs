@@ -62,16 +62,13 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Applies one change of an incremental (or full) sync to `text`.
-pub fn apply(text: &mut String, change: TextDocumentContentChangeEvent) {
-    let Some(range) = change.range else {
-        *text = change.text;
-        return;
-    };
+/// The byte range of `text` that a change of an incremental sync replaces; `None` for a change
+/// that replaces the whole text.
+pub fn change_range(text: &str, change: &TextDocumentContentChangeEvent) -> Option<TextRange> {
+    let range = change.range?;
     let lines = Lines::new(text);
-    let start = usize::from(lines.offset(range.start));
-    let end = usize::from(lines.offset(range.end)).max(start);
-    text.replace_range(start..end, &change.text);
+    let start = lines.offset(range.start);
+    Some(TextRange::new(start, lines.offset(range.end).max(start)))
 }
 
 /// The page that documents a diagnostic code.
@@ -131,6 +128,14 @@ mod tests {
         assert_eq!(lines.offset(Position::new(1, 99)), TextSize::from(13));
         assert_eq!(lines.offset(Position::new(9, 0)), TextSize::from(14));
         assert_eq!(lines.position(TextSize::from(99)), Position::new(2, 0));
+    }
+
+    /// What the server does with a change (there through `File::apply_edit`).
+    fn apply(text: &mut String, change: TextDocumentContentChangeEvent) {
+        match change_range(text, &change) {
+            Some(r) => text.replace_range(std::ops::Range::<usize>::from(r), &change.text),
+            None => *text = change.text,
+        }
     }
 
     #[test]

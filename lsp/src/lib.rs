@@ -413,13 +413,14 @@ impl LanguageServer for Backend {
             let Some(doc) = docs.get_mut(&path) else {
                 return;
             };
-            let mut text = doc.file.text(&*db).clone();
-            for change in params.content_changes {
-                convert::apply(&mut text, change);
-            }
             doc.version = Some(params.text_document.version);
-            // Cancels the snapshots in flight and waits for them to let go.
-            doc.file.edit(db, text);
+            // Each edit cancels the snapshots in flight and waits for them to let go.
+            for change in params.content_changes {
+                match convert::change_range(doc.file.text(&*db), &change) {
+                    Some(range) => doc.file.apply_edit(db, range, &change.text),
+                    None => doc.file.edit(db, change.text),
+                }
+            }
         }
         self.publish(path).await;
     }
