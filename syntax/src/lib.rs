@@ -70,9 +70,10 @@ impl Parse {
     /// The splice of `reparse`, when it is sure to be exact. Top-level statements that start a
     /// line cut the file into regions; every region the edit touches (or borders) is parsed
     /// alone. That equals the whole parse when the new regions parse without an error and no
-    /// old error lies in or beside them: the layout is then back at column 0 with no bracket or
+    /// old error lies beside them: the layout is then back at column 0 with no bracket or
     /// string open at both cuts, and no lookahead across a cut (an `else` after an `if`, a
-    /// decorator before a `def`) can change what the neighbours parse to.
+    /// decorator before a `def`) can change what the neighbours parse to. An edit that fixes
+    /// an error splices; one that makes an error parses the whole file.
     fn reparse_statements(
         &self,
         old_text: &str,
@@ -107,14 +108,17 @@ impl Parse {
         let first = (0..regions).find(|&k| cuts[k + 1].0 >= range.start())?;
         let last = (0..regions).rev().find(|&k| cuts[k].0 <= range.end())?;
         let (start, end) = (cuts[first].0, cuts[last + 1].0);
-        let beside = TextRange::new(
-            cuts[first.saturating_sub(1)].0,
-            cuts[(last + 2).min(regions)].0,
-        );
+        // Errors in the regions parsed again are replaced; one beside them may come from
+        // lookahead across the cut.
+        let touches = |e: &SyntaxError, r: TextRange| {
+            e.range.start() <= r.end() && r.start() <= e.range.end()
+        };
+        let before = TextRange::new(cuts[first.saturating_sub(1)].0, start);
+        let after = TextRange::new(end, cuts[(last + 2).min(regions)].0);
         if self
             .errors
             .iter()
-            .any(|e| e.range.start() <= beside.end() && beside.start() <= e.range.end())
+            .any(|e| touches(e, before) || touches(e, after))
         {
             return None;
         }
@@ -128,9 +132,16 @@ impl Parse {
             return None;
         }
         let new_end = end + TextSize::of(insert) - range.len();
-        let part = parse(new_text.get(std::ops::Range::<usize>::from(TextRange::new(
-            start, new_end,
-        )))?);
+        // A line ending in `\` continues across the cut.
+        let continued = |before: &str| {
+            let line = before.strip_suffix('\n').unwrap_or(before);
+            line.strip_suffix('\r').unwrap_or(line).ends_with('\\')
+        };
+        let (start_at, end_at) = (usize::from(start), usize::from(new_end));
+        if continued(&old_text[..start_at]) || continued(new_text.get(..end_at)?) {
+            return None;
+        }
+        let part = parse(new_text.get(start_at..end_at)?);
         if !part.errors.is_empty() {
             return None;
         }
@@ -139,16 +150,18 @@ impl Parse {
             part.green.children().map(|c| c.to_owned()),
         );
         // Errors before the edit stay; those after it move with the text.
-        let shift = |e: &SyntaxError| {
-            let mut e = e.clone();
-            if e.range.start() >= end {
-                e.range = e.range - end + new_end;
+        let errors = self.errors.iter().filter_map(|e| {
+            if e.range.end() < start {
+                Some(e.clone())
+            } else if e.range.start() > end {
+                Some(SyntaxError::new(e.message.clone(), e.range - end + new_end))
+            } else {
+                None
             }
-            e
-        };
+        });
         Some(Parse {
             green,
-            errors: self.errors.iter().map(shift).collect(),
+            errors: errors.collect(),
         })
     }
 

@@ -223,3 +223,42 @@ fn an_edit_inside_a_statement_keeps_the_other_statements() {
         assert_eq!(shared(&old, &new), statements - 1, "{}", path.display());
     }
 }
+
+/// Edits whose effect crosses a statement boundary: each must reparse as the whole text does.
+#[test]
+fn edits_that_reach_across_statements() {
+    let text =
+        "if x:\n    a = 1\nb = 2\n\n@kernel\ndef f(x):\n    return x\nc = [1,\n     2]\nd = 3\n";
+    // (where, what to insert)
+    let edits = [
+        ("a = 1", "\\"), // a line continued into the next statement
+        ("= 2\n", "\\"),
+        ("b = 2", "else:\n    pass\n"), // an `else` that belongs to the `if` above
+        ("@kernel", "@d\n"),
+        ("def f", "@d\n"),
+        ("c = [1,", "("),  // an open bracket swallowing what follows
+        ("2]", "\"\"\""),  // an open string
+        ("d = 3", "    "), // indented into the statement above
+    ];
+    for (at, insert) in edits {
+        let at = text.find(at).unwrap()
+            + if at.ends_with('\n') {
+                at.len() - 1
+            } else {
+                at.len()
+            };
+        let old = parse(text);
+        let mut new_text = text.to_string();
+        new_text.insert_str(at, insert);
+        let range = TextRange::empty(TextSize::new(at as u32));
+        let reparsed = old.reparse(text, range, insert, &new_text);
+        assert_eq!(reparsed, parse(&new_text), "{insert:?} at {at}");
+        // And back.
+        let range = TextRange::at(TextSize::new(at as u32), TextSize::of(insert));
+        assert_eq!(
+            reparsed.reparse(&new_text, range, "", text),
+            old,
+            "{insert:?} at {at}"
+        );
+    }
+}
