@@ -1,7 +1,8 @@
 //! `cargo xtask bench lsp`: the latency an editor sees, from sending `didChange` to receiving
 //! the `publishDiagnostics` of that version, for 200 one-token edits to a 10,000-line file,
 //! measured against the release `wsp lsp` process over stdio. Beside it, in the same run, a
-//! cold `wsp check` of the same file. Writes target/bench/lsp.json.
+//! cold `wsp check` of the same file. Apart from those, 100 edits that delete a `)` and type it
+//! again, in turn. Writes target/bench/lsp.json.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use serde_json::{Value, json};
 
 const LINES: usize = 10_000;
 const EDITS: usize = 200;
+/// Edits that make and then fix a syntax error, measured apart.
+const BREAKING_EDITS: usize = 100;
 const GOAL_P99_MS: f64 = 20.0;
 
 const HEADER: &str = r#""""A generated attention-style program for the language server benchmark."""
@@ -230,6 +233,43 @@ fn main() {
         latencies.push(t.elapsed());
         assert_eq!(found, 0, "edit {edit} left the program with diagnostics");
     }
+    // Typing through a syntax error: a `)` deleted (an error) and typed again (fixed), in turn.
+    let mut text = text.clone();
+    let mut broken = Vec::with_capacity(BREAKING_EDITS);
+    for edit in 0..BREAKING_EDITS {
+        let version = (EDITS + edit) as i32 + 2;
+        let at = sites[(edit / 2 * 37) % sites.len()] + "exp(shifted".len();
+        let (range, new) = if edit % 2 == 0 {
+            (
+                json!({"start": position(&text, at), "end": position(&text, at + 1)}),
+                "",
+            )
+        } else {
+            (
+                json!({"start": position(&text, at), "end": position(&text, at)}),
+                ")",
+            )
+        };
+        let t = Instant::now();
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": range, "text": new}]}),
+        );
+        let found = server.diagnostics_of(version);
+        broken.push(t.elapsed());
+        if new.is_empty() {
+            text.replace_range(at..at + 1, "");
+        } else {
+            text.insert_str(at, new);
+        }
+        assert_eq!(
+            found == 0,
+            edit % 2 == 1,
+            "edit {edit}: {found} diagnostics"
+        );
+    }
+    broken.sort();
     let server_rss = server.peak_rss_mib();
     server.stop();
     let mean_ms = latencies.iter().sum::<Duration>().as_secs_f64() * 1e3 / EDITS as f64;
@@ -259,6 +299,11 @@ fn main() {
             "p99": p99,
             "max": quantile(&latencies, 1.0),
             "mean": mean_ms,
+        },
+        "syntax_error_edits": BREAKING_EDITS,
+        "syntax_error_edit_to_publish_diagnostics_ms": {
+            "p50": quantile(&broken, 0.50),
+            "p99": quantile(&broken, 0.99),
         },
         "did_open_to_publish_diagnostics_ms": open.as_secs_f64() * 1e3,
         "wsp_check_cold_ms_median": quantile(&checks, 0.5),
