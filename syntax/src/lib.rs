@@ -124,10 +124,8 @@ impl Parse {
         }
         // A message may name a line ("to close the `[` at 52:90"): errors after an edit that
         // adds or removes lines would need new messages.
-        let lines_moved = old_text[std::ops::Range::<usize>::from(range)]
-            .matches('\n')
-            .count()
-            != insert.matches('\n').count();
+        let replaced = old_text.get(std::ops::Range::<usize>::from(range))?;
+        let lines_moved = replaced.matches('\n').count() != insert.matches('\n').count();
         if lines_moved && self.errors.iter().any(|e| e.range.start() >= end) {
             return None;
         }

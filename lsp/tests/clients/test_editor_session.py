@@ -19,7 +19,7 @@ from pygls.protocol import default_converter
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples"
 BROKEN = "hello_add.wsp"
-# The kernel's line (0-based 13) and the store in its body (line 16).
+# The kernel's output parameter (on 0-based line 13), declared wrong in the copy.
 GOOD_OUT = "c: Out[Tile[32, 32, F32]]"
 BAD_OUT = "c: Out[Tile[32, 16, F32]]"
 TIMEOUT = 30.0
