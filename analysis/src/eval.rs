@@ -2186,6 +2186,7 @@ pub(crate) fn describe_syntax(node: &SyntaxNode) -> String {
         K::IF_STMT => "an `if` statement",
         K::WHILE_STMT => "a `while` loop",
         K::TRY_STMT => "a `try` statement",
+        K::MATCH_STMT => "a `match` statement",
         K::RETURN_STMT => "`return`",
         K::GLOBAL_STMT => "`global`",
         K::NONLOCAL_STMT => "`nonlocal`",

@@ -101,6 +101,35 @@ fn json_output_follows_the_contract() {
     .assert_eq(&stdout(&out));
 }
 
+/// `match` is valid Python: never a syntax error, always "outside the subset", at module level
+/// and in kernel and workload bodies.
+#[test]
+fn match_statement_is_outside_the_subset() {
+    let out = wsp(&[
+        "check",
+        "--format",
+        "json",
+        "cli/tests/data/match_statement.wsp",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let diagnostics: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).expect("a JSON array");
+    let lines: Vec<String> = diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{} {} {}",
+                d["line"], d["column"], d["code"], d["message"]
+            )
+        })
+        .collect();
+    expect![[r#"
+        8:1 "WSP002" "a `match` statement is not part of WSP"
+        15:5 "WSP002" "a `match` statement is not part of a kernel body (assignments of `pto.*` ops and `pto.store`)"
+        24:9 "WSP002" "a `match` statement is not part of a workload body (loops over `P`, `with` blocks and tasks)""#]]
+    .assert_eq(&lines.join("\n"));
+}
+
 #[test]
 fn every_invalid_fixture_is_reported_in_json() {
     let dir = "syntax/test_data/parser/err";

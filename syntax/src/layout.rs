@@ -2,12 +2,14 @@
 //! breaks end a logical line (`NEWLINE`) and which are trivia (`NL`: inside brackets, blank lines),
 //! and by synthesizing zero-width `INDENT`/`DEDENT` tokens from an indentation stack.
 //!
-//! Recovery goes beyond Python: inside an unclosed bracket, a line indented no deeper than the
-//! line that opened the bracket ends the bracketed line when it starts with a keyword that only a
-//! statement can start (`def`, `@`, `return`, ...) or with an assignment `NAME =`; so does the
-//! line break after a compound statement's header that ends with `:`. A missing `)` then costs
-//! one statement, not the rest of the file. The price: a keyword argument written flush with
-//! its call's first line (`f(\nx=1)`) reads as an unclosed `(`.
+//! Recovery goes beyond Python, for a bracket that is never closed (no closing bracket of its
+//! kind matches it; Python's tokenizer matches brackets the same way): inside it, a line indented
+//! no deeper than the line that opened the bracket ends the bracketed line when it starts with a
+//! keyword that only a statement can start (`def`, `@`, `return`, ...) or with an assignment
+//! `NAME =`; so does the line break after a compound statement's header that ends with `:`. A
+//! missing `)` then costs one statement, not the rest of the file. Brackets that are closed are
+//! laid out exactly as Python does, so a correct file never meets this recovery (a keyword
+//! argument flush with its call's first line, `f(\nx=1)`, stays an argument).
 
 use rowan::{TextRange, TextSize};
 
@@ -83,7 +85,9 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         width: 0,
         real: true,
     }];
-    let mut depth = 0u32;
+    let unclosed = unclosed_brackets(raw);
+    // Raw indices of the brackets open now, innermost last.
+    let mut open: Vec<usize> = Vec::new();
     let mut open_line_indent = 0u32;
     let mut line_indent = 0u32;
     let mut physical_line_start = true;
@@ -107,7 +111,7 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
                 continue;
             }
             NEWLINE => {
-                if depth == 0 && !logical_line_start {
+                if open.is_empty() && !logical_line_start {
                     input.push(NEWLINE, range, i as u32);
                     logical_line_start = true;
                 } else {
@@ -121,13 +125,14 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
             _ => {}
         }
 
-        // A compound statement's header that ends its line with `:` while a bracket is open: the
-        // bracket was never closed (`def f(x:` + newline is legal Python, but nobody writes it).
+        // Inside a bracket that is never closed, a compound statement's header that ends its
+        // line with `:` ends the bracketed line.
+        let in_unclosed = open.last().is_some_and(|&b| unclosed[b]);
         let header_ended =
-            depth > 0 && physical_line_start && compound_header && last_kind == COLON;
+            in_unclosed && physical_line_start && compound_header && last_kind == COLON;
         // Or a line that starts a statement: one that only a statement can start, at most as
         // deep as the bracket's line, or an assignment `NAME =` no deeper than that line.
-        let statement_ahead = depth > 0
+        let statement_ahead = in_unclosed
             && physical_line_start
             && (starts_statement_only(kind) && line_indent <= open_line_indent
                 || kind == NAME
@@ -136,7 +141,7 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         if (header_ended || statement_ahead)
             && let Some(nl) = last_newline
         {
-            depth = 0;
+            open.clear();
             raw[nl].kind = NEWLINE;
             input.push(NEWLINE, raw[nl].range, nl as u32);
             logical_line_start = true;
@@ -189,12 +194,14 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         last_kind = kind;
         match kind {
             L_PAREN | L_BRACK | L_CURLY => {
-                if depth == 0 {
+                if open.is_empty() {
                     open_line_indent = levels.last().map_or(0, |l| l.width);
                 }
-                depth += 1;
+                open.push(i);
             }
-            R_PAREN | R_BRACK | R_CURLY => depth = depth.saturating_sub(1),
+            R_PAREN | R_BRACK | R_CURLY => {
+                close_bracket(&mut open, raw, kind);
+            }
             _ => {}
         }
     }
@@ -210,6 +217,47 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
     }
     input.push(EOF, end, SYNTHETIC);
     input
+}
+
+/// Closes the innermost open bracket of `closer`'s kind, and every bracket opened inside it
+/// (those are never closed); a closer with no opener of its kind is stray and closes nothing.
+/// `open` holds raw indices of opening brackets, innermost last. Python's tokenizer matches
+/// brackets the same way, so on a correct file this is plain nesting.
+fn close_bracket(
+    open: &mut Vec<usize>,
+    raw: &[RawToken],
+    closer: SyntaxKind,
+) -> Option<Vec<usize>> {
+    let opener = match closer {
+        R_PAREN => L_PAREN,
+        R_BRACK => L_BRACK,
+        _ => L_CURLY,
+    };
+    let at = open.iter().rposition(|&b| raw[b].kind == opener)?;
+    let inner = open.split_off(at + 1);
+    open.pop();
+    Some(inner)
+}
+
+/// For each raw token, whether it is an opening bracket that no closing bracket matches.
+fn unclosed_brackets(raw: &[RawToken]) -> Vec<bool> {
+    let mut unclosed = vec![false; raw.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (i, t) in raw.iter().enumerate() {
+        match t.kind {
+            L_PAREN | L_BRACK | L_CURLY => open.push(i),
+            R_PAREN | R_BRACK | R_CURLY => {
+                for inner in close_bracket(&mut open, raw, t.kind).unwrap_or_default() {
+                    unclosed[inner] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    for i in open {
+        unclosed[i] = true;
+    }
+    unclosed
 }
 
 /// The kind of the first non-trivia raw token after `i`.

@@ -5,6 +5,7 @@
 //! already-completed node for left-recursive constructs without backtracking.
 
 mod expressions;
+mod patterns;
 mod statements;
 
 use std::cell::OnceCell;
@@ -108,6 +109,11 @@ impl<'t> Parser<'t> {
 
     pub(crate) fn current_range(&self) -> TextRange {
         self.range_of(self.pos)
+    }
+
+    /// The range of the token before the current one.
+    pub(crate) fn prev_range(&self) -> TextRange {
+        self.range_of(self.pos.saturating_sub(1))
     }
 
     fn range_of(&self, pos: usize) -> TextRange {

@@ -321,6 +321,9 @@ pub enum SyntaxKind {
     ASSIGN_STMT,
     AUG_ASSIGN_STMT,
     ANN_ASSIGN_STMT,
+    MATCH_STMT,
+    CASE_CLAUSE,
+    GUARD,
     // expressions
     NAME_EXPR,
     LITERAL,
@@ -352,6 +355,22 @@ pub enum SyntaxKind {
     NAMED_EXPR,
     YIELD_EXPR,
     AWAIT_EXPR,
+    // patterns of `case` clauses
+    AS_PATTERN,
+    OR_PATTERN,
+    LITERAL_PATTERN,
+    CAPTURE_PATTERN,
+    WILDCARD_PATTERN,
+    VALUE_PATTERN,
+    GROUP_PATTERN,
+    SEQUENCE_PATTERN,
+    STAR_PATTERN,
+    MAPPING_PATTERN,
+    KEY_VALUE_PATTERN,
+    DOUBLE_STAR_PATTERN,
+    CLASS_PATTERN,
+    PATTERN_ARGS,
+    KEYWORD_PATTERN,
 
     #[doc(hidden)]
     __LAST,

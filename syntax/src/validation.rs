@@ -150,14 +150,16 @@ fn check_target(e: Node<'_>, mode: Target, errors: &mut Vec<SyntaxError>) {
     }
 }
 
-/// Targets of `x += 1` and `x: T = v` must be one name, attribute or subscript.
+/// Targets of `x += 1` and `x: T = v` must be one name, attribute or subscript, in any number
+/// of parentheses (Python's `single_target`).
 fn check_single_target(e: Node<'_>, augmented: bool, errors: &mut Vec<SyntaxError>) {
-    let inner = if e.kind() == PAREN_EXPR && !augmented {
-        e.exprs().next()
-    } else {
-        Some(e)
-    };
-    let Some(inner) = inner else { return };
+    let mut inner = e;
+    while inner.kind() == PAREN_EXPR {
+        let Some(next) = inner.exprs().next() else {
+            return;
+        };
+        inner = next;
+    }
     let message = match inner.kind() {
         NAME_EXPR | ATTRIBUTE_EXPR | SUBSCRIPT_EXPR => return,
         TUPLE_EXPR if !augmented => {

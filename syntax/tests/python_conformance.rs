@@ -77,3 +77,109 @@ fn both_parsers_reject_invalid_fixtures() {
         assert!(!ours_accepts(path), "we accept {}", path.display());
     }
 }
+
+/// The Python that judges: the test venv's (`WSP_TEST_PYTHON`, set by `cargo xtask test`), or
+/// `python3`.
+fn python() -> String {
+    std::env::var("WSP_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Every `.py` file of the judging Python's standard library (its `site-packages` aside, which
+/// differs between machines) with `ast.parse`'s verdict: `None` if it accepts the file, else
+/// CPython's message and line. Files that are not UTF-8 are left out: a `.wsp` file is UTF-8.
+fn stdlib_verdicts() -> Vec<(PathBuf, String, Option<String>)> {
+    const SCRIPT: &str = r#"
+import ast, os, sys, sysconfig, warnings
+warnings.simplefilter("ignore")
+root = sysconfig.get_paths()["stdlib"]
+for dirpath, dirnames, filenames in os.walk(root):
+    dirnames[:] = sorted(d for d in dirnames if d not in ("site-packages", "__pycache__"))
+    for name in sorted(filenames):
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(dirpath, name)
+        try:
+            text = open(path, encoding="utf-8-sig", newline="").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        try:
+            ast.parse(text, filename=path)
+            verdict = "ok"
+        except SyntaxError as e:
+            verdict = f"error {e.lineno}: {e.msg}"
+        except (ValueError, RecursionError, MemoryError) as e:
+            verdict = f"error: {type(e).__name__}: {e}"
+        print(path + "\t" + verdict.replace("\n", " ").replace("\t", " "))
+"#;
+    let out = Command::new(python())
+        .args(["-c", SCRIPT])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("python3 must be installed to check conformance with Python's parser");
+    assert!(out.status.success(), "the stdlib walk failed");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8 paths")
+        .lines()
+        .map(|line| {
+            let (path, verdict) = line.split_once('\t').expect("path, tab, verdict");
+            let path = PathBuf::from(path);
+            let text = std::fs::read_to_string(&path).expect("the walk read it as UTF-8");
+            let error = (verdict != "ok").then(|| verdict.to_string());
+            (path, text, error)
+        })
+        .collect()
+}
+
+/// A `.wsp` file is Python: on every file of CPython's own standard library (some 1,800 files,
+/// among them test files that are meant to be rejected), we reject exactly what `ast.parse`
+/// rejects.
+#[test]
+fn same_verdict_as_ast_parse_on_the_standard_library() {
+    let files = stdlib_verdicts();
+    assert!(
+        files.len() > 1000,
+        "expected the standard library, found {} files",
+        files.len()
+    );
+    let rejected = files.iter().filter(|f| f.2.is_some()).count();
+    let mismatches: Vec<String> = std::thread::scope(|s| {
+        let half = files.len() / 2;
+        let (a, b) = files.split_at(half);
+        let check = |part: &[(PathBuf, String, Option<String>)]| {
+            part.iter()
+                .filter_map(|(path, text, python)| {
+                    let ours = wsp_syntax::parse(text);
+                    match (python, ours.errors().first()) {
+                        (None, Some(e)) => {
+                            let (line, col) = wsp_syntax::line_col(
+                                &wsp_syntax::LineIndex::new(text),
+                                e.range.start(),
+                            );
+                            Some(format!(
+                                "{}: Python accepts, we reject at {line}:{col}: {}",
+                                path.display(),
+                                e.message
+                            ))
+                        }
+                        (Some(py), None) => Some(format!(
+                            "{}: Python rejects ({py}), we accept",
+                            path.display()
+                        )),
+                        _ => None,
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        let other = s.spawn(move || check(b));
+        let mut out = check(a);
+        out.extend(other.join().expect("no panic"));
+        out
+    });
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} files ({rejected} rejected by Python) get another verdict:\n{}",
+        mismatches.len(),
+        files.len(),
+        mismatches.join("\n")
+    );
+}

@@ -37,6 +37,8 @@ ast_node!(ExprStmt, EXPR_STMT);
 ast_node!(AssignStmt, ASSIGN_STMT);
 ast_node!(AugAssignStmt, AUG_ASSIGN_STMT);
 ast_node!(AnnAssignStmt, ANN_ASSIGN_STMT);
+ast_node!(MatchStmt, MATCH_STMT);
+ast_node!(CaseClause, CASE_CLAUSE);
 
 ast_enum!(
     /// Any statement. The subset's are first; the rest parse so they can be reported (WSP002).
@@ -63,12 +65,25 @@ ast_enum!(
         DelStmt,
         AssertStmt,
         RaiseStmt,
+        MatchStmt,
     }
 );
 
 impl SourceFile {
     pub fn statements(&self) -> impl Iterator<Item = Stmt> + use<> {
         children(&self.syntax)
+    }
+}
+
+impl MatchStmt {
+    pub fn cases(&self) -> impl Iterator<Item = CaseClause> + use<> {
+        children(&self.syntax)
+    }
+}
+
+impl CaseClause {
+    pub fn body(&self) -> Option<Block> {
+        child(&self.syntax)
     }
 }
 

@@ -108,7 +108,7 @@ pub(crate) fn named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 }
 
 /// `*x` or a named expression: an element of a tuple, list or set display.
-fn star_named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+pub(crate) fn star_named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     if p.at(STAR) {
         Some(starred(p))
     } else {
@@ -116,7 +116,7 @@ fn star_named_expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     }
 }
 
-fn starred(p: &mut Parser<'_>) -> CompletedMarker {
+pub(crate) fn starred(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump();
     expr_bp(p, Level::BitOr);

@@ -39,8 +39,9 @@ const PARAM_FIRST: TokenSet = TokenSet::new(&[NAME, STAR, DOUBLE_STAR, SLASH]);
 
 const STMT_END: TokenSet = TokenSet::new(&[NEWLINE, SEMICOLON, EOF]);
 
-fn statement(p: &mut Parser<'_>) {
+pub(crate) fn statement(p: &mut Parser<'_>) {
     match p.current() {
+        NAME if super::patterns::at_match_stmt(p) => super::patterns::match_stmt(p),
         AT => decorated(p),
         DEF_KW => {
             let m = p.start();
@@ -419,8 +420,13 @@ fn param(p: &mut Parser<'_>, annotated: bool) -> bool {
     match p.current() {
         STAR => {
             p.bump();
+            // `*args: *Ts` unpacks a TypeVarTuple (PEP 646).
             if p.eat(NAME) && annotated && p.eat(COLON) {
-                expression(p);
+                if p.at(STAR) {
+                    super::expressions::starred(p);
+                } else {
+                    expression(p);
+                }
             }
         }
         DOUBLE_STAR => {
@@ -641,12 +647,13 @@ fn unexpected_indent(p: &mut Parser<'_>) {
     let next = p.nth_range(1);
     p.error_at("unexpected indent".to_string(), next);
     let m = p.start();
-    indented_statements(p);
+    indented(p, statement);
     m.complete(p, ERROR);
 }
 
-/// `INDENT stmt+ DEDENT`, at the current INDENT.
-fn indented_statements(p: &mut Parser<'_>) {
+/// `INDENT item+ DEDENT`, at the current INDENT, each item read by `item` (a statement, or a
+/// `case` clause).
+pub(crate) fn indented(p: &mut Parser<'_>, mut item: impl FnMut(&mut Parser<'_>)) {
     if p.block_depth >= MAX_BLOCK_DEPTH {
         p.error_at(
             format!("too many levels of indentation (the limit is {MAX_BLOCK_DEPTH})"),
@@ -670,14 +677,14 @@ fn indented_statements(p: &mut Parser<'_>) {
     p.bump();
     p.block_depth += 1;
     while !p.at(DEDENT) && !p.at(EOF) {
-        statement(p);
+        item(p);
     }
     p.block_depth -= 1;
     p.eat(DEDENT);
 }
 
 /// `: NEWLINE INDENT stmt+ DEDENT` or `: simple_stmts` after a compound statement header.
-fn block(p: &mut Parser<'_>, what: &str, header: TextSize) {
+pub(crate) fn block(p: &mut Parser<'_>, what: &str, header: TextSize) {
     if !p.expect(COLON) {
         skip_to(p, TokenSet::new(&[COLON]));
         p.eat(COLON);
@@ -685,7 +692,7 @@ fn block(p: &mut Parser<'_>, what: &str, header: TextSize) {
     let m = p.start();
     if p.eat(NEWLINE) {
         if p.at(INDENT) {
-            indented_statements(p);
+            indented(p, statement);
         } else {
             let (line, _) = p.line_col(header);
             let range = p.current_range();
