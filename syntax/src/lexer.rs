@@ -72,6 +72,17 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<SyntaxError>) {
         };
         tokens.push(RawToken { kind, range });
     }
+    // A line continued past the end of the file: Python's "unexpected EOF while parsing" (it
+    // takes a final `\` + CRLF, which its reader turns into a plain line end).
+    if let Some(last) = tokens.last()
+        && last.kind == SyntaxKind::LINE_CONTINUATION
+        && !text.ends_with("\r\n")
+    {
+        errors.push(SyntaxError::new(
+            "unexpected end of file: the line continued by `\\` has no next line".to_string(),
+            last.range,
+        ));
+    }
     (tokens, errors)
 }
 

@@ -5,6 +5,7 @@
 
 pub mod ast;
 mod builder;
+mod fstring;
 mod layout;
 mod lexer;
 mod parser;

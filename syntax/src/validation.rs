@@ -114,6 +114,7 @@ pub(crate) fn validate(root: &GreenNodeData, errors: &mut Vec<SyntaxError>) {
             ARG_LIST => check_args(node, errors),
             PARAM_LIST => check_params(node, errors),
             LITERAL => check_string_parts(node, errors),
+            LITERAL_PATTERN => check_string_parts(node, errors),
             TRY_STMT => check_except_kinds(node, errors),
             _ => {}
         }
@@ -341,6 +342,12 @@ fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
     let Some((first, start)) = parts.next() else {
         return;
     };
+    for (t, at) in node
+        .tokens()
+        .filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING)
+    {
+        crate::fstring::check(t.text(), at, errors);
+    }
     let first_bytes = is_bytes(first);
     if let Some((other, at)) = parts.find(|(t, _)| is_bytes(t) != first_bytes) {
         errors.push(SyntaxError::new(
