@@ -153,6 +153,17 @@ pub struct Diagnostic {
     pub fix: Option<FileFix>,
 }
 
+/// At most this many diagnostics of one file are shown (by `wsp check` and in the editor), in
+/// order of position; the rest are counted in one note, so a flood (a pasted binary, a file that
+/// is not WSP at all) stays readable and fast to print.
+pub const SHOWN_PER_FILE: usize = 100;
+
+/// The diagnostics of a file to show, and how many more there are.
+pub fn shown(diagnostics: &[Diagnostic]) -> (&[Diagnostic], usize) {
+    let n = diagnostics.len().min(SHOWN_PER_FILE);
+    (&diagnostics[..n], diagnostics.len() - n)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FileFix {
     pub title: String,

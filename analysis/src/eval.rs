@@ -253,6 +253,32 @@ impl<'db> Eval<'db> {
     }
 
     pub fn expr(&mut self, e: &Expr) -> Value<'db> {
+        let value = wsp_syntax::grow_stack(|| self.expr_here(e));
+        match value {
+            Value::Runtime(r) => self
+                .shallow(r, e.syntax().text_range())
+                .map_or(Value::Unknown, Value::Runtime),
+            v => v,
+        }
+    }
+
+    /// `e`, unless it nests more operators than a run-time expression may.
+    fn shallow(&mut self, e: ScalarExpr, range: TextRange) -> Option<ScalarExpr> {
+        if e.depth() <= ScalarExpr::MAX_DEPTH {
+            return Some(e);
+        }
+        self.error(
+            Code::OutsideSubset,
+            range,
+            format!(
+                "a run-time expression nests at most {} operators",
+                ScalarExpr::MAX_DEPTH
+            ),
+        );
+        None
+    }
+
+    fn expr_here(&mut self, e: &Expr) -> Value<'db> {
         let range = e.syntax().text_range();
         match e {
             Expr::NameExpr(n) => self.resolve(&n.text(), range),
@@ -336,6 +362,7 @@ impl<'db> Eval<'db> {
                 a.neg().map_or(Value::Unknown, Value::Index)
             }
             (Some(SyntaxKind::NOT_KW), Value::Bool(b)) => Value::Bool(!b),
+            (Some(SyntaxKind::NOT_KW), Value::Int(i)) => Value::Bool(i == 0),
             (Some(SyntaxKind::NOT_KW), v) if self.to_scalar(&v).is_some() => Value::Runtime(
                 ScalarExpr::Not(Box::new(self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)))),
             ),
@@ -1459,6 +1486,11 @@ impl<'db> Eval<'db> {
     }
 
     fn key_expr(&mut self, task: &str, e: &Expr) -> Option<ScalarExpr> {
+        let key = wsp_syntax::grow_stack(|| self.key_expr_here(task, e))?;
+        self.shallow(key, e.syntax().text_range())
+    }
+
+    fn key_expr_here(&mut self, task: &str, e: &Expr) -> Option<ScalarExpr> {
         let range = e.syntax().text_range();
         let bad = |eval: &mut Self, what: String| {
             eval.error(Code::KeyExpression, range, format!("{what} in a key: a key may use task fields (`{task}.b`, `{task}.get(\"b\")`), integer constants and `slot_u64(i)`"));

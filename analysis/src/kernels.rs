@@ -502,6 +502,10 @@ impl<'db> BodyChecker<'db> {
     }
 
     fn expr(&mut self, e: &Expr) -> Typed {
+        wsp_syntax::grow_stack(|| self.expr_here(e))
+    }
+
+    fn expr_here(&mut self, e: &Expr) -> Typed {
         let range = e.syntax().text_range();
         let result = match e {
             Expr::ParenExpr(p) => return p.expr().and_then(|e| self.expr(&e)),

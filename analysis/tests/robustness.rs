@@ -257,3 +257,65 @@ proptest! {
         structure_within(&db, file, &text);
     }
 }
+
+/// Trees as deep as Python parses (some 3,000 levels) are checked, lowered and queried on a
+/// thread with 2 MiB of stack, the least any of our threads has (Rust's default, as rayon's and
+/// tokio's workers), in a debug build: deep recursion grows the stack instead
+/// of overflowing it, and run-time expressions stay shallow enough for everything that reads
+/// the IR.
+#[test]
+fn deep_trees_on_a_small_stack() {
+    let kernel = |body: String| {
+        format!(
+            "@kernel\ndef k(a: InOut[Tile[32, 32, F32]]):\n    x = {body}\n    pto.store(a, x)\n"
+        )
+    };
+    let n = 2900;
+    let cases = [
+        format!("x = {}1\n", "-".repeat(n)),
+        format!("x = {}1\n", "not ".repeat(n)),
+        format!("x = 1{}\n", "+1".repeat(n)),
+        format!("x = {}1\n", "2**".repeat(n)),
+        format!("x = a{}\n", ".b".repeat(n)),
+        format!("x = {}1\n", "1 if 1 else ".repeat(n)),
+        format!("x = {}1{}\n", "(".repeat(200), ")".repeat(200)),
+        format!("x = {}1{}\n", "[".repeat(199), "]".repeat(199)),
+        kernel(format!("{}pto.load(a)", "-".repeat(n))),
+        kernel(format!("pto.load(a){}", " + pto.load(a)".repeat(n))),
+        kernel(format!(
+            "{}pto.load(a){}",
+            "pto.exp(".repeat(199),
+            ")".repeat(199)
+        )),
+        format!(
+            "@workload\ndef w(b):\n    for i in P(b):\n        with P.when({}i):\n            pass\n",
+            "not ".repeat(n)
+        ),
+        format!(
+            "p = w(Dense[4]).dispatch(DispatchPolicy.dispatch_by(lambda t: {}t.b))\n",
+            "-".repeat(n)
+        ),
+    ];
+    for case in cases {
+        let text = format!("from pto_wsp import *\nF32 = DType.F32\n{case}");
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                from_scratch(&text);
+                let db = Database::default();
+                let workspace = Workspace::new(&db, Vec::new());
+                let file = File::new(&db, workspace, "deep.wsp".into(), text.clone());
+                structure_within(&db, file, &text);
+                for (at, _) in text.char_indices().step_by(331) {
+                    let offset = TextSize::try_from(at).expect("offset");
+                    let _ = wsp_analysis::hover(&db, file, offset);
+                    let _ = wsp_analysis::completions(&db, file, offset);
+                    let _ = wsp_analysis::signature_help(&db, file, offset);
+                    let _ = wsp_analysis::references(&db, file, offset);
+                }
+            })
+            .expect("spawn")
+            .join()
+            .expect("no panic on a deep tree");
+    }
+}

@@ -48,15 +48,16 @@ pub(crate) fn print_human(checked: &[Checked]) {
     for file in checked {
         let source = SimpleFile::new(file.path.display().to_string(), file.text.as_str());
         for d in &file.diagnostics {
+            match d.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+            }
+        }
+        let (shown, hidden) = wsp_analysis::shown(&file.diagnostics);
+        for d in shown {
             let level = match d.severity {
-                Severity::Error => {
-                    errors += 1;
-                    Level::Error
-                }
-                Severity::Warning => {
-                    warnings += 1;
-                    Level::Warning
-                }
+                Severity::Error => Level::Error,
+                Severity::Warning => Level::Warning,
             };
             let mut labels = vec![Label::primary((), d.range)];
             labels.extend(
@@ -77,6 +78,12 @@ pub(crate) fn print_human(checked: &[Checked]) {
                 return;
             }
         }
+        if hidden > 0 {
+            let note = Rendered::note().with_message(not_shown(file, hidden));
+            if term::emit_to_write_style(&mut out, &config, &source, &note).is_err() {
+                return;
+            }
+        }
     }
     let files = checked.len();
     let _ = writeln!(
@@ -86,6 +93,27 @@ pub(crate) fn print_human(checked: &[Checked]) {
         plural(errors),
         plural(warnings)
     );
+}
+
+/// "12345 more diagnostics in f.wsp are not shown (the first 100 are)".
+fn not_shown(file: &Checked, hidden: usize) -> String {
+    format!(
+        "{hidden} more diagnostic{} in {} {} not shown (the first {} are)",
+        plural(hidden),
+        file.path.display(),
+        if hidden == 1 { "is" } else { "are" },
+        wsp_analysis::SHOWN_PER_FILE
+    )
+}
+
+/// The diagnostics of a file for the machine-readable formats, with the note of those left out
+/// on standard error.
+fn shown_noted(file: &Checked) -> &[Diagnostic] {
+    let (shown, hidden) = wsp_analysis::shown(&file.diagnostics);
+    if hidden > 0 {
+        eprintln!("note: {}", not_shown(file, hidden));
+    }
+    shown
 }
 
 fn plural(n: usize) -> &'static str {
@@ -108,7 +136,7 @@ pub(crate) fn print_json(checked: &[Checked]) {
     let mut all = Vec::new();
     for file in checked {
         let pos = Positions::new(&file.text);
-        for d in &file.diagnostics {
+        for d in shown_noted(file) {
             let (line, column) = pos.at(d.range.start());
             let (end_line, end_column) = pos.at(d.range.end());
             all.push(JsonDiagnostic {
@@ -133,7 +161,7 @@ pub(crate) fn print_github(checked: &[Checked]) {
     let mut out = std::io::stdout().lock();
     for file in checked {
         let pos = Positions::new(&file.text);
-        for d in &file.diagnostics {
+        for d in shown_noted(file) {
             let (line, col) = pos.at(d.range.start());
             let (end_line, end_col) = pos.at(d.range.end());
             let _ = writeln!(
@@ -213,7 +241,7 @@ pub(crate) fn print_sarif(checked: &[Checked]) {
     for file in checked {
         let pos = Positions::new(&file.text);
         let uri = file.path.display().to_string().replace('\\', "/");
-        for d in &file.diagnostics {
+        for d in shown_noted(file) {
             let level = match d.severity {
                 Severity::Error => sarif::ResultLevel::Error,
                 Severity::Warning => sarif::ResultLevel::Warning,

@@ -237,3 +237,38 @@ fn github_output_prints_workflow_annotations() {
     "#]]
     .assert_eq(&stdout(&out));
 }
+
+/// A flood of errors is cut at `SHOWN_PER_FILE` per file in every format, with a note of how
+/// many were left out; the summary and the exit code still count them all.
+#[test]
+fn a_flood_of_diagnostics_is_cut_at_one_hundred_per_file() {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("flood.wsp");
+    std::fs::write(&path, "$\n".repeat(150)).expect("write the flood");
+    let path = path.to_str().expect("UTF-8 path");
+
+    let human = wsp(&["check", path]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = stdout(&human);
+    assert_eq!(text.matches("error[WSP001]").count(), 100);
+    assert!(
+        text.contains(&format!(
+            "note: 50 more diagnostics in {path} are not shown (the first 100 are)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("1 file checked: 150 errors, 0 warnings\n"),
+        "{text}"
+    );
+
+    for (format, each) in [
+        ("json", r#""code": "WSP001""#),
+        ("sarif", r#""ruleId": "WSP001""#),
+        ("github", "title=WSP001"),
+    ] {
+        let out = wsp(&["check", "--format", format, path]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(stdout(&out).matches(each).count(), 100, "{format}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("50 more diagnostics"));
+    }
+}

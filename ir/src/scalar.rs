@@ -59,6 +59,31 @@ pub enum ScalarExpr {
     Binary(ScalarOp, Box<ScalarExpr>, Box<ScalarExpr>),
 }
 
+impl ScalarExpr {
+    /// Most operators one run-time expression may nest. Everything that reads the IR (the
+    /// runtime's evaluator, serde, `Clone`) recurses over it, so the analyzer keeps it shallow.
+    pub const MAX_DEPTH: usize = 200;
+
+    /// Levels of the tree: 1 for a leaf. Iterative, so it is safe on any tree.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((e, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            match e {
+                ScalarExpr::Const(_) | ScalarExpr::Var(_) | ScalarExpr::Slot(_) => {}
+                ScalarExpr::Element(_, idx) => stack.extend(idx.iter().map(|i| (i, d + 1))),
+                ScalarExpr::Not(x) | ScalarExpr::Neg(x) => stack.push((x, d + 1)),
+                ScalarExpr::Binary(_, a, b) => {
+                    stack.push((a, d + 1));
+                    stack.push((b, d + 1));
+                }
+            }
+        }
+        deepest
+    }
+}
+
 impl fmt::Display for ScalarExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

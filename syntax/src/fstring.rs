@@ -133,7 +133,10 @@ impl Scanner<'_, '_> {
         // `{x = }`: the text of the expression, the `=` and the spaces around it are printed.
         if bytes.get(*pos) == Some(&b'=') {
             *pos += 1;
-            while bytes.get(*pos).is_some_and(|c| WHITESPACE.contains(&(*c as char))) {
+            while bytes
+                .get(*pos)
+                .is_some_and(|c| WHITESPACE.contains(&(*c as char)))
+            {
                 *pos += 1;
             }
         }
@@ -213,11 +216,7 @@ impl Scanner<'_, '_> {
                     *pos += 1;
                 }
                 b')' | b']' => {
-                    return Err(self.error(
-                        &format!("unmatched '{}'", c as char),
-                        *pos,
-                        *pos + 1,
-                    ));
+                    return Err(self.error(&format!("unmatched '{}'", c as char), *pos, *pos + 1));
                 }
                 b'}' => return Ok(*pos),
                 b'!' | b':' if brackets.is_empty() && bytes.get(*pos + 1) != Some(&b'=') => {
@@ -269,7 +268,11 @@ impl Scanner<'_, '_> {
         let inner_error = parse.errors().first().map(|e| {
             // Back from the wrapped text to the expression's place in the file.
             let clamp = |o: TextSize| (usize::from(o).saturating_sub(1)).min(expr.len());
-            (e.message.clone(), clamp(e.range.start()), clamp(e.range.end()))
+            (
+                e.message.clone(),
+                clamp(e.range.start()),
+                clamp(e.range.end()),
+            )
         });
         if let Some((mut message, s, e)) = inner_error {
             // The parentheses are ours: an expression that ends too early is plain bad syntax.
@@ -286,7 +289,11 @@ impl Scanner<'_, '_> {
             .and_then(|n| n.children().next())
             .is_some_and(|c| c.kind() == STARRED_EXPR);
         if starred {
-            return Err(self.error("cannot use starred expression here", start, start + expr.len()));
+            return Err(self.error(
+                "cannot use starred expression here",
+                start,
+                start + expr.len(),
+            ));
         }
         Ok(())
     }

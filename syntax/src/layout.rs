@@ -17,6 +17,9 @@ use crate::SyntaxError;
 use crate::SyntaxKind::{self, *};
 use crate::lexer::RawToken;
 
+/// Max brackets open at once, as CPython's tokenizer ("too many nested parentheses").
+const MAX_BRACKETS: usize = 200;
+
 /// Marks a parser token that has no raw token (INDENT, DEDENT, EOF, a final NEWLINE).
 pub(crate) const SYNTHETIC: u32 = u32::MAX;
 
@@ -194,6 +197,12 @@ pub(crate) fn layout(text: &str, raw: &mut [RawToken], errors: &mut Vec<SyntaxEr
         last_kind = kind;
         match kind {
             L_PAREN | L_BRACK | L_CURLY => {
+                if open.len() == MAX_BRACKETS {
+                    errors.push(SyntaxError::new(
+                        format!("too many nested parentheses (the limit is {MAX_BRACKETS})"),
+                        range,
+                    ));
+                }
                 if open.is_empty() {
                     open_line_indent = levels.last().map_or(0, |l| l.width);
                 }

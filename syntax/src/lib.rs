@@ -187,6 +187,16 @@ pub fn line_col(index: &LineIndex, offset: TextSize) -> (u32, u32) {
     (lc.line + 1, col + 1)
 }
 
+/// Runs `f`, first adding stack to this thread when little is left. Every recursive step over
+/// a syntax tree goes through it (the parser's and the analyzer's): trees as deep as CPython
+/// accepts (some 3,000 levels) are then walked on any thread, an editor's worker or a rayon
+/// thread with its small stack included.
+pub fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
+    const RED_ZONE: usize = 128 * 1024;
+    const GROWTH: usize = 2 * 1024 * 1024;
+    stacker::maybe_grow(RED_ZONE, GROWTH, f)
+}
+
 /// Parses WSP (Python-syntax) source text. Never fails, never panics.
 pub fn parse(text: &str) -> Parse {
     let (mut raw, mut errors) = lexer::lex(text);

@@ -18,10 +18,13 @@ use crate::SyntaxError;
 use crate::SyntaxKind::{self, *};
 use crate::layout::Input;
 
-/// Max nesting of brackets and expressions, as CPython's 200 ("too many nested parentheses").
-const MAX_EXPR_DEPTH: u32 = 200;
-/// Max nesting of blocks, as CPython's 100 ("too many levels of indentation").
-const MAX_BLOCK_DEPTH: u32 = 100;
+/// Max depth of an expression's tree: its nesting plus the operators folded into it (see
+/// `expressions::extend_chain`). CPython gives up near 3,000 levels too (its recursion limit:
+/// 2,985 nested unary minuses or chained `+` parse, 2,986 do not). Brackets have their own,
+/// lower limit in the layout (200, as CPython's tokenizer).
+pub(crate) const MAX_EXPR_DEPTH: u32 = 3000;
+/// Max nesting of blocks: CPython's tokenizer takes 99 indented levels below the module.
+const MAX_BLOCK_DEPTH: u32 = 99;
 
 /// What the parser did, in order. Errors are kept apart, so an event is 8 bytes.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +67,7 @@ pub(crate) struct Parser<'t> {
     events: Vec<Event>,
     errors: Vec<SyntaxError>,
     expr_depth: u32,
-    /// Operators folded into the expressions now open; see `expressions::MAX_CHAIN`.
+    /// Operators folded into the expressions now open; see `MAX_EXPR_DEPTH`.
     chain: u32,
     block_depth: u32,
     last_error_at: Option<TextSize>,
@@ -235,18 +238,32 @@ impl<'t> Parser<'t> {
     }
 
     /// Runs `f` one expression level deeper, or reports the nesting limit and skips a token.
+    /// Past the limit the rest of the logical line is one ERROR node: reporting it token by
+    /// token would flood the file with errors.
     pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Parser<'t>) -> Option<T>) -> Option<T> {
-        if self.expr_depth >= MAX_EXPR_DEPTH {
-            self.err_recover(
-                format!("expression nested too deeply (the limit is {MAX_EXPR_DEPTH} levels)"),
-                TokenSet::new(&[]),
-            );
+        if self.expr_depth + self.chain >= MAX_EXPR_DEPTH {
+            self.error(format!(
+                "expression nested too deeply (the limit is {MAX_EXPR_DEPTH} levels)"
+            ));
+            self.skip_line();
             return None;
         }
         self.expr_depth += 1;
-        let result = f(self);
+        let result = crate::grow_stack(|| f(self));
         self.expr_depth -= 1;
         result
+    }
+
+    /// Wraps the tokens up to the end of the logical line in an ERROR node.
+    pub(crate) fn skip_line(&mut self) {
+        if self.at_ts(LINE_END) {
+            return;
+        }
+        let m = self.start();
+        while !self.at_ts(LINE_END) {
+            self.bump();
+        }
+        m.complete(self, ERROR);
     }
 }
 

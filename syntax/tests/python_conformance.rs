@@ -183,3 +183,71 @@ fn same_verdict_as_ast_parse_on_the_standard_library() {
         mismatches.join("\n")
     );
 }
+
+/// Python's limits: 200 nested brackets, 99 indented blocks, and expressions some 3,000 levels
+/// deep (CPython's recursion limit; 2,985 unary minuses parse, 3,100 do not). Each case is
+/// generated on both sides of a limit, and both parsers must agree.
+#[test]
+fn same_limits_as_cpython() {
+    const SCRIPT: &str = r#"
+import ast, json, sys
+gens = {
+    "parens": lambda n: "(" * n + "1" + ")" * n,
+    "brackets": lambda n: "x = " + "[" * n + "1" + "]" * n,
+    "dicts": lambda n: "x = " + "{1: " * n + "1" + "}" * n,
+    "calls": lambda n: "f(" * n + "1" + ")" * n,
+    "blocks": lambda n: "".join(" " * i + "if 1:\n" for i in range(n)) + " " * n + "pass\n",
+    "minus": lambda n: "x = " + "-" * n + "1",
+    "not": lambda n: "x = " + "not " * n + "1",
+    "power": lambda n: "2**" * n + "2",
+    "sum": lambda n: "1" + "+1" * n,
+    "attributes": lambda n: "a" + ".b" * n,
+    "conditional": lambda n: "1 if 1 else " * n + "1",
+}
+sizes = {"parens": [200, 201], "brackets": [199, 201], "dicts": [200, 201], "calls": [200, 201],
+         "blocks": [99, 100]}
+cases = []
+for name, gen in gens.items():
+    for n in sizes.get(name, [1000, 2900, 3100]):
+        text = gen(n)
+        try:
+            ast.parse(text)
+            ok = True
+        except (SyntaxError, RecursionError, MemoryError):
+            ok = False
+        cases.append([f"{name} {n}", text, ok])
+json.dump(cases, sys.stdout)
+"#;
+    let out = Command::new(python())
+        .args(["-c", SCRIPT])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success());
+    let cases: Vec<(String, String, bool)> =
+        serde_json::from_slice(&out.stdout).expect("cases as JSON");
+    let mut wrong = Vec::new();
+    for (name, text, python_ok) in &cases {
+        let ours = wsp_syntax::parse(text);
+        if ours.errors().is_empty() != *python_ok {
+            wrong.push(format!(
+                "{name}: Python {}, we {} ({:?})",
+                if *python_ok { "accepts" } else { "rejects" },
+                if *python_ok { "reject" } else { "accept" },
+                ours.errors().first().map(|e| &e.message)
+            ));
+        }
+        // Past a limit, one error says so: no flood of echoes.
+        assert!(ours.errors().len() <= 3, "{name}: {:?}", ours.errors());
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `2**` repeated a million times is one error, not one per token.
+#[test]
+fn an_expression_past_the_limit_is_one_error() {
+    let text = "x = ".to_string() + &"2**".repeat(1_000_000) + "2\n";
+    let parse = wsp_syntax::parse(&text);
+    assert_eq!(parse.errors().len(), 1, "{:?}", &parse.errors()[..3]);
+    assert!(parse.errors()[0].message.contains("nested too deeply"));
+}

@@ -4,7 +4,7 @@
 //! `&`, shifts, `+ -`, `* / // % @`, unary `+ - ~`, `**`, `await`, then `.x`, calls and subscripts.
 
 use super::statements::lambda_param_list;
-use super::{CompletedMarker, Parser, TokenSet};
+use super::{CompletedMarker, MAX_EXPR_DEPTH, Parser, TokenSet};
 use crate::SyntaxKind::{self, *};
 
 /// Binding-power levels; an operator binds operands at its level or tighter.
@@ -70,10 +70,6 @@ const ATOM_RECOVERY: TokenSet = TokenSet::new(&[
     R_PAREN, R_BRACK, R_CURLY, COMMA, COLON, EQ, SEMICOLON, ELSE_KW, AS_KW, IN_KW, FOR_KW, IF_KW,
     ARROW,
 ]);
-
-/// Longest run of postfix or binary operators folded into one expression, which bounds the
-/// depth of the tree the way `MAX_EXPR_DEPTH` bounds the recursion.
-const MAX_CHAIN: u32 = 1000;
 
 /// `expression`: a lambda, a conditional expression, or anything tighter.
 pub(crate) fn expression(p: &mut Parser<'_>) -> Option<CompletedMarker> {
@@ -213,7 +209,8 @@ pub(crate) fn expr_bp(p: &mut Parser<'_>, min: Level) -> Option<CompletedMarker>
         let mut lhs = prefix(p, min)?;
         let chain_start = p.chain;
         while let Some((level, width)) = infix_op(p) {
-            if level < min || !p.extend_chain() {
+            // `**` nests (it is right-associative), so its depth is counted by `nested`.
+            if level < min || (level != Level::Power && !p.extend_chain()) {
                 break;
             }
             let m = lhs.precede(p);
@@ -588,15 +585,14 @@ fn slice_item(p: &mut Parser<'_>) {
 }
 
 impl Parser<'_> {
-    /// Allows one more operator in the current chain, or reports the limit once.
+    /// Allows one more operator in the expressions now open, or reports the limit once: each
+    /// operator is one more level of the tree, so chains count against `MAX_EXPR_DEPTH` too.
     fn extend_chain(&mut self) -> bool {
-        if self.chain >= MAX_CHAIN {
-            if self.chain == MAX_CHAIN {
-                self.chain += 1;
-                self.error(format!(
-                    "expression too long: more than {MAX_CHAIN} chained operators"
-                ));
-            }
+        if self.expr_depth + self.chain >= MAX_EXPR_DEPTH {
+            self.error(format!(
+                "expression too long: more than {MAX_EXPR_DEPTH} levels of operators"
+            ));
+            self.skip_line();
             return false;
         }
         self.chain += 1;
