@@ -6,6 +6,7 @@ use rowan::{TextRange, TextSize};
 
 use crate::SyntaxError;
 use crate::SyntaxKind::*;
+use crate::escapes::{self, Literal};
 
 /// Max nesting of replacement fields inside format specs (`f"{x:{y}}"` is the deepest), as
 /// CPython's.
@@ -17,28 +18,17 @@ const WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
 /// Checks the f-string token `text` that starts at `at`; appends what Python would reject.
 pub(crate) fn check(text: &str, at: TextSize, errors: &mut Vec<SyntaxError>) {
-    let prefix_len = text.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let prefix = &text[..prefix_len];
-    if !prefix.bytes().any(|c| c.eq_ignore_ascii_case(&b'f')) {
-        return;
-    }
-    let raw = prefix.bytes().any(|c| c.eq_ignore_ascii_case(&b'r'));
-    let rest = &text[prefix_len..];
-    let quote = if rest.starts_with("\"\"\"") || rest.starts_with("'''") {
-        3
-    } else {
-        1
-    };
     // An unterminated string is the lexer's error already.
-    if rest.len() < 2 * quote || !rest.ends_with(&rest[..quote]) {
+    let Some(lit) = Literal::of(text) else {
+        return;
+    };
+    if !lit.formatted {
         return;
     }
-    let body_start = prefix_len + quote;
-    let body = &text[body_start..text.len() - quote];
     let mut scanner = Scanner {
-        body,
-        raw,
-        base: at + TextSize::from(body_start as u32),
+        body: lit.body,
+        raw: lit.raw,
+        base: at + TextSize::from(lit.body_start as u32),
         errors,
     };
     let mut pos = 0;
@@ -82,20 +72,18 @@ impl Scanner<'_, '_> {
         let bytes = self.body.as_bytes();
         while *pos < bytes.len() {
             match bytes[*pos] {
-                b'\\' if !self.raw => {
-                    // `\N{NAME}` is an escape, not a field; `\{` is a backslash, then a field.
-                    if bytes.get(*pos + 1) == Some(&b'N') && bytes.get(*pos + 2) == Some(&b'{') {
-                        match self.body[*pos..].find('}') {
-                            Some(close) => *pos += close + 1,
-                            None => *pos = bytes.len(),
-                        }
-                    } else {
-                        *pos += 1;
-                        if *pos < bytes.len() && !matches!(bytes[*pos], b'{' | b'}') {
-                            *pos = self.char_end(*pos);
-                        }
-                    }
+                // `\N{NAME}` is an escape, not a field; `\{` is a backslash, then a field.
+                b'\\' if !self.raw && matches!(bytes.get(*pos + 1), Some(b'{' | b'}')) => {
+                    *pos += 1;
                 }
+                b'\\' if !self.raw => match escapes::escape(self.body, *pos, false) {
+                    Ok(len) => *pos += len,
+                    Err((message, len)) => {
+                        let range = self.range(*pos, *pos + len);
+                        self.errors.push(SyntaxError::new(message, range));
+                        return Err(Reported);
+                    }
+                },
                 b'{' if depth == 0 && bytes.get(*pos + 1) == Some(&b'{') => *pos += 2,
                 b'{' => {
                     *pos += 1;

@@ -5,6 +5,7 @@
 
 pub mod ast;
 mod builder;
+mod escapes;
 mod fstring;
 mod layout;
 mod lexer;

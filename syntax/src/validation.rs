@@ -346,6 +346,7 @@ fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
         .tokens()
         .filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING)
     {
+        crate::escapes::check(t.text(), at, errors);
         crate::fstring::check(t.text(), at, errors);
     }
     let first_bytes = is_bytes(first);
