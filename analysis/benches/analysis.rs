@@ -1,6 +1,11 @@
 //! `cargo xtask bench analysis`: the analyzer on a generated 10,000-line workspace — a cold
 //! check, a re-check after a one-token edit inside one kernel body (and the ratio), peak RSS —
-//! and `wsp check` on 100,000 lines. Writes target/bench/analysis.json.
+//! `wsp check` on 100,000 lines, and `wsp check` on one file of 10,000, 40,000 and 160,000
+//! top-level statements (each 4x the last, so linear time shows as ratios near 4). Writes
+//! target/bench/analysis.json.
+
+#[path = "common/statements.rs"]
+mod statements;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -123,6 +128,32 @@ fn wsp_check(wsp: &Path, dir: &Path) -> Option<Duration> {
     Some(median(times))
 }
 
+/// Median wall time of `wsp check` on one file of `n` mixed statements. The mix has errors,
+/// so `wsp check` must exit with 1 (problems found), not crash.
+fn wsp_check_statements(wsp: &Path, dir: &Path, n: usize) -> Option<Duration> {
+    let path = dir.join(format!("statements_{n}.wsp"));
+    std::fs::write(&path, statements::mixed_statements(n)).expect("write");
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let out = Command::new(wsp)
+            .args(["check", "--format", "json"])
+            .arg(&path)
+            .output()
+            .ok()?;
+        times.push(t.elapsed());
+        if out.status.code() != Some(1) {
+            eprintln!(
+                "wsp check {} failed: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+    }
+    Some(median(times))
+}
+
 fn main() {
     let texts = workspace(10_000);
     let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
@@ -175,6 +206,26 @@ fn main() {
         None
     };
 
+    // `wsp check` on 10k, 40k, 160k top-level statements.
+    let sizes = [10_000, 40_000, 160_000];
+    let statements_dir = target_dir().join("bench/analysis_statements");
+    std::fs::create_dir_all(&statements_dir).expect("bench folder");
+    let statement_times: Vec<Option<Duration>> = sizes
+        .iter()
+        .map(|&n| {
+            if wsp.exists() {
+                wsp_check_statements(&wsp, &statements_dir, n)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let ms = |t: &Option<Duration>| t.map(|t| t.as_secs_f64() * 1e3);
+    let growth = |i: usize| match (statement_times[i], statement_times[i + 1]) {
+        (Some(a), Some(b)) => Some(b.as_secs_f64() / a.as_secs_f64()),
+        _ => None,
+    };
+
     let ratio = cold.as_secs_f64() / incremental.as_secs_f64();
     let incremental_ms = incremental.as_secs_f64() * 1e3;
     let report = serde_json::json!({
@@ -188,10 +239,16 @@ fn main() {
         "wsp_check_100k_lines": big_lines,
         "wsp_check_100k_ms_median": check_time.map(|t| t.as_secs_f64() * 1e3),
         "wsp_check_lines_per_s": check_time.map(|t| big_lines as f64 / t.as_secs_f64()),
+        "wsp_check_statements_10k_ms_median": ms(&statement_times[0]),
+        "wsp_check_statements_40k_ms_median": ms(&statement_times[1]),
+        "wsp_check_statements_160k_ms_median": ms(&statement_times[2]),
+        "wsp_check_statements_40k_over_10k": growth(0),
+        "wsp_check_statements_160k_over_40k": growth(1),
         "goals": {
             "ratio_at_least_100": ratio >= 100.0,
             "incremental_under_10_ms": incremental_ms < 10.0,
             "rss_under_200_mib": rss.is_some_and(|r| r < 200.0),
+            "statements_growth_under_6x_per_4x": growth(0).zip(growth(1)).is_some_and(|(a, b)| a < 6.0 && b < 6.0),
         },
     });
     let out_dir = target_dir().join("bench");

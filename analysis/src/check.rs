@@ -1,7 +1,7 @@
 //! A file's diagnostics: every stage's results gathered, placed in the file, deduplicated and
 //! ordered. This is the one query front ends call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
@@ -23,6 +23,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     let items = module_items(db, file);
     diags.extend(module_scope(db, file).diags.iter().cloned());
     for &item in items {
+        crate::work::step(1);
         match item.kind(db) {
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
@@ -64,19 +65,14 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         })
         .collect();
     // A statement with a syntax error gets no further diagnostics: they would follow from it.
-    let broken: Vec<Item> = items
+    let broken = broken_items(db, items, item_offsets(db, file), &out);
+    // Stages may find the same problem twice (a name read by two queries): keep the first.
+    let mut seen: HashSet<(Code, TextRange, String)> = out
         .iter()
-        .copied()
-        .filter(|item| {
-            let start = offsets.get(item).copied().unwrap_or_default();
-            let range = TextRange::at(start, item.green(db).text_len());
-            out.iter().any(|e| {
-                range.contains_range(e.range)
-                    || (e.range.is_empty() && e.range.start() == range.end())
-            })
-        })
+        .map(|o| (o.code, o.range, o.message.clone()))
         .collect();
     for d in diags {
+        crate::work::step(1);
         if broken.contains(&d.span.item) {
             continue;
         }
@@ -95,14 +91,41 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 edits: f.edits.iter().map(|(s, t)| (place(s), t.clone())).collect(),
             }),
         };
-        if !out.iter().any(|o| {
-            o.code == placed.code && o.range == placed.range && o.message == placed.message
-        }) {
+        if seen.insert((placed.code, placed.range, placed.message.clone())) {
             out.push(placed);
         }
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out
+}
+
+/// The items a syntax error falls in (or ends, for an empty error at an item's end). Items
+/// are in file order and do not overlap, so each error has at most two candidates, found by
+/// binary search: the last item starting at or before it, and the one before that (whose end
+/// an empty error at the next item's start may touch).
+fn broken_items<'db>(
+    db: &'db dyn salsa::Database,
+    items: &[Item<'db>],
+    offsets: &[TextSize],
+    errors: &[Diagnostic],
+) -> HashSet<Item<'db>> {
+    let mut broken = HashSet::new();
+    for e in errors {
+        let after = offsets.partition_point(|&start| start <= e.range.start());
+        for k in after.saturating_sub(2)..after {
+            crate::work::step(1);
+            let (Some(&item), Some(&start)) = (items.get(k), offsets.get(k)) else {
+                continue;
+            };
+            let range = TextRange::at(start, item.green(db).text_len());
+            if range.contains_range(e.range)
+                || (e.range.is_empty() && e.range.start() == range.end())
+            {
+                broken.insert(item);
+            }
+        }
+    }
+    broken
 }
 
 /// The dependency checks over a file's workloads: races of each call (its extents known),
@@ -112,13 +135,16 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
 fn file_dependencies(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
     let mut diags = Vec::new();
     let mut call_list: Vec<WorkloadCall> = Vec::new();
+    let mut listed: HashSet<WorkloadCall> = HashSet::new();
     let mut plans: Vec<&[PlanNode]> = Vec::new();
     for &item in module_items(db, file) {
+        crate::work::step(1);
         match item.kind(db) {
             ItemKind::Assign | ItemKind::Expr => {
                 if let Value::Schedule(s) | Value::Program(s) = &item_value(db, item).value {
                     for c in calls(s) {
-                        if !call_list.contains(&c) {
+                        crate::work::step(1);
+                        if listed.insert(c) {
                             call_list.push(c);
                         }
                     }

@@ -31,6 +31,7 @@ mod symbols;
 mod types;
 mod values;
 pub mod vocabulary;
+mod work;
 mod workloads;
 
 pub use crate::check::file_diagnostics;
@@ -49,4 +50,5 @@ pub use crate::symbols::{
     FileSymbol, NameRef, SymbolKind, file_symbols, name_at, references, rename,
 };
 pub use crate::types::{DType, TileType};
+pub use crate::work::steps as work_steps;
 pub use wsp_syntax::{TextRange, TextSize};

@@ -1,6 +1,8 @@
 //! Name resolution at module level: what each top-level name binds, imports checked against the
 //! `pto_wsp` vocabulary, duplicates and rebound `pto_wsp` names (WSP103).
 
+use std::collections::HashMap;
+
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{AstNode, Stmt};
 
@@ -21,7 +23,7 @@ pub struct ModuleScope<'db> {
     /// The first binding of each name, sorted by name.
     bindings: Vec<(String, Binding<'db>)>,
     /// Each item's position.
-    positions: Vec<(Item<'db>, usize)>,
+    positions: HashMap<Item<'db>, usize>,
     pub diags: Vec<Diag<'db>>,
 }
 
@@ -34,10 +36,8 @@ impl<'db> ModuleScope<'db> {
     }
 
     pub fn position(&self, item: Item<'db>) -> usize {
-        self.positions
-            .iter()
-            .find(|(i, _)| *i == item)
-            .map_or(usize::MAX, |(_, p)| *p)
+        crate::work::step(1);
+        self.positions.get(&item).copied().unwrap_or(usize::MAX)
     }
 
     /// Every module-level name, for "did you mean" suggestions.
@@ -50,10 +50,13 @@ impl<'db> ModuleScope<'db> {
 pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
     let items = module_items(db, file);
     let mut bindings: Vec<(String, Binding)> = Vec::new();
+    // Where each name's first binding is in `bindings`.
+    let mut first: HashMap<&str, usize> = HashMap::new();
     let mut diags = Vec::new();
-    let mut positions = Vec::with_capacity(items.len());
+    let mut positions = HashMap::with_capacity(items.len());
     for (index, &item) in items.iter().enumerate() {
-        positions.push((item, index));
+        crate::work::step(1);
+        positions.insert(item, index);
         match item.kind(db) {
             ItemKind::Import => check_import(db, item, &mut diags),
             ItemKind::Assign | ItemKind::Kernel | ItemKind::Workload => {
@@ -67,7 +70,7 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
                     item,
                     range: name_range(db, item).unwrap_or_default(),
                 };
-                if let Some((_, first)) = bindings.iter().find(|(n, _)| n == name) {
+                if let Some(first) = first.get(name.as_str()).map(|&at| bindings[at].1) {
                     let first_span = Span {
                         item: first.item,
                         range: name_range(db, first.item).unwrap_or_default(),
@@ -94,6 +97,7 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
                         ),
                     ));
                 }
+                first.insert(name, bindings.len());
                 bindings.push((name.clone(), Binding { item, index }));
             }
             ItemKind::Expr | ItemKind::Other => {}

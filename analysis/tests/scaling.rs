@@ -1,0 +1,53 @@
+//! `file_diagnostics` does work linear in the number of top-level statements. The work is
+//! counted (`wsp_analysis::work_steps`: items visited, names and items looked up, diagnostics
+//! placed), not timed, so the test is deterministic: a scan over all items nested in a loop
+//! over items shows as a count that grows 16-fold when the file grows 4-fold.
+
+#[path = "../benches/common/statements.rs"]
+mod statements;
+
+use wsp_analysis::{Code, Database, File, Workspace, file_diagnostics, work_steps};
+
+/// The steps and the diagnostics (by code) of checking a fresh file of `n` statements.
+fn check(n: usize) -> (u64, Vec<(Code, usize)>) {
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "scale.wsp".into(), statements::mixed_statements(n));
+    let before = work_steps();
+    let diags = file_diagnostics(&db, file);
+    let steps = work_steps() - before;
+    let mut counts: Vec<(Code, usize)> = Vec::new();
+    for d in diags {
+        match counts.iter_mut().find(|(c, _)| *c == d.code) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((d.code, 1)),
+        }
+    }
+    counts.sort();
+    (steps, counts)
+}
+
+#[test]
+fn checking_work_grows_linearly_with_the_statements() {
+    let n = 3_000;
+    let (small, small_diags) = check(n);
+    let (large, large_diags) = check(4 * n);
+    // The mix is really analyzed: every kind of diagnostic it makes, four times as often.
+    let codes: Vec<Code> = small_diags.iter().map(|(c, _)| *c).collect();
+    assert_eq!(
+        codes,
+        [Code::Syntax, Code::OutsideSubset, Code::Duplicate],
+        "{small_diags:?}"
+    );
+    for ((_, a), (_, b)) in small_diags.iter().zip(&large_diags) {
+        assert!(
+            4 * a - 4 <= *b && *b <= 4 * a + 4,
+            "{small_diags:?} {large_diags:?}"
+        );
+    }
+    assert!(small > n as u64, "the steps are counted: {small}");
+    assert!(
+        large <= 4 * small + small / 4,
+        "4x the statements took {large} steps, against {small}: more than linear"
+    );
+}
