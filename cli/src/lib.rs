@@ -1,6 +1,7 @@
 //! The `wsp` command line: argument parsing and the subcommands.
 
 mod check;
+mod child;
 mod report;
 mod run;
 
@@ -69,7 +70,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         } => check::run(paths, format, target),
         Command::Run(args) => run::run(args),
         Command::Lsp => lsp(),
-        Command::Exec => run::exec_child(),
+        Command::Exec => child::exec_child(),
     }
 }
 
