@@ -2,13 +2,49 @@
 //! reads its report back, so that a crash inside a kernel ends the child and never this process.
 
 use std::io::{Read, Write};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use wsp_runtime::{Job, Report, RunError};
+
+/// Set by SIGINT while `wsp run` runs (see [`catch_interrupts`]).
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
+
+/// How long an interrupted run process gets to exit on SIGINT before it is killed.
+const GRACE: Duration = Duration::from_secs(2);
+/// How often a running child is checked for an interrupt.
+const POLL: Duration = Duration::from_millis(10);
+
+/// From now on SIGINT only sets [`interrupted`]: the kernel build and the run process see it,
+/// pass it on to their processes, reap them and return, so `wsp run` exits 130 with nothing
+/// left running, even when the signal reached this process alone (`kill -INT`). A second
+/// SIGINT exits at once.
+pub(crate) fn catch_interrupts() {
+    use signal_hook::consts::SIGINT;
+    use signal_hook::flag;
+    // The order matters: the shutdown hook sees the flag as it was before this signal.
+    let registered = flag::register_conditional_shutdown(SIGINT, 130, INTERRUPTED.clone())
+        .and_then(|_| flag::register(SIGINT, INTERRUPTED.clone()));
+    if let Err(e) = registered {
+        eprintln!(
+            "warning: cannot catch interrupts ({e}); an interrupt may leave processes running"
+        );
+    }
+}
+
+/// The flag SIGINT sets, for [`wsp_codegen::build`] to watch.
+pub(crate) fn interrupted() -> &'static AtomicBool {
+    &INTERRUPTED
+}
 
 /// Runs the job in `wsp __exec`, handing it over on standard input and reading the report
 /// from standard output. A fault in a task ends the child; its message names the task.
 pub(crate) fn execute_in_child(job: &Job) -> Result<Report, String> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err("interrupted: the run was not started".into());
+    }
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))?;
     let mut child = Command::new(exe)
@@ -30,9 +66,16 @@ pub(crate) fn execute_in_child(job: &Job) -> Result<Report, String> {
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let mut out = String::new();
-    let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
-    let status = child.wait().map_err(|e| format!("the run process: {e}"))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let Some(status) = wait_or_interrupt(&mut child)? else {
+        return Err("interrupted: the run was stopped".into());
+    };
+    let out = out_reader.join().unwrap_or_default();
     let _ = writer.join();
     let err = err_reader.join().unwrap_or_default();
     if let Some(line) = err
@@ -59,6 +102,33 @@ pub(crate) fn execute_in_child(job: &Job) -> Result<Report, String> {
             }
         }),
     }
+}
+
+/// Waits for the run process, or on an interrupt passes SIGINT on to it, kills it if it is
+/// still there after [`GRACE`], reaps it and returns `None`.
+fn wait_or_interrupt(child: &mut Child) -> Result<Option<ExitStatus>, String> {
+    let failed = |e: std::io::Error| format!("the run process: {e}");
+    while !INTERRUPTED.load(Ordering::Relaxed) {
+        if let Some(status) = child.try_wait().map_err(failed)? {
+            return Ok(Some(status));
+        }
+        std::thread::sleep(POLL);
+    }
+    // Not reaped yet, so the pid is still this child's.
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::INT,
+    );
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline {
+        if child.try_wait().map_err(failed)?.is_some() {
+            return Ok(None);
+        }
+        std::thread::sleep(POLL);
+    }
+    let _ = child.kill();
+    child.wait().map_err(failed)?;
+    Ok(None)
 }
 
 /// `wsp __exec`: the child side. Reads a job on standard input, writes
