@@ -147,9 +147,14 @@ fn build(path: &Path, text: &str, cache: &Path) -> PathBuf {
         .clone()
         .expect("the bench program lowers");
     let program = lowered.programs.first().expect("one program");
-    wsp_codegen::build(program, path, cache)
-        .expect("the kernels build")
-        .library
+    wsp_codegen::build(
+        program,
+        path,
+        cache,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .expect("the kernels build")
+    .library
 }
 
 /// `wsp run FILE ARGS --stats-json`, with the kernel cache at `cache`: the stats and the wall

@@ -1,6 +1,7 @@
 //! The `wsp` command line: argument parsing and the subcommands.
 
 mod check;
+mod child;
 mod report;
 mod run;
 
@@ -67,9 +68,18 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             format,
             target,
         } => check::run(paths, format, target),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => {
+            child::catch_interrupts();
+            let code = run::run(args);
+            // 128 + SIGINT, as a shell reports a process an interrupt ended.
+            if child::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+                ExitCode::from(130)
+            } else {
+                code
+            }
+        }
         Command::Lsp => lsp(),
-        Command::Exec => run::exec_child(),
+        Command::Exec => child::exec_child(),
     }
 }
 

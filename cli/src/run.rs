@@ -2,9 +2,8 @@
 //! process (`wsp __exec`), so that a crash inside a kernel is reported and never takes this
 //! process down.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
 use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
@@ -14,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wsp_analysis::{Action as LoweredAction, Database, File, Severity, Workspace};
 use wsp_codegen::BuildError;
-use wsp_runtime::{Action, Job, Report, RunError};
+use wsp_runtime::{Action, Job};
 
 use crate::report::Checked;
 
@@ -145,7 +144,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     let mut programs = Vec::new();
     let mut cache_hit = true;
     for p in &lowered.programs {
-        match wsp_codegen::build(p, &args.file, &cache) {
+        match wsp_codegen::build(p, &args.file, &cache, crate::child::interrupted()) {
             Ok(a) => {
                 cache_hit &= a.cache_hit;
                 programs.push((p.clone(), a.library));
@@ -206,7 +205,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     }
 
     let pb = spinner("running");
-    let outcome = execute_in_child(&job);
+    let outcome = crate::child::execute_in_child(&job);
     pb.finish_and_clear();
     let report = match outcome {
         Ok(r) => r,
@@ -252,81 +251,6 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
         .parse::<u64>()
         .map_err(|_| format!("`--bind {b}`: the value must be a non-negative integer"))?;
     Ok((name.trim().to_string(), value))
-}
-
-/// Runs the job in `wsp __exec`, handing it over on standard input and reading the report
-/// from standard output. A fault in a task ends the child; its message names the task.
-fn execute_in_child(job: &Job) -> Result<Report, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))?;
-    let mut child = Command::new(exe)
-        .arg("__exec")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start the run process: {e}"))?;
-    let payload = serde_json::to_vec(job).expect("job serializes");
-    let mut stdin = child.stdin.take().expect("piped");
-    // Write on a thread: a child that dies early must not block us on a full pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&payload);
-    });
-    let mut stderr = child.stderr.take().expect("piped");
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut out = String::new();
-    let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
-    let status = child.wait().map_err(|e| format!("the run process: {e}"))?;
-    let _ = writer.join();
-    let err = err_reader.join().unwrap_or_default();
-    if let Some(line) = err
-        .lines()
-        .find(|l| l.starts_with(wsp_runtime::fault::FAULT_MARK))
-    {
-        let what = line
-            .trim_start_matches(wsp_runtime::fault::FAULT_MARK)
-            .trim();
-        return Err(format!("error[WSP602]: {what}; the run was stopped"));
-    }
-    eprint!("{err}");
-    match serde_json::from_str::<Result<Report, RunError>>(&out) {
-        Ok(Ok(r)) if status.success() => Ok(r),
-        Ok(Err(e)) => Err(e.to_string()),
-        _ => Err(match status.code() {
-            Some(c) => format!("error: the run process failed (exit status {c})"),
-            None => {
-                use std::os::unix::process::ExitStatusExt;
-                format!(
-                    "error: the run process was killed by signal {}",
-                    status.signal().unwrap_or(0)
-                )
-            }
-        }),
-    }
-}
-
-/// `wsp __exec`: the child side. Reads a job on standard input, writes
-/// `Result<Report, RunError>` as JSON on standard output.
-pub(crate) fn exec_child() -> ExitCode {
-    let mut input = Vec::new();
-    if std::io::stdin().read_to_end(&mut input).is_err() {
-        return ExitCode::from(2);
-    }
-    let result = match serde_json::from_slice::<Job>(&input) {
-        Ok(job) => wsp_runtime::execute(&job),
-        Err(e) => Err(RunError::Invalid(format!("malformed job: {e}"))),
-    };
-    let ok = result.is_ok();
-    let _ = serde_json::to_writer(std::io::stdout(), &result);
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
 }
 
 /// WSP601: compiler errors inside `cpp_src` strings, at their `.wsp` lines.

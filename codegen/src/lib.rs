@@ -6,12 +6,15 @@
 //! The source depends on the kernels alone: loop bounds, bindings, ragged lengths and routing
 //! data are run-time values, so changing them never recompiles.
 
+mod cache;
 pub mod cpp;
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use wsp_ir::Program;
 use wsp_ir::kernel::KernelBody;
@@ -49,6 +52,8 @@ pub enum BuildError {
         output: String,
     },
     Io(String),
+    /// The build was stopped (an interrupt); nothing was cached.
+    Interrupted,
 }
 
 impl fmt::Display for BuildError {
@@ -78,6 +83,7 @@ impl fmt::Display for BuildError {
                 )
             }
             BuildError::Io(e) => write!(f, "cannot write the kernel library: {e}"),
+            BuildError::Interrupted => write!(f, "interrupted: the kernel build was stopped"),
         }
     }
 }
@@ -144,19 +150,34 @@ fn which(program: &Path) -> Option<PathBuf> {
         .and_then(|p| std::fs::canonicalize(p).ok())
 }
 
-/// `WSP_CACHE_DIR`, or `wsp` in the user's cache directory.
+/// `WSP_CACHE_DIR` (unless empty), or `wsp` in the user's cache directory.
 pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("WSP_CACHE_DIR") {
-        return PathBuf::from(dir);
+    cache_dir_from(std::env::var_os("WSP_CACHE_DIR"))
+}
+
+fn cache_dir_from(var: Option<std::ffi::OsString>) -> PathBuf {
+    // An empty value is unset, as for most variables: it must not mean the current folder.
+    match var {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("wsp"),
     }
-    dirs::cache_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("wsp")
 }
 
 /// Builds (or finds in `cache`, see [`cache_dir`]) the kernel library of `program`. `wsp_path`
 /// is the `.wsp` file, named in `#line` directives so that `cpp_src` errors map back to it.
-pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifact, BuildError> {
+///
+/// A cached library is checked against the size and hash recorded when it was built; a damaged
+/// one is rebuilt, with a note on standard error. Setting `stop` (from another thread or a
+/// signal handler) interrupts the compiler and everything it started, and the build returns
+/// [`BuildError::Interrupted`], leaving nothing behind in the cache.
+pub fn build(
+    program: &Program,
+    wsp_path: &Path,
+    cache: &Path,
+    stop: &AtomicBool,
+) -> Result<Artifact, BuildError> {
     let start = Instant::now();
     let wsp_name = wsp_path.display().to_string();
     let source = cpp::source(program, &wsp_name);
@@ -164,31 +185,40 @@ pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifac
     hasher.update(source.as_bytes());
     hasher.update(compiler_identity().as_bytes());
     let key = hasher.finalize().to_hex();
-    let dir = cache;
-    let library = dir.join(format!("{}.so", &key[..32]));
-    if library.is_file() {
-        return Ok(Artifact {
-            library,
-            cache_hit: true,
-            compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
-        });
+    let key = &key[..32];
+    match cache::lookup(cache, key) {
+        cache::Lookup::Hit(library) => {
+            return Ok(Artifact {
+                library,
+                cache_hit: true,
+                compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
+            });
+        }
+        cache::Lookup::Missing => {}
+        cache::Lookup::Damaged(why) => eprintln!(
+            "note: the cached kernel library {} is damaged ({why}); rebuilding it",
+            cache.join(key).display()
+        ),
     }
-    std::fs::create_dir_all(dir).map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
-    // Build beside the final name and rename, so a concurrent or interrupted build never
-    // leaves a half-written library under the key.
-    let work = tempfile::Builder::new()
-        .prefix("build-")
-        .tempdir_in(dir)
-        .map_err(|e| BuildError::Io(format!("{}: {e}", dir.display())))?;
-    let src = work.path().join("kernels.cpp");
-    std::fs::write(&src, &source).map_err(|e| BuildError::Io(e.to_string()))?;
-    let tmp_lib = work.path().join("kernels.so");
+    if stop.load(Ordering::Relaxed) {
+        return Err(BuildError::Interrupted);
+    }
+    let io = |e: std::io::Error| BuildError::Io(format!("{}: {e}", cache.display()));
+    // Dropping `work` on any error below removes the build folder.
+    let work = cache::Build::begin(cache).map_err(io)?;
+    let src = work.write("kernels.cpp", source.as_bytes()).map_err(io)?;
     let tool = compiler()?;
     let mut cmd: Command = tool.to_command();
-    cmd.arg("-shared").arg("-o").arg(&tmp_lib).arg(&src);
-    let output = cmd.output().map_err(|e| BuildError::NoCompiler {
-        compiler: tool.path().display().to_string(),
-        reason: e.to_string(),
+    cmd.arg("-shared")
+        .arg("-o")
+        .arg(work.path().join(cache::LIBRARY))
+        .arg(&src);
+    let output = run_compiler(cmd, stop).map_err(|e| match e {
+        Run::Interrupted => BuildError::Interrupted,
+        Run::Failed(e) => BuildError::NoCompiler {
+            compiler: tool.path().display().to_string(),
+            reason: e.to_string(),
+        },
     })?;
     if !output.status.success() {
         let text = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -199,12 +229,83 @@ pub fn build(program: &Program, wsp_path: &Path, cache: &Path) -> Result<Artifac
             BuildError::CustomKernel(mapped)
         });
     }
-    std::fs::rename(&tmp_lib, &library).map_err(|e| BuildError::Io(e.to_string()))?;
+    let library = work.install(cache, key).map_err(io)?;
     Ok(Artifact {
         library,
         cache_hit: false,
         compile_time_ms: start.elapsed().as_secs_f64() * 1e3,
     })
+}
+
+enum Run {
+    Interrupted,
+    Failed(std::io::Error),
+}
+
+/// How long an interrupted compiler gets to exit on SIGINT before it is killed.
+const GRACE: Duration = Duration::from_secs(2);
+/// How often a running compiler is checked for an interrupt.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Runs the compiler in a process group of its own (the driver and the compilers and
+/// assembler it starts), collecting its output, until it ends or `stop` is set: then the
+/// whole group gets SIGINT, and SIGKILL after [`GRACE`], and the driver is reaped.
+fn run_compiler(mut cmd: Command, stop: &AtomicBool) -> Result<std::process::Output, Run> {
+    use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+    use std::os::unix::process::CommandExt;
+
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(Run::Failed)?;
+    // Drain both pipes on threads, so a chatty compiler never blocks on a full one.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let group = Pid::from_child(&child);
+    loop {
+        if let Some(status) = child.try_wait().map_err(Run::Failed)? {
+            return Ok(std::process::Output {
+                status,
+                stdout: stdout.join().unwrap_or_default(),
+                stderr: stderr.join().unwrap_or_default(),
+            });
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    // The driver is not reaped until the end, so the group's id cannot be reused meanwhile.
+    let _ = rustix::process::kill_process_group(group, Signal::INT);
+    let deadline = Instant::now() + GRACE;
+    let exited = || {
+        matches!(
+            rustix::process::waitid(
+                WaitId::Pid(group),
+                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+            ),
+            Ok(Some(_))
+        )
+    };
+    while !exited() && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+    // Also ends what ignored SIGINT (a shell's background jobs do).
+    let _ = rustix::process::kill_process_group(group, Signal::KILL);
+    let _ = child.wait();
+    Err(Run::Interrupted)
 }
 
 /// `file.wsp:LINE:COL: error: MESSAGE` lines (from `#line` inside `cpp_src` bodies), with the
@@ -249,4 +350,16 @@ fn map_errors(program: &Program, wsp_name: &str, stderr: &str) -> Vec<CppError> 
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_cache_variable_is_unset() {
+        assert_eq!(cache_dir_from(Some("".into())), cache_dir_from(None));
+        assert_ne!(cache_dir_from(None), PathBuf::new());
+        assert_eq!(cache_dir_from(Some("/x/y".into())), PathBuf::from("/x/y"));
+    }
 }
