@@ -237,8 +237,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     );
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
-        std::fs::write(path, json + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        wsp_runtime::files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 mod enumerate;
 pub mod exec;
 pub mod fault;
+pub mod files;
 mod graph;
 mod run;
 pub mod sim;

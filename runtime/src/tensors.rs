@@ -2,7 +2,6 @@
 //! (f16/bf16 as 16-bit words), row-major. Initialisers, `.npy` in and out.
 
 use std::collections::HashMap;
-use std::io::BufWriter;
 use std::path::Path;
 
 use half::{bf16, f16};
@@ -11,6 +10,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use wsp_ir::DType;
 use wsp_ir::plan::Init;
+
+use crate::files::write_atomically;
 
 /// One tensor's elements. The buffer is 8-byte aligned (held as `u64`s) so that any element
 /// type can be read in place by generated code.
@@ -174,31 +175,24 @@ impl TensorData {
         Ok(())
     }
 
-    /// Writes the tensor as `.npy`. bf16, which NumPy has no dtype for, is written as f32.
+    /// Writes the tensor as `.npy` (through [`write_atomically`]). bf16, which NumPy has no
+    /// dtype for, is written as f32.
     pub fn save_npy(&self, path: &Path) -> Result<(), String> {
-        let shown = path.display();
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        }
-        let file =
-            std::fs::File::create(path).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
-        let out = BufWriter::new(file);
         let n = self.len();
-        let res = match self.dtype {
-            DType::F16 => write(out, &self.shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
-            DType::BF16 | DType::F32 => write(out, &self.shape, (0..n).map(|i| self.get(i) as f32)),
-            DType::F64 => write(out, &self.shape, (0..n).map(|i| self.get(i))),
-            DType::I8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i8)),
-            DType::I16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i16)),
-            DType::I32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i32)),
-            DType::I64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i))),
-            DType::U8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u8)),
-            DType::U16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u16)),
-            DType::U32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u32)),
-            DType::U64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u64)),
-        };
-        res.map_err(|e| format!("cannot write `{shown}`: {e}"))
+        let shape = &self.shape;
+        write_atomically(path, |out| match self.dtype {
+            DType::F16 => write(out, shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
+            DType::BF16 | DType::F32 => write(out, shape, (0..n).map(|i| self.get(i) as f32)),
+            DType::F64 => write(out, shape, (0..n).map(|i| self.get(i))),
+            DType::I8 => write(out, shape, (0..n).map(|i| self.get_int(i) as i8)),
+            DType::I16 => write(out, shape, (0..n).map(|i| self.get_int(i) as i16)),
+            DType::I32 => write(out, shape, (0..n).map(|i| self.get_int(i) as i32)),
+            DType::I64 => write(out, shape, (0..n).map(|i| self.get_int(i))),
+            DType::U8 => write(out, shape, (0..n).map(|i| self.get_int(i) as u8)),
+            DType::U16 => write(out, shape, (0..n).map(|i| self.get_int(i) as u16)),
+            DType::U32 => write(out, shape, (0..n).map(|i| self.get_int(i) as u32)),
+            DType::U64 => write(out, shape, (0..n).map(|i| self.get_int(i) as u64)),
+        })
     }
 }
 
