@@ -110,9 +110,64 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// The largest value a run-time symbol may be bound to: it bounds a loop, and loop variables
+/// are `i64` in enumeration (a larger `u64` would wrap to a negative bound: a loop of no
+/// iterations).
+pub const MAX_SYMBOL_VALUE: u64 = i64::MAX as u64;
+
+/// Checks a binding `name=value` against the run-time symbols of `programs`: `name` must be
+/// one, `value` at most [`MAX_SYMBOL_VALUE`]. `shown` is how the user wrote it, for the message.
+pub fn check_binding<'a>(
+    programs: impl IntoIterator<Item = &'a Program>,
+    name: &str,
+    value: u64,
+    shown: &str,
+) -> Result<(), String> {
+    let mut symbols: Vec<&wsp_ir::Symbol> = Vec::new();
+    for p in programs {
+        for s in &p.symbols {
+            if !symbols.iter().any(|k| k.name == s.name) {
+                symbols.push(s);
+            }
+        }
+    }
+    if !symbols.iter().any(|s| s.name == name) {
+        let known = if symbols.is_empty() {
+            "the program has no run-time symbols (a `DenseDyn` axis is one)".to_string()
+        } else {
+            let list: Vec<String> = symbols
+                .iter()
+                .map(|s| format!("`{}` (default {})", s.name, s.default))
+                .collect();
+            format!("the run-time symbols are {}", list.join(", "))
+        };
+        return Err(format!("`{shown}`: no run-time symbol `{name}`; {known}"));
+    }
+    if value > MAX_SYMBOL_VALUE {
+        return Err(format!(
+            "`{shown}`: {value} is out of range for `{name}`: a run-time symbol takes 0 to {MAX_SYMBOL_VALUE} (2^63 - 1)"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs a job in this process. Call [`fault::install`] first where a crash in a kernel must be
 /// reported (the `wsp run` child does).
 pub fn execute(job: &Job) -> Result<Report, RunError> {
+    let programs = || job.programs.iter().map(|(p, _)| p);
+    for (name, value) in &job.bindings {
+        check_binding(programs(), name, *value, &format!("--bind {name}={value}"))
+            .map_err(RunError::Input)?;
+    }
+    for action in &job.actions {
+        if let Action::Execute { program, bindings } = action {
+            let p = programs().filter(|p| &p.name == program);
+            for (name, value) in bindings {
+                let shown = format!("{program}.execute({name}={value})");
+                check_binding(p.clone(), name, *value, &shown).map_err(RunError::Input)?;
+            }
+        }
+    }
     let target = match &job.target {
         Some(text) => TargetDesc::parse(text)
             .map_err(|e| RunError::Input(format!("target description: {e}")))?,
