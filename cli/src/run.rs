@@ -32,7 +32,7 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = default_workers(),
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS as u64))]
     workers: usize,
-    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit,
+    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, io_ms, cache_hit,
     /// startup_ms and index_launches.
     #[arg(long, value_name = "OUT.json")]
     stats_json: Option<PathBuf>,
@@ -64,7 +64,10 @@ struct Stats {
     task_count: u64,
     total_cycles: u64,
     compile_time_ms: f64,
+    /// Enumerating and running the tasks.
     execute_time_ms: f64,
+    /// Writing files (`save_npy`, `--dump-tensors`, `--trace`), apart from the execution.
+    io_ms: f64,
     cache_hit: bool,
     /// From the start of `wsp run` until the first task is enumerated: analysis, the kernel
     /// build or cache lookup, the run process, loading and tensor initialisation.
@@ -237,6 +240,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         total_cycles: report.total_cycles,
         compile_time_ms,
         execute_time_ms: report.execute_time_ms,
+        io_ms: report.io_ms,
         cache_hit,
         startup_ms: report
             .began
