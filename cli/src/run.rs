@@ -27,10 +27,11 @@ pub(crate) struct RunArgs {
     /// Write a Chrome/Perfetto timeline of the simulated run.
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
-    /// Worker threads that run tasks (results do not depend on it).
-    #[arg(long, default_value_t = default_workers())]
+    /// Worker threads that run tasks, 1 to 1024 (results do not depend on it).
+    #[arg(long, default_value_t = default_workers(),
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_WORKERS as u64))]
     workers: usize,
-    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, cache_hit,
+    /// Write task_count, total_cycles, compile_time_ms, execute_time_ms, io_ms, cache_hit,
     /// startup_ms and index_launches.
     #[arg(long, value_name = "OUT.json")]
     stats_json: Option<PathBuf>,
@@ -46,8 +47,14 @@ pub(crate) struct RunArgs {
     no_index_launches: bool,
 }
 
+/// The most `--workers` takes. A fixed bound, not one derived from this machine's cores, so
+/// that a command line that works on one host works on every other; it is above any host's
+/// core count this runs on, and below the thread counts (10^5) that take minutes to start and
+/// exhaust the process's threads. Workers beyond the cores add no speed.
+const MAX_WORKERS: usize = 1024;
+
 fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
 }
 
 /// The stats `--stats-json` writes and `wsp run` prints.
@@ -56,7 +63,10 @@ struct Stats {
     task_count: u64,
     total_cycles: u64,
     compile_time_ms: f64,
+    /// Enumerating and running the tasks.
     execute_time_ms: f64,
+    /// Writing files (`save_npy`, `--dump-tensors`, `--trace`), apart from the execution.
+    io_ms: f64,
     cache_hit: bool,
     /// From the start of `wsp run` until the first task is enumerated: analysis, the kernel
     /// build or cache lookup, the run process, loading and tensor initialisation.
@@ -136,6 +146,16 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
                 p.target.name()
             ));
         }
+    }
+
+    // Before compiling: a misspelt or out-of-range binding must not cost a build.
+    for (name, value) in &bindings {
+        wsp_runtime::check_binding(
+            &lowered.programs,
+            name,
+            *value,
+            &format!("--bind {name}={value}"),
+        )?;
     }
 
     let compile_start = Instant::now();
@@ -219,6 +239,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         total_cycles: report.total_cycles,
         compile_time_ms,
         execute_time_ms: report.execute_time_ms,
+        io_ms: report.io_ms,
         cache_hit,
         startup_ms: report
             .began
@@ -236,8 +257,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     );
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
-        std::fs::write(path, json + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        wsp_runtime::files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -246,10 +266,13 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
     let (name, value) = b
         .split_once('=')
         .ok_or_else(|| format!("`--bind {b}`: expected name=value"))?;
-    let value = value
-        .trim()
-        .parse::<u64>()
-        .map_err(|_| format!("`--bind {b}`: the value must be a non-negative integer"))?;
+    // Parsed as u64 here; `check_binding` then bounds it to what a symbol takes.
+    let value = value.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "`--bind {b}`: the value must be an integer from 0 to {}",
+            wsp_runtime::MAX_SYMBOL_VALUE
+        )
+    })?;
     Ok((name.trim().to_string(), value))
 }
 

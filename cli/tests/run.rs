@@ -224,6 +224,100 @@ fn new_bindings_and_new_data_need_no_recompile() {
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
 }
 
+fn failure(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "wsp run succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_binding_of_no_symbol_or_out_of_range_is_an_error_listing_the_symbols() {
+    let dir = scratch("bind-errors");
+    let file = dir.join("dynamic.wsp");
+    std::fs::write(&file, DYNAMIC).unwrap();
+    write_lens(&dir, &[1, 2, 3, 4]);
+    let err = failure(&wsp_run(&file, &["--bind", "sqe=3"]));
+    expect_test::expect![[r#"
+        error: `--bind sqe=3`: no run-time symbol `sqe`; the run-time symbols are `seq` (default 8)
+    "#]]
+    .assert_eq(&err);
+    let err = failure(&wsp_run(&file, &["--bind", "seq=9223372036854775808"]));
+    expect_test::expect![[r#"
+        error: `--bind seq=9223372036854775808`: 9223372036854775808 is out of range for `seq`: a run-time symbol takes 0 to 9223372036854775807 (2^63 - 1)
+    "#]]
+    .assert_eq(&err);
+    let hello = root().join("examples/hello_add.wsp");
+    let err = failure(&wsp_run(&hello, &["--bind", "nosuch=3"]));
+    expect_test::expect![[r#"
+        error: `--bind nosuch=3`: no run-time symbol `nosuch`; the program has no run-time symbols (a `DenseDyn` axis is one)
+    "#]]
+    .assert_eq(&err);
+}
+
+#[test]
+fn workers_out_of_range_is_an_error() {
+    let hello = root().join("examples/hello_add.wsp");
+    for bad in ["0", "1025", "18446744073709551615"] {
+        let err = failure(&wsp_run(&hello, &["--workers", bad]));
+        assert!(
+            err.contains(&format!(
+                "invalid value '{bad}' for '--workers <WORKERS>': {bad} is not in 1..=1024"
+            )),
+            "{err}"
+        );
+    }
+    ok(&wsp_run(&hello, &["--workers", "1024"]));
+}
+
+/// Four small tasks, then a 32 MiB tensor saved.
+const BIG_SAVE: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((4, 32, 32), F32, init=ones())
+C = Tensor((4, 32, 32), F32)
+Big = Tensor((2048, 4096), F32, init=ones())
+
+
+@kernel
+def double(a: In[Tile[32, 32, F32]], c: Out[Tile[32, 32, F32]]):
+    pto.store(c, pto.add(pto.load(a), pto.load(a)))
+
+
+@workload
+def twice(batch):
+    for i in P(batch):
+        double[i](a=A[i], c=C[i])
+
+
+program = twice(Dense[4]).compile(target="cpu_sim")
+program.execute()
+save_npy(Big, "big.npy")
+"#;
+
+#[test]
+fn writing_files_is_reported_as_io_apart_from_execution() {
+    let dir = scratch("io-apart");
+    let file = dir.join("big.wsp");
+    std::fs::write(&file, BIG_SAVE).unwrap();
+    let s = stats(&file, &dir, &[]);
+    assert_eq!(
+        std::fs::metadata(dir.join("big.npy")).unwrap().len(),
+        128 + (32 << 20)
+    );
+    let (execute, io) = (s["execute_time_ms"].as_f64(), s["io_ms"].as_f64());
+    let (Some(execute), Some(io)) = (execute, io) else {
+        panic!("execute_time_ms and io_ms must be numbers: {s}");
+    };
+    // Four 32x32 additions against a 32 MiB write: the execution does not hold the write.
+    assert!(
+        io > 0.0 && execute < io,
+        "execute_time_ms {execute} vs io_ms {io}"
+    );
+}
+
 /// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in
 /// rows of a two-variable loop reading a tensor two ways, and inside `P.seq`. Then loops that
 /// cannot: a reversed view of a tensor a launch wrote, and one of tensors left with per-task

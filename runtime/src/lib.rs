@@ -5,6 +5,7 @@
 mod enumerate;
 pub mod exec;
 pub mod fault;
+pub mod files;
 mod graph;
 mod run;
 pub mod sim;
@@ -69,7 +70,10 @@ pub struct Report {
     /// Kernel tasks run, over every execution.
     pub task_count: u64,
     pub total_cycles: u64,
+    /// Wall-clock time of the executions: enumerating and running tasks, not writing files.
     pub execute_time_ms: f64,
+    /// Wall-clock time writing files: `save_npy`, `--dump-tensors` and `--trace`.
+    pub io_ms: f64,
     /// Loops that ran as one index launch each, over every execution.
     pub index_launches: u64,
     /// The wall-clock time execution began (libraries loaded, tensors initialised), so the
@@ -109,9 +113,64 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// The largest value a run-time symbol may be bound to: it bounds a loop, and loop variables
+/// are `i64` in enumeration (a larger `u64` would wrap to a negative bound: a loop of no
+/// iterations).
+pub const MAX_SYMBOL_VALUE: u64 = i64::MAX as u64;
+
+/// Checks a binding `name=value` against the run-time symbols of `programs`: `name` must be
+/// one, `value` at most [`MAX_SYMBOL_VALUE`]. `shown` is how the user wrote it, for the message.
+pub fn check_binding<'a>(
+    programs: impl IntoIterator<Item = &'a Program>,
+    name: &str,
+    value: u64,
+    shown: &str,
+) -> Result<(), String> {
+    let mut symbols: Vec<&wsp_ir::Symbol> = Vec::new();
+    for p in programs {
+        for s in &p.symbols {
+            if !symbols.iter().any(|k| k.name == s.name) {
+                symbols.push(s);
+            }
+        }
+    }
+    if !symbols.iter().any(|s| s.name == name) {
+        let known = if symbols.is_empty() {
+            "the program has no run-time symbols (a `DenseDyn` axis is one)".to_string()
+        } else {
+            let list: Vec<String> = symbols
+                .iter()
+                .map(|s| format!("`{}` (default {})", s.name, s.default))
+                .collect();
+            format!("the run-time symbols are {}", list.join(", "))
+        };
+        return Err(format!("`{shown}`: no run-time symbol `{name}`; {known}"));
+    }
+    if value > MAX_SYMBOL_VALUE {
+        return Err(format!(
+            "`{shown}`: {value} is out of range for `{name}`: a run-time symbol takes 0 to {MAX_SYMBOL_VALUE} (2^63 - 1)"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs a job in this process. Call [`fault::install`] first where a crash in a kernel must be
 /// reported (the `wsp run` child does).
 pub fn execute(job: &Job) -> Result<Report, RunError> {
+    let programs = || job.programs.iter().map(|(p, _)| p);
+    for (name, value) in &job.bindings {
+        check_binding(programs(), name, *value, &format!("--bind {name}={value}"))
+            .map_err(RunError::Input)?;
+    }
+    for action in &job.actions {
+        if let Action::Execute { program, bindings } = action {
+            let p = programs().filter(|p| &p.name == program);
+            for (name, value) in bindings {
+                let shown = format!("{program}.execute({name}={value})");
+                check_binding(p.clone(), name, *value, &shown).map_err(RunError::Input)?;
+            }
+        }
+    }
     let target = match &job.target {
         Some(text) => TargetDesc::parse(text)
             .map_err(|e| RunError::Input(format!("target description: {e}")))?,
@@ -164,6 +223,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let mut report = Report::default();
     let mut ranges = Vec::new();
     let start = Instant::now();
+    let mut io = std::time::Duration::ZERO;
     report.began = Some(std::time::SystemTime::now());
     for action in &job.actions {
         match action {
@@ -194,12 +254,15 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     .tensors
                     .get(tensor)
                     .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
+                let writing = Instant::now();
                 t.save_npy(&job.base_dir.join(path))
                     .map_err(RunError::Input)?;
+                io += writing.elapsed();
             }
         }
     }
-    report.execute_time_ms = start.elapsed().as_secs_f64() * 1e3;
+    // The tasks' time: the writes in between are I/O, reported apart.
+    report.execute_time_ms = start.elapsed().saturating_sub(io).as_secs_f64() * 1e3;
 
     report.index_launches = run.graph.launches.len() as u64;
     run.graph.expand();
@@ -240,6 +303,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         timelines.push((offset, tl));
         offset = report.total_cycles;
     }
+    let writing = Instant::now();
     if let Some(path) = &job.trace {
         trace::write(path, &run.graph, &names, &timelines, &target).map_err(RunError::Input)?;
     }
@@ -249,6 +313,8 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 .map_err(RunError::Input)?;
         }
     }
+    io += writing.elapsed();
+    report.io_ms = io.as_secs_f64() * 1e3;
     drop(run);
     drop(libraries);
     Ok(report)

@@ -2,7 +2,6 @@
 //! (f16/bf16 as 16-bit words), row-major. Initialisers, `.npy` in and out.
 
 use std::collections::HashMap;
-use std::io::BufWriter;
 use std::path::Path;
 
 use half::{bf16, f16};
@@ -11,6 +10,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use wsp_ir::DType;
 use wsp_ir::plan::Init;
+
+use crate::files::write_atomically;
 
 /// One tensor's elements. The buffer is 8-byte aligned (held as `u64`s) so that any element
 /// type can be read in place by generated code.
@@ -128,6 +129,10 @@ impl TensorData {
                 self.shape
             ));
         }
+        // Where element (i0, i1, ...) sits in the file: C order is row-major as the tensor
+        // is; Fortran order (NumPy's `order="F"`, a transposed array saved as is) is not.
+        let fortran = npy.order() == npyz::Order::Fortran;
+        let file_strides = npy.strides().to_vec();
         let descr = npy.dtype().descr();
         let values: Vec<f64> = match descr.trim_matches('\'').trim_start_matches(['<', '|', '=']) {
             "f2" => npy
@@ -168,37 +173,50 @@ impl TensorData {
             }
         }
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-        for (i, v) in values.into_iter().enumerate() {
-            self.set(i, v);
+        if !fortran {
+            for (i, v) in values.into_iter().enumerate() {
+                self.set(i, v);
+            }
+            return Ok(());
+        }
+        // Walk the tensor's elements in row-major order, keeping the index and its position
+        // in the file.
+        let shape = self.shape.clone();
+        let mut index = vec![0u64; shape.len()];
+        let mut at = 0u64;
+        for i in 0..self.len() {
+            self.set(i, values[at as usize]);
+            for d in (0..shape.len()).rev() {
+                index[d] += 1;
+                at += file_strides[d];
+                if index[d] < shape[d] {
+                    break;
+                }
+                at -= index[d] * file_strides[d];
+                index[d] = 0;
+            }
         }
         Ok(())
     }
 
-    /// Writes the tensor as `.npy`. bf16, which NumPy has no dtype for, is written as f32.
+    /// Writes the tensor as `.npy` (through [`write_atomically`]). bf16, which NumPy has no
+    /// dtype for, is written as f32.
     pub fn save_npy(&self, path: &Path) -> Result<(), String> {
-        let shown = path.display();
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        }
-        let file =
-            std::fs::File::create(path).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
-        let out = BufWriter::new(file);
         let n = self.len();
-        let res = match self.dtype {
-            DType::F16 => write(out, &self.shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
-            DType::BF16 | DType::F32 => write(out, &self.shape, (0..n).map(|i| self.get(i) as f32)),
-            DType::F64 => write(out, &self.shape, (0..n).map(|i| self.get(i))),
-            DType::I8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i8)),
-            DType::I16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i16)),
-            DType::I32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as i32)),
-            DType::I64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i))),
-            DType::U8 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u8)),
-            DType::U16 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u16)),
-            DType::U32 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u32)),
-            DType::U64 => write(out, &self.shape, (0..n).map(|i| self.get_int(i) as u64)),
-        };
-        res.map_err(|e| format!("cannot write `{shown}`: {e}"))
+        let shape = &self.shape;
+        write_atomically(path, |out| match self.dtype {
+            DType::F16 => write(out, shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
+            DType::BF16 | DType::F32 => write(out, shape, (0..n).map(|i| self.get(i) as f32)),
+            DType::F64 => write(out, shape, (0..n).map(|i| self.get(i))),
+            DType::I8 => write(out, shape, (0..n).map(|i| self.get_int(i) as i8)),
+            DType::I16 => write(out, shape, (0..n).map(|i| self.get_int(i) as i16)),
+            DType::I32 => write(out, shape, (0..n).map(|i| self.get_int(i) as i32)),
+            DType::I64 => write(out, shape, (0..n).map(|i| self.get_int(i))),
+            DType::U8 => write(out, shape, (0..n).map(|i| self.get_int(i) as u8)),
+            DType::U16 => write(out, shape, (0..n).map(|i| self.get_int(i) as u16)),
+            DType::U32 => write(out, shape, (0..n).map(|i| self.get_int(i) as u32)),
+            DType::U64 => write(out, shape, (0..n).map(|i| self.get_int(i) as u64)),
+        })
     }
 }
 
@@ -288,5 +306,52 @@ pub fn write_elem(dtype: DType, bytes: &mut [u8], i: usize, v: f64) {
         DType::U16 => b.copy_from_slice(&(v as u16).to_le_bytes()),
         DType::U32 => b.copy_from_slice(&(v as u32).to_le_bytes()),
         DType::U64 => b.copy_from_slice(&(v as u64).to_le_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npyz::WriterBuilder;
+
+    /// A Fortran-order file of a 2×3×2 array: the tensor reads it back with every element at
+    /// its index, as NumPy's `np.load` would.
+    #[test]
+    fn load_npy_reads_fortran_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.npy");
+        let shape = [2u64, 3, 2];
+        let value = |i: u64, j: u64, k: u64| (100 * i + 10 * j + k) as f32;
+        // Fortran order: the first index varies fastest.
+        let mut column_major = Vec::new();
+        for k in 0..2 {
+            for j in 0..3 {
+                for i in 0..2 {
+                    column_major.push(value(i, j, k));
+                }
+            }
+        }
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&shape)
+            .order(npyz::Order::Fortran)
+            .writer(std::fs::File::create(&path).unwrap())
+            .begin_nd()
+            .unwrap();
+        w.extend(column_major).unwrap();
+        w.finish().unwrap();
+
+        let mut t = TensorData::zeros("x", DType::F32, &shape);
+        t.init(&Init::LoadNpy("f.npy".into()), dir.path()).unwrap();
+        let mut row_major = Vec::new();
+        for i in 0..2 {
+            for j in 0..3 {
+                for k in 0..2 {
+                    row_major.push(value(i, j, k) as f64);
+                }
+            }
+        }
+        let read: Vec<f64> = (0..t.len()).map(|i| t.get(i)).collect();
+        assert_eq!(read, row_major);
     }
 }

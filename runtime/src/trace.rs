@@ -1,7 +1,6 @@
 //! Chrome/Perfetto trace: one track per AICPU (dispatch) and per core (execution), times in
 //! simulated microseconds.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -69,11 +68,7 @@ pub fn write(
     }
     let doc = json!({"traceEvents": events, "displayTimeUnit": "ns",
         "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}});
-    let file = std::fs::File::create(path)
-        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut out, &doc)
-        .map_err(|e| e.to_string())
-        .and_then(|_| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+    crate::files::write_atomically(path, |out| {
+        serde_json::to_writer(out, &doc).map_err(std::io::Error::from)
+    })
 }
