@@ -121,7 +121,7 @@ fn an_empty_cache_variable_is_unset() {
     let file = program(&work, "pto.mul(y, y)");
     let out = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .arg("run")
-        .arg("add.wsp")
+        .arg(&file)
         .current_dir(&work)
         .env("WSP_CACHE_DIR", "")
         .env("XDG_CACHE_HOME", dir.join("user-cache"))
@@ -134,7 +134,6 @@ fn an_empty_cache_variable_is_unset() {
         "the current folder is not the cache"
     );
     assert_eq!(libraries(&dir.join("user-cache/wsp")).len(), 1);
-    drop(file);
 }
 
 #[test]
@@ -331,4 +330,26 @@ program.execute()
         "{}",
         text(&out)
     );
+}
+
+#[test]
+fn runs_that_build_one_key_at_once_all_succeed_with_one_entry() {
+    let dir = scratch("concurrent");
+    let cache = dir.join("cache");
+    let file = program(&dir, "pto.mul(pto.add(x, y), y)");
+    let runs: Vec<Child> = (0..3)
+        .map(|_| {
+            wsp_run(&file, &cache)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    assert_eq!(libraries(&cache).len(), 1, "{:?}", names(&cache));
+    assert!(!names(&cache).iter().any(|n| n.starts_with("build-")));
 }
