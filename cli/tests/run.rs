@@ -318,6 +318,55 @@ fn writing_files_is_reported_as_io_apart_from_execution() {
     );
 }
 
+/// `double` over a loop nest, with `{LOOPS}` and `{ARGS}` filled in.
+const LOOP_SIZES: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((1000000, 1, 1), F32, init=ones())
+C = Tensor((1000000, 1, 1), F32)
+
+
+@kernel
+def double(a: In[Tile[1, 1, F32]], c: Out[Tile[1, 1, F32]]):
+    pto.store(c, pto.add(pto.load(a), pto.load(a)))
+
+
+@workload
+def run(steps, items):
+{LOOPS}
+
+
+program = run({ARGS}).compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// A loop of 10^12 iterations, and 10^4 steps of a 10^6-task launch, are refused by size
+/// before they are enumerated (the first grew memory until the machine killed it).
+#[test]
+fn loops_past_the_task_budget_are_refused_before_enumeration() {
+    let dir = scratch("loop-sizes");
+    let cases = [
+        (
+            "    for s in P.seq(steps):\n        double[s](a=A[0], c=C[0])",
+            "Dense[10**12], Dense[1]",
+            "error: workload `run`: the loop over `s` has 1000000000000 iterations, more than the ",
+        ),
+        (
+            "    for s in P.seq(steps):\n        for i in P(items):\n            double[s, i](a=A[i], c=C[i])",
+            "Dense[10000], Dense[1000000]",
+            "error: workload `run`: a launch of 1000000 `i` instances would make more than the ",
+        ),
+    ];
+    for (loops, args, expected) in cases {
+        let file = dir.join("sizes.wsp");
+        let text = LOOP_SIZES.replace("{LOOPS}", loops).replace("{ARGS}", args);
+        std::fs::write(&file, text).unwrap();
+        let err = failure(&wsp_run(&file, &[]));
+        assert!(err.starts_with(expected), "{err}");
+        assert!(err.contains("tasks a run can hold ("), "{err}");
+    }
+}
+
 /// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in
 /// rows of a two-variable loop reading a tensor two ways, and inside `P.seq`. Then loops that
 /// cannot: a reversed view of a tensor a launch wrote, and one of tensors left with per-task
