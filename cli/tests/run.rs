@@ -367,6 +367,34 @@ fn loops_past_the_task_budget_are_refused_before_enumeration() {
     }
 }
 
+/// A tensor past any host's memory is reported at its definition (WSP505) before anything
+/// runs; it used to abort the run process in the allocator, naming nothing.
+#[test]
+fn a_tensor_past_the_host_memory_is_refused_at_its_definition() {
+    let dir = scratch("tensor-size");
+    let file = dir.join("big.wsp");
+    let text = LOOP_SIZES
+        .replace(
+            "{LOOPS}",
+            "    for i in P(items):\n        double[i](a=A[i], c=C[i])",
+        )
+        .replace("{ARGS}", "Dense[1], Dense[4]")
+        .replace(
+            "C = Tensor(",
+            "Big = Tensor((100000, 100000, 100000), F32)\nC = Tensor(",
+        );
+    std::fs::write(&file, text).unwrap();
+    let out = wsp_run(&file, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    // Diagnostics go to standard output, as `wsp check` prints them.
+    let err = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        err.starts_with("error[WSP505]: `Big` (F32 [100000,100000,100000]) needs 4000000000000000 bytes (3725290.3 GiB), more than this host's "),
+        "{err}"
+    );
+    assert!(err.contains("big.wsp:5:1"), "{err}");
+}
+
 /// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in
 /// rows of a two-variable loop reading a tensor two ways, and inside `P.seq`. Then loops that
 /// cannot: a reversed view of a tensor a launch wrote, and one of tensors left with per-task
