@@ -395,6 +395,52 @@ fn a_tensor_past_the_host_memory_is_refused_at_its_definition() {
     assert!(err.contains("big.wsp:5:1"), "{err}");
 }
 
+/// A Fortran-order `.npy` from NumPy (`np.asfortranarray`) is read at the right indices: the
+/// tensor and the task's result equal NumPy's array and its double (it was read as C order).
+#[test]
+fn load_npy_reads_a_fortran_order_file_from_numpy() {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let dir = scratch("fortran-npy");
+    let numpy = |script: &str| {
+        let out = Command::new(&python)
+            .args(["-c", script])
+            .current_dir(&dir)
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    numpy(
+        "import numpy as np\n\
+         x = np.arange(4 * 32 * 32, dtype=np.float32).reshape(4, 32, 32)\n\
+         np.save('x.npy', np.asfortranarray(x))\n\
+         assert np.load('x.npy').flags['F_CONTIGUOUS'] and not np.load('x.npy').flags['C_CONTIGUOUS']",
+    );
+    let file = dir.join("fortran.wsp");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(root().join("examples/hello_add.wsp"))
+            .unwrap()
+            .replace("init=randn(seed=1)", "init=load_npy(\"x.npy\")")
+            .replace("init=randn(seed=2)", "init=load_npy(\"x.npy\")"),
+    )
+    .unwrap();
+    let dump = dir.join("dump");
+    ok(&wsp_run(&file, &["--dump-tensors", dump.to_str().unwrap()]));
+    numpy(
+        "import numpy as np\n\
+         x = np.arange(4 * 32 * 32, dtype=np.float32).reshape(4, 32, 32)\n\
+         assert np.array_equal(np.load('dump/A.npy'), x), 'A differs'\n\
+         assert np.array_equal(np.load('dump/C.npy'), x + x), 'C differs'",
+    );
+}
+
 /// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in
 /// rows of a two-variable loop reading a tensor two ways, and inside `P.seq`. Then loops that
 /// cannot: a reversed view of a tensor a launch wrote, and one of tensors left with per-task
