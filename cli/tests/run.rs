@@ -316,6 +316,13 @@ fn writing_files_is_reported_as_io_apart_from_execution() {
         io > 0.0 && execute < io,
         "execute_time_ms {execute} vs io_ms {io}"
     );
+    // Written through temporary files, renamed: none is left beside the results.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["big.npy", "big.wsp", "stats.json"]);
 }
 
 /// `double` over a loop nest, with `{LOOPS}` and `{ARGS}` filled in.
