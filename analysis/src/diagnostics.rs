@@ -82,6 +82,7 @@ codes! {
     Rejected = "WSP502", Error, "schedule directive rejected by the target";
     ScheduleArgument = "WSP503", Error, "invalid schedule argument";
     KeyExpression = "WSP504", Error, "key expression uses something that is not a task field, constant or slot";
+    TooLarge = "WSP505", Error, "tensor larger than the target's memory";
 }
 
 /// Where a diagnostic points: a range inside one item (top-level statement) of a file.

@@ -1,16 +1,17 @@
 //! Programs: a compiled schedule checked against the applicability table of each target it is
 //! checked for (WSP501/502), its keys against the tasks' fields (WSP504), its shards against
-//! the spatial grid (WSP402), and `execute(...)` bindings against its run-time symbols.
+//! the spatial grid (WSP402), its tensors against the memory of each target (WSP505), and
+//! `execute(...)` bindings against its run-time symbols.
 
 use wsp_syntax::ast::{self, AstNode};
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, item_value};
-use crate::items::Item;
+use crate::items::{Item, ItemKind, module_items};
 use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
 use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
-use wsp_ir::ScalarExpr;
+use wsp_ir::{ScalarExpr, memory};
 
 /// The workload calls of a schedule, in order.
 pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
@@ -120,6 +121,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             }
         }
     }
+    out.extend(tensor_sizes(db, item, s, &targets));
     // Keys use task fields.
     let mut fields: Vec<String> = Vec::new();
     let mut tensors = Vec::new();
@@ -217,6 +219,61 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 );
             }
             out.push(d);
+        }
+    }
+    out
+}
+
+/// WSP505: every tensor of the file is resident in the program's memory for the whole run (the
+/// lowered program holds them all), so each must fit in the memory of each target: the NPU's
+/// global memory, or for cpu_sim the host's (`wsp_ir::memory`, which the runtime reads too).
+fn tensor_sizes<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    s: &Schedule<'db>,
+    targets: &[Target],
+) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    let compiled = s.target.as_ref().map_or(
+        Span {
+            item,
+            range: Default::default(),
+        },
+        |c| c.span,
+    );
+    for &other in module_items(db, item.file(db)) {
+        if other.kind(db) != ItemKind::Assign {
+            continue;
+        }
+        let Value::Tensor(t) = &item_value(db, other).value else {
+            continue;
+        };
+        if t.name != *other.name(db) {
+            continue;
+        }
+        let bytes = memory::tensor_bytes(&t.shape, t.dtype);
+        for &target in targets {
+            if bytes.is_some_and(|b| b <= target.memory_bytes()) {
+                continue;
+            }
+            out.push(
+                Diag::new(
+                    Code::TooLarge,
+                    t.def,
+                    format!(
+                        "`{}` ({} {}) needs {}, more than {}",
+                        t.name,
+                        t.dtype.name(),
+                        wsp_ir::shape_text(&t.shape),
+                        memory::size_text(bytes),
+                        target.memory_text()
+                    ),
+                )
+                .with_related(
+                    compiled,
+                    format!("in this program, checked for {}", target.name()),
+                ),
+            );
         }
     }
     out

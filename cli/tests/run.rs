@@ -316,6 +316,136 @@ fn writing_files_is_reported_as_io_apart_from_execution() {
         io > 0.0 && execute < io,
         "execute_time_ms {execute} vs io_ms {io}"
     );
+    // Written through temporary files, renamed: none is left beside the results.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["big.npy", "big.wsp", "stats.json"]);
+}
+
+/// `double` over a loop nest, with `{LOOPS}` and `{ARGS}` filled in.
+const LOOP_SIZES: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((1000000, 1, 1), F32, init=ones())
+C = Tensor((1000000, 1, 1), F32)
+
+
+@kernel
+def double(a: In[Tile[1, 1, F32]], c: Out[Tile[1, 1, F32]]):
+    pto.store(c, pto.add(pto.load(a), pto.load(a)))
+
+
+@workload
+def run(steps, items):
+{LOOPS}
+
+
+program = run({ARGS}).compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// A loop of 10^12 iterations, and 10^4 steps of a 10^6-task launch, are refused by size
+/// before they are enumerated (the first grew memory until the machine killed it).
+#[test]
+fn loops_past_the_task_budget_are_refused_before_enumeration() {
+    let dir = scratch("loop-sizes");
+    let cases = [
+        (
+            "    for s in P.seq(steps):\n        double[s](a=A[0], c=C[0])",
+            "Dense[10**12], Dense[1]",
+            "error: workload `run`: the loop over `s` has 1000000000000 iterations, more than the ",
+        ),
+        (
+            "    for s in P.seq(steps):\n        for i in P(items):\n            double[s, i](a=A[i], c=C[i])",
+            "Dense[10000], Dense[1000000]",
+            "error: workload `run`: a launch of 1000000 `i` instances would make more than the ",
+        ),
+    ];
+    for (loops, args, expected) in cases {
+        let file = dir.join("sizes.wsp");
+        let text = LOOP_SIZES.replace("{LOOPS}", loops).replace("{ARGS}", args);
+        std::fs::write(&file, text).unwrap();
+        let err = failure(&wsp_run(&file, &[]));
+        assert!(err.starts_with(expected), "{err}");
+        assert!(err.contains("tasks a run can hold ("), "{err}");
+    }
+}
+
+/// A tensor past any host's memory is reported at its definition (WSP505) before anything
+/// runs; it used to abort the run process in the allocator, naming nothing.
+#[test]
+fn a_tensor_past_the_host_memory_is_refused_at_its_definition() {
+    let dir = scratch("tensor-size");
+    let file = dir.join("big.wsp");
+    let text = LOOP_SIZES
+        .replace(
+            "{LOOPS}",
+            "    for i in P(items):\n        double[i](a=A[i], c=C[i])",
+        )
+        .replace("{ARGS}", "Dense[1], Dense[4]")
+        .replace(
+            "C = Tensor(",
+            "Big = Tensor((100000, 100000, 100000), F32)\nC = Tensor(",
+        );
+    std::fs::write(&file, text).unwrap();
+    let out = wsp_run(&file, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    // Diagnostics go to standard output, as `wsp check` prints them.
+    let err = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        err.starts_with("error[WSP505]: `Big` (F32 [100000,100000,100000]) needs 4000000000000000 bytes (3725290.3 GiB), more than this host's "),
+        "{err}"
+    );
+    assert!(err.contains("big.wsp:5:1"), "{err}");
+}
+
+/// A Fortran-order `.npy` from NumPy (`np.asfortranarray`) is read at the right indices: the
+/// tensor and the task's result equal NumPy's array and its double (it was read as C order).
+#[test]
+fn load_npy_reads_a_fortran_order_file_from_numpy() {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let dir = scratch("fortran-npy");
+    let numpy = |script: &str| {
+        let out = Command::new(&python)
+            .args(["-c", script])
+            .current_dir(&dir)
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    numpy(
+        "import numpy as np\n\
+         x = np.arange(4 * 32 * 32, dtype=np.float32).reshape(4, 32, 32)\n\
+         np.save('x.npy', np.asfortranarray(x))\n\
+         assert np.load('x.npy').flags['F_CONTIGUOUS'] and not np.load('x.npy').flags['C_CONTIGUOUS']",
+    );
+    let file = dir.join("fortran.wsp");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(root().join("examples/hello_add.wsp"))
+            .unwrap()
+            .replace("init=randn(seed=1)", "init=load_npy(\"x.npy\")")
+            .replace("init=randn(seed=2)", "init=load_npy(\"x.npy\")"),
+    )
+    .unwrap();
+    let dump = dir.join("dump");
+    ok(&wsp_run(&file, &["--dump-tensors", dump.to_str().unwrap()]));
+    numpy(
+        "import numpy as np\n\
+         x = np.arange(4 * 32 * 32, dtype=np.float32).reshape(4, 32, 32)\n\
+         assert np.array_equal(np.load('dump/A.npy'), x), 'A differs'\n\
+         assert np.array_equal(np.load('dump/C.npy'), x + x), 'C differs'",
+    );
 }
 
 /// Loops that run as index launches: over fresh tensors, after a launch of the same tiles, in

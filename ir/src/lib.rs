@@ -8,6 +8,7 @@
 
 mod affine;
 pub mod kernel;
+pub mod memory;
 pub mod ops;
 pub mod plan;
 mod scalar;

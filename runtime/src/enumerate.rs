@@ -94,6 +94,8 @@ pub struct Enumerator<'a> {
     recorded: Vec<Vec<TaskId>>,
     /// The latest instance of each program task id of the current workload.
     last_instance: Vec<TaskId>,
+    /// The workload being enumerated, for messages.
+    workload: &'a str,
     pipes: Vec<Pipe<'a>>,
     dispatch_key: Option<&'a ScalarExpr>,
     stream_key: Option<&'a ScalarExpr>,
@@ -158,6 +160,7 @@ impl<'a> Enumerator<'a> {
             dispatch_key,
             stream_key,
             derived,
+            workload: "",
             bounds: Vec::new(),
             deps: Vec::new(),
         }
@@ -170,6 +173,7 @@ impl<'a> Enumerator<'a> {
                     return Err(RunError::Invalid(format!("no workload #{w}")));
                 };
                 self.last_instance.fill(TaskId::MAX);
+                self.workload = &w.name;
                 self.nodes(&w.body)
             }
             Composite::Combine(parts) => parts.iter().try_for_each(|p| self.composite(p)),
@@ -275,34 +279,67 @@ impl<'a> Enumerator<'a> {
         r
     }
 
+    /// `0..n`, for a loop of `n` iterations: refused, before any is enumerated, past the
+    /// tasks the run can hold (each iteration that runs a task adds at least one).
+    fn range(&self, v: &LoopVar, n: u64) -> Result<Values, RunError> {
+        if n > u64::from(self.run.max_tasks) {
+            let over = if v.axis.is_empty() {
+                format!("over `{}`", v.name)
+            } else {
+                format!("over `{}` (axis `{}`)", v.name, v.axis)
+            };
+            return Err(RunError::Input(format!(
+                "workload `{}`: the loop {over} has {n} iterations, more than the {} tasks a run can hold ({})",
+                self.workload, self.run.max_tasks, self.run.budget_reason
+            )));
+        }
+        Ok(Values::Range(0, n as i64))
+    }
+
+    /// Refuses a task past the run's budget (see [`Run::max_tasks`]).
+    fn check_budget(&self, more: u32, what: impl FnOnce() -> String) -> Result<(), RunError> {
+        let next = u64::from(self.run.graph.next_id()) + u64::from(more);
+        if next > u64::from(self.run.max_tasks) {
+            return Err(RunError::Input(format!(
+                "workload `{}`: {} would make more than the {} tasks a run can hold ({})",
+                self.workload,
+                what(),
+                self.run.max_tasks,
+                self.run.budget_reason
+            )));
+        }
+        Ok(())
+    }
+
     /// The values a loop variable takes.
     fn values(&mut self, v: &'a LoopVar) -> Result<Values, RunError> {
         let axis = self.program.axes.iter().find(|a| a.name == v.axis);
         let Some(axis) = axis else {
-            return Ok(Values::Range(0, v.extent.unwrap_or(0) as i64));
+            return self.range(v, v.extent.unwrap_or(0));
         };
         let row = match &v.row {
             Some(r) => Some(self.affine(r)?),
             None => None,
         };
         Ok(match axis.kind {
-            AxisKind::Dense => Values::Range(0, axis.size as i64),
+            AxisKind::Dense => self.range(v, axis.size)?,
             AxisKind::DenseDyn => {
                 let n = self.bindings.get(&axis.name).copied().unwrap_or(axis.size);
-                Values::Range(0, n as i64)
+                self.range(v, n)?
             }
             AxisKind::Ragged => match row {
-                None => Values::Range(0, axis.size as i64),
+                None => self.range(v, axis.size)?,
                 Some(r) => {
                     let len = self.int_at(axis.lengths.as_ref(), r, &axis.name, "lengths")?;
-                    Values::Range(0, len)
+                    self.range(v, len.max(0) as u64)?
                 }
             },
             AxisKind::Sparse => match row {
-                None => Values::Range(0, axis.size as i64),
+                None => self.range(v, axis.size)?,
                 Some(r) => {
                     let lo = self.int_at(axis.indptr.as_ref(), r, &axis.name, "indptr")?;
                     let hi = self.int_at(axis.indptr.as_ref(), r + 1, &axis.name, "indptr")?;
+                    self.range(v, hi.saturating_sub(lo).max(0) as u64)?;
                     if hi < lo {
                         return Err(RunError::Invalid(format!(
                             "axis `{}`: indptr decreases at row {r} ({lo} then {hi})",
@@ -413,12 +450,7 @@ impl<'a> Enumerator<'a> {
         {
             return Ok(false);
         }
-        if self.run.graph.next_id().checked_add(count).is_none() {
-            return Err(RunError::Input(format!(
-                "the run has more than {} tasks, more than task ids can number",
-                u32::MAX
-            )));
-        }
+        self.check_budget(count, || format!("a launch of {count} `{var}` instances"))?;
         let s = self.slot(var) as usize;
         let outer = self.env[s];
         // Resolving checks that the variables the task uses are in scope.
@@ -708,6 +740,7 @@ impl<'a> Enumerator<'a> {
 
     fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
         let r = self.resolved(t)?;
+        self.check_budget(1, || format!("task `{}`", r.name))?;
         for tile in &r.tiles {
             if tile.derived {
                 self.refresh_derived(tile.tensor)?;

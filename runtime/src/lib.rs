@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use wsp_ir::kernel::{KernelBody, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Unit};
 use wsp_ir::plan::TensorOrigin;
-use wsp_ir::{Kernel, Program};
+use wsp_ir::{Kernel, Program, Target, memory};
 
 use crate::exec::KernelFn;
 use crate::graph::TaskKind;
@@ -204,13 +204,17 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
     fault::install(names.clone());
 
+    let all_tensors = job.programs.iter().flat_map(|(p, _)| &p.tensors);
+    let host_memory = Target::CpuSim.memory_bytes();
+    let tensor_bytes = check_tensor_sizes(all_tensors, host_memory).map_err(RunError::Input)?;
     let mut tensors = Tensors::default();
     for (program, _) in &job.programs {
         for t in &program.tensors {
             if tensors.id(&t.name).is_some() {
                 continue;
             }
-            let mut data = TensorData::zeros(&t.name, t.dtype, &t.shape);
+            let mut data =
+                TensorData::zeros(&t.name, t.dtype, &t.shape).map_err(RunError::Input)?;
             if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
                 data.init(init, &job.base_dir).map_err(RunError::Input)?;
             }
@@ -220,6 +224,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
 
     let mut run = Run::new(tensors, kernels, job.workers.max(1));
     run.index_launches = job.index_launches;
+    (run.max_tasks, run.budget_reason) = run::task_budget(host_memory - tensor_bytes);
     let mut report = Report::default();
     let mut ranges = Vec::new();
     let start = Instant::now();
@@ -320,6 +325,55 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     Ok(report)
 }
 
+/// Refuses, before anything is allocated, a tensor or a set of tensors that needs more than
+/// `memory` bytes (the host's: cpu_sim keeps every tensor resident for the whole run). A
+/// tensor shared by programs counts once. Their total bytes.
+fn check_tensor_sizes<'a>(
+    tensors: impl IntoIterator<Item = &'a wsp_ir::Tensor>,
+    memory: u64,
+) -> Result<u64, String> {
+    let host = format!(
+        "this host's {} of memory, where cpu_sim keeps every tensor",
+        memory::bytes_text(memory)
+    );
+    let mut seen: Vec<(&str, u64)> = Vec::new();
+    {
+        for t in tensors {
+            if seen.iter().any(|(n, _)| *n == t.name) {
+                continue;
+            }
+            let bytes = memory::tensor_bytes(&t.shape, t.dtype).filter(|&b| b <= memory);
+            let Some(bytes) = bytes else {
+                return Err(format!(
+                    "tensor `{}`, {} {}, needs {}, more than {}",
+                    t.name,
+                    t.dtype.name(),
+                    wsp_ir::shape_text(&t.shape),
+                    memory::size_text(memory::tensor_bytes(&t.shape, t.dtype)),
+                    host,
+                ));
+            };
+            seen.push((&t.name, bytes));
+        }
+    }
+    let total = seen.iter().fold(0u64, |n, (_, b)| n.saturating_add(*b));
+    if total > memory {
+        seen.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
+        let largest: Vec<String> = seen
+            .iter()
+            .take(3)
+            .map(|(n, b)| format!("`{n}` {}", memory::bytes_text(*b)))
+            .collect();
+        return Err(format!(
+            "the run's tensors need {} together, more than {} (the largest: {})",
+            memory::size_text(Some(total)),
+            host,
+            largest.join(", ")
+        ));
+    }
+    Ok(total)
+}
+
 /// A kernel's simulated cost: the sum of its ops' costs, plus loading every tile parameter
 /// it uses as a value.
 pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
@@ -388,4 +442,62 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
         cycles += target.op_cycles(&op.op, elems, dtype, mnk);
     }
     KernelCost { cycles, cube }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wsp_ir::DType;
+    use wsp_ir::plan::{Layout, TensorOrigin};
+
+    fn tensor(name: &str, shape: &[u64]) -> wsp_ir::Tensor {
+        wsp_ir::Tensor {
+            name: name.into(),
+            shape: shape.to_vec(),
+            dtype: DType::F32,
+            layout: Layout::replicated(shape.len()),
+            init: None,
+            origin: TensorOrigin::Declared,
+        }
+    }
+
+    #[test]
+    fn tensors_past_the_memory_are_refused_by_name_before_allocation() {
+        let mib = 1 << 20;
+        let (a, b) = (tensor("A", &[512, 512]), tensor("B", &[1024, 512]));
+        check_tensor_sizes([&a, &b], 4 * mib).unwrap();
+        let err = check_tensor_sizes([&a, &b, &a], 2 * mib - 1).unwrap_err();
+        assert!(
+            err.starts_with(
+                "tensor `B`, F32 [1024,512], needs 2097152 bytes (2.0 MiB), more than this host's"
+            ),
+            "{err}"
+        );
+        let err = check_tensor_sizes([&a, &b], 2 * mib + mib / 2).unwrap_err();
+        assert!(
+            err.starts_with("the run's tensors need 3145728 bytes (3.0 MiB) together"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("(the largest: `B` 2.0 MiB, `A` 1.0 MiB)"),
+            "{err}"
+        );
+        let huge = tensor("Huge", &[1 << 40, 1 << 40]);
+        let err = check_tensor_sizes([&huge], u64::MAX).unwrap_err();
+        assert!(
+            err.starts_with(
+                "tensor `Huge`, F32 [1099511627776,1099511627776], needs more than 2^64 bytes"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_allocation_the_system_refuses_is_an_error_naming_the_tensor() {
+        let err = TensorData::zeros("Big", DType::U8, &[1 << 62]).unwrap_err();
+        assert!(
+            err.starts_with("cannot allocate tensor `Big`, U8 [4611686018427387904]: "),
+            "{err}"
+        );
+    }
 }

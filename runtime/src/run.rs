@@ -8,6 +8,23 @@ use crate::exec::{self, Collective, KernelFn};
 use crate::graph::{Graph, Regions};
 use crate::tensors::Tensors;
 
+/// Bytes of host memory counted per task. A task of a sequential loop measured about 94 bytes
+/// over a run (its record, tile pointers, index values, edges, its span on the simulated
+/// timeline); 128 leaves room for the rest of the run.
+pub const TASK_BYTES: u64 = 128;
+
+/// The most tasks a run may enumerate with `memory` bytes of the host left over from its
+/// tensors: task ids are `u32`, and past memory / [`TASK_BYTES`] the system would kill the run
+/// rather than refuse it. With why, for messages.
+pub fn task_budget(memory: u64) -> (u32, String) {
+    let n = u32::try_from(memory / TASK_BYTES).map_or(u32::MAX - 1, |n| n.min(u32::MAX - 1));
+    let why = format!(
+        "{} of host memory beside the tensors, at {TASK_BYTES} bytes a task; task ids are 32-bit",
+        wsp_ir::memory::bytes_text(memory)
+    );
+    (n, why)
+}
+
 pub struct Run {
     pub tensors: Tensors,
     pub graph: Graph,
@@ -21,6 +38,10 @@ pub struct Run {
     pub kernels: Vec<KernelFn>,
     pub workers: usize,
     pub index_launches: bool,
+    /// The most tasks (launch instances included) the run enumerates, and why: see
+    /// [`task_budget`].
+    pub max_tasks: u32,
+    pub budget_reason: String,
     /// Per tensor: whether tasks not yet executed write it.
     dirty: Vec<bool>,
     /// Tasks `0..executed` and edges `0..edges_done` have run.
@@ -42,6 +63,8 @@ impl Run {
             kernels,
             workers,
             index_launches: true,
+            max_tasks: u32::MAX - 1,
+            budget_reason: "task ids are 32-bit".into(),
             dirty: vec![false; n],
             executed: 0,
             edges_done: 0,

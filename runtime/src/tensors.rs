@@ -24,20 +24,32 @@ pub struct TensorData {
 }
 
 impl TensorData {
-    pub fn zeros(name: &str, dtype: DType, shape: &[u64]) -> TensorData {
-        let len: u64 = shape.iter().product();
-        let words = (len * dtype.size_bytes() as u64).div_ceil(8) as usize;
+    /// A tensor of zeros, allocated fallibly: a size past the address space or a refused
+    /// allocation is an error naming the tensor, not an abort.
+    pub fn zeros(name: &str, dtype: DType, shape: &[u64]) -> Result<TensorData, String> {
+        let too_big = || {
+            format!(
+                "cannot allocate tensor `{name}`, {} {}: {}",
+                dtype.name(),
+                wsp_ir::shape_text(shape),
+                wsp_ir::memory::size_text(wsp_ir::memory::tensor_bytes(shape, dtype))
+            )
+        };
+        let words = wsp_ir::memory::tensor_bytes(shape, dtype)
+            .and_then(|b| usize::try_from(b.div_ceil(8)).ok())
+            .ok_or_else(too_big)?;
+        let mut data: Vec<u64> = Vec::new();
+        data.try_reserve_exact(words)
+            .map_err(|e| format!("{}: {e}", too_big()))?;
         // Written, not calloc'd: a tensor's memory is resident before any task runs, as a
         // device allocation is, so the first tasks that write it do not pay its page faults.
-        #[allow(clippy::slow_vector_initialization)] // `vec![0; n]` would calloc it.
-        let mut data = Vec::with_capacity(words);
         data.resize(words, 0);
-        TensorData {
+        Ok(TensorData {
             name: name.to_string(),
             dtype,
             shape: shape.to_vec(),
             words: data,
-        }
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -341,7 +353,7 @@ mod tests {
         w.extend(column_major).unwrap();
         w.finish().unwrap();
 
-        let mut t = TensorData::zeros("x", DType::F32, &shape);
+        let mut t = TensorData::zeros("x", DType::F32, &shape).unwrap();
         t.init(&Init::LoadNpy("f.npy".into()), dir.path()).unwrap();
         let mut row_major = Vec::new();
         for i in 0..2 {
