@@ -15,7 +15,7 @@ mod trace;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -183,17 +183,18 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let mut costs = Vec::new();
     let mut kernel_base = HashMap::new();
     for (program, path) in &job.programs {
-        // SAFETY: the library was built by codegen from this program; loading runs no code
-        // of the user's (generated code has no static constructors).
-        let lib = unsafe { libloading::Library::new(path) }
-            .map_err(|e| RunError::Input(format!("cannot load `{}`: {e}", path.display())))?;
+        let lib = load_library(path)?;
         kernel_base.insert(program.name.clone(), kernels.len() as u32);
         for k in &program.kernels {
             let symbol = format!("wsp_kernel_{}", k.name);
             // SAFETY: codegen exports every kernel under this name with the `KernelFn` ABI.
             let f: KernelFn = unsafe {
                 *lib.get::<KernelFn>(symbol.as_bytes()).map_err(|e| {
-                    RunError::Input(format!("`{}` lacks `{symbol}`: {e}", path.display()))
+                    RunError::Input(format!(
+                        "`{}` lacks `{symbol}`: {}",
+                        path.display(),
+                        with_causes(&e)
+                    ))
                 })?
             };
             kernels.push(f);
@@ -444,6 +445,32 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
     KernelCost { cycles, cube }
 }
 
+/// Loads a kernel library built by codegen; an error says why the loader refused it.
+fn load_library(path: &Path) -> Result<libloading::Library, RunError> {
+    // SAFETY: the library was built by codegen from this program; loading runs no code
+    // of the user's (generated code has no static constructors).
+    unsafe { libloading::Library::new(path) }.map_err(|e| {
+        RunError::Input(format!(
+            "cannot load `{}`: {}",
+            path.display(),
+            with_causes(&e)
+        ))
+    })
+}
+
+/// An error and its sources: libloading's own text is only "dlopen failed", the loader's
+/// reason (`dlerror`) is its source.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,6 +486,23 @@ mod tests {
             init: None,
             origin: TensorOrigin::Declared,
         }
+    }
+
+    #[test]
+    fn a_library_the_loader_refuses_is_reported_with_its_reason() {
+        let dir = std::env::temp_dir().join(format!("wsp-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("garbage.so");
+        std::fs::write(&path, b"not a shared library, just some bytes of text").unwrap();
+        let Err(RunError::Input(message)) = load_library(&path) else {
+            panic!("garbage loaded");
+        };
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(message.contains("dlopen failed: "), "{message}");
+        assert!(
+            message.contains("garbage.so: "),
+            "the loader's reason: {message}"
+        );
     }
 
     #[test]
