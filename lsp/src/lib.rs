@@ -14,6 +14,7 @@
 
 mod convert;
 mod features;
+mod transport;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -28,21 +29,26 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wsp_analysis::{Database, File, Target, Workspace, WorkspaceConfig};
 
 use crate::convert::Lines;
+pub use crate::transport::{Ending, MAX_BODY};
 
 /// Serves one client on stdin and stdout until it exits.
-pub async fn serve_stdio() {
-    serve(tokio::io::stdin(), tokio::io::stdout()).await;
+pub async fn serve_stdio() -> Ending {
+    serve(tokio::io::stdin(), tokio::io::stdout()).await
 }
 
-/// Serves one client over a pair of streams until it exits.
-pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) {
-    let (service, socket) = LspService::new(Backend::new);
-    let publisher = service.inner().publisher();
-    let server = Server::new(input, output, socket).serve(service);
-    tokio::select! {
-        () = server => {}
-        () = publisher => {}
-    }
+/// Serves one client over a pair of streams until it exits or its input ends. A malformed
+/// frame is answered with an error and the session goes on (see [`transport`]).
+pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite + Unpin) -> Ending {
+    transport::serve(input, output, |server_input, server_output| async move {
+        let (service, socket) = LspService::new(Backend::new);
+        let publisher = service.inner().publisher();
+        let server = Server::new(server_input, server_output, socket).serve(service);
+        tokio::select! {
+            () = server => {}
+            () = publisher => {}
+        }
+    })
+    .await
 }
 
 struct Backend {
