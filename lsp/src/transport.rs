@@ -38,8 +38,10 @@ pub enum Frame {
 /// Splits a byte stream into LSP frames: header lines (`Content-Length` required, other
 /// headers ignored) ended by an empty line, then the body. After a malformed header block it
 /// skips to the next `Content-Length`, so the next well-formed frame is read as usual.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FrameDecoder {
+    /// The largest body accepted.
+    max_body: usize,
     /// The length of the body being read, once its header block is read.
     body: Option<usize>,
     /// Skipping to the next header block.
@@ -47,6 +49,19 @@ pub struct FrameDecoder {
 }
 
 impl FrameDecoder {
+    /// A decoder of the client's frames, bodies up to [`MAX_BODY`].
+    pub fn new() -> FrameDecoder {
+        FrameDecoder::with_limit(MAX_BODY)
+    }
+
+    fn with_limit(max_body: usize) -> FrameDecoder {
+        FrameDecoder {
+            max_body,
+            body: None,
+            resync: false,
+        }
+    }
+
     /// Reports a bad header block and skips it: to the `Content-Length` it ends with when that
     /// is glued to garbage (the rest of a body shorter than its header said), else past the
     /// block and then on to the next `Content-Length` (over the body the block had, if any).
@@ -79,7 +94,7 @@ impl Decoder for FrameDecoder {
         loop {
             if let Some(len) = self.body {
                 if src.len() < len {
-                    // `len` is at most MAX_BODY, checked with the header.
+                    // `len` is at most `max_body`, checked with the header.
                     src.reserve(len - src.len());
                     return Ok(None);
                 }
@@ -114,8 +129,9 @@ impl Decoder for FrameDecoder {
                 return Ok(None);
             };
             match content_length(&src[..end]) {
-                Ok(len) if len > MAX_BODY => {
-                    let why = format!("Content-Length {len} is over the limit of {MAX_BODY} bytes");
+                Ok(len) if len > self.max_body => {
+                    let limit = self.max_body;
+                    let why = format!("Content-Length {len} is over the limit of {limit} bytes");
                     return Ok(Some(self.malformed(src, Some(end), why)));
                 }
                 Ok(len) => {
@@ -223,7 +239,7 @@ async fn read_input(
     errors: mpsc::UnboundedSender<Bytes>,
 ) -> Session {
     let mut session = Session::default();
-    let mut frames = FramedRead::new(input, FrameDecoder::default());
+    let mut frames = FramedRead::new(input, FrameDecoder::new());
     while let Some(frame) = frames.next().await {
         let body = match frame {
             Ok(Frame::Body(body)) => body,
@@ -293,7 +309,8 @@ async fn write_output(
     mut errors: mpsc::UnboundedReceiver<Bytes>,
     mut output: impl AsyncWrite + Unpin,
 ) {
-    let mut frames = FramedRead::new(from_server, FrameDecoder::default());
+    // No limit: the server's answers are as large as they are.
+    let mut frames = FramedRead::new(from_server, FrameDecoder::with_limit(usize::MAX));
     let mut server_done = false;
     let mut errors_done = false;
     // After a failed write the client is gone; both sources are still drained so that
@@ -337,7 +354,7 @@ mod tests {
 
     /// Every frame `decode` finds in `input` fed in pieces of `chunk` bytes, then at the end.
     fn frames(input: &[u8], chunk: usize) -> Vec<Frame> {
-        let mut decoder = FrameDecoder::default();
+        let mut decoder = FrameDecoder::new();
         let mut buffer = BytesMut::new();
         let mut found = Vec::new();
         for piece in input.chunks(chunk) {
@@ -448,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_too_large_length_allocates_nothing() {
-        let mut decoder = FrameDecoder::default();
+        let mut decoder = FrameDecoder::new();
         let mut buffer = BytesMut::from(&b"Content-Length: 18446744073709551615\r\n\r\n"[..]);
         let frame = decoder.decode(&mut buffer).unwrap();
         assert!(matches!(frame, Some(Frame::Malformed(_))), "{frame:?}");
