@@ -218,7 +218,8 @@ where
 {
     let (to_server, server_input) = tokio::io::duplex(1 << 16);
     let (server_output, from_server) = tokio::io::duplex(1 << 16);
-    let (errors, errors_rx) = mpsc::unbounded_channel();
+    // Bounded: a client sending garbage faster than it reads the answers waits for them.
+    let (errors, errors_rx) = mpsc::channel(64);
     let (session, (), ()) = tokio::join!(
         read_input(input, to_server, errors),
         server(server_input, server_output),
@@ -236,7 +237,7 @@ where
 async fn read_input(
     input: impl AsyncRead + Unpin,
     mut to_server: impl AsyncWrite + Unpin,
-    errors: mpsc::UnboundedSender<Bytes>,
+    errors: mpsc::Sender<Bytes>,
 ) -> Session {
     let mut session = Session::default();
     let mut frames = FramedRead::new(input, FrameDecoder::new());
@@ -244,7 +245,8 @@ async fn read_input(
         let body = match frame {
             Ok(Frame::Body(body)) => body,
             Ok(Frame::Malformed(why)) => {
-                let _ = errors.send(error_response(Id::Null, ErrorCode::ParseError, &why));
+                let answer = error_response(Id::Null, ErrorCode::ParseError, &why);
+                let _ = errors.send(answer).await;
                 continue;
             }
             Err(_) => break, // The input cannot be read: as good as closed.
@@ -258,7 +260,7 @@ async fn read_input(
             }
             Ok(Message::Response(_)) => false,
             Err(e) => {
-                let _ = errors.send(invalid(&body, &e));
+                let _ = errors.send(invalid(&body, &e)).await;
                 continue;
             }
         };
@@ -306,7 +308,7 @@ fn error_response(id: Id, code: ErrorCode, why: &str) -> Bytes {
 /// Writes the server's frames and the transport's errors to the client, each whole.
 async fn write_output(
     from_server: impl AsyncRead + Unpin,
-    mut errors: mpsc::UnboundedReceiver<Bytes>,
+    mut errors: mpsc::Receiver<Bytes>,
     mut output: impl AsyncWrite + Unpin,
 ) {
     // No limit: the server's answers are as large as they are.
@@ -317,20 +319,23 @@ async fn write_output(
     // neither side blocks on a full pipe.
     let mut broken = false;
     while !(server_done && errors_done) {
+        // Errors first: an error queued before a later frame was passed on is then written
+        // before that frame's answer, so answers keep the order of what they answer.
         let body = tokio::select! {
+            biased;
+            error = errors.recv(), if !errors_done => match error {
+                Some(body) => body,
+                None => {
+                    errors_done = true;
+                    continue;
+                }
+            },
             frame = frames.next(), if !server_done => match frame {
                 Some(Ok(Frame::Body(body))) => body,
                 // The server's own encoder wrote it; nothing else reaches this pipe.
                 Some(Ok(Frame::Malformed(_))) => continue,
                 Some(Err(_)) | None => {
                     server_done = true;
-                    continue;
-                }
-            },
-            error = errors.recv(), if !errors_done => match error {
-                Some(body) => body,
-                None => {
-                    errors_done = true;
                     continue;
                 }
             },

@@ -157,3 +157,23 @@ async fn malformed_frames_are_answered_and_the_session_goes_on() {
     c.notify("exit", Value::Null).await;
     c.finished().await;
 }
+
+/// More malformed frames than the answers queued at once: each is answered, in order, and the
+/// request after them served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_malformed_frames_is_answered_in_full() {
+    let mut c = Client::start().await;
+    let frames = 500;
+    let garbage = "Content-Length: 3\r\n\r\n{{{".repeat(frames);
+    c.send_raw(garbage.as_bytes()).await;
+    let answer = c
+        .request("workspace/symbol", json!({"query": "nothing"}))
+        .await;
+    assert_eq!(answer["result"], json!([]), "{answer}");
+    let errors = c
+        .pending
+        .iter()
+        .filter(|m| m["error"]["code"] == -32700 && m["id"].is_null())
+        .count();
+    assert_eq!(errors, frames);
+}
