@@ -29,7 +29,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wsp_analysis::{Database, File, Target, Workspace, WorkspaceConfig};
 
 use crate::convert::Lines;
-pub use crate::transport::{Ending, MAX_BODY};
+pub use crate::transport::Ending;
 
 /// Serves one client on stdin and stdout until it exits.
 pub async fn serve_stdio() -> Ending {
@@ -37,7 +37,7 @@ pub async fn serve_stdio() -> Ending {
 }
 
 /// Serves one client over a pair of streams until it exits or its input ends. A malformed
-/// frame is answered with an error and the session goes on (see [`transport`]).
+/// frame is answered with an error and the session goes on (see the `transport` module).
 pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite + Unpin) -> Ending {
     transport::serve(input, output, |server_input, server_output| async move {
         let (service, socket) = LspService::new(Backend::new);
@@ -173,7 +173,7 @@ impl Backend {
         })
     }
 
-    /// Runs `query` on a snapshot of the database off the async threads (see [`query`]).
+    /// Runs `query` on a snapshot of the database off the async threads (see [`run_query`]).
     async fn query<T: Send + 'static>(
         &self,
         db: Database,
