@@ -89,8 +89,14 @@ fn lsp() -> ExitCode {
         .build()
     {
         Ok(rt) => {
-            rt.block_on(wsp_lsp::serve_stdio());
-            ExitCode::SUCCESS
+            let ending = rt.block_on(wsp_lsp::serve_stdio());
+            // Stdin is read on a blocking thread that may wait forever for input after `exit`.
+            rt.shutdown_background();
+            // The LSP spec: 0 after a `shutdown` request, 1 for an `exit` without one.
+            match ending {
+                wsp_lsp::Ending::ShutDown => ExitCode::SUCCESS,
+                wsp_lsp::Ending::Abandoned => ExitCode::from(1),
+            }
         }
         Err(e) => {
             eprintln!("error: cannot start the language server: {e}");

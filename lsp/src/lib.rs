@@ -5,38 +5,57 @@
 //! (a snapshot) in `spawn_blocking`; the next edit cancels them, and a request whose answer was
 //! cancelled gets ContentModified.
 //!
+//! Diagnostics are published by one task, `publish_stale`, for the documents marked stale: every
+//! change marks the documents it affects, and a document stays marked until the diagnostics of
+//! its current text are sent. An analysis cancelled by an edit to any document is run again.
+//!
 //! Every `.wsp` file under the workspace folders is analyzed, open or not; each folder's
 //! nearest `wsp.toml` gives the targets its programs are checked against.
 
 mod convert;
 mod features;
+mod transport;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use wsp_analysis::{Database, File, Target, Workspace, WorkspaceConfig};
 
 use crate::convert::Lines;
+pub use crate::transport::Ending;
 
 /// Serves one client on stdin and stdout until it exits.
-pub async fn serve_stdio() {
-    serve(tokio::io::stdin(), tokio::io::stdout()).await;
+pub async fn serve_stdio() -> Ending {
+    serve(tokio::io::stdin(), tokio::io::stdout()).await
 }
 
-/// Serves one client over a pair of streams until it exits.
-pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) {
-    let (service, socket) = LspService::new(Backend::new);
-    Server::new(input, output, socket).serve(service).await;
+/// Serves one client over a pair of streams until it exits or its input ends. A malformed
+/// frame is answered with an error and the session goes on (see the `transport` module).
+pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite + Unpin) -> Ending {
+    transport::serve(input, output, |server_input, server_output| async move {
+        let (service, socket) = LspService::new(Backend::new);
+        let publisher = service.inner().publisher();
+        let server = Server::new(server_input, server_output, socket).serve(service);
+        tokio::select! {
+            () = server => {}
+            () = publisher => {}
+        }
+    })
+    .await
 }
 
 struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Wakes `publish_stale` after documents were marked stale.
+    wake: Arc<Notify>,
     /// Whether the client watches files for us when asked (dynamic registration).
     watches_files: std::sync::atomic::AtomicBool,
 }
@@ -49,6 +68,9 @@ struct State {
     loose: Workspace,
     /// Every file analyzed, by path: the open documents and the workspace's files on disk.
     docs: HashMap<PathBuf, Doc>,
+    /// The documents whose diagnostics the client has not received for their current text,
+    /// with the URI to publish them under (an empty list when the document is gone).
+    stale: HashMap<PathBuf, Uri>,
 }
 
 struct Root {
@@ -85,6 +107,16 @@ impl State {
         self.roots.iter().any(|r| path.starts_with(&r.path))
     }
 
+    /// The client must be sent the diagnostics of `path` (none if it is no longer analyzed).
+    fn mark_stale(&mut self, path: PathBuf, uri: Uri) {
+        self.stale.insert(path, uri);
+    }
+
+    fn mark_all_stale(&mut self) {
+        let State { docs, stale, .. } = self;
+        stale.extend(docs.iter().map(|(p, d)| (p.clone(), d.uri.clone())));
+    }
+
     /// Starts analyzing a file read from disk; false when its path has no `file:` URI.
     fn load(&mut self, path: PathBuf, text: String) -> bool {
         let Some(uri) = Uri::from_file_path(&path) else {
@@ -113,7 +145,9 @@ impl Backend {
                 roots: Vec::new(),
                 loose,
                 docs: HashMap::new(),
+                stale: HashMap::new(),
             })),
+            wake: Arc::new(Notify::new()),
             watches_files: Default::default(),
         }
     }
@@ -139,39 +173,13 @@ impl Backend {
         })
     }
 
-    /// Runs `query` on a snapshot of the database off the async threads. A cancelled query
-    /// (an edit came) is ContentModified; a panic is reported to the client and answered as
-    /// an internal error, and the server serves on.
+    /// Runs `query` on a snapshot of the database off the async threads (see [`run_query`]).
     async fn query<T: Send + 'static>(
         &self,
         db: Database,
         query: impl FnOnce(&Database) -> T + Send + 'static,
     ) -> Result<T> {
-        let task = tokio::task::spawn_blocking(move || {
-            // The snapshot is dropped whatever happens, so no broken state outlives an unwind.
-            let run = std::panic::AssertUnwindSafe(|| query(&db));
-            salsa::Cancelled::catch(run)
-        });
-        match task.await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_cancelled)) => Err(Error::new(ErrorCode::ContentModified)),
-            Err(e) => {
-                let what = match e.try_into_panic() {
-                    Ok(payload) => panic_message(payload.as_ref()),
-                    Err(e) => e.to_string(),
-                };
-                self.client
-                    .log_message(
-                        MessageType::ERROR,
-                        format!("wsp lsp: a query panicked: {what}"),
-                    )
-                    .await;
-                Err(Error {
-                    message: format!("internal error: {what}").into(),
-                    ..Error::internal_error()
-                })
-            }
-        }
+        run_query(&self.client, db, query).await
     }
 
     /// A request about a document: `None` when the document is unknown.
@@ -189,44 +197,16 @@ impl Backend {
             .map(Some)
     }
 
-    /// Computes and publishes the diagnostics of the file at `path`, unless a newer edit made
-    /// them stale.
-    async fn publish(&self, path: PathBuf) {
-        let Some(snapshot) = self.snapshot_at(&path) else {
-            return;
-        };
-        let Snapshot {
-            db,
-            file,
-            uri,
-            version,
-        } = snapshot;
-        let link = uri.clone();
-        let diagnostics = self
-            .query(db, move |db| {
-                let lines = Lines::new(file.text(db));
-                wsp_analysis::file_diagnostics(db, file)
-                    .iter()
-                    .map(|d| convert::diagnostic(d, &lines, &link))
-                    .collect::<Vec<_>>()
-            })
-            .await;
-        let Ok(diagnostics) = diagnostics else {
-            return; // Cancelled by an edit, whose own publish follows.
-        };
-        let current = self.state().docs.get(&path).map(|d| d.version);
-        if current == Some(version) {
-            self.client
-                .publish_diagnostics(uri, diagnostics, version)
-                .await;
-        }
+    /// The task that publishes diagnostics; it runs as long as the server.
+    fn publisher(&self) -> impl Future<Output = ()> + Send + 'static {
+        publish_stale(self.client.clone(), self.state.clone(), self.wake.clone())
     }
 
-    async fn publish_all(&self) {
-        let paths: Vec<PathBuf> = self.state().docs.keys().cloned().collect();
-        for path in paths {
-            self.publish(path).await;
-        }
+    /// Marks documents stale under the lock, then wakes the publisher.
+    fn marking_stale<T>(&self, change: impl FnOnce(&mut State) -> T) -> T {
+        let changed = change(&mut self.state());
+        self.wake.notify_one();
+        changed
     }
 
     /// The targets of a folder's nearest `wsp.toml`; a bad one is shown and counts as none.
@@ -278,26 +258,143 @@ impl Backend {
         }
     }
 
-    /// A file on disk changed, appeared or went away; open documents are the editor's.
-    fn disk_changed(&self, path: &Path) -> bool {
-        let mut state = self.state();
-        if state.docs.get(path).is_some_and(|d| d.version.is_some()) || !state.in_roots(path) {
-            return false;
-        }
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let State { db, docs, .. } = &mut *state;
-                match docs.get(path) {
-                    Some(doc) => {
-                        doc.file.edit(db, text);
-                        true
+    /// A file on disk changed, appeared or went away: analyzed again, or dropped when it cannot
+    /// be read, and marked stale. Open documents are the editor's, and files outside the
+    /// folders are not analyzed.
+    fn disk_changed(&self, path: &Path, uri: &Uri) {
+        self.marking_stale(|state| {
+            if state.docs.get(path).is_some_and(|d| d.version.is_some()) || !state.in_roots(path) {
+                return;
+            }
+            match std::fs::read_to_string(path) {
+                Ok(text) => {
+                    let State { db, docs, .. } = &mut *state;
+                    match docs.get(path) {
+                        Some(doc) => doc.file.edit(db, text),
+                        None => {
+                            if !state.load(path.to_path_buf(), text) {
+                                return;
+                            }
+                        }
                     }
-                    None => state.load(path.to_path_buf(), text),
+                    let uri = state.docs[path].uri.clone();
+                    state.mark_stale(path.to_path_buf(), uri);
+                }
+                Err(_) => {
+                    state.docs.remove(path);
+                    state.mark_stale(path.to_path_buf(), uri.clone());
                 }
             }
-            Err(_) => {
-                state.docs.remove(path);
-                false
+        });
+    }
+}
+
+/// Runs `query` on a snapshot of the database off the async threads. A cancelled query (an edit
+/// came) is ContentModified; a panic is reported to the client and answered as an internal
+/// error, and the server serves on.
+async fn run_query<T: Send + 'static>(
+    client: &Client,
+    db: Database,
+    query: impl FnOnce(&Database) -> T + Send + 'static,
+) -> Result<T> {
+    let task = tokio::task::spawn_blocking(move || {
+        // The snapshot is dropped whatever happens, so no broken state outlives an unwind, and
+        // an edit waiting for it to let go goes on.
+        let run = std::panic::AssertUnwindSafe(|| query(&db));
+        salsa::Cancelled::catch(run)
+    });
+    match task.await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(_cancelled)) => Err(Error::new(ErrorCode::ContentModified)),
+        Err(e) => {
+            let what = match e.try_into_panic() {
+                Ok(payload) => panic_message(payload.as_ref()),
+                Err(e) => e.to_string(),
+            };
+            client
+                .log_message(
+                    MessageType::ERROR,
+                    format!("wsp lsp: a query panicked: {what}"),
+                )
+                .await;
+            Err(Error {
+                message: format!("internal error: {what}").into(),
+                ..Error::internal_error()
+            })
+        }
+    }
+}
+
+/// Publishes the diagnostics of the stale documents, open ones first, for as long as the server
+/// runs. An edit to any document cancels the analysis in flight (it bumps the database's
+/// revision), so a cancelled document is marked stale again and analyzed on the next round.
+/// Diagnostics are sent only while their document is not stale again, and only from this
+/// task, so the last ones the client receives for a document are those of its current text.
+async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notify>) {
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let batch: Vec<(PathBuf, Uri)> = {
+            let mut state = lock();
+            let mut batch: Vec<_> = state.stale.drain().collect();
+            batch.sort_by_key(|(path, _)| {
+                let open = state.docs.get(path).is_some_and(|d| d.version.is_some());
+                (!open, path.clone())
+            });
+            batch
+        };
+        if batch.is_empty() {
+            // A mark made since the drain left a permit, so this returns at once.
+            wake.notified().await;
+            continue;
+        }
+        for (path, uri) in batch {
+            let snapshot = {
+                let state = lock();
+                state.docs.get(&path).map(|doc| Snapshot {
+                    db: state.db.clone(),
+                    file: doc.file,
+                    uri: doc.uri.clone(),
+                    version: doc.version,
+                })
+            };
+            let Some(Snapshot {
+                db,
+                file,
+                uri: link,
+                version,
+            }) = snapshot
+            else {
+                if !lock().stale.contains_key(&path) {
+                    client.publish_diagnostics(uri, Vec::new(), None).await;
+                }
+                continue;
+            };
+            let target = link.clone();
+            let diagnostics = run_query(&client, db, move |db| {
+                let lines = Lines::new(file.text(db));
+                wsp_analysis::file_diagnostics(db, file)
+                    .iter()
+                    .map(|d| convert::diagnostic(d, &lines, &link))
+                    .collect::<Vec<_>>()
+            })
+            .await;
+            match diagnostics {
+                Ok(diagnostics) => {
+                    let current = {
+                        let state = lock();
+                        state.docs.contains_key(&path) && !state.stale.contains_key(&path)
+                    };
+                    if current {
+                        client
+                            .publish_diagnostics(target, diagnostics, version)
+                            .await;
+                    }
+                }
+                Err(e) if e.code == ErrorCode::ContentModified => {
+                    lock().stale.entry(path).or_insert(uri);
+                }
+                // A panic, reported already: analyzing the same text again would panic again.
+                Err(_) => {}
             }
         }
     }
@@ -349,7 +446,7 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         // Files of the workspace that no editor opens are analyzed too.
-        self.publish_all().await;
+        self.marking_stale(State::mark_all_stale);
         if !self
             .watches_files
             .load(std::sync::atomic::Ordering::Relaxed)
@@ -380,8 +477,8 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = path_of(&doc.uri);
-        {
-            let mut state = self.state();
+        self.marking_stale(|state| {
+            state.mark_stale(path.clone(), doc.uri.clone());
             let State { db, docs, .. } = &mut *state;
             if let Some(known) = docs.get_mut(&path) {
                 known.version = Some(doc.version);
@@ -401,14 +498,13 @@ impl LanguageServer for Backend {
                     },
                 );
             }
-        }
-        self.publish(path).await;
+        });
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let path = path_of(&params.text_document.uri);
-        {
-            let mut state = self.state();
+        let uri = params.text_document.uri;
+        let path = path_of(&uri);
+        self.marking_stale(|state| {
             let State { db, docs, .. } = &mut *state;
             let Some(doc) = docs.get_mut(&path) else {
                 return;
@@ -421,62 +517,51 @@ impl LanguageServer for Backend {
                     None => doc.file.edit(db, change.text),
                 }
             }
-        }
-        self.publish(path).await;
+            state.mark_stale(path, uri);
+        });
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         let path = path_of(&uri);
-        // A workspace file goes back to what is on disk and stays analyzed; another is dropped.
-        let on_disk = {
-            let mut state = self.state();
+        // A workspace file goes back to what is on disk and stays analyzed; another is dropped
+        // and its diagnostics cleared.
+        let on_disk = self.marking_stale(|state| {
             if let Some(doc) = state.docs.get_mut(&path) {
                 doc.version = None;
             }
             let keep = state.in_roots(&path) && path.is_file();
             if !keep {
                 state.docs.remove(&path);
+                state.mark_stale(path.clone(), uri.clone());
             }
             keep
-        };
-        if on_disk && self.disk_changed(&path) {
-            self.publish(path).await;
-        } else {
-            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        });
+        if on_disk {
+            self.disk_changed(&path, &uri);
         }
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         let mut settings = false;
-        let mut changed = Vec::new();
         for change in params.changes {
             let path = path_of(&change.uri);
             if path.file_name().is_some_and(|n| n == "wsp.toml") {
                 settings = true;
-            } else if self.disk_changed(&path) {
-                changed.push(path);
-            } else if change.typ == FileChangeType::DELETED {
-                self.client
-                    .publish_diagnostics(change.uri, Vec::new(), None)
-                    .await;
+            } else {
+                self.disk_changed(&path, &change.uri);
             }
         }
         if settings {
             self.reload_settings().await;
-            self.publish_all().await;
-        } else {
-            for path in changed {
-                self.publish(path).await;
-            }
+            self.marking_stale(State::mark_all_stale);
         }
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         for gone in params.event.removed {
             let root = path_of(&gone.uri);
-            let dropped: Vec<Uri> = {
-                let mut state = self.state();
+            self.marking_stale(|state| {
                 state.roots.retain(|r| r.path != root);
                 let stale: Vec<PathBuf> = state
                     .docs
@@ -486,19 +571,17 @@ impl LanguageServer for Backend {
                     })
                     .map(|(p, _)| p.clone())
                     .collect();
-                stale
-                    .into_iter()
-                    .filter_map(|p| state.docs.remove(&p).map(|d| d.uri))
-                    .collect()
-            };
-            for uri in dropped {
-                self.client.publish_diagnostics(uri, Vec::new(), None).await;
-            }
+                for path in stale {
+                    if let Some(doc) = state.docs.remove(&path) {
+                        state.mark_stale(path, doc.uri);
+                    }
+                }
+            });
         }
         for added in params.event.added {
             self.add_root(path_of(&added.uri)).await;
         }
-        self.publish_all().await;
+        self.marking_stale(State::mark_all_stale);
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {

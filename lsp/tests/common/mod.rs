@@ -12,7 +12,8 @@ pub struct Client {
     write: tokio::io::WriteHalf<DuplexStream>,
     next_id: i64,
     /// Notifications read while waiting for something else.
-    pending: VecDeque<Value>,
+    pub pending: VecDeque<Value>,
+    server: tokio::task::JoinHandle<()>,
 }
 
 impl Client {
@@ -24,13 +25,16 @@ impl Client {
     pub async fn start_with(params: Value) -> Client {
         let (client, server) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server);
-        tokio::spawn(wsp_lsp::serve(server_read, server_write));
+        let server = tokio::spawn(async move {
+            wsp_lsp::serve(server_read, server_write).await;
+        });
         let (read, write) = tokio::io::split(client);
         let mut c = Client {
             read: BufReader::new(read),
             write,
             next_id: 0,
             pending: VecDeque::new(),
+            server,
         };
         let init = c.request("initialize", params).await;
         assert_eq!(
@@ -44,7 +48,17 @@ impl Client {
     pub async fn send(&mut self, message: Value) {
         let body = message.to_string();
         let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.write.write_all(frame.as_bytes()).await.unwrap();
+        self.send_raw(frame.as_bytes()).await;
+    }
+
+    /// Bytes as they are, framed or not.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.write.write_all(bytes).await.unwrap();
+    }
+
+    /// Waits for the server to end, its input left open.
+    pub async fn finished(self) {
+        self.server.await.unwrap();
     }
 
     pub async fn recv(&mut self) -> Value {
