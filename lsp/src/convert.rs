@@ -79,6 +79,28 @@ fn docs_page(code: Code) -> Option<Uri> {
     Uri::from_file_path(docs.join(format!("{}.md", code.as_str())))
 }
 
+/// A file's diagnostics as the editor gets them: the first `SHOWN_PER_FILE`, then one
+/// information at the first of the rest saying how many are not shown.
+pub fn diagnostics(all: &[wsp_analysis::Diagnostic], lines: &Lines, uri: &Uri) -> Vec<Diagnostic> {
+    let (shown, hidden) = wsp_analysis::shown(all);
+    let mut out: Vec<Diagnostic> = shown.iter().map(|d| diagnostic(d, lines, uri)).collect();
+    if let Some(first_hidden) = all.get(shown.len()) {
+        out.push(Diagnostic {
+            range: lines.range(first_hidden.range),
+            severity: Some(DiagnosticSeverity::INFORMATION),
+            source: Some("wsp".into()),
+            message: format!(
+                "{hidden} more diagnostic{} in this file {} not shown (the first {} are)",
+                if hidden == 1 { "" } else { "s" },
+                if hidden == 1 { "is" } else { "are" },
+                wsp_analysis::SHOWN_PER_FILE
+            ),
+            ..Diagnostic::default()
+        });
+    }
+    out
+}
+
 pub fn diagnostic(d: &wsp_analysis::Diagnostic, lines: &Lines, uri: &Uri) -> Diagnostic {
     Diagnostic {
         range: lines.range(d.range),

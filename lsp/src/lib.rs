@@ -372,10 +372,7 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
             let target = link.clone();
             let diagnostics = run_query(&client, db, move |db| {
                 let lines = Lines::new(file.text(db));
-                wsp_analysis::file_diagnostics(db, file)
-                    .iter()
-                    .map(|d| convert::diagnostic(d, &lines, &link))
-                    .collect::<Vec<_>>()
+                convert::diagnostics(wsp_analysis::file_diagnostics(db, file), &lines, &link)
             })
             .await;
             match diagnostics {

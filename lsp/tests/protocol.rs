@@ -75,6 +75,26 @@ async fn diagnostics_follow_incremental_edits_with_their_versions() {
     assert!(markdown.contains("add"), "{hover}");
 }
 
+/// A flood of errors reaches the editor as the first 100 and one information counting the rest.
+#[tokio::test]
+async fn a_flood_of_diagnostics_is_cut_at_one_hundred() {
+    let mut c = Client::start().await;
+    c.open(URI, &"$\n".repeat(250)).await;
+    let published = c.notification("textDocument/publishDiagnostics").await;
+    let diags = published["params"]["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 101);
+    assert!(diags[..100].iter().all(|d| d["code"] == "WSP001"));
+    assert_eq!(
+        diags[100],
+        json!({
+            "range": {"start": {"line": 100, "character": 0}, "end": {"line": 100, "character": 1}},
+            "severity": 3,
+            "source": "wsp",
+            "message": "150 more diagnostics in this file are not shown (the first 100 are)",
+        })
+    );
+}
+
 #[tokio::test]
 async fn closing_clears_diagnostics_and_unknown_documents_have_no_hover() {
     let mut c = Client::start().await;
