@@ -1,7 +1,7 @@
 //! Dependencies: what each task reads and writes (affine regions of tensors), races between
 //! iterations of parallel loops (WSP301/302, decided from the affine indices by `races`, by
-//! enumeration when the search gives up on a small loop, WSP306 otherwise), CSP channel pairing (WSP303) and deadlock (WSP304), and tensors read but never
-//! written (WSP305).
+//! enumeration when the search gives up on a small loop, WSP306 otherwise), CSP channel
+//! pairing (WSP303) and deadlock (WSP304), and tensors read but never written (WSP305).
 
 use std::collections::{HashMap, HashSet};
 
