@@ -233,7 +233,7 @@ impl<'db> Eval<'db> {
         let locals: Vec<&str> = self.locals.iter().map(|l| l.name.as_str()).collect();
         let candidates = locals
             .into_iter()
-            .chain(self.scope.names())
+            .chain(self.scope.names_near(name))
             .chain(Builtin::ALL.iter().map(|b| b.name()));
         let mut d = Diag::new(
             Code::UnknownName,

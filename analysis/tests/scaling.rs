@@ -1,6 +1,6 @@
 //! `file_diagnostics` does work linear in the number of top-level statements. The work is
-//! counted (`wsp_analysis::work_steps`: items visited, names and items looked up, diagnostics
-//! placed), not timed, so the test is deterministic: a scan over all items nested in a loop
+//! counted (`wsp_analysis::work_steps`: items visited, names and items looked up, names
+//! compared for a suggestion, diagnostics placed), not timed, so the test is deterministic: a scan over all items nested in a loop
 //! over items shows as a count that grows 16-fold when the file grows 4-fold.
 
 #[path = "../benches/common/statements.rs"]
@@ -36,7 +36,12 @@ fn checking_work_grows_linearly_with_the_statements() {
     let codes: Vec<Code> = small_diags.iter().map(|(c, _)| *c).collect();
     assert_eq!(
         codes,
-        [Code::Syntax, Code::OutsideSubset, Code::Duplicate],
+        [
+            Code::Syntax,
+            Code::OutsideSubset,
+            Code::UnknownName,
+            Code::Duplicate
+        ],
         "{small_diags:?}"
     );
     for ((_, a), (_, b)) in small_diags.iter().zip(&large_diags) {
@@ -49,5 +54,31 @@ fn checking_work_grows_linearly_with_the_statements() {
     assert!(
         large <= 4 * small + small / 4,
         "4x the statements took {large} steps, against {small}: more than linear"
+    );
+}
+
+/// In a module of many names, the suggestion for a misspelt name is still the name one edit
+/// away, though not every name is compared with it.
+#[test]
+fn a_large_module_still_suggests_the_name_one_edit_away() {
+    let mut text = String::from("from pto_wsp import *\n");
+    for i in 0..5_000 {
+        text.push_str(&format!("weight{i} = {i}\n"));
+    }
+    text.push_str("x = wieght4321 + wight17 + weihgt4999\n");
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "names.wsp".into(), text);
+    let messages: Vec<&str> = file_diagnostics(&db, file)
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "unknown name `wieght4321`; did you mean `weight4321`?",
+            "unknown name `wight17`; did you mean `weight17`?",
+            "unknown name `weihgt4999`; did you mean `weight4999`?",
+        ]
     );
 }
