@@ -24,12 +24,37 @@ pub struct ModuleScope<'db> {
     bindings: Vec<(String, Binding<'db>)>,
     /// Each item's position.
     positions: HashMap<Item<'db>, usize>,
-    /// Each name, and each name less one character, to the bindings so spelled: two names one
-    /// edit apart (an insertion, deletion, substitution or transposition) share a key.
+    pub diags: Vec<Diag<'db>>,
+}
+
+/// The module's names indexed for suggestions, built when a name is first unknown.
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct NameIndex {
+    /// Each name, and each name less one character, to the bindings so spelled (their
+    /// positions in `ModuleScope::bindings`): two names one edit apart (an insertion,
+    /// deletion, substitution or transposition) share a key.
     one_edit: HashMap<String, Vec<u32>>,
     /// The bindings by name length in characters, then name.
     by_length: Vec<(u32, u32)>,
-    pub diags: Vec<Diag<'db>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn name_index(db: &dyn salsa::Database, file: File) -> NameIndex {
+    let bindings = &module_scope(db, file).bindings;
+    let mut one_edit: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut by_length = Vec::with_capacity(bindings.len());
+    for (at, (name, _)) in bindings.iter().enumerate() {
+        crate::work::step(1);
+        for key in one_edit_keys(name) {
+            one_edit.entry(key).or_default().push(at as u32);
+        }
+        by_length.push((name.chars().count() as u32, at as u32));
+    }
+    by_length.sort_unstable();
+    NameIndex {
+        one_edit,
+        by_length,
+    }
 }
 
 /// Names examined beyond those one edit away when suggesting a spelling, the closest in length
@@ -74,19 +99,23 @@ impl<'db> ModuleScope<'db> {
     /// names of a length within the distance `suggest` accepts, the closest in length first,
     /// at most `SUGGESTION_CANDIDATES` of them. The suggestion is the one a scan of every name
     /// gives whenever a name one edit away exists or the module has few names.
-    pub fn names_near(&self, name: &str) -> Vec<&str> {
+    pub fn names_near(&self, index: &NameIndex, name: &str) -> Vec<&str> {
+        let NameIndex {
+            one_edit,
+            by_length,
+        } = index;
         let mut near: Vec<u32> = Vec::new();
         for key in one_edit_keys(name) {
-            if let Some(found) = self.one_edit.get(&key) {
+            if let Some(found) = one_edit.get(&key) {
                 near.extend(found);
             }
         }
         let len = name.chars().count() as u32;
         let reach = 2.max(name.len() / 3) as u32;
         let band = |l: u32| {
-            let start = self.by_length.partition_point(|(m, _)| *m < l);
-            let end = self.by_length.partition_point(|(m, _)| *m <= l);
-            &self.by_length[start..end]
+            let start = by_length.partition_point(|(m, _)| *m < l);
+            let end = by_length.partition_point(|(m, _)| *m <= l);
+            &by_length[start..end]
         };
         let mut budget = SUGGESTION_CANDIDATES;
         'bands: for delta in 0..=reach {
@@ -170,21 +199,9 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
         }
     }
     bindings.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut one_edit: HashMap<String, Vec<u32>> = HashMap::new();
-    let mut by_length = Vec::with_capacity(bindings.len());
-    for (at, (name, _)) in bindings.iter().enumerate() {
-        crate::work::step(1);
-        for key in one_edit_keys(name) {
-            one_edit.entry(key).or_default().push(at as u32);
-        }
-        by_length.push((name.chars().count() as u32, at as u32));
-    }
-    by_length.sort_unstable();
     ModuleScope {
         bindings,
         positions,
-        one_edit,
-        by_length,
         diags,
     }
 }
