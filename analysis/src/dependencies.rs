@@ -520,8 +520,9 @@ fn region_text(tensor: &str, region: &[Coord]) -> String {
 /// WSP305 over a set of plans: tensors read, never written by any task, and without `init`.
 pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut reads: Vec<&View<'db>> = Vec::new();
-    let mut written: Vec<&str> = Vec::new();
+    let mut written: HashSet<&str> = HashSet::new();
     for n in plans.iter().flat_map(|p| plan_nodes(p)) {
+        crate::work::step(1);
         match n {
             PlanNode::Task(t) => {
                 for a in &t.args {
@@ -530,7 +531,7 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
                     } = a
                     {
                         if direction.writes() {
-                            written.push(&view.tensor.name);
+                            written.insert(&view.tensor.name);
                         } else {
                             reads.push(view);
                         }
@@ -542,17 +543,17 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
         }
     }
     let mut out: Vec<Diag<'db>> = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
+    let mut done: HashSet<&str> = HashSet::new();
     for v in reads {
+        crate::work::step(1);
         let t = &v.tensor;
         if t.init.is_some()
             || t.origin != TensorOrigin::Declared
-            || written.contains(&t.name.as_str())
-            || done.contains(&t.name.as_str())
+            || written.contains(t.name.as_str())
+            || !done.insert(t.name.as_str())
         {
             continue;
         }
-        done.push(&t.name);
         out.push(
             Diag::new(
                 Code::ReadNeverWritten,

@@ -127,3 +127,33 @@ fn inlay_hints_work_grows_linearly_with_the_workloads() {
         "4x the workloads took {large} steps, against {small}: more than linear"
     );
 }
+
+/// Checking a file of workloads that all read one tensor without `init` (written by the last)
+/// does work linear in the workloads: each read looks the tensor up among the written ones.
+#[test]
+fn checking_work_grows_linearly_with_the_workloads() {
+    let _counting = counting();
+    let check = |n: usize| {
+        let mut text = String::from(
+            "from pto_wsp import *\nF32 = DType.F32\nrows = Dense[4]\nX = Tensor((4, 16, 16), F32)\n\n@kernel\ndef k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.exp(x))\n",
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "Y{i} = Tensor((4, 16, 16), F32)\n\n@workload\ndef w{i}(rows):\n    for r in P(rows):\n        k[r](x=X[r], y=Y{i}[r])\n\np{i} = w{i}(rows).compile(target=\"cpu_sim\")\n"
+            ));
+        }
+        text.push_str("\n@workload\ndef fill(rows):\n    for r in P(rows):\n        k[r](x=Y0[r], y=X[r])\n\nfilled = fill(rows).compile(target=\"cpu_sim\")\n");
+        let db = Database::default();
+        let ws = Workspace::new(&db, Vec::new());
+        let file = File::new(&db, ws, "workloads.wsp".into(), text);
+        let before = work_steps();
+        let diags = file_diagnostics(&db, file);
+        assert!(diags.is_empty(), "{diags:?}");
+        work_steps() - before
+    };
+    let (small, large) = (check(500), check(2_000));
+    assert!(
+        large <= 4 * small + small / 4,
+        "4x the workloads took {large} steps, against {small}: more than linear"
+    );
+}
