@@ -269,7 +269,8 @@ fn check_loop<'p, 'db>(
                 Overlap::Witness(pa, pb, region) => (pa, pb, region),
                 Overlap::Undecided => {
                     reported.insert((i, j));
-                    out.push(undecided(kind, a, b, own, loop_span, call_site));
+                    let points = space_size(a).zip(space_size(b)).map(|(x, y)| x.max(y));
+                    out.push(undecided(kind, a, b, points, loop_span, call_site));
                     continue;
                 }
             };
@@ -393,7 +394,7 @@ fn undecided<'db>(
     kind: LoopKind,
     a: &Access<'_, 'db>,
     b: &Access<'_, 'db>,
-    own: &[(&str, u64)],
+    points: Option<u64>,
     loop_span: Span<'db>,
     call_site: Option<Span<'db>>,
 ) -> Diag<'db> {
@@ -402,12 +403,9 @@ fn undecided<'db>(
         LoopKind::Selected => "P.sel",
         _ => "P",
     };
-    let iterations = own
-        .iter()
-        .try_fold(1u64, |acc, (_, e)| acc.checked_mul(*e))
-        .map_or("more than 2^64".to_string(), |n| n.to_string());
+    let points = points.map_or("more than 2^64".to_string(), |n| n.to_string());
     let message = format!(
-        "whether parallel iterations of this `{loop_name}` loop race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries and the loop's {iterations} iterations are too many to enumerate; check the indices by hand or make the loop sequential",
+        "whether parallel iterations of this `{loop_name}` loop race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries, and the {points} iteration points of the loops around them are too many to enumerate; check the indices by hand or make the loop sequential",
         write.view.tensor.name,
         write.view.text(),
         other.view.text(),
