@@ -1,17 +1,18 @@
 //! Dependencies: what each task reads and writes (affine regions of tensors), races between
-//! iterations of parallel loops (WSP301/302, decided exactly by enumerating the iteration
-//! space), CSP channel pairing (WSP303) and deadlock (WSP304), and tensors read but never
-//! written (WSP305).
+//! iterations of parallel loops (WSP301/302, decided from the affine indices by `races`, by
+//! enumeration when the search gives up on a small loop, WSP306 otherwise), CSP channel
+//! pairing (WSP303) and deadlock (WSP304), and tensors read but never written (WSP305).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::Eval;
+use crate::races::{self, Coord, Overlap, Side};
 use crate::values::{TensorOrigin, View, ViewIndex};
 use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg, plan_nodes};
 use wsp_ir::Affine;
 
-/// Loops with more iteration points than this are not checked for races.
+/// The most iteration points enumeration decides a race over, when the search cannot.
 pub const RACE_BUDGET: u64 = 1 << 20;
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
@@ -217,13 +218,6 @@ fn collect_accesses<'p, 'db>(
     true
 }
 
-/// A point region of one access: per indexed dimension, the index or the slice bounds.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Coord {
-    At(i64),
-    Range(i64, i64),
-}
-
 #[allow(clippy::too_many_arguments)]
 fn check_loop<'p, 'db>(
     kind: LoopKind,
@@ -239,49 +233,14 @@ fn check_loop<'p, 'db>(
     if !collect_accesses(body, &mut Vec::new(), &mut accesses) {
         return;
     }
-    // Every access's points: (outer values, own values, region), made when first needed.
-    let space = |a: &Access<'p, 'db>| {
-        let mut space: Vec<(&str, u64)> = outer.to_vec();
-        space.extend(own.iter().copied());
-        space.extend(a.inner.iter().copied());
-        space
-    };
-    let over_budget = accesses.iter().any(|a| {
-        space(a)
+    let space_size = |a: &Access<'p, 'db>| {
+        outer
             .iter()
+            .chain(own)
+            .chain(&a.inner)
             .try_fold(1u64, |acc, (_, e)| acc.checked_mul(*e))
-            .is_none_or(|t| t > RACE_BUDGET)
-    });
-    if over_budget {
-        return;
-    }
-    let mut points: Vec<Option<Vec<Point>>> = (0..accesses.len()).map(|_| None).collect();
-    let points_of = |i: usize| -> Vec<Point> {
-        let a = &accesses[i];
-        let space = space(a);
-        let mut pts = Vec::new();
-        enumerate(&space, &mut vec![0; space.len()], 0, &mut |values| {
-            let env = |v: &str| space.iter().position(|(n, _)| *n == v).map(|i| values[i]);
-            let region: Option<Vec<Coord>> = a
-                .view
-                .indices
-                .iter()
-                .map(|i| match i {
-                    ViewIndex::At(aff) => eval_affine(aff, &env).map(Coord::At),
-                    ViewIndex::Range(lo, hi) => Some(Coord::Range(*lo, *hi)),
-                })
-                .collect();
-            if let Some(region) = region {
-                let o = values[..outer.len()].to_vec();
-                let p = values[outer.len()..outer.len() + own.len()].to_vec();
-                pts.push((o, p, region));
-            }
-        });
-        pts.sort_unstable_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
-        pts.dedup();
-        pts
     };
-    let mut reported: Vec<(usize, usize)> = Vec::new();
+    let mut reported: HashSet<(usize, usize)> = HashSet::new();
     for i in 0..accesses.len() {
         for j in i..accesses.len() {
             let (a, b) = (&accesses[i], &accesses[j]);
@@ -298,18 +257,24 @@ fn check_loop<'p, 'db>(
             if pinned(a, b, own) {
                 continue;
             }
-            for k in [i, j] {
-                if points[k].is_none() {
-                    points[k] = Some(points_of(k));
-                }
+            let dims = a.view.indices.len().min(b.view.indices.len());
+            let mut found = races::overlap(outer, own, &side(a), &side(b), dims);
+            // What the search cannot decide, a small enough loop still can by enumeration.
+            let small = |x| space_size(x).is_some_and(|t| t <= RACE_BUDGET);
+            if found == Overlap::Undecided && small(a) && small(b) {
+                found = enumerated_overlap(outer, own, &side(a), &side(b), dims);
             }
-            let (Some(pi), Some(pj)) = (&points[i], &points[j]) else {
-                continue;
+            let (pa, pb, region) = match found {
+                Overlap::None => continue,
+                Overlap::Witness(pa, pb, region) => (pa, pb, region),
+                Overlap::Undecided => {
+                    reported.insert((i, j));
+                    let points = space_size(a).zip(space_size(b)).map(|(x, y)| x.max(y));
+                    out.push(undecided(kind, a, b, points, loop_span, call_site));
+                    continue;
+                }
             };
-            let Some((pa, pb, region)) = conflict(pi, pj) else {
-                continue;
-            };
-            reported.push((i, j));
+            reported.insert((i, j));
             let (write, other) = if b.write { (b, a) } else { (a, b) };
             let (pw, po) = if b.write { (&pb, &pa) } else { (&pa, &pb) };
             let code = if a.write && b.write {
@@ -376,6 +341,87 @@ fn check_loop<'p, 'db>(
     }
 }
 
+/// The overlap by enumerating both accesses' iteration spaces (each at most `RACE_BUDGET`
+/// points): what `races::overlap` decides without enumerating, and the proof of it in the
+/// property test.
+fn enumerated_overlap(
+    outer: &[(&str, u64)],
+    own: &[(&str, u64)],
+    a: &Side,
+    b: &Side,
+    dims: usize,
+) -> Overlap {
+    let points_of = |side: &Side| -> Vec<Point> {
+        let mut space: Vec<(&str, u64)> = outer.to_vec();
+        space.extend(own.iter().copied());
+        space.extend(side.inner.iter().copied());
+        let mut pts = Vec::new();
+        enumerate(&space, &mut vec![0; space.len()], 0, &mut |values| {
+            let env = |v: &str| space.iter().position(|(n, _)| *n == v).map(|i| values[i]);
+            let region: Option<Vec<Coord>> = side
+                .indices
+                .iter()
+                .map(|i| match i {
+                    ViewIndex::At(aff) => eval_affine(aff, &env).map(Coord::At),
+                    ViewIndex::Range(lo, hi) => Some(Coord::Range(*lo, *hi)),
+                })
+                .collect();
+            if let Some(region) = region {
+                let o = values[..outer.len()].to_vec();
+                let p = values[outer.len()..outer.len() + own.len()].to_vec();
+                pts.push((o, p, region));
+            }
+        });
+        pts.sort_unstable_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+        pts.dedup();
+        pts
+    };
+    match conflict(&points_of(a), &points_of(b), dims) {
+        Some((pa, pb, region)) => Overlap::Witness(pa, pb, region),
+        None => Overlap::None,
+    }
+}
+
+fn side<'x>(a: &'x Access) -> Side<'x> {
+    Side {
+        indices: &a.view.indices,
+        inner: &a.inner,
+    }
+}
+
+/// WSP306: a pair of accesses whose race neither the search nor enumeration decided.
+fn undecided<'db>(
+    kind: LoopKind,
+    a: &Access<'_, 'db>,
+    b: &Access<'_, 'db>,
+    points: Option<u64>,
+    loop_span: Span<'db>,
+    call_site: Option<Span<'db>>,
+) -> Diag<'db> {
+    let (write, other) = if a.write { (a, b) } else { (b, a) };
+    let loop_name = match kind {
+        LoopKind::Selected => "P.sel",
+        _ => "P",
+    };
+    let points = points.map_or("more than 2^64".to_string(), |n| n.to_string());
+    let message = format!(
+        "whether parallel iterations of this `{loop_name}` loop race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries, and the {points} iteration points of the loops around them are too many to enumerate; check the indices by hand or make the loop sequential",
+        write.view.tensor.name,
+        write.view.text(),
+        other.view.text(),
+        races::SEARCH_BUDGET
+    );
+    let mut d = Diag::new(Code::RaceUndecided, write.view.span, message);
+    if !std::ptr::eq(write.view, other.view) {
+        d = d.with_related(other.view.span, "the other access is here");
+    }
+    d = d.with_related(loop_span, "the parallel loop");
+    if let Some(site) = call_site {
+        d = d.with_related(site, "for this call");
+    }
+    d
+}
+
 fn enumerate(space: &[(&str, u64)], values: &mut Vec<i64>, i: usize, f: &mut impl FnMut(&[i64])) {
     if i == space.len() {
         f(values);
@@ -399,18 +445,15 @@ type Point = (Vec<i64>, Vec<i64>, Vec<Coord>);
 
 /// Two points of the two accesses in the same outer iteration, different iterations of the
 /// checked loop, whose regions overlap.
-fn conflict(a: &[Point], b: &[Point]) -> Option<(Vec<i64>, Vec<i64>, Vec<Coord>)> {
+fn conflict(a: &[Point], b: &[Point], dims: usize) -> Option<(Vec<i64>, Vec<i64>, Vec<Coord>)> {
     // Fast path: all coordinates are points; hash b's regions.
     let all_at = |pts: &[Point]| {
         pts.iter()
             .all(|(_, _, r)| r.iter().all(|c| matches!(c, Coord::At(_))))
     };
-    let dims = a
-        .first()
-        .map_or(0, |p| p.2.len())
-        .min(b.first().map_or(0, |p| p.2.len()));
     if all_at(a) && all_at(b) {
-        let mut seen: HashMap<(&[i64], &[Coord]), Vec<&[i64]>> = HashMap::new();
+        type Iterations<'x> = Vec<&'x [i64]>;
+        let mut seen: HashMap<(&[i64], &[Coord]), Iterations> = HashMap::new();
         for (o, p, r) in b {
             let e = seen.entry((o.as_slice(), &r[..dims])).or_default();
             if e.len() < 2 && !e.contains(&p.as_slice()) {
@@ -475,8 +518,9 @@ fn region_text(tensor: &str, region: &[Coord]) -> String {
 /// WSP305 over a set of plans: tensors read, never written by any task, and without `init`.
 pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut reads: Vec<&View<'db>> = Vec::new();
-    let mut written: Vec<&str> = Vec::new();
+    let mut written: HashSet<&str> = HashSet::new();
     for n in plans.iter().flat_map(|p| plan_nodes(p)) {
+        crate::work::step(1);
         match n {
             PlanNode::Task(t) => {
                 for a in &t.args {
@@ -485,7 +529,7 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
                     } = a
                     {
                         if direction.writes() {
-                            written.push(&view.tensor.name);
+                            written.insert(&view.tensor.name);
                         } else {
                             reads.push(view);
                         }
@@ -497,17 +541,17 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
         }
     }
     let mut out: Vec<Diag<'db>> = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
+    let mut done: HashSet<&str> = HashSet::new();
     for v in reads {
+        crate::work::step(1);
         let t = &v.tensor;
         if t.init.is_some()
             || t.origin != TensorOrigin::Declared
-            || written.contains(&t.name.as_str())
-            || done.contains(&t.name.as_str())
+            || written.contains(t.name.as_str())
+            || !done.insert(t.name.as_str())
         {
             continue;
         }
-        done.push(&t.name);
         out.push(
             Diag::new(
                 Code::ReadNeverWritten,
@@ -740,4 +784,87 @@ fn simulate<'db>(
     }
     d.message = format!("this pipeline deadlocks: {}", waits.join("; "));
     Some(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OUTER: [&str; 2] = ["o0", "o1"];
+    const OWN: [&str; 2] = ["p0", "p1"];
+    /// Both accesses name their inner loops alike: they are still different loops.
+    const INNER: [&str; 2] = ["k0", "k1"];
+
+    /// An index over the variables `names` a side sees.
+    fn index(names: Vec<&'static str>) -> impl Strategy<Value = ViewIndex> {
+        let n = names.len();
+        prop_oneof![
+            3 => (proptest::collection::vec(-3i64..=3, n), -3i64..=3).prop_map(move |(cs, k)| {
+                let mut terms: Vec<(String, i64)> = names
+                    .iter()
+                    .zip(cs)
+                    .filter(|(_, c)| *c != 0)
+                    .map(|(v, c)| (v.to_string(), c))
+                    .collect();
+                terms.sort();
+                ViewIndex::At(Affine { constant: k, terms })
+            }),
+            1 => (0i64..5, 1i64..4).prop_map(|(lo, w)| ViewIndex::Range(lo, lo + w)),
+        ]
+    }
+
+    type Case = (
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<ViewIndex>,
+        Vec<ViewIndex>,
+    );
+
+    /// Loops of up to two variables each (outer, checked, inner to each access), extents 0..4,
+    /// and the two accesses' indices.
+    fn case() -> impl Strategy<Value = Case> {
+        let extents = |lo| proptest::collection::vec(0u64..4, lo..=2);
+        (extents(0), extents(1), extents(0), extents(0)).prop_flat_map(|(o, p, ia, ib)| {
+            let seen = |inner: usize| {
+                let mut v: Vec<&'static str> = OUTER[..o.len()].to_vec();
+                v.extend(&OWN[..p.len()]);
+                v.extend(&INNER[..inner]);
+                v
+            };
+            let a = proptest::collection::vec(index(seen(ia.len())), 0..=3);
+            let b = proptest::collection::vec(index(seen(ib.len())), 0..=3);
+            (
+                Just(o.clone()),
+                Just(p.clone()),
+                Just(ia.clone()),
+                Just(ib.clone()),
+                a,
+                b,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The search decides every small loop, and as enumeration does: the same race, with
+        /// the same witness, or none.
+        #[test]
+        fn search_agrees_with_enumeration((o, p, ia, ib, xa, xb) in case()) {
+            let named = |names: &[&'static str], es: &[u64]| -> Vec<(&'static str, u64)> {
+                names.iter().copied().zip(es.iter().copied()).collect()
+            };
+            let (outer, own) = (named(&OUTER, &o), named(&OWN, &p));
+            let (inner_a, inner_b) = (named(&INNER, &ia), named(&INNER, &ib));
+            let a = Side { indices: &xa, inner: &inner_a };
+            let b = Side { indices: &xb, inner: &inner_b };
+            let dims = xa.len().min(xb.len());
+            let searched = races::overlap(&outer, &own, &a, &b, dims);
+            let enumerated = enumerated_overlap(&outer, &own, &a, &b, dims);
+            prop_assert_eq!(searched, enumerated);
+        }
+    }
 }

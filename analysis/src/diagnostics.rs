@@ -76,6 +76,7 @@ codes! {
     UnmatchedChannel = "WSP303", Warning, "channel sent but never consumed, or consumed but never sent";
     Deadlock = "WSP304", Error, "CSP deadlock";
     ReadNeverWritten = "WSP305", Warning, "tensor read but never written and has no `init`";
+    RaceUndecided = "WSP306", Warning, "race between parallel iterations not decided";
     LayoutConflict = "WSP401", Error, "incompatible layouts";
     MeshAxis = "WSP402", Error, "shard onto a mesh axis outside the spatial grid";
     NotEnforced = "WSP501", Warning, "schedule directive not fully enforced on the target";

@@ -7,7 +7,7 @@ use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
-use crate::names::{ModuleScope, module_scope, name_range, suggest};
+use crate::names::{ModuleScope, module_scope, name_index, name_range, suggest};
 use crate::schedules::{Directive, DirectiveDetail, DirectiveKind, Target};
 use crate::symbols::{Symbol, Use};
 use crate::types::{DType, shape_text};
@@ -233,7 +233,10 @@ impl<'db> Eval<'db> {
         let locals: Vec<&str> = self.locals.iter().map(|l| l.name.as_str()).collect();
         let candidates = locals
             .into_iter()
-            .chain(self.scope.names())
+            .chain(
+                self.scope
+                    .names_near(name_index(self.db, self.item.file(self.db)), name),
+            )
             .chain(Builtin::ALL.iter().map(|b| b.name()));
         let mut d = Diag::new(
             Code::UnknownName,

@@ -26,6 +26,7 @@ mod lower;
 mod names;
 pub use wsp_ir::ops;
 mod programs;
+mod races;
 pub mod schedules;
 mod symbols;
 mod types;

@@ -1378,18 +1378,32 @@ pub fn first_call_plan<'db>(
     db: &'db dyn salsa::Database,
     item: Item<'db>,
 ) -> &'db WorkloadPlan<'db> {
-    let file = item.file(db);
+    match first_calls(db, item.file(db)).get(&item) {
+        Some(&call) => &workload_instance(db, call).0,
+        None => workload_generic(db, item),
+    }
+}
+
+/// Each called workload's first call in the file, found in one pass over the items (inlay
+/// hints ask for every workload: a pass per workload made them workloads × items).
+#[salsa::tracked(returns(ref))]
+fn first_calls(
+    db: &dyn salsa::Database,
+    file: crate::files::File,
+) -> std::collections::HashMap<Item<'_>, WorkloadCall<'_>> {
+    let mut first = std::collections::HashMap::new();
     for &other in module_items(db, file) {
+        crate::work::step(1);
         if !matches!(other.kind(db), ItemKind::Assign | ItemKind::Expr) {
             continue;
         }
-        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value
-            && let Some(call) = calls(s).into_iter().find(|c| c.workload(db) == item)
-        {
-            return &workload_instance(db, call).0;
+        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value {
+            for call in calls(s) {
+                first.entry(call.workload(db)).or_insert(call);
+            }
         }
     }
-    workload_generic(db, item)
+    first
 }
 
 /// The number of tasks a plan makes when it is the same on every run: loops over static
