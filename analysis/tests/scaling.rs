@@ -6,17 +6,7 @@
 #[path = "../benches/common/statements.rs"]
 mod statements;
 
-use std::sync::Mutex;
-
 use wsp_analysis::{Code, Database, File, Workspace, file_diagnostics, work_steps};
-
-/// The step count is one for the process: each test here holds this while it runs, so that
-/// no other test's steps are counted in its own.
-static COUNTING: Mutex<()> = Mutex::new(());
-
-fn counting() -> std::sync::MutexGuard<'static, ()> {
-    COUNTING.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The steps and the diagnostics (by code) of checking a fresh file of `n` statements.
 fn check(n: usize) -> (u64, Vec<(Code, usize)>) {
@@ -39,7 +29,6 @@ fn check(n: usize) -> (u64, Vec<(Code, usize)>) {
 
 #[test]
 fn checking_work_grows_linearly_with_the_statements() {
-    let _counting = counting();
     let n = 3_000;
     let (small, small_diags) = check(n);
     let (large, large_diags) = check(4 * n);
@@ -72,7 +61,6 @@ fn checking_work_grows_linearly_with_the_statements() {
 /// away, though not every name is compared with it.
 #[test]
 fn a_large_module_still_suggests_the_name_one_edit_away() {
-    let _counting = counting();
     let mut text = String::from("from pto_wsp import *\n");
     for i in 0..5_000 {
         text.push_str(&format!("weight{i} = {i}\n"));
@@ -99,7 +87,6 @@ fn a_large_module_still_suggests_the_name_one_edit_away() {
 /// the file (each workload's hints show its first call's plan).
 #[test]
 fn inlay_hints_work_grows_linearly_with_the_workloads() {
-    let _counting = counting();
     let hints = |n: usize| {
         let mut text = String::from(
             "from pto_wsp import *\nF32 = DType.F32\nrows = Dense[4]\nX = Tensor((4, 16, 16), F32, init=randn(seed=1))\n",
@@ -132,7 +119,6 @@ fn inlay_hints_work_grows_linearly_with_the_workloads() {
 /// does work linear in the workloads: each read looks the tensor up among the written ones.
 #[test]
 fn checking_work_grows_linearly_with_the_workloads() {
-    let _counting = counting();
     let check = |n: usize| {
         let mut text = String::from(
             "from pto_wsp import *\nF32 = DType.F32\nrows = Dense[4]\nX = Tensor((4, 16, 16), F32)\n\n@kernel\ndef k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.exp(x))\n",
