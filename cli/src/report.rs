@@ -42,7 +42,8 @@ pub(crate) fn print_human(checked: &[Checked]) {
     } else {
         termcolor::ColorChoice::Never
     };
-    let mut out = termcolor::StandardStream::stdout(choice);
+    // Buffered: a file of many diagnostics is written in few system calls.
+    let mut out = termcolor::BufferedStandardStream::stdout(choice);
     let config = term::Config::default();
     let (mut errors, mut warnings) = (0, 0);
     for file in checked {
@@ -93,6 +94,7 @@ pub(crate) fn print_human(checked: &[Checked]) {
         plural(errors),
         plural(warnings)
     );
+    let _ = out.flush();
 }
 
 /// "12345 more diagnostics in f.wsp are not shown (the first 100 are)".
