@@ -14,11 +14,11 @@ F16 = DType.F16
 F32 = DType.F32
 tm = Dense[4]
 tk = Dense[{extent}]
-A = Tensor((4, {extent}, 64, 64), F16, init=randn(seed=1))
-C = Tensor((4, {twice}, 64, 64), F32, init=randn(seed=2))
+A = Tensor((4, {extent}, 4, 4), F16, init=randn(seed=1))
+C = Tensor((4, {twice}, 4, 4), F32, init=randn(seed=2))
 
 @kernel
-def mm(a: In[Tile[64, 64, F16]], c: InOut[Tile[64, 64, F32]]):
+def mm(a: In[Tile[4, 4, F16]], c: InOut[Tile[4, 4, F32]]):
     pto.store(c, pto.add(pto.cast(a, F32), pto.load(c)))
 
 @workload
