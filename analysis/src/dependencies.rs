@@ -8,12 +8,36 @@ use std::collections::{HashMap, HashSet};
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::Eval;
 use crate::races::{self, Coord, Overlap, Side};
-use crate::values::{TensorOrigin, View, ViewIndex};
+use crate::values::{AxisKind, TensorOrigin, View, ViewIndex};
 use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg, plan_nodes};
 use wsp_ir::Affine;
 
 /// The most iteration points enumeration decides a race over, when the search cannot.
 pub const RACE_BUDGET: u64 = 1 << 20;
+
+/// The extent a race is decided for, of a loop whose size is set at run time: a `DenseDyn`
+/// axis (its default is only one binding of many) or a row whose length is read from a
+/// tensor. Races only grow with a loop's size, and the search tries small iterations first, so
+/// no race under it means none in any run, and a witness is a race in every run that reaches
+/// those iterations.
+const RUN_TIME_EXTENT: u64 = 1 << 31;
+
+/// The extent `v` is checked over: its own when fixed, else `RUN_TIME_EXTENT`; `None` for a
+/// sparse selection whose rows are known only at run time (its variable takes the row's index
+/// values, which need not be distinct).
+fn race_extent(v: &LoopVar) -> Option<u64> {
+    match (v.axis_kind, v.extent) {
+        (AxisKind::DenseDyn, _) => Some(RUN_TIME_EXTENT),
+        (_, Some(e)) => Some(e),
+        (AxisKind::Sparse, None) => None,
+        (_, None) => Some(RUN_TIME_EXTENT),
+    }
+}
+
+/// Whether `v`'s size is set at run time, for messages.
+fn sized_at_run_time(v: &LoopVar) -> bool {
+    v.axis_kind == AxisKind::DenseDyn || v.extent.is_none()
+}
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
 /// checked).
@@ -82,7 +106,7 @@ fn walk_loops<'p, 'db>(
             } => {
                 let extents: Option<Vec<(&str, u64)>> = vars
                     .iter()
-                    .map(|v| v.extent.map(|e| (v.name.as_str(), e)))
+                    .map(|v| race_extent(v).map(|e| (v.name.as_str(), e)))
                     .collect();
                 if let Some(own) = &extents {
                     if *kind != LoopKind::Sequential {
@@ -114,7 +138,7 @@ fn walk_loops<'p, 'db>(
                 let lv = LoopVar {
                     name: var.clone(),
                     axis: String::new(),
-                    axis_kind: crate::values::AxisKind::Dense,
+                    axis_kind: AxisKind::Dense,
                     extent: Some(*e),
                     row: None,
                 };
@@ -175,7 +199,9 @@ fn collect_accesses<'p, 'db>(
             PlanNode::Loop { vars, body, .. } => {
                 let depth = inner.len();
                 for v in vars {
-                    let Some(e) = v.extent else { return false };
+                    let Some(e) = race_extent(v) else {
+                        return false;
+                    };
                     inner.push((v.name.as_str(), e));
                 }
                 let ok = collect_accesses(body, inner, out);
@@ -312,6 +338,17 @@ fn check_loop<'p, 'db>(
                     show(po)
                 )
             };
+            let mut message = message;
+            for (k, v) in vars.iter().enumerate() {
+                if let (true, Some(a), Some(b)) = (sized_at_run_time(v), pw.get(k), po.get(k)) {
+                    message.push_str(&format!(
+                        "; `{}` runs over `{}`, whose size is set at run time: this happens in every run where it has at least {} iterations",
+                        v.name,
+                        v.axis,
+                        a.max(b) + 1
+                    ));
+                }
+            }
             let mut d = Diag::new(code, write.view.span, message);
             if !std::ptr::eq(write.view, other.view) {
                 d = d.with_related(

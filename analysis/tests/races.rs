@@ -76,3 +76,39 @@ fn disjoint_tiles_of_four_million_iterations_are_no_race() {
         expect![[""]],
     );
 }
+
+/// A `DenseDyn` loop is decided for every size it may be bound to, not its default alone: the
+/// race of `X[i]` against `X[i + 8]` needs 9 iterations, one more than the default.
+#[test]
+fn a_run_time_sized_loop_is_decided_for_every_size() {
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+seq = DenseDyn(8)
+X = Tensor((64, 16, 16), F32)
+
+@kernel
+def bump(x: InOut[Tile[16, 16, F32]]):
+    pto.store(x, pto.load(x))
+
+@workload
+def dyn(seq):
+    for i in P(seq):
+        bump[i](x=X[i])
+        bump[i](x=X[i + 8])
+
+program = dyn(seq).compile(target="cpu_sim")
+"#;
+    check(
+        text.to_string(),
+        expect![[r#"
+            WSP302 `X[i]` is written by iteration (i=8) of this `P` loop and read as `X[i + 8]` by iteration (i=0): both touch `X[8]`, with no order between them; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations
+            WSP301 `X[i + 8]` is written by parallel iterations (i=0) and (i=8) of this `P` loop, which both write `X[8]`; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations
+            WSP302 `X[i + 8]` is written by iteration (i=0) of this `P` loop and read as `X[i]` by iteration (i=8): both touch `X[8]`, with no order between them; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations"#]],
+    );
+    // Tiles that never meet are no race at any size.
+    let disjoint = text
+        .replace("X[i]", "X[2 * i]")
+        .replace("X[i + 8]", "X[2 * i + 1]");
+    check(disjoint, expect![[""]]);
+}
