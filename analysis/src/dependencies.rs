@@ -15,28 +15,19 @@ use wsp_ir::Affine;
 /// The most iteration points enumeration decides a race over, when the search cannot.
 pub const RACE_BUDGET: u64 = 1 << 20;
 
-/// The extent a race is decided for, of a loop whose size is set at run time: a `DenseDyn`
-/// axis (its default is only one binding of many) or a row whose length is read from a
-/// tensor. Races only grow with a loop's size, and the search tries small iterations first, so
-/// no race under it means none in any run, and a witness is a race in every run that reaches
-/// those iterations.
+/// The extent a race is decided for over a `DenseDyn` axis, whose size is whatever a run binds
+/// (its default is one binding of many). Races only grow with a loop's size, and the search
+/// tries small iterations first, so no race under it means none at any binding, and a witness
+/// is a race at every binding that reaches those iterations.
 const RUN_TIME_EXTENT: u64 = 1 << 31;
 
-/// The extent `v` is checked over: its own when fixed, else `RUN_TIME_EXTENT`; `None` for a
-/// sparse selection whose rows are known only at run time (its variable takes the row's index
-/// values, which need not be distinct).
+/// The extent `v` is checked over; `None` for a row whose length is data read at run time (a
+/// ragged or sparse row from a tensor): the data bounds it, and only the run knows how.
 fn race_extent(v: &LoopVar) -> Option<u64> {
-    match (v.axis_kind, v.extent) {
-        (AxisKind::DenseDyn, _) => Some(RUN_TIME_EXTENT),
-        (_, Some(e)) => Some(e),
-        (AxisKind::Sparse, None) => None,
-        (_, None) => Some(RUN_TIME_EXTENT),
+    if v.axis_kind == AxisKind::DenseDyn {
+        return Some(RUN_TIME_EXTENT);
     }
-}
-
-/// Whether `v`'s size is set at run time, for messages.
-fn sized_at_run_time(v: &LoopVar) -> bool {
-    v.axis_kind == AxisKind::DenseDyn || v.extent.is_none()
+    v.extent
 }
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
@@ -340,9 +331,10 @@ fn check_loop<'p, 'db>(
             };
             let mut message = message;
             for (k, v) in vars.iter().enumerate() {
-                if let (true, Some(a), Some(b)) = (sized_at_run_time(v), pw.get(k), po.get(k)) {
+                let bound_at_run_time = v.axis_kind == AxisKind::DenseDyn;
+                if let (true, Some(a), Some(b)) = (bound_at_run_time, pw.get(k), po.get(k)) {
                     message.push_str(&format!(
-                        "; `{}` runs over `{}`, whose size is set at run time: this happens in every run where it has at least {} iterations",
+                        "; `{}` runs over `{}`, a `DenseDyn` axis: this happens at every binding of at least {} iterations",
                         v.name,
                         v.axis,
                         a.max(b) + 1

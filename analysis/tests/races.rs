@@ -102,9 +102,9 @@ program = dyn(seq).compile(target="cpu_sim")
     check(
         text.to_string(),
         expect![[r#"
-            WSP302 `X[i]` is written by iteration (i=8) of this `P` loop and read as `X[i + 8]` by iteration (i=0): both touch `X[8]`, with no order between them; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations
-            WSP301 `X[i + 8]` is written by parallel iterations (i=0) and (i=8) of this `P` loop, which both write `X[8]`; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations
-            WSP302 `X[i + 8]` is written by iteration (i=0) of this `P` loop and read as `X[i]` by iteration (i=8): both touch `X[8]`, with no order between them; `i` runs over `seq`, whose size is set at run time: this happens in every run where it has at least 9 iterations"#]],
+            WSP302 `X[i]` is written by iteration (i=8) of this `P` loop and read as `X[i + 8]` by iteration (i=0): both touch `X[8]`, with no order between them; `i` runs over `seq`, a `DenseDyn` axis: this happens at every binding of at least 9 iterations
+            WSP301 `X[i + 8]` is written by parallel iterations (i=0) and (i=8) of this `P` loop, which both write `X[8]`; `i` runs over `seq`, a `DenseDyn` axis: this happens at every binding of at least 9 iterations
+            WSP302 `X[i + 8]` is written by iteration (i=0) of this `P` loop and read as `X[i]` by iteration (i=8): both touch `X[8]`, with no order between them; `i` runs over `seq`, a `DenseDyn` axis: this happens at every binding of at least 9 iterations"#]],
     );
     // Tiles that never meet are no race at any size.
     let disjoint = text
