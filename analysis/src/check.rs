@@ -13,7 +13,7 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::programs::{calls, program_checks};
+use crate::programs::{calls, program_checks, tensor_size_checks};
 use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, workload_generic, workload_instance, workload_params};
 
@@ -41,6 +41,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }
     }
+    diags.extend(tensor_size_checks(db, file).iter().cloned());
     diags.extend(file_dependencies(db, file).iter().cloned());
 
     let offsets: HashMap<Item, TextSize> = items

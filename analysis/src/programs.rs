@@ -7,6 +7,7 @@ use wsp_syntax::ast::{self, AstNode};
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, item_value};
+use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
 use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value, WorkloadCall};
@@ -89,15 +90,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut targets: Vec<Target> = Vec::new();
-    if let Some(CompileTarget { target: t, .. }) = s.target {
-        targets.push(t);
-    }
-    for t in item.file(db).workspace(db).extra_targets(db) {
-        if !targets.contains(t) {
-            targets.push(*t);
-        }
-    }
+    let targets = program_targets(db, item, s);
     for d in &s.directives {
         for &t in &targets {
             let what = d.kind.spelling();
@@ -121,7 +114,6 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             }
         }
     }
-    out.extend(tensor_sizes(db, item, s, &targets));
     // Keys use task fields.
     let mut fields: Vec<String> = Vec::new();
     let mut tensors = Vec::new();
@@ -224,35 +216,61 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     out
 }
 
-/// WSP505: every tensor of the file is resident in the program's memory for the whole run (the
-/// lowered program holds them all), so each must fit in the memory of each target: the NPU's
-/// global memory, or for cpu_sim the host's (`wsp_ir::memory`, which the runtime reads too).
-fn tensor_sizes<'db>(
+/// The targets a program is checked for: the one it compiles for, then the workspace's.
+fn program_targets<'db>(
     db: &'db dyn salsa::Database,
     item: Item<'db>,
     s: &Schedule<'db>,
-    targets: &[Target],
-) -> Vec<Diag<'db>> {
+) -> Vec<Target> {
+    let mut targets: Vec<Target> = Vec::new();
+    if let Some(CompileTarget { target: t, .. }) = s.target {
+        targets.push(t);
+    }
+    for t in item.file(db).workspace(db).extra_targets(db) {
+        if !targets.contains(t) {
+            targets.push(*t);
+        }
+    }
+    targets
+}
+
+/// WSP505: every tensor of the file is resident in a program's memory for the whole run (the
+/// lowered program holds them all), so each must fit in the memory of each target a program is
+/// checked for: the NPU's global memory, or for cpu_sim the host's (`wsp_ir::memory`, which the
+/// runtime reads too). One query for the file, not one per program: a per-program pass over
+/// every item made each edit verify programs × items dependencies.
+#[salsa::tracked(returns(ref))]
+pub fn tensor_size_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
+    // Each target, with the first program checked for it.
+    let mut targets: Vec<(Target, Span)> = Vec::new();
+    let mut tensors = Vec::new();
+    for &item in module_items(db, file) {
+        if !matches!(item.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            continue;
+        }
+        match &item_value(db, item).value {
+            Value::Program(s) => {
+                let compiled = s.target.as_ref().map_or(
+                    Span {
+                        item,
+                        range: Default::default(),
+                    },
+                    |c| c.span,
+                );
+                for t in program_targets(db, item, s) {
+                    if !targets.iter().any(|(k, _)| *k == t) {
+                        targets.push((t, compiled));
+                    }
+                }
+            }
+            Value::Tensor(t) if t.name == *item.name(db) => tensors.push(t),
+            _ => {}
+        }
+    }
     let mut out = Vec::new();
-    let compiled = s.target.as_ref().map_or(
-        Span {
-            item,
-            range: Default::default(),
-        },
-        |c| c.span,
-    );
-    for &other in module_items(db, item.file(db)) {
-        if other.kind(db) != ItemKind::Assign {
-            continue;
-        }
-        let Value::Tensor(t) = &item_value(db, other).value else {
-            continue;
-        };
-        if t.name != *other.name(db) {
-            continue;
-        }
+    for t in tensors {
         let bytes = memory::tensor_bytes(&t.shape, t.dtype);
-        for &target in targets {
+        for &(target, compiled) in &targets {
             if bytes.is_some_and(|b| b <= target.memory_bytes()) {
                 continue;
             }
