@@ -78,10 +78,17 @@ fn both_parsers_reject_invalid_fixtures() {
     }
 }
 
-/// The Python that judges: the test venv's (`WSP_TEST_PYTHON`, set by `cargo xtask test`), or
-/// `python3`.
-fn python() -> String {
-    std::env::var("WSP_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string())
+/// What `SCRIPT` prints when run by the Python that judges: the test venv's
+/// (`WSP_TEST_PYTHON`, set by `cargo xtask test`), or `python3`.
+fn run_python(script: &str) -> Vec<u8> {
+    let python = std::env::var("WSP_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let out = Command::new(python)
+        .args(["-c", script])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("python3 must be installed to check conformance with Python's parser");
+    assert!(out.status.success(), "the Python side of the test failed");
+    out.stdout
 }
 
 /// Every `.py` file of the judging Python's standard library (its `site-packages` aside, which
@@ -111,13 +118,7 @@ for dirpath, dirnames, filenames in os.walk(root):
             verdict = f"error: {type(e).__name__}: {e}"
         print(path + "\t" + verdict.replace("\n", " ").replace("\t", " "))
 "#;
-    let out = Command::new(python())
-        .args(["-c", SCRIPT])
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("python3 must be installed to check conformance with Python's parser");
-    assert!(out.status.success(), "the stdlib walk failed");
-    String::from_utf8(out.stdout)
+    String::from_utf8(run_python(SCRIPT))
         .expect("UTF-8 paths")
         .lines()
         .map(|line| {
@@ -218,14 +219,8 @@ for name, gen in gens.items():
         cases.append([f"{name} {n}", text, ok])
 json.dump(cases, sys.stdout)
 "#;
-    let out = Command::new(python())
-        .args(["-c", SCRIPT])
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success());
     let cases: Vec<(String, String, bool)> =
-        serde_json::from_slice(&out.stdout).expect("cases as JSON");
+        serde_json::from_slice(&run_python(SCRIPT)).expect("cases as JSON");
     let mut wrong = Vec::new();
     for (name, text, python_ok) in &cases {
         let ours = wsp_syntax::parse(text);
@@ -304,14 +299,8 @@ for path in files:
         cases.append([path, t, verdict])
 json.dump(cases, sys.stdout)
 "##;
-    let out = Command::new(python())
-        .args(["-c", SCRIPT])
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success());
     let cases: Vec<(String, String, Option<String>)> =
-        serde_json::from_slice(&out.stdout).expect("cases as JSON");
+        serde_json::from_slice(&run_python(SCRIPT)).expect("cases as JSON");
     assert_eq!(cases.len(), 1000);
     let rejected = cases.iter().filter(|c| c.2.is_some()).count();
     let wrong: Vec<String> = cases

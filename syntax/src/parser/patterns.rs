@@ -141,17 +141,20 @@ fn pattern(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         }
         let m = alt.precede(p);
         p.bump();
-        if p.at_contextual("_") {
-            p.error("cannot use `_` as a target".to_string());
-            p.bump();
-        } else if !p.eat(NAME) {
-            let found = p.found();
-            p.error(format!(
-                "invalid pattern target: expected a name, found {found}"
-            ));
-        }
+        capture_target(p, "`as`");
         Some(m.complete(p, AS_PATTERN))
     })
+}
+
+/// The name a pattern binds after `as` or `**`: any name but `_`.
+fn capture_target(p: &mut Parser<'_>, after: &str) {
+    if p.at_contextual("_") {
+        p.error("cannot use `_` as a target".to_string());
+        p.bump();
+    } else if !p.eat(NAME) {
+        let found = p.found();
+        p.error(format!("expected a name after {after}, found {found}"));
+    }
 }
 
 /// `closed ('|' closed)*`
@@ -362,13 +365,7 @@ fn mapping_pattern(p: &mut Parser<'_>) -> CompletedMarker {
             rest_seen = true;
             let d = p.start();
             p.bump();
-            if p.at_contextual("_") {
-                p.error("cannot use `_` as a target".to_string());
-                p.bump();
-            } else if !p.eat(NAME) {
-                let found = p.found();
-                p.error(format!("expected a name after `**`, found {found}"));
-            }
+            capture_target(p, "`**`");
             d.complete(p, DOUBLE_STAR_PATTERN);
         } else if !key_value(p) {
             break;
