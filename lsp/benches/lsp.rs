@@ -11,50 +11,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "common/attention.rs"]
+mod attention;
+
 const LINES: usize = 10_000;
 const EDITS: usize = 200;
 /// Edits that make and then fix a syntax error, measured apart.
 const BREAKING_EDITS: usize = 100;
 const GOAL_P99_MS: f64 = 20.0;
 
-const HEADER: &str = r#""""A generated attention-style program for the language server benchmark."""
-from pto_wsp import *
-
-F32 = DType.F32
-heads = Dense[8]
-blocks = Dense[4]
-Q = Tensor((8, 4, 32, 64), F32, init=randn(seed=3))
-K = Tensor((8, 4, 32, 64), F32, init=randn(seed=4))
-"#;
-
-/// A score kernel and its workload (20 lines); `{i}` makes the names unique. The benchmark's
-/// edits flip `pto.exp` and `pto.log` in one of these.
-const BLOCK: &str = r#"
-S{i} = Tensor((8, 4, 32, 32), F32)
-
-
-@kernel
-def scores{i}(q: In[Tile[32, 64, F32]], k: In[Tile[32, 64, F32]], s: Out[Tile[32, 32, F32]]):
-    logits = pto.matmul(q, pto.transpose(k))
-    shifted = pto.sub(logits, pto.rowmax(logits))
-    pto.store(s, pto.exp(shifted))
-
-
-@workload
-def attend{i}(heads, blocks):
-    for h in P(heads):
-        for b in P.seq(blocks):
-            scores{i}[h, b](q=Q[h, b], k=K[h, b], s=S{i}[h, b])
-
-
-program{i} = attend{i}(heads, blocks).compile(target="cpu_sim")
-"#;
-
 fn program() -> String {
-    let mut text = HEADER.to_string();
+    let mut text = attention::HEADER.to_string();
     let mut i = 0;
     while text.lines().count() < LINES {
-        text.push_str(&BLOCK.replace("{i}", &i.to_string()));
+        text.push_str(&attention::block(i));
         i += 1;
     }
     text

@@ -2,6 +2,8 @@
 //! documents interleave: an edit to one document cancels the analysis of another in flight,
 //! and that analysis must run again rather than be dropped.
 
+#[path = "../benches/common/attention.rs"]
+mod attention;
 mod common;
 
 use std::collections::HashMap;
@@ -18,40 +20,10 @@ const GAP: Duration = Duration::from_millis(50);
 /// Kernels in each document: enough that a whole re-check outlasts the gap in a debug build.
 const BLOCKS: usize = 150;
 
-const HEADER: &str = "from pto_wsp import *
-
-F32 = DType.F32
-heads = Dense[8]
-blocks = Dense[4]
-Q = Tensor((8, 4, 32, 64), F32, init=randn(seed=3))
-K = Tensor((8, 4, 32, 64), F32, init=randn(seed=4))
-";
-
-const BLOCK: &str = "
-S{i} = Tensor((8, 4, 32, 32), F32)
-
-
-@kernel
-def scores{i}(q: In[Tile[32, 64, F32]], k: In[Tile[32, 64, F32]], s: Out[Tile[32, 32, F32]]):
-    logits = pto.matmul(q, pto.transpose(k))
-    shifted = pto.sub(logits, pto.rowmax(logits))
-    pto.store(s, pto.exp(shifted))
-
-
-@workload
-def attend{i}(heads, blocks):
-    for h in P(heads):
-        for b in P.seq(blocks):
-            scores{i}[h, b](q=Q[h, b], k=K[h, b], s=S{i}[h, b])
-
-
-program{i} = attend{i}(heads, blocks).compile(target=\"cpu_sim\")
-";
-
 fn program() -> String {
-    let mut text = HEADER.to_string();
+    let mut text = attention::HEADER.to_string();
     for i in 0..BLOCKS {
-        text.push_str(&BLOCK.replace("{i}", &i.to_string()));
+        text.push_str(&attention::block(i));
     }
     text
 }
