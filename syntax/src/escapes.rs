@@ -41,12 +41,9 @@ impl<'a> Literal<'a> {
     }
 }
 
-/// Checks a string token (not an f-string's fields: `fstring` calls [`escape`] on its literal
-/// parts) that starts at `at`.
-pub(crate) fn check(token: &str, at: TextSize, errors: &mut Vec<SyntaxError>) {
-    let Some(lit) = Literal::of(token) else {
-        return;
-    };
+/// Checks the string literal `lit` of the token at `at` (an f-string's fields aside: `fstring`
+/// calls [`escape`] on its literal parts).
+pub(crate) fn check(lit: &Literal<'_>, at: TextSize, errors: &mut Vec<SyntaxError>) {
     let base = at + TextSize::from(lit.body_start as u32);
     let range = |start: usize, end: usize| {
         TextRange::new(

@@ -16,12 +16,8 @@ const MAX_BRACKETS: usize = 200;
 /// What Python's tokenizer skips between tokens.
 const WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
-/// Checks the f-string token `text` that starts at `at`; appends what Python would reject.
-pub(crate) fn check(text: &str, at: TextSize, errors: &mut Vec<SyntaxError>) {
-    // An unterminated string is the lexer's error already.
-    let Some(lit) = Literal::of(text) else {
-        return;
-    };
+/// Checks `lit`, of the token at `at`, if it is an f-string; appends what Python would reject.
+pub(crate) fn check(lit: &Literal<'_>, at: TextSize, errors: &mut Vec<SyntaxError>) {
     if !lit.formatted {
         return;
     }

@@ -346,8 +346,11 @@ fn check_string_parts(node: Node<'_>, errors: &mut Vec<SyntaxError>) {
         .tokens()
         .filter(|(t, _)| SyntaxKind::from_raw(t.kind().0) == STRING)
     {
-        crate::escapes::check(t.text(), at, errors);
-        crate::fstring::check(t.text(), at, errors);
+        // An unterminated string is the lexer's error already.
+        if let Some(lit) = crate::escapes::Literal::of(t.text()) {
+            crate::escapes::check(&lit, at, errors);
+            crate::fstring::check(&lit, at, errors);
+        }
     }
     let first_bytes = is_bytes(first);
     if let Some((other, at)) = parts.find(|(t, _)| is_bytes(t) != first_bytes) {
