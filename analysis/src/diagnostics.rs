@@ -166,6 +166,19 @@ pub fn shown(diagnostics: &[Diagnostic]) -> (&[Diagnostic], usize) {
     (&diagnostics[..n], diagnostics.len() - n)
 }
 
+/// The note of the diagnostics `shown` leaves out: "150 more diagnostics in FILE are not
+/// shown (the first 100 are)", the file named by `file`.
+pub fn not_shown(hidden: usize, file: &str) -> String {
+    let (s, are) = if hidden == 1 {
+        ("", "is")
+    } else {
+        ("s", "are")
+    };
+    format!(
+        "{hidden} more diagnostic{s} in {file} {are} not shown (the first {SHOWN_PER_FILE} are)"
+    )
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FileFix {
     pub title: String,

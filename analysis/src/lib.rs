@@ -40,7 +40,9 @@ pub use crate::completion::{
     Completion, CompletionKind, SignatureHelp, completions, signature_help,
 };
 pub use crate::db::Database;
-pub use crate::diagnostics::{Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, shown};
+pub use crate::diagnostics::{
+    Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,
+};
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, highlights};
 pub use crate::hover::{Hover, hover};

@@ -97,15 +97,8 @@ pub(crate) fn print_human(checked: &[Checked]) {
     let _ = out.flush();
 }
 
-/// "12345 more diagnostics in f.wsp are not shown (the first 100 are)".
 fn not_shown(file: &Checked, hidden: usize) -> String {
-    format!(
-        "{hidden} more diagnostic{} in {} {} not shown (the first {} are)",
-        plural(hidden),
-        file.path.display(),
-        if hidden == 1 { "is" } else { "are" },
-        wsp_analysis::SHOWN_PER_FILE
-    )
+    wsp_analysis::not_shown(hidden, &file.path.display().to_string())
 }
 
 /// The diagnostics of a file for the machine-readable formats, with the note of those left out

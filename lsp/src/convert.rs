@@ -89,12 +89,7 @@ pub fn diagnostics(all: &[wsp_analysis::Diagnostic], lines: &Lines, uri: &Uri) -
             range: lines.range(first_hidden.range),
             severity: Some(DiagnosticSeverity::INFORMATION),
             source: Some("wsp".into()),
-            message: format!(
-                "{hidden} more diagnostic{} in this file {} not shown (the first {} are)",
-                if hidden == 1 { "" } else { "s" },
-                if hidden == 1 { "is" } else { "are" },
-                wsp_analysis::SHOWN_PER_FILE
-            ),
+            message: wsp_analysis::not_shown(hidden, "this file"),
             ..Diagnostic::default()
         });
     }
