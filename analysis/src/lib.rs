@@ -47,7 +47,8 @@ pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, highlights};
 pub use crate::hover::{Hover, hover};
 pub use crate::inlay_hints::{InlayHint, InlayKind, inlay_hints};
-pub use crate::lower::{Action, LoweredFile, lower_file, lower_program};
+pub use crate::lower::{LoweredFile, lower_file, lower_program};
+pub use wsp_ir::{Action, Shown};
 pub use crate::schedules::Target;
 pub use crate::symbols::{
     FileSymbol, NameRef, SymbolKind, file_symbols, name_at, references, rename,

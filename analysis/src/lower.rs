@@ -5,7 +5,8 @@
 use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
 use wsp_ir::plan::{self as ir_plan, Node};
 use wsp_ir::schedule::{Dispatch, Timing};
-use wsp_ir::{Directive as IrDirective, Program, Symbol};
+use wsp_ir::{Action, Directive as IrDirective, Program, Shown, Symbol};
+use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 use crate::diagnostics::Severity;
@@ -23,20 +24,11 @@ use crate::workloads::{PlanNode, TaskArg, workload_instance};
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoweredFile {
     pub programs: Vec<Program>,
-    /// `program.execute(seq=16)` and `save_npy(Y, "y.npy")`, in file order.
-    pub actions: Vec<Action>,
-}
-
-/// A top-level statement the runtime carries out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// `NAME.execute(symbol=value, ...)`
-    Execute {
-        program: String,
-        bindings: Vec<(String, u64)>,
-    },
-    /// `save_npy(T, "path")`; the path is relative to the `.wsp` file's folder.
-    SaveNpy { tensor: String, path: String },
+    /// `program.execute(seq=16)`, `print(...)`, `save_npy(Y, "y.npy")` and bare expressions, in
+    /// file order, each with its statement's range (a notebook runs one cell's).
+    pub actions: Vec<(TextRange, Action)>,
+    /// Every tensor the file declares or derives, as each program carries them.
+    pub tensors: Vec<ir_plan::Tensor>,
 }
 
 /// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
@@ -50,18 +42,55 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
     }
     let mut programs = Vec::new();
     let mut actions = Vec::new();
-    for &item in module_items(db, file) {
+    let offsets = item_offsets(db, file);
+    for (&item, &start) in module_items(db, file).iter().zip(offsets) {
         match item.kind(db) {
             ItemKind::Assign => {
                 if let Some(p) = lower_program(db, item) {
                     programs.push(p.clone());
                 }
             }
-            ItemKind::Expr => actions.extend(action(db, item)),
+            ItemKind::Expr => {
+                if let Some(a) = action(db, item) {
+                    let len = item.syntax(db).text_range().len();
+                    actions.push((TextRange::at(start, len), a));
+                }
+            }
             _ => {}
         }
     }
-    Some(LoweredFile { programs, actions })
+    Some(LoweredFile {
+        programs,
+        actions,
+        tensors: file_tensors(db, file),
+    })
+}
+
+/// The tensors a file binds, in file order.
+fn file_tensors(db: &dyn salsa::Database, file: File) -> Vec<ir_plan::Tensor> {
+    module_items(db, file)
+        .iter()
+        .filter(|item| item.kind(db) == ItemKind::Assign)
+        .filter_map(|&item| match &item_value(db, item).value {
+            Value::Tensor(t) if t.name == *item.name(db) => Some(ir_plan::Tensor {
+                name: t.name.clone(),
+                shape: t.shape.clone(),
+                dtype: t.dtype,
+                layout: t.layout.clone(),
+                init: t.init.clone(),
+                origin: match &t.origin {
+                    crate::values::TensorOrigin::Declared => ir_plan::TensorOrigin::Declared,
+                    crate::values::TensorOrigin::Derived { op, source } => {
+                        ir_plan::TensorOrigin::Derived {
+                            op: op.to_string(),
+                            source: source.clone(),
+                        }
+                    }
+                },
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The program an item binds, lowered: `NAME = workload(...).....compile(target=...)`.
@@ -78,7 +107,7 @@ pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Opti
         .iter()
         .map(|&call| lower_workload(db, call, &mut kernels))
         .collect();
-    let mut tensors = Vec::new();
+    let tensors = file_tensors(db, file);
     let mut axes = Vec::new();
     let mut channels = Vec::new();
     for &other in module_items(db, file) {
@@ -87,22 +116,6 @@ pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Opti
         }
         let name = other.name(db);
         match &item_value(db, other).value {
-            Value::Tensor(t) if t.name == *name => tensors.push(ir_plan::Tensor {
-                name: t.name.clone(),
-                shape: t.shape.clone(),
-                dtype: t.dtype,
-                layout: t.layout.clone(),
-                init: t.init.clone(),
-                origin: match &t.origin {
-                    crate::values::TensorOrigin::Declared => ir_plan::TensorOrigin::Declared,
-                    crate::values::TensorOrigin::Derived { op, source } => {
-                        ir_plan::TensorOrigin::Derived {
-                            op: op.to_string(),
-                            source: source.clone(),
-                        }
-                    }
-                },
-            }),
             Value::Axis(a) if a.name == *name => axes.push(ir_plan::Axis {
                 name: a.name.clone(),
                 kind: a.kind,
@@ -378,15 +391,24 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
         .collect()
 }
 
-/// `program.execute(seq=16)` (the program's name and the symbols bound) or
-/// `save_npy(T, "path")`.
+/// What a top-level expression statement does when the file runs: `program.execute(seq=16)`
+/// (the program's name and the symbols bound), `save_npy(T, "path")`, `print(...)`, or, for
+/// any other expression, its value to show.
 fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
         return None;
     };
-    let Some(Expr::CallExpr(c)) = s.expr() else {
-        return None;
+    let expr = s.expr()?;
+    let Expr::CallExpr(c) = &expr else {
+        return Some(Action::Show(shown(&mut Eval::new(db, item), &expr)));
     };
+    if let Some(Expr::NameExpr(callee)) = c.callee()
+        && callee.text() == "print"
+    {
+        let mut eval = Eval::new(db, item);
+        let args = c.args().filter_map(|a| a.value());
+        return Some(Action::Print(args.map(|a| shown(&mut eval, &a)).collect()));
+    }
     if let Some(Expr::NameExpr(callee)) = c.callee()
         && callee.text() == "save_npy"
     {
@@ -431,4 +453,85 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
         })
         .collect();
     Some(Action::Execute { program, bindings })
+}
+
+/// A printed or shown value: `program.stats` and its fields and tensors are read when the
+/// statement runs; anything else is known now and shown as Python's `str()` shows it.
+fn shown(eval: &mut Eval<'_>, e: &Expr) -> Shown {
+    // `program.stats` and `program.stats.FIELD`, by their syntax once the value is checked.
+    let stats_of = |e: &Expr| match e {
+        Expr::AttributeExpr(a) if a.attr().is_some_and(|n| n.text() == "stats") => {
+            match a.receiver() {
+                Some(Expr::NameExpr(p)) => Some(p.text().to_string()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match eval.expr(e) {
+        Value::Stats => {
+            if let Some(program) = stats_of(e) {
+                return Shown::Stats { program };
+            }
+            if let Expr::AttributeExpr(a) = e
+                && let (Some(inner), Some(field)) = (a.receiver(), a.attr())
+                && let Some(program) = stats_of(&inner)
+            {
+                return Shown::StatsField {
+                    program,
+                    field: field.text().to_string(),
+                };
+            }
+            Shown::Text("<stats>".into())
+        }
+        Value::Tensor(t) => Shown::Tensor(t.name.clone()),
+        v => Shown::Text(python_str(&v)),
+    }
+}
+
+/// Python's `str()` of a checked value; what has no Python text (a kernel, an axis) is shown
+/// as Python shows an object, by what it is.
+fn python_str(v: &Value<'_>) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        other => python_repr(other),
+    }
+}
+
+fn python_repr(v: &Value<'_>) -> String {
+    let items = |vs: &[Value<'_>]| vs.iter().map(python_repr).collect::<Vec<_>>().join(", ");
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => python_float(f.0),
+        Value::Str(s) => format!("{s:?}").replace('"', "'"),
+        Value::Tuple(vs) if vs.len() == 1 => format!("({},)", items(vs)),
+        Value::Tuple(vs) => format!("({})", items(vs)),
+        Value::List(vs) => format!("[{}]", items(vs)),
+        Value::DType(d) => format!("DType.{}", d.name().to_uppercase()),
+        other => format!("<{}>", other.describe()),
+    }
+}
+
+/// Python's `repr(float)`: the shortest digits that read back the same, in positional notation
+/// for exponents -4 to 15 and scientific otherwise (`1e-06`, `1e+16`, `0.0001`, `2.0`).
+fn python_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // `{:e}` gives Rust's shortest round-trip digits: "1.5e-7".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..16).contains(&exp) {
+        let text = format!("{f}");
+        if text.contains('.') { text } else { format!("{text}.0") }
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    }
 }

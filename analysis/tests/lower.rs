@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use expect_test::expect_file;
-use wsp_analysis::{Action, Database, File, Workspace, lower_file};
+use wsp_analysis::{Action, Database, File, Shown, Workspace, lower_file};
 
 fn lower(name: &str, text: &str) -> Option<wsp_analysis::LoweredFile> {
     let db = Database::default();
@@ -40,7 +40,7 @@ fn examples_lower_to_ir() {
             assert_eq!(&back, p, "{name}: the JSON round trip changed the IR");
             let _ = write!(out, "{p}");
         }
-        for action in &lowered.actions {
+        for (_, action) in &lowered.actions {
             let _ = match action {
                 Action::Execute { program, bindings } => {
                     let binds: Vec<String> =
@@ -48,6 +48,7 @@ fn examples_lower_to_ir() {
                     writeln!(out, "execute {program}({})", binds.join(", "))
                 }
                 Action::SaveNpy { tensor, path } => writeln!(out, "save_npy {tensor} {path:?}"),
+                other => writeln!(out, "{other:?}"),
             };
         }
         let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -130,10 +131,29 @@ program = run(seq).compile(target="cpu_sim")
 program.execute(seq=16)
 save_npy(Y, "out/y.npy")
 program.execute()
+print(program.stats, program.stats.total_cycles, Y, "n =", 3, 1e-6, 2.0, (1,), None)
+Y
 "#;
     let lowered = lower("actions.wsp", text).expect("no errors");
+    let actions: Vec<Action> = lowered.actions.iter().map(|(_, a)| a.clone()).collect();
+    let texts: Vec<&str> = lowered
+        .actions
+        .iter()
+        .map(|(r, _)| &text[std::ops::Range::<usize>::from(*r)])
+        .collect();
     assert_eq!(
-        lowered.actions,
+        texts,
+        [
+            "program.execute(seq=16)",
+            "save_npy(Y, \"out/y.npy\")",
+            "program.execute()",
+            "print(program.stats, program.stats.total_cycles, Y, \"n =\", 3, 1e-6, 2.0, (1,), None)",
+            "Y"
+        ]
+    );
+    let text = |t: &str| Shown::Text(t.into());
+    assert_eq!(
+        actions,
         [
             Action::Execute {
                 program: "program".into(),
@@ -147,6 +167,23 @@ program.execute()
                 program: "program".into(),
                 bindings: vec![]
             },
+            Action::Print(vec![
+                Shown::Stats {
+                    program: "program".into()
+                },
+                Shown::StatsField {
+                    program: "program".into(),
+                    field: "total_cycles".into()
+                },
+                Shown::Tensor("Y".into()),
+                text("n ="),
+                text("3"),
+                text("1e-06"),
+                text("2.0"),
+                text("(1,)"),
+                text("None"),
+            ]),
+            Action::Show(Shown::Tensor("Y".into())),
         ]
     );
 }

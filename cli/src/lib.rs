@@ -79,7 +79,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         }
         Command::Lsp => lsp(),
-        Command::Exec => child::exec_child(),
+        Command::Exec => wsp_runtime::process::serve(),
     }
 }
 

@@ -11,7 +11,7 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use wsp_analysis::{Action as LoweredAction, Database, File, Severity, Workspace};
+use wsp_analysis::{Database, File, Severity, Workspace};
 use wsp_codegen::BuildError;
 use wsp_runtime::{Action, Job};
 
@@ -191,20 +191,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         .unwrap_or_else(|| PathBuf::from("."));
     let job = Job {
         programs,
-        actions: lowered
-            .actions
-            .iter()
-            .map(|a| match a {
-                LoweredAction::Execute { program, bindings } => Action::Execute {
-                    program: program.clone(),
-                    bindings: bindings.clone(),
-                },
-                LoweredAction::SaveNpy { tensor, path } => Action::SaveNpy {
-                    tensor: tensor.clone(),
-                    path: path.clone(),
-                },
-            })
-            .collect(),
+        actions: lowered.actions.iter().map(|(_, a)| a.clone()).collect(),
         base_dir,
         bindings,
         workers: args.workers,
@@ -212,6 +199,9 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         target,
         dump_tensors: args.dump_tensors.clone(),
         index_launches: !args.no_index_launches,
+        tensors: Vec::new(),
+        initial_values: None,
+        compile_time_ms,
     };
     if !job
         .actions
@@ -234,6 +224,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(1));
         }
     };
+    print!("{}", report.output);
     let stats = Stats {
         task_count: report.task_count,
         total_cycles: report.total_cycles,

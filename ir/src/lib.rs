@@ -6,6 +6,7 @@
 //! workload call's plan (loops and their kinds, predicates and keys as `ScalarExpr`, tasks
 //! with views as affine maps of loop variables), their composition, and the schedule.
 
+mod actions;
 mod affine;
 pub mod kernel;
 pub mod memory;
@@ -18,6 +19,7 @@ mod types;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::actions::{Action, Shown};
 pub use crate::affine::Affine;
 pub use crate::kernel::Kernel;
 pub use crate::plan::{Axis, Channel, Composite, Tensor, Workload};

@@ -6,6 +6,8 @@ mod enumerate;
 pub mod exec;
 pub mod fault;
 pub mod files;
+pub mod preview;
+pub mod process;
 mod graph;
 mod run;
 pub mod sim;
@@ -50,19 +52,19 @@ pub struct Job {
     /// Whether a `P` loop may run as one index launch (see `enumerate`); off enumerates every
     /// task, for comparison.
     pub index_launches: bool,
+    /// Tensors to hold beside the programs' (a notebook's, which a later cell may run).
+    #[serde(default)]
+    pub tensors: Vec<wsp_ir::Tensor>,
+    /// A folder of `NAME.npy` values a tensor starts from instead of its `init` (a notebook's
+    /// tensors, kept between runs). A file whose shape or dtype differs is an error.
+    #[serde(default)]
+    pub initial_values: Option<PathBuf>,
+    /// The front end's compile time, for `program.stats`.
+    #[serde(default)]
+    pub compile_time_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub enum Action {
-    Execute {
-        program: String,
-        bindings: Vec<(String, u64)>,
-    },
-    SaveNpy {
-        tensor: String,
-        path: String,
-    },
-}
+pub use wsp_ir::{Action, Shown};
 
 /// What a run measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -80,6 +82,13 @@ pub struct Report {
     /// process that asked for the run can tell how long start-up took.
     pub began: Option<std::time::SystemTime>,
     pub executions: Vec<ExecutionReport>,
+    /// What `print(...)` printed, in order.
+    pub output: String,
+    /// The simulated part: its name and clock.
+    pub target: String,
+    pub clock_ghz: f64,
+    /// Its cube and vector cores.
+    pub cores: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,6 +96,22 @@ pub struct ExecutionReport {
     pub program: String,
     pub task_count: u64,
     pub total_cycles: u64,
+    /// Cycles cores spent running this execution's tasks, summed over cores.
+    pub busy_core_cycles: u64,
+    /// Wall-clock time enumerating and running this execution's tasks.
+    pub execute_time_ms: f64,
+}
+
+impl ExecutionReport {
+    /// Busy core-cycles over `cores × total_cycles`: 0 for an empty run.
+    pub fn utilisation(&self, cores: u32) -> f64 {
+        let capacity = self.total_cycles as f64 * f64::from(cores);
+        if capacity > 0.0 {
+            self.busy_core_cycles as f64 / capacity
+        } else {
+            0.0
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -205,29 +230,46 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
     fault::install(names.clone());
 
-    let all_tensors = job.programs.iter().flat_map(|(p, _)| &p.tensors);
+    let all_tensors = || {
+        job.programs
+            .iter()
+            .flat_map(|(p, _)| &p.tensors)
+            .chain(&job.tensors)
+    };
     let host_memory = Target::CpuSim.memory_bytes();
-    let tensor_bytes = check_tensor_sizes(all_tensors, host_memory).map_err(RunError::Input)?;
+    let tensor_bytes = check_tensor_sizes(all_tensors(), host_memory).map_err(RunError::Input)?;
     let mut tensors = Tensors::default();
-    for (program, _) in &job.programs {
-        for t in &program.tensors {
-            if tensors.id(&t.name).is_some() {
-                continue;
-            }
-            let mut data =
-                TensorData::zeros(&t.name, t.dtype, &t.shape).map_err(RunError::Input)?;
-            if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
-                data.init(init, &job.base_dir).map_err(RunError::Input)?;
-            }
-            tensors.insert(data);
+    for t in all_tensors() {
+        if tensors.id(&t.name).is_some() {
+            continue;
         }
+        let mut data = TensorData::zeros(&t.name, t.dtype, &t.shape).map_err(RunError::Input)?;
+        let kept = job
+            .initial_values
+            .as_ref()
+            .map(|dir| dir.join(format!("{}.npy", t.name)))
+            .filter(|p| p.is_file());
+        if let Some(path) = kept {
+            data.init(&wsp_ir::plan::Init::LoadNpy(path.display().to_string()), Path::new(""))
+                .map_err(RunError::Input)?;
+        } else if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
+            data.init(init, &job.base_dir).map_err(RunError::Input)?;
+        }
+        tensors.insert(data);
     }
 
     let mut run = Run::new(tensors, kernels, job.workers.max(1));
     run.index_launches = job.index_launches;
     (run.max_tasks, run.budget_reason) = run::task_budget(host_memory - tensor_bytes);
-    let mut report = Report::default();
+    let mut report = Report {
+        target: target.name.clone(),
+        clock_ghz: target.clock_ghz,
+        cores: target.cube_cores + target.vector_cores,
+        ..Report::default()
+    };
     let mut ranges = Vec::new();
+    // `print` output, with `program.stats` filled in once the clock has run.
+    let mut printed: Vec<Printed> = Vec::new();
     let start = Instant::now();
     let mut io = std::time::Duration::ZERO;
     report.began = Some(std::time::SystemTime::now());
@@ -244,6 +286,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     .collect();
                 binds.extend(bindings.iter().cloned());
                 binds.extend(job.bindings.iter().cloned());
+                let began = Instant::now();
                 // Tasks of earlier executions have run, and no task here waits for them.
                 run.regions = graph::Regions::default();
                 let lo = run.graph.next_id();
@@ -252,8 +295,36 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 e.composite(&p.root)?;
                 run.flush();
                 let hi = run.graph.next_id();
-                ranges.push((p, lo, hi, first_edge));
+                ranges.push((p, lo, hi, first_edge, began.elapsed()));
             }
+            Action::Print(values) => {
+                run.flush();
+                for (i, v) in values.iter().enumerate() {
+                    if i > 0 {
+                        printed.push(Printed::Text(" ".into()));
+                    }
+                    printed.push(match v {
+                        Shown::Text(t) => Printed::Text(t.clone()),
+                        Shown::Tensor(name) => {
+                            let t = run.tensors.get(name).ok_or_else(|| {
+                                RunError::Invalid(format!("no tensor `{name}`"))
+                            })?;
+                            Printed::Text(preview::array_text(t.dtype, &t.shape, &|i| t.get(i)))
+                        }
+                        Shown::Stats { program } => Printed::Stats {
+                            execution: last_execution(&ranges, program),
+                            field: None,
+                        },
+                        Shown::StatsField { program, field } => Printed::Stats {
+                            execution: last_execution(&ranges, program),
+                            field: Some(field.clone()),
+                        },
+                    });
+                }
+                printed.push(Printed::Text("\n".into()));
+            }
+            // A value to show is the front end's to read once the run is over.
+            Action::Show(_) => {}
             Action::SaveNpy { tensor, path } => {
                 run.flush();
                 let t = run
@@ -284,7 +355,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         .collect();
     let mut timelines = Vec::new();
     let mut offset = 0;
-    for &(p, lo, hi, _) in &ranges {
+    for &(p, lo, hi, _, elapsed) in &ranges {
         let tl = sim::simulate(
             &run.graph,
             lo,
@@ -303,11 +374,43 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             program: p.name.clone(),
             task_count,
             total_cycles: tl.total_cycles,
+            busy_core_cycles: tl.busy_core_cycles,
+            execute_time_ms: elapsed.as_secs_f64() * 1e3,
         });
         report.task_count += task_count;
         report.total_cycles += tl.total_cycles;
         timelines.push((offset, tl));
         offset = report.total_cycles;
+    }
+    for p in printed {
+        match p {
+            Printed::Text(t) => report.output.push_str(&t),
+            Printed::Stats { execution, field } => {
+                let e = execution.map(|i| &report.executions[i]);
+                let fields = [
+                    ("task_count", e.map_or(0, |e| e.task_count).to_string()),
+                    ("total_cycles", e.map_or(0, |e| e.total_cycles).to_string()),
+                    ("compile_time_ms", format!("{:.3}", job.compile_time_ms)),
+                    (
+                        "execute_time_ms",
+                        format!("{:.3}", e.map_or(0.0, |e| e.execute_time_ms)),
+                    ),
+                ];
+                let text = match field {
+                    Some(f) => fields
+                        .iter()
+                        .find(|(name, _)| *name == f)
+                        .map(|(_, v)| v.clone())
+                        .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?,
+                    None => {
+                        let items: Vec<String> =
+                            fields.iter().map(|(k, v)| format!("'{k}': {v}")).collect();
+                        format!("{{{}}}", items.join(", "))
+                    }
+                };
+                report.output.push_str(&text);
+            }
+        }
     }
     let writing = Instant::now();
     if let Some(path) = &job.trace {
@@ -324,6 +427,25 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     drop(run);
     drop(libraries);
     Ok(report)
+}
+
+/// A piece of `print` output.
+enum Printed {
+    Text(String),
+    /// `program.stats` (or one field) of an execution, by its index; `None` before the
+    /// program's first.
+    Stats {
+        execution: Option<usize>,
+        field: Option<String>,
+    },
+}
+
+/// The index of the program's latest execution so far.
+fn last_execution<T>(
+    ranges: &[(&Program, graph::TaskId, graph::TaskId, usize, T)],
+    program: &str,
+) -> Option<usize> {
+    ranges.iter().rposition(|(p, ..)| p.name == program)
 }
 
 /// Refuses, before anything is allocated, a tensor or a set of tensors that needs more than

@@ -53,6 +53,9 @@ pub struct Span {
 
 pub struct Timeline {
     pub total_cycles: u64,
+    /// Cycles cores spent running kernel tasks, summed over cores: over `cores × total_cycles`
+    /// it is the run's core utilisation.
+    pub busy_core_cycles: u64,
     pub spans: Vec<Span>,
 }
 
@@ -173,6 +176,7 @@ pub fn simulate(
         done: vec![false; n],
         end: vec![0; n],
         spans: Vec::new(),
+        busy_core_cycles: 0,
         keep_spans,
     };
     // Per unit (cube, vector): the cores by the time they free up, then by number.
@@ -356,6 +360,7 @@ pub fn simulate(
             let Reverse((free, core)) = *first;
             let start = free.max(arrive);
             let e = start + cost.cycles;
+            st.busy_core_cycles += cost.cycles;
             *first = Reverse((e, core));
             drop(first);
             st.end[i] = e;
@@ -404,6 +409,7 @@ pub fn simulate(
     let total_cycles = st.end.iter().copied().max().unwrap_or(0);
     Timeline {
         total_cycles,
+        busy_core_cycles: st.busy_core_cycles,
         spans: st.spans,
     }
 }
@@ -440,6 +446,7 @@ struct State<'a> {
     done: Vec<bool>,
     end: Vec<u64>,
     spans: Vec<Span>,
+    busy_core_cycles: u64,
     keep_spans: bool,
 }
 

@@ -1,0 +1,33 @@
+//! A file's top-level statements that do something when it runs, in file order: the analyzer
+//! lowers them, the runtime carries them out, and a front end shows what they produce.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Action {
+    /// `NAME.execute(symbol=value, ...)`
+    Execute {
+        program: String,
+        bindings: Vec<(String, u64)>,
+    },
+    /// `save_npy(T, "path")`; the path is relative to the `.wsp` file's folder.
+    SaveNpy { tensor: String, path: String },
+    /// `print(a, b, ...)`: the values' texts joined by spaces, as Python prints them.
+    Print(Vec<Shown>),
+    /// A bare expression statement. A run does nothing with it (as Python does with a script's);
+    /// a notebook shows the value of a cell's last one.
+    Show(Shown),
+}
+
+/// A value as a statement that runs sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Shown {
+    /// Known when the file is checked: Python's `str()` of a constant.
+    Text(String),
+    /// `program.stats`: the program's last execution.
+    Stats { program: String },
+    /// `program.stats.FIELD`
+    StatsField { program: String, field: String },
+    /// A tensor's values at that point of the run.
+    Tensor(String),
+}
