@@ -48,11 +48,11 @@ pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, high
 pub use crate::hover::{Hover, hover};
 pub use crate::inlay_hints::{InlayHint, InlayKind, inlay_hints};
 pub use crate::lower::{LoweredFile, lower_file, lower_program};
-pub use wsp_ir::{Action, Shown};
 pub use crate::schedules::Target;
 pub use crate::symbols::{
     FileSymbol, NameRef, SymbolKind, file_symbols, name_at, references, rename,
 };
 pub use crate::types::{DType, TileType};
 pub use crate::work::steps as work_steps;
+pub use wsp_ir::{Action, Shown};
 pub use wsp_syntax::{TextRange, TextSize};

@@ -529,7 +529,11 @@ fn python_float(f: f64) -> String {
     let exp: i32 = exp.parse().unwrap_or(0);
     if (-4..16).contains(&exp) {
         let text = format!("{f}");
-        if text.contains('.') { text } else { format!("{text}.0") }
+        if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        }
     } else {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())

@@ -36,9 +36,33 @@ enum Command {
     Run(run::RunArgs),
     /// The language server, on stdin and stdout.
     Lsp,
+    /// The Jupyter kernel and its kernelspec.
+    #[command(subcommand)]
+    Jupyter(Jupyter),
     /// The process `wsp run` executes a job in (internal).
     #[command(name = "__exec", hide = true)]
     Exec,
+}
+
+#[derive(Subcommand)]
+enum Jupyter {
+    /// Install the kernelspec `wsp` (in the user's Jupyter data folder unless told otherwise).
+    Install {
+        /// The user's Jupyter data folder (JUPYTER_DATA_DIR, XDG_DATA_HOME or ~/.local/share).
+        #[arg(long, conflicts_with_all = ["sys_prefix", "prefix"])]
+        user: bool,
+        /// The active Python environment (VIRTUAL_ENV or CONDA_PREFIX).
+        #[arg(long, conflicts_with = "prefix")]
+        sys_prefix: bool,
+        /// PREFIX/share/jupyter.
+        #[arg(long, value_name = "PREFIX")]
+        prefix: Option<PathBuf>,
+    },
+    /// The kernel process the kernelspec starts.
+    Kernel {
+        /// The connection file Jupyter writes.
+        connection_file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -79,7 +103,50 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         }
         Command::Lsp => lsp(),
+        Command::Jupyter(Jupyter::Kernel { connection_file }) => {
+            match wsp_kernel_jupyter::serve(&connection_file) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Jupyter(Jupyter::Install {
+            user: _,
+            sys_prefix,
+            prefix,
+        }) => jupyter_install(sys_prefix, prefix),
         Command::Exec => wsp_runtime::process::serve(),
+    }
+}
+
+fn jupyter_install(sys_prefix: bool, prefix: Option<PathBuf>) -> ExitCode {
+    use wsp_kernel_jupyter::install::{Destination, install};
+    let dest = match (sys_prefix, prefix) {
+        (_, Some(p)) => Destination::Prefix(std::path::absolute(&p).unwrap_or(p)),
+        (true, None) => Destination::SysPrefix,
+        (false, None) => Destination::User,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("error: cannot find the wsp executable: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match install(&dest, &exe) {
+        Ok((dir, notes)) => {
+            println!("installed the kernelspec `wsp` in {}", dir.display());
+            for n in notes {
+                eprintln!("note: {n}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

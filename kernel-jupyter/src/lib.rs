@@ -6,4 +6,12 @@
 //! run in a child process (`wsp __exec`), and tensor values persist between cells on disk, so a
 //! crash in native code loses nothing.
 
+mod ide;
+pub mod install;
+mod magics;
+mod notebook;
 pub mod render;
+mod server;
+
+pub use crate::notebook::{CellError, Notebook, Outcome, Output};
+pub use crate::server::serve;

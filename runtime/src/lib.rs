@@ -6,9 +6,9 @@ mod enumerate;
 pub mod exec;
 pub mod fault;
 pub mod files;
+mod graph;
 pub mod preview;
 pub mod process;
-mod graph;
 mod run;
 pub mod sim;
 pub mod target;
@@ -250,8 +250,11 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             .map(|dir| dir.join(format!("{}.npy", t.name)))
             .filter(|p| p.is_file());
         if let Some(path) = kept {
-            data.init(&wsp_ir::plan::Init::LoadNpy(path.display().to_string()), Path::new(""))
-                .map_err(RunError::Input)?;
+            data.init(
+                &wsp_ir::plan::Init::LoadNpy(path.display().to_string()),
+                Path::new(""),
+            )
+            .map_err(RunError::Input)?;
         } else if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
             data.init(init, &job.base_dir).map_err(RunError::Input)?;
         }
@@ -306,9 +309,10 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     printed.push(match v {
                         Shown::Text(t) => Printed::Text(t.clone()),
                         Shown::Tensor(name) => {
-                            let t = run.tensors.get(name).ok_or_else(|| {
-                                RunError::Invalid(format!("no tensor `{name}`"))
-                            })?;
+                            let t = run
+                                .tensors
+                                .get(name)
+                                .ok_or_else(|| RunError::Invalid(format!("no tensor `{name}`")))?;
                             Printed::Text(preview::array_text(t.dtype, &t.shape, &|i| t.get(i)))
                         }
                         Shown::Stats { program } => Printed::Stats {

@@ -135,7 +135,13 @@ struct Grid<'a> {
 
 impl Grid<'_> {
     /// NumPy's `_formatArray.recurser` for the sub-array at `axis` starting at flat `offset`.
-    fn recurse(&self, axis: usize, offset: usize, hanging_indent: &str, curr_width: isize) -> String {
+    fn recurse(
+        &self,
+        axis: usize,
+        offset: usize,
+        hanging_indent: &str,
+        curr_width: isize,
+    ) -> String {
         if axis == self.lens.len() {
             return self.format.text(self.values[offset]);
         }
@@ -145,7 +151,8 @@ impl Grid<'_> {
         let stride: usize = self.lens[axis + 1..].iter().product();
         let show_summary = self.summarised[axis];
         let leading = if show_summary { EDGE_ITEMS as usize } else { 0 };
-        let child = |i: usize| self.recurse(axis + 1, offset + i * stride, &next_indent, next_width);
+        let child =
+            |i: usize| self.recurse(axis + 1, offset + i * stride, &next_indent, next_width);
         let mut s = String::new();
         if axis + 1 == self.lens.len() {
             let elem_width = curr_width - 1;
@@ -162,7 +169,13 @@ impl Grid<'_> {
                 extend_line(&mut s, &mut line, &child(i), elem_width, hanging_indent);
                 line.push(' ');
             }
-            extend_line(&mut s, &mut line, &child(len - 1), elem_width, hanging_indent);
+            extend_line(
+                &mut s,
+                &mut line,
+                &child(len - 1),
+                elem_width,
+                hanging_indent,
+            );
             s.push_str(&line);
         } else {
             let line_sep = "\n".repeat(self.lens.len() - axis - 1);
@@ -191,8 +204,7 @@ impl Grid<'_> {
 /// NumPy's `_extendLine`: wraps before `word` if the line would pass `width`, unless the line
 /// holds only its indent.
 fn extend_line(s: &mut String, line: &mut String, word: &str, width: isize, indent: &str) {
-    let needs_wrap =
-        (line.len() + word.len()) as isize > width && line.len() > indent.len();
+    let needs_wrap = (line.len() + word.len()) as isize > width && line.len() > indent.len();
     if needs_wrap {
         s.push_str(line.trim_end());
         s.push('\n');
@@ -276,9 +288,17 @@ impl FloatFormat {
                 .iter()
                 .map(|&v| Scientific::of(kind, v, PRECISION))
                 .collect();
-            f.exp_size = parts.iter().map(|p| p.exp_digits().len()).max().unwrap_or(2);
+            f.exp_size = parts
+                .iter()
+                .map(|p| p.exp_digits().len())
+                .max()
+                .unwrap_or(2);
             f.precision = parts.iter().map(|p| p.digits.len() - 1).max().unwrap_or(0);
-            f.pad_left = parts.iter().map(|p| p.negative as usize + 1).max().unwrap_or(1);
+            f.pad_left = parts
+                .iter()
+                .map(|p| p.negative as usize + 1)
+                .max()
+                .unwrap_or(1);
             f.pad_right = f.exp_size + 2 + f.precision;
         } else if !finite.is_empty() {
             for &v in &finite {
@@ -323,7 +343,11 @@ impl FloatFormat {
             )
         } else {
             let (int, frac) = positional(self.kind, v, PRECISION);
-            format!("{int:>pl$}.{frac:<pr$}", pl = self.pad_left, pr = self.pad_right)
+            format!(
+                "{int:>pl$}.{frac:<pr$}",
+                pl = self.pad_left,
+                pr = self.pad_right
+            )
         }
     }
 }
@@ -468,7 +492,10 @@ fn positional(kind: Kind, v: f64, max_frac: usize) -> (String, String) {
     if frac_len > max_frac {
         let text = format!("{:.max_frac$}", v.abs());
         let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
-        return (format!("{sign}{int}"), frac.trim_end_matches('0').to_string());
+        return (
+            format!("{sign}{int}"),
+            frac.trim_end_matches('0').to_string(),
+        );
     }
     let digits = std::str::from_utf8(&s.digits).expect("ASCII digits");
     if v == 0.0 {
@@ -506,14 +533,20 @@ mod tests {
         assert_eq!(text(DType::F32, &[], &[f64::from(1e-4f32)]), "1e-04");
         assert_eq!(text(DType::F64, &[], &[1e16]), "1e+16");
         assert_eq!(text(DType::F64, &[], &[-0.0]), "-0.0");
-        assert_eq!(text(DType::F16, &[], &[f64::from(f16::from_f64(0.1))]), "0.1");
+        assert_eq!(
+            text(DType::F16, &[], &[f64::from(f16::from_f64(0.1))]),
+            "0.1"
+        );
         assert_eq!(text(DType::I32, &[], &[-7.0]), "-7");
         assert_eq!(text(DType::F64, &[], &[f64::NEG_INFINITY]), "-inf");
     }
 
     #[test]
     fn preview_floats_positional_and_scientific() {
-        assert_eq!(text(DType::F64, &[2], &[0.001953125, 1.5]), "[0.00195312 1.5       ]");
+        assert_eq!(
+            text(DType::F64, &[2], &[0.001953125, 1.5]),
+            "[0.00195312 1.5       ]"
+        );
         assert_eq!(text(DType::F64, &[2], &[-0.0, 1.0]), "[-0.  1.]");
         assert_eq!(text(DType::F64, &[2], &[1e-5, 1.5]), "[1.0e-05 1.5e+00]");
         assert_eq!(text(DType::F64, &[2], &[1e10, 2e10]), "[1.e+10 2.e+10]");
@@ -522,7 +555,10 @@ mod tests {
             text(DType::F64, &[3], &[f64::NAN, f64::NEG_INFINITY, 1.5]),
             "[ nan -inf  1.5]"
         );
-        assert_eq!(text(DType::F64, &[2], &[f64::NAN, f64::INFINITY]), "[nan inf]");
+        assert_eq!(
+            text(DType::F64, &[2], &[f64::NAN, f64::INFINITY]),
+            "[nan inf]"
+        );
         // f16 switches to scientific notation from 1000 on.
         let h = |v: f64| f64::from(f16::from_f64(v));
         assert_eq!(text(DType::F16, &[2], &[h(0.1), h(100.0)]), "[  0.1 100. ]");
@@ -558,7 +594,10 @@ mod tests {
         let shown = |i: usize| {
             let (r, c) = (i as u64 / n, i as u64 % n);
             let edge = |x: u64| x < 3 || x >= n - 3;
-            assert!(edge(r) && edge(c), "read element ({r}, {c}), which is not shown");
+            assert!(
+                edge(r) && edge(c),
+                "read element ({r}, {c}), which is not shown"
+            );
             calls.set(calls.get() + 1);
             (r * 10 + c % 10) as f64
         };
@@ -620,9 +659,13 @@ mod tests {
         add(DType::F64, &[6], &mut |i| {
             [f64::NAN, 1.5, f64::INFINITY, -2.0, f64::NEG_INFINITY, 0.125][i]
         });
-        add(DType::F32, &[3], &mut |i| [f64::NAN, f64::INFINITY, f64::NAN][i]);
+        add(DType::F32, &[3], &mut |i| {
+            [f64::NAN, f64::INFINITY, f64::NAN][i]
+        });
         add(DType::F16, &[8], &mut |i| 0.1 * (i as f64 + 1.0) - 0.3);
-        add(DType::F16, &[2, 3], &mut |i| [1.0, 2000.0, -0.5, 3.0, 7.0, 0.25][i]);
+        add(DType::F16, &[2, 3], &mut |i| {
+            [1.0, 2000.0, -0.5, 3.0, 7.0, 0.25][i]
+        });
         add(DType::F64, &[50, 50], &mut |_| r() * 2.0 - 1.0);
         add(DType::F32, &[20, 20, 20], &mut |i| (i % 97) as f64 / 8.0);
         add(DType::U8, &[256], &mut |i| i as f64);
@@ -643,7 +686,9 @@ mod tests {
         });
         add(DType::F32, &[8], &mut |i| 999_999.0 + i as f64 * 0.5);
         add(DType::F64, &[4, 4], &mut |_| (r() - 0.5) * 1e-3);
-        add(DType::I32, &[9, 12], &mut |i| (i as f64 * 7919.0) % 2e5 - 1e5);
+        add(DType::I32, &[9, 12], &mut |i| {
+            (i as f64 * 7919.0) % 2e5 - 1e5
+        });
         cases
     }
 
@@ -675,13 +720,22 @@ sys.stdout.write("\x1e".join(out))
             DType::F16 => "float16".to_string(),
             DType::F32 => "float32".to_string(),
             DType::F64 => "float64".to_string(),
-            other => other.name().to_lowercase().replace('i', "int").replace('u', "uint"),
+            other => other
+                .name()
+                .to_lowercase()
+                .replace('i', "int")
+                .replace('u', "uint"),
         };
         let mut input = String::new();
         for (dtype, shape, values) in &cases {
             let shape: Vec<String> = shape.iter().map(u64::to_string).collect();
             let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-            input += &format!("{} {} {}\n", numpy_name(*dtype), shape.join(","), values.join(","));
+            input += &format!(
+                "{} {} {}\n",
+                numpy_name(*dtype),
+                shape.join(","),
+                values.join(",")
+            );
         }
         let mut child = Command::new(&python)
             .args(["-c", NUMPY_SCRIPT])

@@ -1,0 +1,102 @@
+//! Completion, inspection and `is_complete` for the notebook, from the analyzer (the same
+//! answers the editor gets): a draft of the program with the cell's code in its place is
+//! asked at the cursor.
+
+use jupyter_protocol::IsCompleteReply;
+
+use crate::notebook::{Notebook, draft_offset};
+
+/// The matches for the name being typed at `cursor_pos` (in code points), and the code-point
+/// range they replace.
+pub fn complete(
+    notebook: &mut Notebook,
+    code: &str,
+    cursor_pos: usize,
+    cell_id: Option<&str>,
+) -> (Vec<String>, usize, usize) {
+    let (file, start) = notebook.with_draft(code, cell_id);
+    let cursor_byte = byte_at(code, cursor_pos);
+    // The identifier being typed ends at the cursor.
+    let prefix_start = code[..cursor_byte]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+        .last()
+        .map_or(cursor_byte, |(i, _)| i);
+    let prefix = &code[prefix_start..cursor_byte];
+    let offset = draft_offset(code, start, cursor_pos);
+    let mut matches: Vec<String> = wsp_analysis::completions(notebook.db(), file, offset)
+        .into_iter()
+        .map(|c| c.insert.unwrap_or(c.label))
+        .filter(|m| m.starts_with(prefix))
+        .collect();
+    matches.sort();
+    matches.dedup();
+    let start_cp = code[..prefix_start].chars().count();
+    (matches, start_cp, cursor_pos)
+}
+
+/// The hover text (markdown) of what is at the cursor.
+pub fn inspect(
+    notebook: &mut Notebook,
+    code: &str,
+    cursor_pos: usize,
+    cell_id: Option<&str>,
+) -> Option<String> {
+    let (file, start) = notebook.with_draft(code, cell_id);
+    // The cursor is usually just after the name (`pto.add|`): look there, then before it.
+    let at = draft_offset(code, start, cursor_pos);
+    wsp_analysis::hover(notebook.db(), file, at)
+        .or_else(|| {
+            let before = draft_offset(code, start, cursor_pos.checked_sub(1)?);
+            wsp_analysis::hover(notebook.db(), file, before)
+        })
+        .map(|h| h.markdown)
+}
+
+/// Whether the code is a complete cell, as the parser sees it (and as Python's `codeop`
+/// decides it): a bracket left open, a block header without its body, a continuation backslash
+/// or an unterminated triple-quoted string at the end is "incomplete"; any other syntax error
+/// is "invalid".
+pub fn is_complete(code: &str) -> IsCompleteReply {
+    use wsp_syntax::SyntaxKind as K;
+    let parse = wsp_syntax::parse(code);
+    if parse.errors().is_empty() {
+        return IsCompleteReply::complete();
+    }
+    let (tokens, lex_errors) = wsp_syntax::lex(code);
+    let mut depth = 0i32;
+    for t in &tokens {
+        match t.kind {
+            K::L_PAREN | K::L_BRACK | K::L_CURLY => depth += 1,
+            K::R_PAREN | K::R_BRACK | K::R_CURLY => depth -= 1,
+            _ => {}
+        }
+    }
+    let body = code.trim_end();
+    let last = body.lines().last().unwrap_or("");
+    // A string the lexer could not close runs to the end of the code.
+    let open_string = lex_errors.iter().any(|e| {
+        let at = &code[usize::from(e.range.start())..];
+        (at.starts_with("\"\"\"") || at.starts_with("'''"))
+            || ["r", "b", "f", "u", "rb", "br", "fr", "rf"]
+                .iter()
+                .any(|p| at.len() > p.len() && at[p.len()..].starts_with("\"\"\""))
+    });
+    let open_block = last.trim_end().ends_with(':');
+    if depth > 0 || open_string || open_block || body.ends_with('\\') {
+        let indent: String = last
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let indent = if open_block { indent + "    " } else { indent };
+        return IsCompleteReply::incomplete(indent);
+    }
+    IsCompleteReply::invalid()
+}
+
+fn byte_at(code: &str, cursor_pos: usize) -> usize {
+    code.char_indices()
+        .nth(cursor_pos)
+        .map_or(code.len(), |(i, _)| i)
+}

@@ -1,0 +1,592 @@
+//! A notebook as one program. Executed cells are concatenated in the order they were first
+//! executed into one file of the analyzer's database; a cell executed again replaces its text
+//! in place, so its names are redefined for every cell after it, and every cell is checked in
+//! the context of the cells before it, exactly as the same text in a `.wsp` file would be.
+//!
+//! A cell with an error is not taken in: the program stays as it was. A cell that a change
+//! breaks (a later cell using a kernel whose signature changed) is taken out of the program,
+//! with its diagnostics, until it is run again. Tensor values are kept between runs as `.npy`
+//! files in a folder of the kernel's, written only when a run completes: a run that crashes or
+//! is interrupted leaves them as they were.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label, Severity as Level};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, termcolor};
+use wsp_analysis::{Database, Diagnostic, File, Severity, Shown, TextRange, TextSize, Workspace};
+
+use wsp_codegen::BuildError;
+use wsp_runtime::process::ChildError;
+use wsp_runtime::{Action, Job};
+
+use crate::magics::{self, Settings};
+use crate::render::{self, MimeBundle, RunStats};
+
+/// The name the program file has for the analyzer and in generated sources.
+const PROGRAM_PATH: &str = "notebook.wsp";
+/// How long an interrupted run gets to end on SIGINT before it is killed.
+const GRACE: Duration = Duration::from_millis(300);
+
+/// One executed cell of the program.
+#[derive(Debug, Clone)]
+struct Cell {
+    /// The front end's cell id (`metadata.cellId`), when it sends one.
+    id: Option<String>,
+    text: String,
+    /// `In[count]`: the execution that gave the cell its text.
+    count: u32,
+}
+
+/// What executing a cell produced, in the order a front end shows it.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub outputs: Vec<Output>,
+    /// The value of the cell's last expression.
+    pub result: Option<MimeBundle>,
+    pub error: Option<CellError>,
+}
+
+#[derive(Debug)]
+pub enum Output {
+    Stdout(String),
+    Stderr(String),
+    Display(MimeBundle),
+}
+
+/// A failed cell: `ename` is a diagnostic code (`WSP201`) or what stopped the run.
+#[derive(Debug)]
+pub struct CellError {
+    pub ename: String,
+    pub evalue: String,
+    pub traceback: Vec<String>,
+}
+
+impl CellError {
+    fn plain(ename: &str, evalue: impl Into<String>) -> CellError {
+        let evalue = evalue.into();
+        CellError {
+            ename: ename.into(),
+            traceback: vec![format!("\x1b[0;31m{ename}\x1b[0m: {evalue}")],
+            evalue,
+        }
+    }
+}
+
+pub struct Notebook {
+    db: Database,
+    file: File,
+    /// The program with a cell being typed in it, for completion and inspection.
+    draft: File,
+    cells: Vec<Cell>,
+    /// Relative paths (`load_npy`, `save_npy`) are relative to it: the kernel's working folder,
+    /// which Jupyter sets to the notebook's.
+    base_dir: PathBuf,
+    /// Kept tensor values, `NAME.npy`.
+    values: tempfile::TempDir,
+    settings: Settings,
+    count: u32,
+}
+
+impl Notebook {
+    pub fn new(base_dir: PathBuf) -> std::io::Result<Notebook> {
+        let db = Database::default();
+        let workspace = Workspace::new(&db, Vec::new());
+        let file = File::new(&db, workspace, PathBuf::from(PROGRAM_PATH), String::new());
+        let draft = File::new(&db, workspace, PathBuf::from("draft.wsp"), String::new());
+        Ok(Notebook {
+            db,
+            file,
+            draft,
+            cells: Vec::new(),
+            base_dir,
+            values: tempfile::Builder::new().prefix("wsp-notebook-").tempdir()?,
+            settings: Settings::default(),
+            count: 0,
+        })
+    }
+
+    pub fn execution_count(&self) -> u32 {
+        self.count
+    }
+
+    /// Checks the cell in the context of the cells before it, takes it into the program and
+    /// runs what it runs. `interrupted` stops a run (or a kernel build) once set.
+    pub fn execute(&mut self, code: &str, cell_id: Option<&str>, stop: &AtomicBool) -> Outcome {
+        self.count += 1;
+        let mut out = Outcome::default();
+        let (code, magic_lines) = magics::split(code);
+        for line in magic_lines {
+            match self.settings.apply(&line, &self.base_dir) {
+                Ok(Some(note)) => out.outputs.push(Output::Stdout(note + "\n")),
+                Ok(None) => {}
+                Err(e) => {
+                    out.error = Some(CellError::plain("UsageError", e));
+                    return out;
+                }
+            }
+        }
+        if code.trim().is_empty() {
+            return out;
+        }
+        let cell = Cell {
+            id: cell_id.map(str::to_string),
+            text: code,
+            count: self.count,
+        };
+        let mut cells = self.cells.clone();
+        let at = match cell_id.and_then(|id| cells.iter().position(|c| c.id.as_deref() == Some(id)))
+        {
+            Some(i) => {
+                cells[i] = cell;
+                i
+            }
+            None => {
+                cells.push(cell);
+                cells.len() - 1
+            }
+        };
+        // Check; take out other cells this one breaks, one at a time (each may break another).
+        let mut at = at;
+        loop {
+            self.set_text(&cells);
+            let diagnostics = wsp_analysis::file_diagnostics(&self.db, self.file).clone();
+            let spans = spans(&cells);
+            let in_cell = |i: usize, d: &Diagnostic| {
+                spans[i].contains(&usize::from(d.range.start()))
+                    || (i == at && in_no_cell(&spans, d))
+            };
+            let errors_in = |i: usize| {
+                diagnostics
+                    .iter()
+                    .any(|d| d.severity == Severity::Error && in_cell(i, d))
+            };
+            if errors_in(at) {
+                let mine: Vec<&Diagnostic> =
+                    diagnostics.iter().filter(|d| in_cell(at, d)).collect();
+                let first = mine
+                    .iter()
+                    .find(|d| d.severity == Severity::Error)
+                    .expect("an error in the cell");
+                out.error = Some(CellError {
+                    ename: first.code.as_str().to_string(),
+                    evalue: first.message.clone(),
+                    traceback: vec![render_diagnostics(&cells, &mine)],
+                });
+                // The program stays as it was.
+                let kept = self.cells.clone();
+                self.set_text(&kept);
+                return out;
+            }
+            let Some(broken) = (0..cells.len()).find(|&i| i != at && errors_in(i)) else {
+                let warnings: Vec<&Diagnostic> =
+                    diagnostics.iter().filter(|d| in_cell(at, d)).collect();
+                if !warnings.is_empty() {
+                    out.outputs
+                        .push(Output::Stderr(render_diagnostics(&cells, &warnings)));
+                }
+                break;
+            };
+            let theirs: Vec<&Diagnostic> =
+                diagnostics.iter().filter(|d| in_cell(broken, d)).collect();
+            out.outputs.push(Output::Stderr(format!(
+                "{}note: In[{}] no longer checks after this change and is taken out of the program; run it again once it is fixed\n",
+                render_diagnostics(&cells, &theirs),
+                cells[broken].count
+            )));
+            cells.remove(broken);
+            if broken < at {
+                at -= 1;
+            }
+        }
+        self.take_in(cells, at, out, stop)
+    }
+
+    /// The checked program with the new cell at `at`: forget the values of tensors the cell
+    /// (re)defines, and run what the cell runs.
+    fn take_in(
+        &mut self,
+        cells: Vec<Cell>,
+        at: usize,
+        mut out: Outcome,
+        stop: &AtomicBool,
+    ) -> Outcome {
+        for name in bound_names(&cells[at].text) {
+            let _ = std::fs::remove_file(self.values.path().join(format!("{name}.npy")));
+        }
+        self.cells = cells;
+        let span = spans(&self.cells)[at].clone();
+        let text = self.program_text();
+        let Some(lowered) = wsp_analysis::lower_file(&self.db, self.file).clone() else {
+            out.error = Some(CellError::plain(
+                "WSP000",
+                "the program could not be lowered",
+            ));
+            return out;
+        };
+        let actions: Vec<(TextRange, Action)> = lowered
+            .actions
+            .iter()
+            .filter(|(r, _)| span.contains(&usize::from(r.start())))
+            .cloned()
+            .collect();
+        // The value of the cell's last statement, if that statement is an expression.
+        let last_end = span.start + text[span.clone()].trim_end().len();
+        let shown = match actions.last() {
+            Some((r, Action::Show(s))) if usize::from(r.end()) == last_end => Some(s.clone()),
+            _ => None,
+        };
+        let needs_run = actions.iter().any(|(_, a)| !matches!(a, Action::Show(_)))
+            || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t))
+            || matches!(&shown, Some(Shown::Stats { .. } | Shown::StatsField { .. }));
+        if needs_run {
+            let run_actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
+            if let Err(e) = self.run(&lowered, run_actions, &mut out, stop) {
+                out.error = Some(e);
+                return out;
+            }
+        }
+        match shown {
+            Some(Shown::Text(t)) => out.result = Some(MimeBundle(vec![("text/plain", t)])),
+            Some(Shown::Tensor(name)) => {
+                let path = self.values.path().join(format!("{name}.npy"));
+                match render::tensor_npy(&name, &path) {
+                    Ok(b) => out.result = Some(b),
+                    Err(e) => out.error = Some(CellError::plain("Error", e)),
+                }
+            }
+            Some(Shown::Stats { .. } | Shown::StatsField { .. }) | None => {}
+        }
+        out
+    }
+
+    fn kept(&self, tensor: &str) -> bool {
+        self.values.path().join(format!("{tensor}.npy")).is_file()
+    }
+
+    /// Builds (cached) the programs the actions execute and runs the actions in a child
+    /// process, from the kept tensor values; on success keeps the new values.
+    fn run(
+        &mut self,
+        lowered: &wsp_analysis::LoweredFile,
+        actions: Vec<Action>,
+        out: &mut Outcome,
+        stop: &AtomicBool,
+    ) -> Result<(), CellError> {
+        let compile_start = Instant::now();
+        let cache = wsp_codegen::cache_dir();
+        let mut programs = Vec::new();
+        let mut cache_hit = true;
+        for p in &lowered.programs {
+            let used = actions.iter().any(|a| match a {
+                Action::Execute { program, .. } => *program == p.name,
+                _ => false,
+            });
+            if !used {
+                continue;
+            }
+            if p.target != wsp_ir::Target::CpuSim {
+                return Err(CellError::plain(
+                    "TargetError",
+                    format!(
+                        "program `{}` compiles for {}; the notebook runs cpu_sim programs (`wsp emit` writes NPU sources)",
+                        p.name,
+                        p.target.name()
+                    ),
+                ));
+            }
+            for (name, value) in &self.settings.bindings {
+                if p.symbols.iter().any(|s| &s.name == name) {
+                    wsp_runtime::check_binding([p], name, *value, &format!("%bind {name}={value}"))
+                        .map_err(|e| CellError::plain("UsageError", e))?;
+                }
+            }
+            match wsp_codegen::build(p, Path::new(PROGRAM_PATH), &cache, stop) {
+                Ok(a) => {
+                    cache_hit &= a.cache_hit;
+                    programs.push((p.clone(), a.library));
+                }
+                Err(BuildError::CustomKernel(errs)) => {
+                    let first = errs.first().map(|e| e.message.clone()).unwrap_or_default();
+                    let text = self.program_text();
+                    let lines: Vec<String> = errs
+                        .iter()
+                        .map(|e| {
+                            let (cell, line) = self.cell_line(&text, e.line);
+                            format!(
+                                "\x1b[1;31merror[WSP601]\x1b[0m: C++ error in `cpp_src` of kernel `{}`: {}\n  --> In[{cell}], line {line}",
+                                e.kernel, e.message
+                            )
+                        })
+                        .collect();
+                    return Err(CellError {
+                        ename: "WSP601".into(),
+                        evalue: first,
+                        traceback: lines,
+                    });
+                }
+                Err(e) => return Err(CellError::plain("BuildError", e.to_string())),
+            }
+        }
+        let compile_time_ms = compile_start.elapsed().as_secs_f64() * 1e3;
+        let trace = self
+            .settings
+            .trace
+            .then(|| self.values.path().join("trace.json"));
+        let bindings: Vec<(String, u64)> = self
+            .settings
+            .bindings
+            .iter()
+            .filter(|(name, _)| {
+                programs
+                    .iter()
+                    .any(|(p, _)| p.symbols.iter().any(|s| &s.name == name))
+            })
+            .cloned()
+            .collect();
+        let job = Job {
+            programs,
+            actions,
+            base_dir: self.base_dir.clone(),
+            bindings,
+            workers: self.settings.workers,
+            trace: trace.clone(),
+            target: self.settings.target.as_ref().map(|(_, text)| text.clone()),
+            dump_tensors: Some(self.values.path().to_path_buf()),
+            index_launches: true,
+            tensors: lowered.tensors.clone(),
+            initial_values: Some(self.values.path().to_path_buf()),
+            compile_time_ms,
+        };
+        let (report, stderr) = match wsp_runtime::process::execute_in_child(&job, stop, GRACE) {
+            Ok(r) => r,
+            Err(ChildError::Fault(what)) => {
+                return Err(CellError::plain(
+                    "WSP602",
+                    format!(
+                        "{what}; the run was stopped, and every definition and tensor value is kept as it was before this cell"
+                    ),
+                ));
+            }
+            Err(ChildError::Interrupted) => {
+                return Err(CellError::plain(
+                    "KeyboardInterrupt",
+                    "the run was interrupted; tensor values are as they were before this cell",
+                ));
+            }
+            Err(ChildError::Run(e)) => return Err(CellError::plain("RunError", e.to_string())),
+            Err(ChildError::Process(m)) => return Err(CellError::plain("RunError", m)),
+        };
+        if !stderr.is_empty() {
+            out.outputs.push(Output::Stderr(stderr));
+        }
+        if !report.output.is_empty() {
+            out.outputs.push(Output::Stdout(report.output.clone()));
+        }
+        if !report.executions.is_empty() {
+            let rows: Vec<RunStats> = report
+                .executions
+                .iter()
+                .map(|e| RunStats {
+                    program: e.program.clone(),
+                    task_count: e.task_count,
+                    total_cycles: e.total_cycles,
+                    clock_ghz: report.clock_ghz,
+                    target: report.target.clone(),
+                    utilisation: e.utilisation(report.cores),
+                    compile_time_ms,
+                    execute_time_ms: e.execute_time_ms,
+                    cache_hit,
+                })
+                .collect();
+            out.outputs.push(Output::Display(render::stats(&rows)));
+            if let Some(path) = trace {
+                let timeline = std::fs::read(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| {
+                        serde_json::from_slice::<serde_json::Value>(&bytes)
+                            .map_err(|e| e.to_string())
+                    })
+                    .and_then(|json| render::timeline(&json));
+                match timeline {
+                    Ok(b) => out.outputs.push(Output::Display(b)),
+                    Err(e) => out
+                        .outputs
+                        .push(Output::Stderr(format!("warning: no timeline: {e}\n"))),
+                }
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        Ok(())
+    }
+
+    /// The cell and the line in it of a line of the program text (1-based).
+    fn cell_line(&self, text: &str, line: u32) -> (u32, u32) {
+        let mut first = 1u32;
+        for (c, span) in self.cells.iter().zip(spans(&self.cells)) {
+            let lines = text[span].matches('\n').count() as u32;
+            if line < first + lines {
+                return (c.count, line - first + 1);
+            }
+            first += lines;
+        }
+        (self.count, line)
+    }
+
+    fn program_text(&self) -> String {
+        program_text(&self.cells)
+    }
+
+    fn set_text(&mut self, cells: &[Cell]) {
+        let text = program_text(cells);
+        if *self.file.text(&self.db) != text {
+            self.file.edit(&mut self.db, text);
+        }
+    }
+
+    /// The program as it would be with `code` in the place of the cell `cell_id` (or after the
+    /// last cell), in a scratch file of the same database, and where `code` starts in it: what
+    /// completion and inspection see.
+    pub fn with_draft(&mut self, code: &str, cell_id: Option<&str>) -> (File, usize) {
+        let (code, _) = magics::split(code);
+        let mut cells = self.cells.clone();
+        let draft = Cell {
+            id: cell_id.map(str::to_string),
+            text: code,
+            count: self.count + 1,
+        };
+        let at = match cell_id.and_then(|id| cells.iter().position(|c| c.id.as_deref() == Some(id)))
+        {
+            Some(i) => {
+                cells[i] = draft;
+                i
+            }
+            None => {
+                cells.push(draft);
+                cells.len() - 1
+            }
+        };
+        let start = spans(&cells)[at].start;
+        let text = program_text(&cells);
+        if *self.draft.text(&self.db) != text {
+            self.draft.edit(&mut self.db, text);
+        }
+        (self.draft, start)
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+}
+
+fn program_text(cells: &[Cell]) -> String {
+    let mut text = String::new();
+    for c in cells {
+        text.push_str(&c.text);
+        if !c.text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Where each cell's text is in the program text.
+fn spans(cells: &[Cell]) -> Vec<Range<usize>> {
+    let mut at = 0;
+    cells
+        .iter()
+        .map(|c| {
+            let len = c.text.len() + usize::from(!c.text.ends_with('\n'));
+            let span = at..at + len;
+            at += len;
+            span
+        })
+        .collect()
+}
+
+/// A diagnostic at the very end of the text (an unclosed block) belongs to no cell's span.
+fn in_no_cell(spans: &[Range<usize>], d: &Diagnostic) -> bool {
+    let end = spans.last().map_or(0, |s| s.end);
+    usize::from(d.range.start()) >= end
+}
+
+/// The module-level names a cell binds (`X = ...`, `def k`, ...), whose kept values it resets.
+fn bound_names(code: &str) -> Vec<String> {
+    use wsp_syntax::ast::{AstNode, Expr, Stmt};
+    let parse = wsp_syntax::parse(code);
+    let mut names = Vec::new();
+    for stmt in parse.tree().statements() {
+        if let Stmt::AssignStmt(a) = stmt {
+            for t in a.targets() {
+                if let Expr::NameExpr(n) = t {
+                    names.push(n.syntax().text().to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Renders diagnostics with their snippets, each in its cell (`In[3]`), ANSI-coloured as
+/// ipykernel colours its tracebacks.
+fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
+    let mut files = SimpleFiles::new();
+    let spans = spans(cells);
+    let ids: Vec<usize> = cells
+        .iter()
+        .map(|c| files.add(format!("In[{}]", c.count), c.text.clone()))
+        .collect();
+    // A range in the program text → (cell file, range in the cell).
+    let locate = |r: TextRange| -> Option<(usize, Range<usize>)> {
+        let start = usize::from(r.start());
+        let i = spans
+            .iter()
+            .position(|s| s.contains(&start))
+            .or_else(|| spans.len().checked_sub(1))?;
+        let len = cells[i].text.len();
+        let lo = (start - spans[i].start).min(len);
+        let hi = (usize::from(r.end()).saturating_sub(spans[i].start)).clamp(lo, len);
+        Some((ids[i], lo..hi))
+    };
+    let mut buffer = termcolor::Buffer::ansi();
+    let config = term::Config::default();
+    for d in diagnostics {
+        let level = match d.severity {
+            Severity::Error => Level::Error,
+            Severity::Warning => Level::Warning,
+        };
+        let mut labels = Vec::new();
+        if let Some((file, range)) = locate(d.range) {
+            labels.push(Label::primary(file, range));
+        }
+        for (r, message) in &d.related {
+            if let Some((file, range)) = locate(*r) {
+                labels.push(Label::secondary(file, range).with_message(message));
+            }
+        }
+        let mut notes = Vec::new();
+        if let Some(fix) = &d.fix {
+            notes.push(format!("fix: {}", fix.title));
+        }
+        let rendered = Rendered::new(level)
+            .with_code(d.code.as_str())
+            .with_message(&d.message)
+            .with_labels(labels)
+            .with_notes(notes);
+        let _ = term::emit_to_write_style(&mut buffer, &config, &files, &rendered);
+    }
+    String::from_utf8_lossy(buffer.as_slice()).into_owned()
+}
+
+/// The offset in a draft file of a cursor position in the cell's code (Jupyter counts
+/// cursor positions in Unicode code points).
+pub fn draft_offset(code: &str, cell_start: usize, cursor_pos: usize) -> TextSize {
+    let bytes = code
+        .char_indices()
+        .nth(cursor_pos)
+        .map_or(code.len(), |(i, _)| i);
+    TextSize::from((cell_start + bytes) as u32)
+}

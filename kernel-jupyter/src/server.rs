@@ -1,0 +1,411 @@
+//! The Jupyter messaging protocol (5.3) over ZeroMQ: heartbeat, shell, control, stdin and
+//! IOPub (XPUB, with `iopub_welcome`). Every message's HMAC-SHA256 signature is checked by the
+//! connection as it is read: a message with a bad signature is logged and dropped, never
+//! handled.
+//!
+//! Shell requests are handled one at a time; a cell runs on a blocking thread so that the
+//! control channel (interrupt, shutdown) is served while it runs.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use jupyter_protocol::{
+    CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput,
+    ExecuteInput, ExecuteReply, ExecuteResult, ExecutionCount, HistoryReply, InspectReply,
+    InterruptReply, IoPubWelcome, JupyterMessage, JupyterMessageContent, KernelInfoReply,
+    LanguageInfo, Media, ReplyError, ReplyStatus, ShutdownReply, Status, StreamContent, Transient,
+};
+use jupyter_zmq_client::{
+    SubscriptionEvent, create_kernel_control_connection, create_kernel_heartbeat_connection,
+    create_kernel_iopub_xpub_connection, create_kernel_shell_connection,
+    create_kernel_stdin_connection,
+};
+use tokio::sync::mpsc;
+
+use crate::ide;
+use crate::notebook::{Notebook, Output};
+use crate::render::MimeBundle;
+
+/// Serves the kernel described by a connection file until a shutdown request.
+pub fn serve(connection_file: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(connection_file)
+        .map_err(|e| format!("cannot read {}: {e}", connection_file.display()))?;
+    let info: ConnectionInfo = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not a connection file: {e}", connection_file.display()))?;
+    if !info.key.is_empty() && info.signature_scheme != "hmac-sha256" {
+        return Err(format!(
+            "{}: signature scheme `{}` is not supported (hmac-sha256 is)",
+            connection_file.display(),
+            info.signature_scheme
+        ));
+    }
+    let base_dir = std::env::current_dir().map_err(|e| format!("no working folder: {e}"))?;
+    let notebook =
+        Notebook::new(base_dir).map_err(|e| format!("cannot make the kernel's folder: {e}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    // SIGINT interrupts the running cell, as in ipykernel; it never ends the kernel (Jupyter
+    // sends it to the process group, and before a shutdown).
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())
+        .map_err(|e| format!("cannot catch SIGINT: {e}"))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the kernel's runtime: {e}"))?;
+    let result = rt.block_on(run(info, notebook, stop));
+    rt.shutdown_background();
+    result
+}
+
+async fn run(
+    info: ConnectionInfo,
+    notebook: Notebook,
+    stop: Arc<AtomicBool>,
+) -> Result<(), String> {
+    let session = uuid::Uuid::new_v4().to_string();
+    let bind = |what: &str, e: jupyter_zmq_client::RuntimeError| {
+        format!("cannot bind the {what} socket on {}: {e}", info.ip)
+    };
+    let mut heartbeat = create_kernel_heartbeat_connection(&info)
+        .await
+        .map_err(|e| bind("heartbeat", e))?;
+    let (mut shell_out, mut shell_in) = create_kernel_shell_connection(&info, &session)
+        .await
+        .map_err(|e| bind("shell", e))?
+        .split();
+    let mut control = create_kernel_control_connection(&info, &session)
+        .await
+        .map_err(|e| bind("control", e))?;
+    let _stdin = create_kernel_stdin_connection(&info, &session)
+        .await
+        .map_err(|e| bind("stdin", e))?;
+    let mut iopub = create_kernel_iopub_xpub_connection(&info, &session)
+        .await
+        .map_err(|e| bind("iopub", e))?;
+
+    tokio::spawn(async move { while heartbeat.single_heartbeat().await.is_ok() {} });
+
+    // IOPub has one owner: it sends what the other tasks queue and welcomes subscribers.
+    let (iopub_tx, mut iopub_rx) = mpsc::unbounded_channel::<JupyterMessage>();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                msg = iopub_rx.recv() => match msg {
+                    Some(m) => {
+                        if let Err(e) = iopub.send(m).await {
+                            eprintln!("wsp kernel: iopub: {e}");
+                        }
+                    }
+                    None => break,
+                },
+                sub = iopub.recv_subscription() => {
+                    if let Ok(SubscriptionEvent::Subscribe(topic)) = sub {
+                        let _ = iopub.send(IoPubWelcome::new(topic).into()).await;
+                    }
+                }
+            }
+        }
+    });
+    let _ = iopub_tx.send(Status::starting().into());
+
+    let (shutdown_tx, mut shutdown_rx) = mpsc::unbounded_channel::<()>();
+    {
+        let stop = stop.clone();
+        let shutdown_tx = shutdown_tx.clone();
+        let iopub_tx = iopub_tx.clone();
+        tokio::spawn(async move {
+            loop {
+                let msg = match control.read().await {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // A bad signature, or a message that is not one: never handled.
+                        eprintln!("wsp kernel: dropped a control message: {e}");
+                        continue;
+                    }
+                };
+                let _ = iopub_tx.send(Status::busy().as_child_of(&msg));
+                match &msg.content {
+                    JupyterMessageContent::InterruptRequest(_) => {
+                        stop.store(true, Ordering::SeqCst);
+                        let _ = control.send(InterruptReply::new().as_child_of(&msg)).await;
+                    }
+                    JupyterMessageContent::ShutdownRequest(req) => {
+                        stop.store(true, Ordering::SeqCst);
+                        let reply = ShutdownReply {
+                            restart: req.restart,
+                            status: ReplyStatus::Ok,
+                            error: None,
+                        };
+                        let _ = control.send(reply.as_child_of(&msg)).await;
+                        let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+                        let _ = shutdown_tx.send(());
+                        return;
+                    }
+                    JupyterMessageContent::KernelInfoRequest(_) => {
+                        let _ = control.send(kernel_info().as_child_of(&msg)).await;
+                    }
+                    _ => {}
+                }
+                let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+            }
+        });
+    }
+
+    let notebook = Arc::new(Mutex::new(notebook));
+    loop {
+        let msg = tokio::select! {
+            msg = shell_in.read() => msg,
+            _ = shutdown_rx.recv() => break,
+        };
+        let msg = match msg {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("wsp kernel: dropped a shell message: {e}");
+                continue;
+            }
+        };
+        let _ = iopub_tx.send(Status::busy().as_child_of(&msg));
+        let reply: Option<JupyterMessage> = match &msg.content {
+            JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info().as_child_of(&msg)),
+            JupyterMessageContent::ExecuteRequest(req) => {
+                let cell_id = msg
+                    .metadata
+                    .get("cellId")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string);
+                let code = req.code.clone();
+                let silent = req.silent;
+                let notebook = notebook.clone();
+                let stop = stop.clone();
+                let iopub_tx = iopub_tx.clone();
+                let parent = msg.clone();
+                let reply = tokio::task::spawn_blocking(move || {
+                    execute(
+                        &notebook,
+                        &code,
+                        cell_id.as_deref(),
+                        silent,
+                        &stop,
+                        &iopub_tx,
+                        &parent,
+                    )
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    ExecuteReply {
+                        status: ReplyStatus::Error,
+                        execution_count: ExecutionCount::new(0),
+                        payload: Vec::new(),
+                        user_expressions: None,
+                        error: Some(Box::new(ReplyError {
+                            ename: "InternalError".into(),
+                            evalue: e.to_string(),
+                            traceback: Vec::new(),
+                        })),
+                    }
+                    .as_child_of(&msg)
+                });
+                Some(reply)
+            }
+            JupyterMessageContent::CompleteRequest(req) => {
+                let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
+                let cell_id = msg.metadata.get("cellId").and_then(|v| v.as_str());
+                let (matches, start, end) =
+                    ide::complete(&mut nb, &req.code, req.cursor_pos, cell_id);
+                drop(nb);
+                Some(
+                    CompleteReply {
+                        matches,
+                        cursor_start: start,
+                        cursor_end: end,
+                        metadata: Default::default(),
+                        status: ReplyStatus::Ok,
+                        error: None,
+                    }
+                    .as_child_of(&msg),
+                )
+            }
+            JupyterMessageContent::InspectRequest(req) => {
+                let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
+                let cell_id = msg.metadata.get("cellId").and_then(|v| v.as_str());
+                let found = ide::inspect(&mut nb, &req.code, req.cursor_pos, cell_id);
+                drop(nb);
+                Some(
+                    InspectReply {
+                        found: found.is_some(),
+                        data: found.map_or_else(Media::default, |text| {
+                            media(&MimeBundle(vec![
+                                ("text/plain", text.clone()),
+                                ("text/markdown", text),
+                            ]))
+                        }),
+                        metadata: Default::default(),
+                        status: ReplyStatus::Ok,
+                        error: None,
+                    }
+                    .as_child_of(&msg),
+                )
+            }
+            JupyterMessageContent::IsCompleteRequest(req) => {
+                Some(ide::is_complete(&req.code).as_child_of(&msg))
+            }
+            JupyterMessageContent::HistoryRequest(_) => {
+                Some(HistoryReply::new(Vec::new()).as_child_of(&msg))
+            }
+            JupyterMessageContent::CommInfoRequest(_) => Some(
+                CommInfoReply {
+                    status: ReplyStatus::Ok,
+                    comms: Default::default(),
+                    error: None,
+                }
+                .as_child_of(&msg),
+            ),
+            JupyterMessageContent::ShutdownRequest(req) => {
+                let reply = ShutdownReply {
+                    restart: req.restart,
+                    status: ReplyStatus::Ok,
+                    error: None,
+                };
+                let _ = shell_out.send(reply.as_child_of(&msg)).await;
+                let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+                break;
+            }
+            _ => None,
+        };
+        if let Some(reply) = reply
+            && let Err(e) = shell_out.send(reply).await
+        {
+            eprintln!("wsp kernel: shell: {e}");
+        }
+        let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+    }
+    // Let IOPub send what is queued (the last idle status) before the process ends.
+    drop(iopub_tx);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    Ok(())
+}
+
+/// Runs a cell, sending its outputs on IOPub as they come; returns the execute_reply.
+fn execute(
+    notebook: &Mutex<Notebook>,
+    code: &str,
+    cell_id: Option<&str>,
+    silent: bool,
+    stop: &AtomicBool,
+    iopub: &mpsc::UnboundedSender<JupyterMessage>,
+    parent: &JupyterMessage,
+) -> JupyterMessage {
+    let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
+    // An interrupt while idle is for no cell.
+    stop.store(false, Ordering::SeqCst);
+    let count = ExecutionCount::new(nb.execution_count() as usize + 1);
+    if !silent {
+        let _ = iopub.send(
+            ExecuteInput {
+                code: code.to_string(),
+                execution_count: count,
+            }
+            .as_child_of(parent),
+        );
+    }
+    let outcome = nb.execute(code, cell_id, stop);
+    let count = ExecutionCount::new(nb.execution_count() as usize);
+    drop(nb);
+    let send = |content: JupyterMessageContent| {
+        if !silent {
+            let _ = iopub.send(JupyterMessage::new(content, Some(parent)));
+        }
+    };
+    for output in outcome.outputs {
+        match output {
+            Output::Stdout(text) => send(StreamContent::stdout(&text).into()),
+            Output::Stderr(text) => send(StreamContent::stderr(&text).into()),
+            Output::Display(bundle) => send(
+                DisplayData {
+                    data: media(&bundle),
+                    metadata: Default::default(),
+                    transient: Some(Transient::default()),
+                }
+                .into(),
+            ),
+        }
+    }
+    if let Some(bundle) = outcome.result {
+        send(
+            ExecuteResult {
+                execution_count: count,
+                data: media(&bundle),
+                metadata: Default::default(),
+                // `null` is refused by clients that validate messages (jupyter_kernel_test).
+                transient: Some(Transient::default()),
+            }
+            .into(),
+        );
+    }
+    let (status, error) = match outcome.error {
+        Some(e) => {
+            send(
+                ErrorOutput {
+                    ename: e.ename.clone(),
+                    evalue: e.evalue.clone(),
+                    traceback: e.traceback.clone(),
+                }
+                .into(),
+            );
+            (
+                ReplyStatus::Error,
+                Some(Box::new(ReplyError {
+                    ename: e.ename,
+                    evalue: e.evalue,
+                    traceback: e.traceback,
+                })),
+            )
+        }
+        None => (ReplyStatus::Ok, None),
+    };
+    ExecuteReply {
+        status,
+        execution_count: count,
+        payload: Vec::new(),
+        user_expressions: Some(Default::default()),
+        error,
+    }
+    .as_child_of(parent)
+}
+
+/// A MIME bundle as the protocol's `data`.
+fn media(bundle: &MimeBundle) -> Media {
+    let map: serde_json::Map<String, serde_json::Value> = bundle
+        .0
+        .iter()
+        .map(|(mime, value)| (mime.to_string(), serde_json::Value::String(value.clone())))
+        .collect();
+    serde_json::from_value(serde_json::Value::Object(map)).unwrap_or_default()
+}
+
+fn kernel_info() -> KernelInfoReply {
+    KernelInfoReply {
+        status: ReplyStatus::Ok,
+        protocol_version: "5.3".into(),
+        implementation: "wsp".into(),
+        implementation_version: env!("CARGO_PKG_VERSION").into(),
+        language_info: LanguageInfo {
+            name: "wsp".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            mimetype: Some("text/x-wsp".into()),
+            file_extension: Some(".wsp".into()),
+            // WSP is Python's syntax: Python's highlighting in notebooks and exports.
+            pygments_lexer: Some("python".into()),
+            codemirror_mode: Some(CodeMirrorMode::Simple("python".into())),
+            nbconvert_exporter: None,
+        },
+        banner: format!(
+            "WSP {}: PTO-WSP workloads checked as you type and run on the CPU simulator",
+            env!("CARGO_PKG_VERSION")
+        ),
+        help_links: Vec::new(),
+        debugger: false,
+        error: None,
+    }
+}
