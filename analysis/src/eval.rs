@@ -2083,6 +2083,19 @@ impl<'db> Eval<'db> {
                     self.bind(c, what, &[]);
                     Value::None
                 }
+                "enable_tracing" => {
+                    if let Some(args) = self.bind(c, what, &["level?"])
+                        && let Some((v, r)) = args.get(0)
+                        && !matches!(v, Value::Member(Builtin::TraceLevel, _) | Value::Unknown)
+                    {
+                        self.error(
+                            Code::WrongKind,
+                            *r,
+                            format!("the trace level is a `TraceLevel`, not {}", v.describe()),
+                        );
+                    }
+                    Value::None
+                }
                 _ => self.unknown_member("program", method, range, PROGRAM_MEMBERS.iter().copied()),
             },
             _ => Value::Unknown,
@@ -2110,7 +2123,7 @@ const SCHEDULE_METHODS: &[&str] = &[
     "spatial_map",
     "compile",
 ];
-const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "stats"];
+const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "enable_tracing", "stats"];
 const STATS_FIELDS: &[&str] = &[
     "task_count",
     "total_cycles",
@@ -2149,6 +2162,7 @@ pub(crate) fn members(b: Builtin) -> &'static [&'static str] {
         Builtin::DepsMode => &["tensor_map_exact", "tensor_map_coarse", "explicit"],
         Builtin::ReadyPolicy => &["fifo", "work_steal", "priority"],
         Builtin::Pools => &["single", "by_exec_unit"],
+        Builtin::TraceLevel => &["NONE", "SUMMARY", "TIMING", "FULL"],
         _ => &[],
     }
 }

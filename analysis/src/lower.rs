@@ -400,14 +400,20 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     };
     let expr = s.expr()?;
     let Expr::CallExpr(c) = &expr else {
-        return Some(Action::Show(shown(&mut Eval::new(db, item), &expr)));
+        return Some(Action::Show(shown(
+            &mut Eval::new(db, item),
+            &expr,
+            python_repr,
+        )));
     };
     if let Some(Expr::NameExpr(callee)) = c.callee()
         && callee.text() == "print"
     {
         let mut eval = Eval::new(db, item);
         let args = c.args().filter_map(|a| a.value());
-        return Some(Action::Print(args.map(|a| shown(&mut eval, &a)).collect()));
+        return Some(Action::Print(
+            args.map(|a| shown(&mut eval, &a, python_str)).collect(),
+        ));
     }
     if let Some(Expr::NameExpr(callee)) = c.callee()
         && callee.text() == "save_npy"
@@ -431,11 +437,22 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     let Some(Expr::NameExpr(receiver)) = a.receiver() else {
         return None;
     };
-    if a.attr()?.text() != "execute" {
-        return None;
-    }
+    let method = a.attr()?.text().to_string();
     let mut eval = Eval::new(db, item);
     let program = receiver.text();
+    if method == "enable_tracing" {
+        let level = match c.args().find_map(|a| a.value()) {
+            Some(Expr::AttributeExpr(l)) => l.attr()?.text().to_string(),
+            _ => "TIMING".to_string(),
+        };
+        return Some(Action::EnableTracing {
+            program: program.to_string(),
+            on: level != "NONE",
+        });
+    }
+    if method != "execute" {
+        return None;
+    }
     if !matches!(
         eval.resolve(&program, receiver.syntax().text_range()),
         Value::Program(_)
@@ -456,8 +473,9 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
 }
 
 /// A printed or shown value: `program.stats` and its fields and tensors are read when the
-/// statement runs; anything else is known now and shown as Python's `str()` shows it.
-fn shown(eval: &mut Eval<'_>, e: &Expr) -> Shown {
+/// statement runs; anything else is known now, and `text` gives it as Python would (`str()`
+/// for `print`, `repr()` for a cell's value).
+fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown {
     // `program.stats` and `program.stats.FIELD`, by their syntax once the value is checked.
     let stats_of = |e: &Expr| match e {
         Expr::AttributeExpr(a) if a.attr().is_some_and(|n| n.text() == "stats") => {
@@ -485,7 +503,7 @@ fn shown(eval: &mut Eval<'_>, e: &Expr) -> Shown {
             Shown::Text("<stats>".into())
         }
         Value::Tensor(t) => Shown::Tensor(t.name.clone()),
-        v => Shown::Text(python_str(&v)),
+        v => Shown::Text(text(&v)),
     }
 }
 

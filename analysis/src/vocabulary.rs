@@ -73,6 +73,7 @@ vocabulary! {
     DepsMode = "DepsMode": "tensor_map_exact, tensor_map_coarse, explicit.";
     ReadyPolicy = "ReadyPolicy": "fifo(), work_steal(), priority(key).";
     Pools = "Pools": "single(), by_exec_unit().";
+    TraceLevel = "TraceLevel": "NONE, SUMMARY, TIMING, FULL: `program.enable_tracing(level)` records the simulated timeline (shown in a notebook; `wsp run --trace` writes it).";
     // Layouts
     TensorLayout = "TensorLayout": "default(rank=r), sharded(dim=d, rank=r, mesh_axis=m).";
     TensorShard = "TensorShard": "`TensorShard(mesh_axis)`: a dimension split over a mesh axis.";

@@ -14,6 +14,9 @@ pub enum Action {
     SaveNpy { tensor: String, path: String },
     /// `print(a, b, ...)`: the values' texts joined by spaces, as Python prints them.
     Print(Vec<Shown>),
+    /// `NAME.enable_tracing(TraceLevel.X)`: whether the program's runs record their simulated
+    /// timeline (a notebook shows it; `wsp run --trace` writes it).
+    EnableTracing { program: String, on: bool },
     /// A bare expression statement. A run does nothing with it (as Python does with a script's);
     /// a notebook shows the value of a cell's last one.
     Show(Shown),

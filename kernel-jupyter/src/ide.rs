@@ -100,3 +100,32 @@ fn byte_at(code: &str, cursor_pos: usize) -> usize {
         .nth(cursor_pos)
         .map_or(code.len(), |(i, _)| i)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jupyter_protocol::IsCompleteReplyStatus as S;
+
+    fn status(code: &str) -> (S, String) {
+        let r = is_complete(code);
+        (r.status, r.indent)
+    }
+
+    #[test]
+    fn is_complete_follows_the_parser() {
+        assert_eq!(status("x = 1").0, S::Complete);
+        assert_eq!(status("for i in P(batch):\n    pass\n").0, S::Complete);
+        assert_eq!(status("for i in P(batch):"), (S::Incomplete, "    ".into()));
+        assert_eq!(
+            status("def k(x):\n    if x:"),
+            (S::Incomplete, "        ".into())
+        );
+        assert_eq!(status("f(1,").0, S::Incomplete);
+        assert_eq!(status("X = Tensor((4,\n  8)").0, S::Incomplete);
+        assert_eq!(status("x = 1 + \\").0, S::Incomplete);
+        assert_eq!(status("s = \"\"\"doc").0, S::Incomplete);
+        assert_eq!(status("x = )").0, S::Invalid);
+        assert_eq!(status("1 +").0, S::Invalid);
+        assert_eq!(status("x = (1))").0, S::Invalid);
+    }
+}

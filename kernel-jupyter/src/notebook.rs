@@ -88,6 +88,10 @@ pub struct Notebook {
     /// Kept tensor values, `NAME.npy`.
     values: tempfile::TempDir,
     settings: Settings,
+    /// Programs whose runs record their timeline (`program.enable_tracing(...)`).
+    traced: std::collections::HashSet<String>,
+    /// Each program's last execution, for `program.stats` as a cell's value.
+    last_stats: std::collections::HashMap<String, RunStats>,
     count: u32,
 }
 
@@ -105,6 +109,8 @@ impl Notebook {
             base_dir,
             values: tempfile::Builder::new().prefix("wsp-notebook-").tempdir()?,
             settings: Settings::default(),
+            traced: Default::default(),
+            last_stats: Default::default(),
             count: 0,
         })
     }
@@ -239,9 +245,19 @@ impl Notebook {
             Some((r, Action::Show(s))) if usize::from(r.end()) == last_end => Some(s.clone()),
             _ => None,
         };
-        let needs_run = actions.iter().any(|(_, a)| !matches!(a, Action::Show(_)))
-            || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t))
-            || matches!(&shown, Some(Shown::Stats { .. } | Shown::StatsField { .. }));
+        for (_, a) in &actions {
+            if let Action::EnableTracing { program, on } = a {
+                if *on {
+                    self.traced.insert(program.clone());
+                } else {
+                    self.traced.remove(program);
+                }
+            }
+        }
+        let needs_run = actions
+            .iter()
+            .any(|(_, a)| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
+            || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t));
         if needs_run {
             let run_actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
             if let Err(e) = self.run(&lowered, run_actions, &mut out, stop) {
@@ -258,7 +274,25 @@ impl Notebook {
                     Err(e) => out.error = Some(CellError::plain("Error", e)),
                 }
             }
-            Some(Shown::Stats { .. } | Shown::StatsField { .. }) | None => {}
+            Some(Shown::Stats { program }) => {
+                out.result = self
+                    .last_stats
+                    .get(&program)
+                    .map(|row| render::stats(std::slice::from_ref(row)));
+            }
+            Some(Shown::StatsField { program, field }) => {
+                out.result = self.last_stats.get(&program).and_then(|row| {
+                    let value = match field.as_str() {
+                        "task_count" => row.task_count.to_string(),
+                        "total_cycles" => row.total_cycles.to_string(),
+                        "compile_time_ms" => format!("{:.3}", row.compile_time_ms),
+                        "execute_time_ms" => format!("{:.3}", row.execute_time_ms),
+                        _ => return None,
+                    };
+                    Some(MimeBundle(vec![("text/plain", value)]))
+                });
+            }
+            None => {}
         }
         out
     }
@@ -332,10 +366,9 @@ impl Notebook {
             }
         }
         let compile_time_ms = compile_start.elapsed().as_secs_f64() * 1e3;
-        let trace = self
-            .settings
-            .trace
-            .then(|| self.values.path().join("trace.json"));
+        let traced =
+            self.settings.trace || programs.iter().any(|(p, _)| self.traced.contains(&p.name));
+        let trace = traced.then(|| self.values.path().join("trace.json"));
         let bindings: Vec<(String, u64)> = self
             .settings
             .bindings
@@ -403,6 +436,9 @@ impl Notebook {
                 })
                 .collect();
             out.outputs.push(Output::Display(render::stats(&rows)));
+            for row in rows {
+                self.last_stats.insert(row.program.clone(), row);
+            }
             if let Some(path) = trace {
                 let timeline = std::fs::read(&path)
                     .map_err(|e| e.to_string())

@@ -327,8 +327,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 }
                 printed.push(Printed::Text("\n".into()));
             }
-            // A value to show is the front end's to read once the run is over.
-            Action::Show(_) => {}
+            // A value to show is the front end's to read once the run is over; whether to trace
+            // is the front end's to decide (it sets `trace`).
+            Action::Show(_) | Action::EnableTracing { .. } => {}
             Action::SaveNpy { tensor, path } => {
                 run.flush();
                 let t = run

@@ -1,0 +1,153 @@
+//! Cells as one program: what each cell sees, redefinition, errors that keep the state, and
+//! cells a change breaks. (Runs need the `wsp` executable for their child process; the
+//! real-client tests under `tests/clients/` run them.)
+
+use std::sync::atomic::AtomicBool;
+
+use expect_test::expect;
+use wsp_kernel_jupyter::{Notebook, Outcome, Output};
+
+fn notebook() -> Notebook {
+    Notebook::new(std::env::temp_dir()).expect("a notebook")
+}
+
+fn exec(nb: &mut Notebook, code: &str, id: &str) -> Outcome {
+    nb.execute(code, Some(id), &AtomicBool::new(false))
+}
+
+/// The cell's value as text, or its error as `ename: evalue`.
+fn value(o: &Outcome) -> String {
+    if let Some(e) = &o.error {
+        return format!("{}: {}", e.ename, e.evalue);
+    }
+    o.result
+        .as_ref()
+        .and_then(|b| b.0.iter().find(|(m, _)| *m == "text/plain"))
+        .map_or_else(String::new, |(_, t)| t.clone())
+}
+
+fn stderr(o: &Outcome) -> String {
+    let text: String = o
+        .outputs
+        .iter()
+        .filter_map(|out| match out {
+            Output::Stderr(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    strip_ansi(&text)
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_cell_sees_earlier_cells_and_a_rerun_redefines_in_place() {
+    let mut nb = notebook();
+    assert_eq!(value(&exec(&mut nb, "N = 4", "a")), "");
+    assert_eq!(value(&exec(&mut nb, "N * 2", "b")), "8");
+    // Cell a again, with another value: cell b, after it, sees the new one.
+    assert_eq!(value(&exec(&mut nb, "N = 5", "a")), "");
+    assert_eq!(value(&exec(&mut nb, "N * 2", "b")), "10");
+    assert_eq!(value(&exec(&mut nb, "'text'", "c")), "'text'");
+    assert_eq!(nb.execution_count(), 5);
+}
+
+#[test]
+fn an_error_names_its_code_shows_the_cell_and_keeps_the_program() {
+    let mut nb = notebook();
+    exec(&mut nb, "N = 4", "a");
+    let o = exec(&mut nb, "M = N + undefined", "b");
+    let e = o.error.as_ref().expect("an error");
+    assert_eq!(e.ename, "WSP101");
+    expect![[r#"
+        error[WSP101]: unknown name `undefined`
+          ┌─ In[2]:1:9
+          │
+        1 │ M = N + undefined
+          │         ^^^^^^^^^
+
+    "#]]
+    .assert_eq(&strip_ansi(&e.traceback.join("\n")));
+    // The traceback is coloured, as ipykernel's are.
+    assert!(e.traceback[0].contains("\x1b["));
+    // Nothing of the cell was taken in, and everything before it stays.
+    assert_eq!(value(&exec(&mut nb, "N", "c")), "4");
+    assert_eq!(value(&exec(&mut nb, "M", "d")), "WSP101: unknown name `M`");
+}
+
+#[test]
+fn a_name_bound_in_another_cell_is_bound_once() {
+    let mut nb = notebook();
+    exec(&mut nb, "N = 4", "a");
+    let o = exec(&mut nb, "N = 8", "b");
+    assert_eq!(
+        value(&o),
+        "WSP103: `N` is already defined; a module-level name is bound once"
+    );
+    let shown = strip_ansi(&o.error.unwrap().traceback.join("\n"));
+    assert!(
+        shown.contains("In[1]"),
+        "the first definition's cell: {shown}"
+    );
+}
+
+#[test]
+fn a_change_that_breaks_a_later_cell_takes_it_out_until_it_runs_again() {
+    let mut nb = notebook();
+    exec(&mut nb, "K = 4", "a");
+    exec(&mut nb, "L = K + 1", "b");
+    let o = exec(&mut nb, "Z = 1", "a");
+    assert!(o.error.is_none(), "{}", value(&o));
+    expect![[r#"
+        error[WSP101]: unknown name `K`
+          ┌─ In[2]:1:5
+          │
+        1 │ L = K + 1
+          │     ^
+
+        note: In[2] no longer checks after this change and is taken out of the program; run it again once it is fixed
+    "#]]
+    .assert_eq(&stderr(&o));
+    assert_eq!(value(&exec(&mut nb, "L", "c")), "WSP101: unknown name `L`");
+    assert_eq!(value(&exec(&mut nb, "Z + 1", "d")), "2");
+}
+
+#[test]
+fn cells_without_ids_are_new_cells_each_time() {
+    let mut nb = notebook();
+    let stop = AtomicBool::new(false);
+    nb.execute("A = 1", None, &stop);
+    let o = nb.execute("A = 1", None, &stop);
+    assert_eq!(o.error.expect("rebinding").ename, "WSP103");
+}
+
+#[test]
+fn magics_set_how_cells_run_and_refuse_bad_values() {
+    let mut nb = notebook();
+    assert_eq!(
+        value(&exec(&mut nb, "%bind seq", "a")),
+        "UsageError: `%bind seq`: expected name=value"
+    );
+    assert_eq!(
+        value(&exec(&mut nb, "%workers 0", "b")),
+        "UsageError: `%workers 0`: expected a number from 1 to 1024"
+    );
+    // A magic line is blanked in its cell, so the code after it keeps its line numbers.
+    let o = exec(&mut nb, "%trace on\nN = undefined", "c");
+    assert!(strip_ansi(&o.error.unwrap().traceback[0]).contains("In[3]:2:5"));
+}
