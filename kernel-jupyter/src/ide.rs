@@ -60,6 +60,9 @@ pub fn inspect(
 /// is "invalid".
 pub fn is_complete(code: &str) -> IsCompleteReply {
     use wsp_syntax::SyntaxKind as K;
+    // Magic lines are blanked: they are complete lines of their own.
+    let (code, _) = crate::magics::split(code);
+    let code = code.as_str();
     let parse = wsp_syntax::parse(code);
     if parse.errors().is_empty() {
         return IsCompleteReply::complete();
@@ -127,5 +130,11 @@ mod tests {
         assert_eq!(status("x = )").0, S::Invalid);
         assert_eq!(status("1 +").0, S::Invalid);
         assert_eq!(status("x = (1))").0, S::Invalid);
+        assert_eq!(status("%trace on").0, S::Complete);
+        assert_eq!(status("x = 1\n%bind seq=4").0, S::Complete);
+        assert_eq!(
+            status("%trace on\nfor i in P(b):"),
+            (S::Incomplete, "    ".into())
+        );
     }
 }

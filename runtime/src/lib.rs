@@ -239,6 +239,8 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let host_memory = Target::CpuSim.memory_bytes();
     let tensor_bytes = check_tensor_sizes(all_tensors(), host_memory).map_err(RunError::Input)?;
     let mut tensors = Tensors::default();
+    // The hash of each value started from a kept file: an unchanged one is not written again.
+    let mut kept_hashes: HashMap<String, blake3::Hash> = HashMap::new();
     for t in all_tensors() {
         if tensors.id(&t.name).is_some() {
             continue;
@@ -255,6 +257,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 Path::new(""),
             )
             .map_err(RunError::Input)?;
+            if job.dump_tensors.as_ref() == job.initial_values.as_ref() {
+                kept_hashes.insert(t.name.clone(), blake3::hash(data.bytes()));
+            }
         } else if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
             data.init(init, &job.base_dir).map_err(RunError::Input)?;
         }
@@ -423,6 +428,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
     if let Some(dir) = &job.dump_tensors {
         for t in &run.tensors.data {
+            if kept_hashes.get(&t.name) == Some(&blake3::hash(t.bytes())) {
+                continue;
+            }
             t.save_npy(&dir.join(format!("{}.npy", t.name)))
                 .map_err(RunError::Input)?;
         }

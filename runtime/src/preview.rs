@@ -308,7 +308,7 @@ impl FloatFormat {
             }
         }
         if finite.len() != values.len() {
-            let neg_inf = values.iter().any(|&v| v == f64::NEG_INFINITY) as usize;
+            let neg_inf = values.contains(&f64::NEG_INFINITY) as usize;
             let offset = f.pad_right + 1;
             f.pad_left = f
                 .pad_left
@@ -327,7 +327,9 @@ impl FloatFormat {
             return format!("{:>width$}", if v < 0.0 { "-inf" } else { "inf" });
         }
         if self.scientific {
-            let p = Scientific::of(self.kind, v, self.precision);
+            // Every element gets `precision` digits after the point: past its shortest digits,
+            // the next digits of its exact binary value (Dragon4's `min_digits`), not zeros.
+            let p = Scientific::parse(&format!("{v:.prec$e}", prec = self.precision));
             let sign = if p.negative { "-" } else { "" };
             let int = format!("{sign}{}", p.digits[0] as char);
             let mut frac = String::from_utf8(p.digits[1..].to_vec()).expect("ASCII digits");
@@ -428,10 +430,10 @@ impl Scientific {
     }
 }
 
-/// The shortest round-trip digits of `v` in its dtype. Rust's `{:e}` gives them for f32 and
-/// f64; for f16, the fewest correctly rounded digits that read back as the same f16, or the
-/// neighbouring digit string of that length (at a power of two the interval that rounds to
-/// the value is lopsided).
+/// The shortest digits that read back as `v` in its dtype, the closest to `v` of that
+/// length. Rust's `{:e}` gives their length for f32 and f64; for f16, the fewest correctly
+/// rounded digits that read back as the same f16, or the neighbouring digit string of that
+/// length (at a power of two the interval that rounds to the value is lopsided).
 fn shortest(kind: Kind, v: f64) -> Scientific {
     match kind {
         Kind::F16 => {
@@ -447,8 +449,25 @@ fn shortest(kind: Kind, v: f64) -> Scientific {
             }
             Scientific::parse(&format!("{v:e}"))
         }
-        Kind::F32 => Scientific::parse(&format!("{:e}", v as f32)),
-        _ => Scientific::parse(&format!("{v:e}")),
+        Kind::F32 | Kind::F64 => {
+            let s = if kind == Kind::F32 {
+                Scientific::parse(&format!("{:e}", v as f32))
+            } else {
+                Scientific::parse(&format!("{v:e}"))
+            };
+            // Rust breaks a tie between two shortest candidates (`1961179.25f32`: `.2` or
+            // `.3`) away from zero; Dragon4 takes the even digit, as correct rounding of the
+            // exact value does.
+            let p = s.digits.len() - 1;
+            let rounded = Scientific::parse(&format!("{v:.p$e}"));
+            let same = if kind == Kind::F32 {
+                rounded.value() as f32 == v as f32
+            } else {
+                rounded.value() == v
+            };
+            if same { rounded } else { s }
+        }
+        _ => unreachable!("integers are not written as floats"),
     }
 }
 
@@ -689,6 +708,53 @@ mod tests {
         add(DType::I32, &[9, 12], &mut |i| {
             (i as f64 * 7919.0) % 2e5 - 1e5
         });
+        add(DType::F32, &[7], &mut |i| i as f64 / 3.0);
+        add(DType::F64, &[5], &mut |i| {
+            [f64::NAN, -1e-5, 3e5, f64::NEG_INFINITY, 0.0][i]
+        });
+        add(DType::F64, &[1001, 2], &mut |i| i as f64 * 0.5);
+        add(DType::I64, &[3, 400], &mut |i| (i as f64 - 600.0) * 3.0);
+        add(DType::F16, &[40], &mut |_| r() * 2000.0 - 1000.0);
+        add(DType::F64, &[2], &mut |i| [1e-4, 0.0999][i]);
+        add(DType::F64, &[2], &mut |i| [1e-4, 0.1001][i]);
+        // Random arrays: dtype, rank 0 to 4, sizes either side of the threshold, magnitudes
+        // over twenty decades, and the odd nan, inf or negative zero.
+        let dtypes = [
+            DType::F16,
+            DType::F32,
+            DType::F64,
+            DType::I8,
+            DType::I32,
+            DType::U16,
+        ];
+        for _ in 0..60 {
+            let dtype = dtypes[(r() * dtypes.len() as f64) as usize];
+            let rank = (r() * 5.0) as usize;
+            let shape: Vec<u64> = (0..rank).map(|_| 1 + (r() * r() * 40.0) as u64).collect();
+            let decades = r() * 20.0;
+            let base = r() * 20.0 - 10.0;
+            let mut value = |_: usize| {
+                if !dtype.is_float() {
+                    let (lo, span) = match dtype {
+                        DType::I8 => (-128.0, 256.0),
+                        DType::U16 => (0.0, 65536.0),
+                        _ => (-1e9, 2e9),
+                    };
+                    return (lo + r() * span * decades / 20.0).floor();
+                }
+                match (r() * 100.0) as u32 {
+                    0 => f64::NAN,
+                    1 => f64::INFINITY,
+                    2 => -0.0,
+                    3 => 0.0,
+                    _ => {
+                        let sign = if r() < 0.3 { -1.0 } else { 1.0 };
+                        sign * 10f64.powf(base + r() * decades)
+                    }
+                }
+            };
+            add(dtype, &shape, &mut value);
+        }
         cases
     }
 
@@ -698,16 +764,19 @@ import numpy as np
 out = []
 for line in sys.stdin.read().splitlines():
     dtype, shape, values = line.split(" ")
-    shape = tuple(int(d) for d in shape.split(",") if d)
-    values = [float(v) for v in values.split(",") if v]
-    out.append(str(np.array(values, dtype=np.float64).astype(dtype).reshape(shape)))
+    values = np.array([float(v) for v in values.split(",") if v]).astype(dtype)
+    if shape == "each":
+        out.append("\n".join(str(x) for x in values))
+    else:
+        out.append(str(values.reshape(tuple(int(d) for d in shape.split(",") if d))))
 h = np.arange(0, 0x10000, dtype=np.uint16).view(np.float16)
 out.append("\n".join(str(x) for x in h[np.isfinite(h)]))
 sys.stdout.write("\x1e".join(out))
 "#;
 
-    /// The same text as NumPy's `str()` on a spread of arrays and on every finite f16
-    /// scalar, when `WSP_TEST_PYTHON` names a Python with NumPy (`cargo xtask test` sets it).
+    /// The same text as NumPy's `str()` on a spread of arrays, on 20,000 random f32 and f64
+    /// scalars each and on every finite f16 scalar, when `WSP_TEST_PYTHON` names a Python with
+    /// NumPy (`cargo xtask test` sets it).
     #[test]
     fn preview_matches_numpy_str() {
         let Some(python) = std::env::var_os("WSP_TEST_PYTHON") else {
@@ -737,6 +806,25 @@ sys.stdout.write("\x1e".join(out))
                 values.join(",")
             );
         }
+        // Scalars from random bit patterns: every exponent, and ties between two shortest
+        // candidates.
+        let mut bits = uniform(11);
+        let mut random_bits =
+            || (bits() * (1u64 << 53) as f64) as u64 ^ ((bits() * 2048.0) as u64) << 53;
+        let f32s: Vec<f64> = std::iter::repeat_with(|| f32::from_bits(random_bits() as u32))
+            .filter(|v| v.is_finite())
+            .take(20_000)
+            .map(f64::from)
+            .collect();
+        let f64s: Vec<f64> = std::iter::repeat_with(|| f64::from_bits(random_bits()))
+            .filter(|v| v.is_finite())
+            .take(20_000)
+            .collect();
+        let sweeps = [(DType::F32, f32s), (DType::F64, f64s)];
+        for (dtype, values) in &sweeps {
+            let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+            input += &format!("{} each {}\n", numpy_name(*dtype), values.join(","));
+        }
         let mut child = Command::new(&python)
             .args(["-c", NUMPY_SCRIPT])
             .stdin(Stdio::piped())
@@ -753,7 +841,7 @@ sys.stdout.write("\x1e".join(out))
         assert!(out.status.success(), "the NumPy side of the test failed");
         let numpy = String::from_utf8(out.stdout).expect("UTF-8");
         let numpy: Vec<&str> = numpy.split('\x1e').collect();
-        assert_eq!(numpy.len(), cases.len() + 1);
+        assert_eq!(numpy.len(), cases.len() + sweeps.len() + 1);
         for ((dtype, shape, values), expected) in cases.iter().zip(&numpy) {
             assert_eq!(
                 &text(*dtype, shape, values),
@@ -762,14 +850,26 @@ sys.stdout.write("\x1e".join(out))
                 dtype.name()
             );
         }
+        for ((dtype, values), expected) in sweeps.iter().zip(&numpy[cases.len()..]) {
+            assert_eq!(expected.lines().count(), values.len());
+            for (&v, expected) in values.iter().zip(expected.lines()) {
+                assert_eq!(
+                    text(*dtype, &[], &[v]),
+                    expected,
+                    "{} scalar {v:?}",
+                    dtype.name()
+                );
+            }
+        }
+        let f16s = numpy[cases.len() + sweeps.len()];
         let ours: Vec<String> = (0..=u16::MAX)
             .map(f16::from_bits)
             .filter(|h| h.is_finite())
             .map(|h| text(DType::F16, &[], &[f64::from(h)]))
             .collect();
-        for (ours, theirs) in ours.iter().zip(numpy[cases.len()].lines()) {
+        for (ours, theirs) in ours.iter().zip(f16s.lines()) {
             assert_eq!(ours, theirs, "f16 scalar");
         }
-        assert_eq!(ours.len(), numpy[cases.len()].lines().count());
+        assert_eq!(ours.len(), f16s.lines().count());
     }
 }

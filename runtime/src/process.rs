@@ -12,8 +12,11 @@ use crate::{Job, Report, RunError};
 /// The hidden subcommand of the front end's executable that runs [`serve`].
 pub const SUBCOMMAND: &str = "__exec";
 
-/// How often a running child is checked for an interrupt.
-const POLL: Duration = Duration::from_millis(10);
+/// How often a running child is checked for its end and for an interrupt: first often (a
+/// notebook's small runs take milliseconds, and each poll interval adds to them), then every
+/// `POLL_MAX`.
+const POLL_FIRST: Duration = Duration::from_micros(100);
+const POLL_MAX: Duration = Duration::from_millis(10);
 
 /// Why a job run in a child process has no report.
 #[derive(Debug)]
@@ -128,11 +131,13 @@ fn wait_or_interrupt(
     grace: Duration,
 ) -> Result<Option<ExitStatus>, ChildError> {
     let failed = |e: std::io::Error| ChildError::Process(format!("the run process: {e}"));
+    let mut poll = POLL_FIRST;
     while !interrupted.load(Ordering::Relaxed) {
         if let Some(status) = child.try_wait().map_err(failed)? {
             return Ok(Some(status));
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(poll);
+        poll = (poll * 2).min(POLL_MAX);
     }
     // Not reaped yet, so the pid is still this child's.
     let _ = rustix::process::kill_process(
@@ -144,7 +149,7 @@ fn wait_or_interrupt(
         if child.try_wait().map_err(failed)?.is_some() {
             return Ok(None);
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(POLL_FIRST);
     }
     let _ = child.kill();
     child.wait().map_err(failed)?;

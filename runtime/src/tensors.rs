@@ -64,7 +64,8 @@ impl TensorData {
         self.words.as_mut_ptr().cast()
     }
 
-    fn bytes(&self) -> &[u8] {
+    /// The tensor's bytes as they sit in memory.
+    pub fn bytes(&self) -> &[u8] {
         let n = self.len() * self.dtype.size_bytes() as usize;
         // SAFETY: `words` holds at least `n` initialised bytes; u8 has no alignment needs.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), n) }
@@ -146,6 +147,19 @@ impl TensorData {
         let fortran = npy.order() == npyz::Order::Fortran;
         let file_strides = npy.strides().to_vec();
         let descr = npy.dtype().descr();
+        // The file holds the tensor's bytes as they sit in memory: copy them.
+        let plain = descr.trim_matches('\'');
+        if !fortran
+            && let Some(ours) = npy_descr(self.dtype)
+            && plain.get(1..) == ours.get(1..)
+            && !plain.starts_with('>')
+        {
+            let n = self.bytes().len();
+            if let Some(data) = bytes.len().checked_sub(n).map(|start| &bytes[start..]) {
+                self.bytes_mut().copy_from_slice(data);
+                return Ok(());
+            }
+        }
         let values: Vec<f64> = match descr.trim_matches('\'').trim_start_matches(['<', '|', '=']) {
             "f2" => npy
                 .into_vec::<f16>()
@@ -216,6 +230,18 @@ impl TensorData {
     pub fn save_npy(&self, path: &Path) -> Result<(), String> {
         let n = self.len();
         let shape = &self.shape;
+        if let Some(descr) = npy_descr(self.dtype) {
+            // The bytes as they sit in memory are the file's data.
+            let dtype = npyz::DType::Plain(descr.parse().expect("a valid type string"));
+            return write_atomically(path, |out| {
+                npyz::WriteOptions::new_header_only()
+                    .dtype(dtype)
+                    .shape(shape)
+                    .writer(&mut *out)
+                    .write_header_only()?;
+                out.write_all(self.bytes())
+            });
+        }
         write_atomically(path, |out| match self.dtype {
             DType::F16 => write(out, shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
             DType::BF16 | DType::F32 => write(out, shape, (0..n).map(|i| self.get(i) as f32)),
@@ -230,6 +256,28 @@ impl TensorData {
             DType::U64 => write(out, shape, (0..n).map(|i| self.get_int(i) as u64)),
         })
     }
+}
+
+/// The `.npy` type string of a dtype whose bytes in memory are NumPy's (every one but bf16, on
+/// a little-endian host).
+fn npy_descr(dtype: DType) -> Option<&'static str> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    Some(match dtype {
+        DType::F16 => "<f2",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::I8 => "|i1",
+        DType::I16 => "<i2",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
+        DType::BF16 => return None,
+    })
 }
 
 fn write<T: npyz::AutoSerialize>(

@@ -1,7 +1,9 @@
 //! `cargo xtask`: the one entry point for the project's chores.
 //!
 //! - `test`: every test of the workspace, then the language server's end-to-end tests with
-//!   real clients (pytest-lsp in a venv under `target/`, Debian's Neovim), installed as needed.
+//!   real clients (pytest-lsp in a venv under `target/`, Debian's Neovim), then the Jupyter
+//!   kernel's with real clients (jupyter_kernel_test, nbclient, jupyter_client, JupyterLab in
+//!   Debian's Chromium driven by Playwright, in another venv), installed as needed.
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 
@@ -23,18 +25,22 @@ enum Task {
     Test,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
-        /// Which benchmark: `syntax`, `analysis`, `runtime` or `lsp`.
+        /// Which benchmark: `syntax`, `analysis`, `runtime`, `lsp` or `kernel`.
         name: Option<String>,
     },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
     TreeSitter,
 }
 
-const BENCHES: &[(&str, &str)] = &[
-    ("syntax", "wsp-syntax"),
-    ("analysis", "wsp-analysis"),
-    ("runtime", "wsp-cli"),
-    ("lsp", "wsp-lsp"),
+/// Each benchmark and the package whose cargo bench it is; `None`: a Python script,
+/// `kernel-jupyter/benches/NAME.py`, run in the Jupyter venv (it drives our kernel and ipykernel
+/// side by side with jupyter_client).
+const BENCHES: &[(&str, Option<&str>)] = &[
+    ("syntax", Some("wsp-syntax")),
+    ("analysis", Some("wsp-analysis")),
+    ("runtime", Some("wsp-cli")),
+    ("lsp", Some("wsp-lsp")),
+    ("kernel", None),
 ];
 
 fn main() -> ExitCode {
@@ -81,7 +87,8 @@ fn test() -> Result<(), String> {
     run(cargo()
         .args(["test", "--workspace", "--locked"])
         .env("WSP_TEST_PYTHON", &python))?;
-    editor_clients(&python)
+    editor_clients(&python)?;
+    notebook_clients()
 }
 
 /// `wsp lsp` driven over stdio by real clients: pytest-lsp (as VS Code and as Neovim 0.7)
@@ -117,14 +124,71 @@ fn install_neovim() -> Result<(), String> {
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
+/// `wsp jupyter kernel` driven by real clients: jupyter_kernel_test's protocol suite, nbclient
+/// running `examples/notebooks/tour.ipynb`, jupyter_client for interrupts, crashes, restarts and
+/// signatures, and JupyterLab in a headless Chromium (Playwright) running the tour. The tests'
+/// conftest installs the kernelspec with `wsp jupyter install --prefix` into a temporary folder
+/// and points `JUPYTER_PATH` at it, so running pytest alone works the same way.
+fn notebook_clients() -> Result<(), String> {
+    let python = jupyter_venv()?;
+    install_chromium()?;
+    run(cargo().args(["build", "--locked", "-p", "wsp-cli", "--bin", "wsp"]))?;
+    // `timeout`: every wait in the tests is bounded; this bounds a hang outside them too.
+    run(Command::new("timeout")
+        .arg("900")
+        .arg(&python)
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-c",
+            "kernel-jupyter/tests/clients/pytest.ini",
+        ])
+        .arg("kernel-jupyter/tests/clients")
+        .env("WSP_BIN", root().join("target/debug/wsp")))
+}
+
+/// Debian's Chromium for the JupyterLab test, installed when missing. Playwright's own
+/// browser download (`playwright install`) fails on this project's machines, so the test
+/// launches this one instead.
+fn install_chromium() -> Result<(), String> {
+    if Path::new(CHROMIUM).is_file() {
+        return Ok(());
+    }
+    run(Command::new("apt-get").args(["update", "-qq"]))?;
+    run(Command::new("apt-get")
+        .args([
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            "chromium",
+        ])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// Where Debian's `chromium` package puts the browser; the tests launch this file.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
 /// The Python venv the golden (NumPy) tests run in: `target/test-venv`, with the pinned
-/// packages of `tests/requirements.txt`. Rebuilt only when that file changes.
+/// packages of `tests/requirements.txt`.
 fn test_venv() -> Result<PathBuf, String> {
-    let venv = root().join("target/test-venv");
+    venv("target/test-venv", "tests/requirements.txt")
+}
+
+/// The venv of the Jupyter clients and of ipykernel for the kernel benchmark:
+/// `target/jupyter-venv`, with the pinned packages of `tests/requirements-jupyter.txt`.
+fn jupyter_venv() -> Result<PathBuf, String> {
+    venv("target/jupyter-venv", "tests/requirements-jupyter.txt")
+}
+
+/// A venv at `dir` (relative to the workspace) with the packages of `requirements`; its
+/// python. Rebuilt only when the requirements file changes (its blake3 is stamped in the venv).
+fn venv(dir: &str, requirements: &str) -> Result<PathBuf, String> {
+    let venv = root().join(dir);
     let python = venv.join("bin/python");
-    let requirements = root().join("tests/requirements.txt");
     let wanted =
-        std::fs::read(&requirements).map_err(|e| format!("tests/requirements.txt: {e}"))?;
+        std::fs::read(root().join(requirements)).map_err(|e| format!("{requirements}: {e}"))?;
     let stamp = venv.join("requirements.blake3");
     let hash = blake3::hash(&wanted).to_hex().to_string();
     if python.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
@@ -145,13 +209,13 @@ fn test_venv() -> Result<PathBuf, String> {
             "--disable-pip-version-check",
             "-r",
         ])
-        .arg(&requirements))?;
+        .arg(root().join(requirements)))?;
     std::fs::write(&stamp, hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
     Ok(python)
 }
 
 fn bench(name: Option<&str>) -> Result<(), String> {
-    let selected: Vec<&(&str, &str)> = match name {
+    let selected: Vec<&(&str, Option<&str>)> = match name {
         None => BENCHES.iter().collect(),
         Some(n) => {
             let found: Vec<_> = BENCHES.iter().filter(|(b, _)| *b == n).collect();
@@ -164,7 +228,7 @@ fn bench(name: Option<&str>) -> Result<(), String> {
     };
     for (bench, package) in selected {
         let mut cmd = cargo();
-        if matches!(*bench, "analysis" | "runtime" | "lsp") {
+        if matches!(*bench, "analysis" | "runtime" | "lsp" | "kernel") {
             // These time the release `wsp` binary too.
             run(cargo().args([
                 "build",
@@ -176,6 +240,16 @@ fn bench(name: Option<&str>) -> Result<(), String> {
                 "wsp",
             ]))?;
         }
+        let Some(package) = package else {
+            run(Command::new(jupyter_venv()?)
+                .arg(format!("kernel-jupyter/benches/{bench}.py"))
+                .env("WSP_BIN", root().join("target/release/wsp"))
+                .env(
+                    "WSP_BENCH_OUT",
+                    root().join(format!("target/bench/{bench}.json")),
+                ))?;
+            continue;
+        };
         if *bench == "runtime" {
             // NumPy's matmul is measured beside ours, in the test venv.
             cmd.env("WSP_TEST_PYTHON", test_venv()?);

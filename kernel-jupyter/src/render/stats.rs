@@ -56,10 +56,19 @@ fn row_cells(r: &RunStats) -> [String; 8] {
             r.target
         ),
         utilisation,
-        format!("{:.1}", r.compile_time_ms),
-        format!("{:.1}", r.execute_time_ms),
+        milliseconds(r.compile_time_ms),
+        milliseconds(r.execute_time_ms),
         if r.cache_hit { "yes" } else { "no" }.into(),
     ]
+}
+
+/// Two decimals below 10 ms (a cached compile takes well under one), one above.
+fn milliseconds(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.1}")
+    }
 }
 
 fn text_table(cells: &[[String; 8]]) -> String {
@@ -156,10 +165,10 @@ mod tests {
     fn render_stats_text() {
         let b = stats(&rows());
         expect![[r#"
-            program        tasks  total cycles                   simulated time  core utilisation  compile ms  execute ms  cache hit
-            -------------  ---------  ------------  ---------------------------------------  ----------------  ----------  ----------  ---------
-            rmsnorm               32         2,045   1.1 µs at 1.85 GHz (ascend_910b)             26.7%         0.6         1.1  no
-            attn<"v2">&co  1,200,000    45,000,000  30.00 ms at 1.5 GHz (npu <dev>)                100.0%      1234.6        98.0  yes"#]]
+            program            tasks  total cycles                    simulated time  core utilisation  compile ms  execute ms  cache hit
+            -------------  ---------  ------------  --------------------------------  ----------------  ----------  ----------  ---------
+            rmsnorm               32         2,045  1.1 µs at 1.85 GHz (ascend_910b)             26.7%        0.64        1.12  no
+            attn<"v2">&co  1,200,000    45,000,000   30.00 ms at 1.5 GHz (npu <dev>)            100.0%      1234.6        98.0  yes"#]]
         .assert_eq(b.get("text/plain").unwrap());
     }
 
@@ -171,7 +180,7 @@ mod tests {
             <table class="wsp-stats">
             <thead><tr><th>program</th><th style="text-align:right">tasks</th><th style="text-align:right">total cycles</th><th style="text-align:right">simulated time</th><th style="text-align:right">core utilisation</th><th style="text-align:right">compile ms</th><th style="text-align:right">execute ms</th><th>cache hit</th></tr></thead>
             <tbody>
-            <tr><td>rmsnorm</td><td style="text-align:right">32</td><td style="text-align:right">2,045</td><td style="text-align:right">1.1 µs at 1.85 GHz (ascend_910b)</td><td style="text-align:right">26.7%</td><td style="text-align:right">0.6</td><td style="text-align:right">1.1</td><td>no</td></tr>
+            <tr><td>rmsnorm</td><td style="text-align:right">32</td><td style="text-align:right">2,045</td><td style="text-align:right">1.1 µs at 1.85 GHz (ascend_910b)</td><td style="text-align:right">26.7%</td><td style="text-align:right">0.64</td><td style="text-align:right">1.12</td><td>no</td></tr>
             <tr><td>attn&lt;&quot;v2&quot;&gt;&amp;co</td><td style="text-align:right">1,200,000</td><td style="text-align:right">45,000,000</td><td style="text-align:right">30.00 ms at 1.5 GHz (npu &lt;dev&gt;)</td><td style="text-align:right">100.0%</td><td style="text-align:right">1234.6</td><td style="text-align:right">98.0</td><td>yes</td></tr>
             </tbody>
             </table>"#]]

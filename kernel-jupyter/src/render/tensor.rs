@@ -603,3 +603,232 @@ const VIRIDIS: [[u8; 3]; 256] = [
     [251, 231, 35],
     [253, 231, 37],
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+    use npyz::WriterBuilder;
+
+    /// The bundle's HTML with the PNG's base64 replaced by its length, so the snapshot shows
+    /// the markup.
+    fn html_without_png(b: &MimeBundle) -> String {
+        let html = b.get("text/html").unwrap();
+        match html.split_once("base64,") {
+            Some((head, tail)) => {
+                let end = tail.find('"').unwrap();
+                format!("{head}base64,<{} chars>{}", end, &tail[end..])
+            }
+            None => html.to_string(),
+        }
+    }
+
+    /// The decoded image/png: (width, height, RGB bytes).
+    fn decode(b: &MimeBundle) -> (u32, u32, Vec<u8>) {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b.get("image/png").unwrap())
+            .unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    }
+
+    fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
+        let at = ((y * img.0 + x) * 3) as usize;
+        img.2[at..at + 3].try_into().unwrap()
+    }
+
+    #[test]
+    fn render_tensor_2d() {
+        let v = [0.0, 1.5, -2.0, f64::NAN, 4.25, f64::INFINITY];
+        let b = tensor("Y<1>", DType::F32, &[2, 3], &|i| v[i]);
+        let mimes: Vec<&str> = b.0.iter().map(|(m, _)| *m).collect();
+        assert_eq!(mimes, ["text/plain", "text/html", "image/png"]);
+        expect![[r#"
+            Y<1>: f32[2, 3]
+            [[ 0.    1.5  -2.  ]
+             [  nan  4.25   inf]]"#]]
+        .assert_eq(b.get("text/plain").unwrap());
+        expect![[r#"
+            <div class="wsp-tensor">
+            <div><b>Y&lt;1&gt;</b> <code>f32[2, 3]</code> · min -2 · max 4.25 · mean 0.9375 · 1 nan · 1 inf</div>
+            <pre>[[ 0.    1.5  -2.  ]
+             [  nan  4.25   inf]]</pre>
+            <figure style="margin:0"><img src="data:image/png;base64,<760 chars>" width="255" height="170" style="image-rendering:pixelated" alt="heatmap of Y&lt;1&gt;"/>
+            <figcaption>heatmap of Y&lt;1&gt;; viridis from -2 (dark) to 4.25 (yellow); grey: nan/inf</figcaption></figure>
+            </div>"#]].assert_eq(&html_without_png(&b));
+        // The <img> shows the same PNG as image/png.
+        assert!(
+            b.get("text/html")
+                .unwrap()
+                .contains(b.get("image/png").unwrap())
+        );
+    }
+
+    /// 2×3 elements at 85 px each; -2 is viridis's first colour, 4.25 its last, nan grey.
+    #[test]
+    fn render_tensor_png_pixels() {
+        let v = [0.0, 1.5, -2.0, f64::NAN, 4.25, f64::INFINITY];
+        let img = decode(&tensor("Y", DType::F32, &[2, 3], &|i| v[i]));
+        assert_eq!((img.0, img.1), (255, 170));
+        assert_eq!(pixel(&img, 170 + 84, 84), VIRIDIS[0]);
+        assert_eq!(pixel(&img, 85, 85), VIRIDIS[255]);
+        assert_eq!(pixel(&img, 0, 169), GREY);
+        assert_eq!(pixel(&img, 254, 169), GREY);
+        // 0.0 is at 2/6.25 of the range.
+        assert_eq!(
+            pixel(&img, 40, 40),
+            VIRIDIS[(2.0 / 6.25 * 255.0f64).round() as usize]
+        );
+    }
+
+    /// A 3-D tensor draws its first [rows, cols] slice; a 3000×100 slice is block-averaged.
+    #[test]
+    fn render_tensor_slices_and_blocks() {
+        let b = tensor("Z", DType::I32, &[2, 3000, 100], &|i| {
+            (i % 300_000 / 100) as f64
+        });
+        let html = html_without_png(&b);
+        assert!(
+            html.contains("heatmap of Z[0, :, :], each pixel the mean of a 6×6 block"),
+            "{html}"
+        );
+        let img = decode(&b);
+        assert_eq!((img.0, img.1), (17, 500));
+        // Rows increase downwards: first block row darkest, last brightest.
+        assert_eq!(pixel(&img, 0, 0), VIRIDIS[0]);
+        assert_eq!(pixel(&img, 16, 499), VIRIDIS[255]);
+    }
+
+    #[test]
+    fn render_tensor_low_dims_have_no_image() {
+        let b = tensor("s", DType::F64, &[], &|_| 2.5);
+        expect![[r#"
+            s: f64[]
+            2.5"#]]
+        .assert_eq(b.get("text/plain").unwrap());
+        assert_eq!(b.0.len(), 2);
+        let b = tensor("v", DType::F16, &[0], &|_| {
+            unreachable!("an empty tensor has no elements")
+        });
+        expect![[r#"
+            <div class="wsp-tensor">
+            <div><b>v</b> <code>f16[0]</code> · no finite values</div>
+            <pre>[]</pre>
+            </div>"#]]
+        .assert_eq(&html_without_png(&b));
+        let b = tensor("v", DType::I8, &[4], &|i| i as f64 - 1.0);
+        assert!(b.get("image/png").is_none());
+        expect![[r#"
+            <div class="wsp-tensor">
+            <div><b>v</b> <code>i8[4]</code> · min -1 · max 2 · mean 0.5</div>
+            <pre>[-1  0  1  2]</pre>
+            </div>"#]]
+        .assert_eq(&html_without_png(&b));
+    }
+
+    #[test]
+    fn render_tensor_npy_matches_tensor() {
+        let dir = tempfile::tempdir().unwrap();
+        for dtype in [DType::F16, DType::BF16, DType::F32, DType::I16, DType::U8] {
+            let path = dir.path().join(format!("{}.npy", dtype.name()));
+            let mut t = TensorData::zeros("t", dtype, &[3, 4]).unwrap();
+            for i in 0..12 {
+                t.set(i, i as f64 * 1.25 - 3.0);
+            }
+            t.save_npy(&path).unwrap();
+            let from_file = tensor_npy("t", &path).unwrap();
+            // bf16 is saved as f32.
+            let dtype = if dtype == DType::BF16 {
+                DType::F32
+            } else {
+                dtype
+            };
+            let direct = tensor("t", dtype, &[3, 4], &|i| t.get(i));
+            assert_eq!(from_file, direct, "{}", dtype.name());
+        }
+    }
+
+    #[test]
+    fn render_tensor_npy_reads_fortran_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.npy");
+        // A 2×3 array in column-major order: [[1, 2, 3], [4, 5, 6]].
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&[2, 3])
+            .order(npyz::Order::Fortran)
+            .writer(std::fs::File::create(&path).unwrap())
+            .begin_nd()
+            .unwrap();
+        w.extend([1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap();
+        w.finish().unwrap();
+        let b = tensor_npy("F", &path).unwrap();
+        expect![[r#"
+            F: f64[2, 3]
+            [[1. 2. 3.]
+             [4. 5. 6.]]"#]]
+        .assert_eq(b.get("text/plain").unwrap());
+    }
+
+    /// A version 1.0 `.npy` file of two elements of `descr`.
+    fn raw_npy(descr: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2,), }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn render_tensor_npy_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.npy");
+        let mut t = TensorData::zeros("t", DType::F32, &[4, 4]).unwrap();
+        t.set(0, 1.0);
+        t.save_npy(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut errors = Vec::new();
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        errors.push(tensor_npy("t", &path).unwrap_err());
+        std::fs::write(&path, [&bytes[..], &[0u8; 8][..]].concat()).unwrap();
+        errors.push(tensor_npy("t", &path).unwrap_err());
+        std::fs::write(&path, b"not a numpy file").unwrap();
+        errors.push(tensor_npy("t", &path).unwrap_err());
+        for descr in [">f4", "<c8"] {
+            std::fs::write(&path, raw_npy(descr, &[0u8; 16])).unwrap();
+            errors.push(tensor_npy("t", &path).unwrap_err());
+        }
+        errors.push(tensor_npy("m", &dir.path().join("missing.npy")).unwrap_err());
+        let text = errors
+            .join("\n")
+            .replace(&dir.path().display().to_string(), "DIR");
+        expect![[r#"
+            `DIR/t.npy` is damaged: its header says 64 bytes of data (f32 [4, 4]), the file has 60
+            `DIR/t.npy` is damaged: its header says 64 bytes of data (f32 [4, 4]), the file has 72
+            `DIR/t.npy` is not a .npy file: magic not found for NPY file
+            `DIR/t.npy` holds dtype `>f4`, which WSP cannot show
+            `DIR/t.npy` holds dtype `<c8`, which WSP cannot show
+            cannot open `DIR/missing.npy`: No such file or directory (os error 2)"#]]
+        .assert_eq(&text);
+    }
+
+    #[test]
+    fn render_tensor_short_numbers() {
+        let shown: Vec<String> = [0.0, 1.0, -2.5, 1.0 / 3.0, 123456.7, 1e-7, -3.2e12, 0.0001]
+            .iter()
+            .map(|&v| short(v))
+            .collect();
+        expect!["0 1 -2.5 0.333333 123457 1e-7 -3.2e12 0.0001"].assert_eq(&shown.join(" "));
+    }
+}

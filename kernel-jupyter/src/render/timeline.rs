@@ -47,14 +47,12 @@ struct Span {
 /// The timeline of a Chrome trace as written by `wsp run --trace`: image/svg+xml and a
 /// text/plain summary. A trace that is not of that shape is an error naming what is wrong.
 pub fn timeline(trace: &Value) -> Result<MimeBundle, String> {
-    let events = match trace {
-        Value::Object(o) => o
-            .get("traceEvents")
-            .and_then(Value::as_array)
-            .ok_or("trace has no `traceEvents` array")?,
-        Value::Array(a) => a,
-        _ => return Err("trace is neither an object nor an array of events".into()),
-    };
+    let events = trace
+        .as_object()
+        .ok_or("trace is not a JSON object")?
+        .get("traceEvents")
+        .and_then(Value::as_array)
+        .ok_or("trace has no `traceEvents` array")?;
     let other = trace.get("otherData");
     let clock_ghz = other
         .and_then(|o| o.get("clock_ghz"))
@@ -124,8 +122,9 @@ pub fn timeline(trace: &Value) -> Result<MimeBundle, String> {
                     .get("args")
                     .and_then(|a| a.get("end_cycle"))
                     .and_then(Value::as_u64);
+                // Rounded, not ceiled: µs times the clock is off by a hair from whole cycles.
                 total_cycles = total_cycles
-                    .max(end.ceil() as u64)
+                    .max(end.round() as u64)
                     .max(end_cycle.unwrap_or(0));
                 spans.push(Span {
                     row: (uint("pid")?, uint("tid")?),
@@ -446,7 +445,34 @@ mod tests {
             .assert_eq(b.get("text/plain").unwrap());
         let svg = b.get("image/svg+xml").unwrap();
         assert_well_formed(svg);
-        expect![[r#""#]].assert_eq(svg);
+        expect![[r##"
+            <svg xmlns="http://www.w3.org/2000/svg" width="900" height="172" viewBox="0 0 900 172" font-family="sans-serif" font-size="11">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="104.0" y="22.0" text-anchor="end">AICPU 0</text>
+            <rect x="110.00" y="10.0" width="96.25" height="16" fill="#4e79a7"><title>mm&lt;f16&gt;[0] · task 0 · cycles 200–1200</title></rect>
+            <text x="104.0" y="42.0" text-anchor="end">cube 0</text>
+            <rect x="206.25" y="30.0" width="481.25" height="16" fill="#4e79a7"><title>mm&lt;f16&gt;[0] · task 0 · cycles 200–1200</title></rect>
+            <text x="104.0" y="62.0" text-anchor="end">vector &lt;0&gt;</text>
+            <rect x="687.50" y="50.0" width="192.50" height="16" fill="#f28e2b"><title>add &amp; scale[1, 2] · task 1 · cycles 1200–1600</title></rect>
+            <text x="104.0" y="82.0" text-anchor="end">Cores 3</text>
+            <rect x="880.00" y="70.0" width="0.50" height="16" fill="#e15759"><title>barrier · task 2 · cycles 1600–1600</title></rect>
+            <line x1="110" y1="94.0" x2="880.0" y2="94.0" stroke="#333"/>
+            <line x1="110.00" y1="94.0" x2="110.00" y2="98.0" stroke="#333"/><text x="110.00" y="109.0" text-anchor="middle">0</text><text x="110.00" y="121.0" text-anchor="middle" fill="#777">0 µs</text>
+            <line x1="206.25" y1="94.0" x2="206.25" y2="98.0" stroke="#333"/><text x="206.25" y="109.0" text-anchor="middle">200</text><text x="206.25" y="121.0" text-anchor="middle" fill="#777">0.1 µs</text>
+            <line x1="302.50" y1="94.0" x2="302.50" y2="98.0" stroke="#333"/><text x="302.50" y="109.0" text-anchor="middle">400</text><text x="302.50" y="121.0" text-anchor="middle" fill="#777">0.2 µs</text>
+            <line x1="398.75" y1="94.0" x2="398.75" y2="98.0" stroke="#333"/><text x="398.75" y="109.0" text-anchor="middle">600</text><text x="398.75" y="121.0" text-anchor="middle" fill="#777">0.3 µs</text>
+            <line x1="495.00" y1="94.0" x2="495.00" y2="98.0" stroke="#333"/><text x="495.00" y="109.0" text-anchor="middle">800</text><text x="495.00" y="121.0" text-anchor="middle" fill="#777">0.4 µs</text>
+            <line x1="591.25" y1="94.0" x2="591.25" y2="98.0" stroke="#333"/><text x="591.25" y="109.0" text-anchor="middle">1,000</text><text x="591.25" y="121.0" text-anchor="middle" fill="#777">0.5 µs</text>
+            <line x1="687.50" y1="94.0" x2="687.50" y2="98.0" stroke="#333"/><text x="687.50" y="109.0" text-anchor="middle">1,200</text><text x="687.50" y="121.0" text-anchor="middle" fill="#777">0.6 µs</text>
+            <line x1="783.75" y1="94.0" x2="783.75" y2="98.0" stroke="#333"/><text x="783.75" y="109.0" text-anchor="middle">1,400</text><text x="783.75" y="121.0" text-anchor="middle" fill="#777">0.7 µs</text>
+            <line x1="880.00" y1="94.0" x2="880.00" y2="98.0" stroke="#333"/><text x="880.00" y="109.0" text-anchor="middle">1,600</text><text x="880.00" y="121.0" text-anchor="middle" fill="#777">0.8 µs</text>
+            <text x="104.0" y="109.0" text-anchor="end" fill="#777">cycles</text>
+            <rect x="110.0" y="125.0" width="10" height="10" fill="#4e79a7"/><text x="124.0" y="134.0">mm&lt;f16&gt;</text>
+            <rect x="302.5" y="125.0" width="10" height="10" fill="#f28e2b"/><text x="316.5" y="134.0">add &amp; scale</text>
+            <rect x="495.0" y="125.0" width="10" height="10" fill="#e15759"/><text x="509.0" y="134.0">barrier</text>
+            <text x="110" y="162.0" fill="#333">timeline: 3 tasks on 2 cores, 1,600 cycles (0.8 µs at 2 GHz) · tiny &lt;npu&gt; · 1 of 3 cores idle (not shown)</text>
+            </svg>
+        "##]].assert_eq(svg);
     }
 
     #[test]
@@ -454,7 +480,8 @@ mod tests {
         let text = include_str!("testdata/rmsnorm_trace.json");
         let trace: Value = serde_json::from_str(text).unwrap();
         let b = timeline(&trace).unwrap();
-        expect![[r#""#]].assert_eq(b.get("text/plain").unwrap());
+        expect!["timeline: 12 tasks on 12 cores, 1,045 cycles (0.6 µs at 1.85 GHz)"]
+            .assert_eq(b.get("text/plain").unwrap());
         let svg = b.get("image/svg+xml").unwrap();
         assert_well_formed(svg);
         // 12 tasks: each a dispatch on an AICPU and a run on a core.
@@ -465,34 +492,47 @@ mod tests {
             .filter(|l| l.starts_with("<text") && l.contains("text-anchor=\"end\">"))
             .map(|l| l.rsplit_once("\">").unwrap().1.trim_end_matches("</text>"))
             .collect();
-        expect![[r#""#]].assert_eq(&labels.join(", "));
+        expect!["AICPU 0, AICPU 1, AICPU 2, AICPU 3, vector 0, vector 1, vector 2, vector 3, vector 4, vector 5, vector 6, vector 7, vector 8, vector 9, vector 10, vector 11"].assert_eq(&labels.join(", "));
         let footer = svg.lines().rev().nth(1).unwrap();
         assert!(footer.contains("cores idle (not shown)"), "{footer}");
     }
 
-    /// A million spans draw as a bounded number of rects.
-    #[test]
-    fn render_timeline_merges_past_the_cap() {
-        let mut events = vec![
-            json!({"ph": "M", "name": "thread_name", "pid": 2, "tid": 0, "args": {"name": "cube 0"}}),
-        ];
-        for t in 0..1_000_000u64 {
-            let (start, core) = (t / 4 * 10, t % 4);
+    fn many_spans(rows: u64, per_row: u64, spacing: u64) -> Value {
+        let mut events = Vec::new();
+        for t in 0..rows * per_row {
+            let (core, k) = (t % rows, t / rows);
+            let start = k * spacing;
             events.push(
-                json!({"ph": "X", "name": format!("k{}[{t}]", t % 3), "pid": 2, "tid": core,
-                "ts": start as f64 / 1e3, "dur": 0.009,
-                "args": {"task": t, "start_cycle": start, "end_cycle": start + 9}}),
+                json!({"ph": "X", "name": format!("k{}[{t}]", k % 3), "pid": 2, "tid": core,
+                "ts": start as f64 / 1e3, "dur": 0.001,
+                "args": {"task": t, "start_cycle": start, "end_cycle": start + 1}}),
             );
         }
-        let trace = json!({"traceEvents": events, "otherData": {"target": "t", "clock_ghz": 1.0}});
-        let b = timeline(&trace).unwrap();
+        json!({"traceEvents": events, "otherData": {"target": "t", "clock_ghz": 1.0}})
+    }
+
+    /// Past the cap, spans closer than a pixel share a rect: 100,000 back-to-back spans on 4
+    /// cores draw as one rect per core.
+    #[test]
+    fn render_timeline_merges_spans_within_a_pixel() {
+        let b = timeline(&many_spans(4, 25_000, 1)).unwrap();
+        let svg = b.get("image/svg+xml").unwrap();
+        assert_well_formed(svg);
+        // Background, one per core, three legend swatches.
+        assert_eq!(svg.matches("<rect").count(), 1 + 4 + 3);
+        assert!(svg.contains("<title>25000 tasks (mixed kernels) · cycles 0–25000</title>"));
+        assert!(svg.contains("spans within a pixel merged"));
+    }
+
+    /// 80,000 spans two pixels apart on 200 cores draw as at most the cap's rects.
+    #[test]
+    fn render_timeline_output_is_bounded() {
+        let b = timeline(&many_spans(200, 400, 1000)).unwrap();
         let svg = b.get("image/svg+xml").unwrap();
         assert_well_formed(svg);
         let rects = svg.matches("<rect").count();
-        assert!(rects <= MAX_RECTS + 4 + 3 + 1, "{rects} rects");
-        assert!(rects > 100, "{rects} rects");
-        assert!(svg.contains("tasks (mixed kernels) · cycles"));
-        assert!(svg.contains("spans within a pixel merged"));
+        assert!(rects <= MAX_RECTS + 200 + 1 + 3, "{rects} rects");
+        assert!(rects > MAX_RECTS / 2, "{rects} rects");
         assert!(svg.len() < 4_000_000, "{} bytes", svg.len());
     }
 
@@ -512,7 +552,18 @@ mod tests {
             json!({"traceEvents": [{"ph": "M", "name": "thread_name", "pid": 2, "tid": "a", "args": {"name": "c"}}], "otherData": clock}),
         ];
         let errors: Vec<String> = cases.iter().map(|t| timeline(t).unwrap_err()).collect();
-        expect![[r#""#]].assert_eq(&errors.join("\n"));
+        expect![[r#"
+            trace is not a JSON object
+            trace has no `traceEvents` array
+            trace has no positive `otherData.clock_ghz`
+            trace has no positive `otherData.clock_ghz`
+            trace event 0 has no `ph`
+            trace event 0 has no `ts`
+            trace event 0: `ts` is not a time
+            trace event 0: `pid` is not a non-negative integer
+            trace event 0: `name` is not a string
+            trace event 0: `tid` is not a non-negative integer"#]]
+        .assert_eq(&errors.join("\n"));
     }
 
     #[test]

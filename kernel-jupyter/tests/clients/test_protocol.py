@@ -1,0 +1,275 @@
+"""The kernel under jupyter_client directly: interrupts, a crashing `cpp_src` kernel, messages
+signed with the wrong key, restarts, cells with errors, re-executed cells and magics. Each test
+starts its own kernel in a temporary folder."""
+
+import time
+from queue import Empty
+
+import numpy as np
+from jupyter_client import BlockingKernelClient
+
+from kernel_client import collect, execute, ok, running_kernel, send_execute, stats_rows
+
+# A small program: T starts as 0, 1, 2, ... and each run of `bump` adds 1 to every element.
+BUMP = '''
+from pto_wsp import *
+
+F32 = DType.F32
+items = Dense[4]
+T = Tensor((4, 8, 8), F32, init=arange())
+
+
+@kernel
+def bump_tile(t: InOut[Tile[8, 8, F32]]):
+    pto.store(t, pto.add(t, pto.constant(1.0, F32)))
+
+
+@workload
+def bump_all(items):
+    for i in P(items):
+        bump_tile[i](t=T[i])
+
+
+bump = bump_all(items).compile(target="cpu_sim")
+bump.execute()
+'''
+
+ARANGE = np.arange(4 * 8 * 8, dtype=np.float32).reshape(4, 8, 8)
+
+# A tile shape mismatch: WSP201.
+BAD_KERNEL = '''
+@kernel
+def add_bias(x: In[Tile[16, 128, F32]], b: In[Tile[16, 64, F32]], y: Out[Tile[16, 128, F32]]):
+    pto.store(y, pto.add(x, b))
+'''
+GOOD_KERNEL = BAD_KERNEL.replace("Tile[16, 64, F32]", "Tile[16, 1, F32]")
+
+
+def saved(kc, folder, tensor):
+    """The values of `tensor` now, through a `save_npy` cell."""
+    ok(execute(kc, f'save_npy({tensor}, "{tensor}.npy")'))
+    return np.load(folder / f"{tensor}.npy")
+
+
+def test_interrupt_stops_a_running_cell_and_keeps_the_program(tmp_path):
+    spin = '''
+from pto_wsp import *
+
+F32 = DType.F32
+items = Dense[4]
+Idle = Tensor((4, 8, 8), F32, init=zeros())
+Busy = Tensor((4, 8, 8), F32, init=ones())
+Sink = Tensor((4, 8, 8), F32)
+
+
+@kernel(cpp_src="""
+    if (x[0] > 0.5f) {
+        for (volatile long i = 0; i < (1L << 50); ++i) {}
+    }
+    y[0] = x[0];
+""")
+def spin(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+    pass
+
+
+@workload
+def spin_idle(items):
+    for i in P(items):
+        spin[i](x=Idle[i], y=Sink[i])
+
+
+@workload
+def spin_busy(items):
+    for i in P(items):
+        spin[i](x=Busy[i], y=Sink[i])
+
+
+quick = spin_idle(items).compile(target="cpu_sim")
+slow = spin_busy(items).compile(target="cpu_sim")
+quick.execute()
+'''
+    with running_kernel(tmp_path) as (km, kc):
+        # Builds the kernel and runs it on zeros (no spinning), so the next cell only runs.
+        ok(execute(kc, spin))
+        msg_id = send_execute(kc, "slow.execute()")
+        time.sleep(2.0)
+        try:
+            early = kc.get_shell_msg(timeout=0)
+        except Empty:
+            early = None
+        assert early is None, f"the spinning cell replied before the interrupt: {early}"
+        start = time.monotonic()
+        km.interrupt_kernel()
+        run = collect(kc, msg_id, timeout=10)
+        elapsed = time.monotonic() - start
+        assert run.status == "error", run.describe()
+        assert len(run.errors) == 1, run.describe()
+        assert elapsed < 1.5, f"the cell ended {elapsed:.2f} s after the interrupt"
+        after = ok(execute(kc, 'quick.execute()\nprint("still here")'))
+        assert "still here" in after.stream("stdout"), after.describe()
+
+
+def test_a_crashing_cpp_kernel_is_wsp602_and_spares_the_program(tmp_path):
+    crash = '''
+@kernel(cpp_src="""
+    if (x[0] >= 0.0f) {
+        volatile float* p = nullptr;
+        *p = 1.0f;
+    }
+""")
+def crash_tile(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+    pass
+
+
+Sink = Tensor((4, 8, 8), F32)
+
+
+@workload
+def crash_all(items):
+    for i in P(items):
+        crash_tile[i](x=T[i], y=Sink[i])
+
+
+crasher = crash_all(items).compile(target="cpu_sim")
+crasher.execute()
+'''
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP))
+        run = execute(kc, crash)
+        assert run.status == "error", run.describe()
+        assert run.reply["ename"] == "WSP602", run.describe()
+        assert "crash_tile" in run.reply["evalue"], run.describe()
+        assert [e["ename"] for e in run.errors] == ["WSP602"], run.describe()
+        # Definitions and T's value (bumped once) survive; the next run sees them.
+        ok(execute(kc, "bump.execute()"))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
+
+
+def test_a_message_signed_with_another_key_gets_no_reply(tmp_path):
+    with running_kernel(tmp_path) as (km, kc):
+        intruder = BlockingKernelClient()
+        intruder.load_connection_info(km.get_connection_info())
+        intruder.session.key = b"not-the-kernel-key"
+        # The shell channel only: iopub messages carry the real key, which this client lacks.
+        intruder.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        try:
+            forged = intruder.execute('from pto_wsp import *\nprint("forged")')
+            info = intruder.kernel_info()
+            try:
+                answer = intruder.get_shell_msg(timeout=1.0)
+            except Empty:
+                answer = None
+            except ValueError as e:
+                # A reply signed with the kernel's key fails this client's signature check.
+                answer = f"a reply this client cannot verify ({e})"
+            assert answer is None, f"the kernel answered a forged message: {answer}"
+        finally:
+            intruder.stop_channels()
+        # Nothing ran for the forged requests: the kernel published nothing for them (not even
+        # a busy status)...
+        while True:
+            try:
+                msg = kc.get_iopub_msg(timeout=0.2)
+            except Empty:
+                break
+            assert msg["parent_header"].get("msg_id") not in (forged, info), msg
+        # ...and it still answers the right key.
+        run = ok(execute(kc, 'from pto_wsp import *\nprint("signed")'))
+        assert run.stream("stdout") == "signed\n", run.describe()
+
+
+def test_restart_gives_a_fresh_program(tmp_path):
+    with running_kernel(tmp_path) as (km, kc):
+        ok(execute(kc, BUMP))
+        km.restart_kernel()
+        kc.wait_for_ready(timeout=60)
+        # The old program is gone: T is an unknown name now...
+        gone = execute(kc, 'save_npy(T, "T.npy")')
+        assert gone.status == "error" and gone.reply["ename"] == "WSP101", gone.describe()
+        # ...and the same definitions run again from scratch: T starts anew.
+        ok(execute(kc, BUMP))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 1)
+
+
+def test_a_type_error_is_reported_and_leaves_the_program_as_it_was(tmp_path):
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP))
+        bad = execute(kc, BAD_KERNEL)
+        assert bad.status == "error", bad.describe()
+        assert bad.reply["ename"] == "WSP201", bad.describe()
+        assert "[16,64]" in bad.reply["evalue"], bad.describe()
+        assert len(bad.outputs) == 1 and bad.errors, bad.describe()
+        traceback = "\n".join(bad.errors[0]["traceback"])
+        assert "WSP201" in traceback and "pto.add(x, b)" in traceback, traceback
+        # The failed cell defined nothing: the corrected kernel takes the same name.
+        ok(execute(kc, GOOD_KERNEL))
+        ok(execute(kc, "bump.execute()"))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
+
+
+def test_a_re_executed_cell_replaces_its_text(tmp_path):
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, "from pto_wsp import *\nN = 4", cell_id="constants"))
+        # Same cell again, changed: it replaces its earlier text, so N is not defined twice.
+        ok(execute(kc, "from pto_wsp import *\nN = 8", cell_id="constants"))
+        run = ok(execute(kc, "print(N)", cell_id="show"))
+        assert run.stream("stdout") == "8\n", run.describe()
+        # Another cell defining N again is a duplicate definition.
+        dup = execute(kc, "N = 16", cell_id="other")
+        assert dup.status == "error" and dup.reply["ename"] == "WSP103", dup.describe()
+        # The same cell again with an error: reported, and the cell keeps its last good text.
+        bad = execute(kc, "from pto_wsp import *\nN = undefined_name", cell_id="constants")
+        assert bad.status == "error" and bad.reply["ename"] == "WSP101", bad.describe()
+        run = ok(execute(kc, "print(N)", cell_id="show"))
+        assert run.stream("stdout") == "8\n", run.describe()
+
+
+def test_magics_set_how_later_runs_go(tmp_path):
+    dynamic = '''
+from pto_wsp import *
+
+F32 = DType.F32
+rows = DenseDyn(4)
+T = Tensor((16, 8, 8), F32, init=arange())
+
+
+@kernel
+def bump_tile(t: InOut[Tile[8, 8, F32]]):
+    pto.store(t, pto.add(t, pto.constant(1.0, F32)))
+
+
+@workload
+def bump_rows(rows):
+    for i in P(rows):
+        bump_tile[i](t=T[i])
+
+
+bump = bump_rows(rows).compile(target="cpu_sim")
+'''
+
+    def tasks(run):
+        tables = [d["data"]["text/plain"] for d in run.displays if "text/html" in d["data"]]
+        assert len(tables) == 1, run.describe()
+        return [row["tasks"] for row in stats_rows(tables[0])]
+
+    def timelines(run):
+        return [d for d in run.displays if "image/svg+xml" in d["data"]]
+
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, dynamic))
+        assert tasks(ok(execute(kc, "bump.execute()"))) == ["4"]
+        ok(execute(kc, "%bind rows=8"))
+        assert tasks(ok(execute(kc, "bump.execute()"))) == ["8"]
+        bad = execute(kc, "%workers 0")
+        assert bad.status == "error" and len(bad.errors) == 1, bad.describe()
+        ok(execute(kc, "%workers 1"))
+        ok(execute(kc, "%trace on"))
+        traced = ok(execute(kc, "bump.execute()"))
+        assert len(timelines(traced)) == 1 and tasks(traced) == ["8"], traced.describe()
+        ok(execute(kc, "%trace off"))
+        assert not timelines(ok(execute(kc, "bump.execute()")))
+        # Rows 0-3 ran 4 times, rows 4-7 three times (from the binding on), rows 8-15 never.
+        expected = np.arange(16 * 8 * 8, dtype=np.float32).reshape(16, 8, 8)
+        expected[:4] += 4
+        expected[4:8] += 3
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), expected)
