@@ -27,6 +27,9 @@ use crate::ide;
 use crate::notebook::{Notebook, Output};
 use crate::render::MimeBundle;
 
+/// How long reading waits for one more request already queued behind a failed cell.
+const QUEUED: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// Serves the kernel described by a connection file until a shutdown request.
 pub fn serve(connection_file: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(connection_file)
@@ -153,10 +156,15 @@ async fn run(
     }
 
     let notebook = Arc::new(Mutex::new(notebook));
+    // Requests read while a failed cell's reply was held back (see `queued_behind`).
+    let mut pending: std::collections::VecDeque<JupyterMessage> = Default::default();
     loop {
-        let msg = tokio::select! {
-            msg = shell_in.read() => msg,
-            _ = shutdown_rx.recv() => break,
+        let msg = match pending.pop_front() {
+            Some(m) => Ok(m),
+            None => tokio::select! {
+                msg = shell_in.read() => msg,
+                _ = shutdown_rx.recv() => break,
+            },
         };
         let msg = match msg {
             Ok(m) => m,
@@ -178,8 +186,9 @@ async fn run(
                 let silent = req.silent;
                 let notebook = notebook.clone();
                 let stop = stop.clone();
-                let iopub_tx = iopub_tx.clone();
+                let cell_iopub = iopub_tx.clone();
                 let parent = msg.clone();
+                let stop_on_error = req.stop_on_error && !req.silent;
                 let reply = tokio::task::spawn_blocking(move || {
                     execute(
                         &notebook,
@@ -187,7 +196,7 @@ async fn run(
                         cell_id.as_deref(),
                         silent,
                         &stop,
-                        &iopub_tx,
+                        &cell_iopub,
                         &parent,
                     )
                 })
@@ -206,6 +215,34 @@ async fn run(
                     }
                     .as_child_of(&msg)
                 });
+                let failed = matches!(
+                    &reply.content,
+                    JupyterMessageContent::ExecuteReply(r) if r.status == ReplyStatus::Error
+                );
+                if stop_on_error && failed {
+                    let queued = queued_behind(&mut shell_in).await;
+                    let _ = shell_out.send(reply).await;
+                    let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+                    // As ipykernel does: the cells queued behind a failed one ("Run All") are
+                    // answered "aborted"; other requests are handled as usual.
+                    for m in queued {
+                        if matches!(m.content, JupyterMessageContent::ExecuteRequest(_)) {
+                            let _ = iopub_tx.send(Status::busy().as_child_of(&m));
+                            let aborted = ExecuteReply {
+                                status: ReplyStatus::Aborted,
+                                execution_count: ExecutionCount::new(0),
+                                payload: Vec::new(),
+                                user_expressions: None,
+                                error: None,
+                            };
+                            let _ = shell_out.send(aborted.as_child_of(&m)).await;
+                            let _ = iopub_tx.send(Status::idle().as_child_of(&m));
+                        } else {
+                            pending.push_back(m);
+                        }
+                    }
+                    continue;
+                }
                 Some(reply)
             }
             JupyterMessageContent::CompleteRequest(req) => {
@@ -284,6 +321,21 @@ async fn run(
     drop(iopub_tx);
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     Ok(())
+}
+
+/// The requests that reached the shell socket before a failed cell's reply is sent: none of
+/// them can be the client's answer to it.
+async fn queued_behind(
+    shell_in: &mut jupyter_zmq_client::RouterRecvConnection,
+) -> Vec<JupyterMessage> {
+    let mut queued = Vec::new();
+    while let Ok(read) = tokio::time::timeout(QUEUED, shell_in.read()).await {
+        match read {
+            Ok(m) => queued.push(m),
+            Err(e) => eprintln!("wsp kernel: dropped a shell message: {e}"),
+        }
+    }
+    queued
 }
 
 /// Runs a cell, sending its outputs on IOPub as they come; returns the execute_reply.

@@ -2,10 +2,12 @@
 signed with the wrong key, restarts, cells with errors, re-executed cells and magics. Each test
 starts its own kernel in a temporary folder."""
 
+import signal
 import time
 from queue import Empty
 
 import numpy as np
+import pytest
 from jupyter_client import BlockingKernelClient
 
 from kernel_client import collect, execute, ok, running_kernel, send_execute, stats_rows
@@ -51,8 +53,8 @@ def saved(kc, folder, tensor):
     return np.load(folder / f"{tensor}.npy")
 
 
-def test_interrupt_stops_a_running_cell_and_keeps_the_program(tmp_path):
-    spin = '''
+# A `cpp_src` kernel that spins on ones and returns at once on zeros.
+SPIN = '''
 from pto_wsp import *
 
 F32 = DType.F32
@@ -88,9 +90,15 @@ quick = spin_idle(items).compile(target="cpu_sim")
 slow = spin_busy(items).compile(target="cpu_sim")
 quick.execute()
 '''
+
+
+@pytest.mark.parametrize("how", ["interrupt_request", "SIGINT"])
+def test_interrupt_stops_a_running_cell_and_keeps_the_program(tmp_path, how):
+    """The stop button (an interrupt_request on control) and SIGINT (which jupyter_client
+    sends to the kernel's process group) both end the running cell; the kernel lives on."""
     with running_kernel(tmp_path) as (km, kc):
         # Builds the kernel and runs it on zeros (no spinning), so the next cell only runs.
-        ok(execute(kc, spin))
+        ok(execute(kc, SPIN))
         msg_id = send_execute(kc, "slow.execute()")
         time.sleep(2.0)
         try:
@@ -99,7 +107,10 @@ quick.execute()
             early = None
         assert early is None, f"the spinning cell replied before the interrupt: {early}"
         start = time.monotonic()
-        km.interrupt_kernel()
+        if how == "SIGINT":
+            km.signal_kernel(signal.SIGINT)
+        else:
+            km.interrupt_kernel()
         run = collect(kc, msg_id, timeout=10)
         elapsed = time.monotonic() - start
         assert run.status == "error", run.describe()
@@ -273,3 +284,15 @@ bump = bump_rows(rows).compile(target="cpu_sim")
         expected[:4] += 4
         expected[4:8] += 3
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), expected)
+
+
+def test_requests_queued_behind_a_failed_cell_are_aborted(tmp_path):
+    """As ipykernel does with stop_on_error: "Run All" stops at the first failing cell."""
+    with running_kernel(tmp_path) as (_, kc):
+        failing = send_execute(kc, "N = undefined_name")
+        queued = send_execute(kc, "M = 1")
+        assert collect(kc, failing).status == "error"
+        aborted = collect(kc, queued)
+        assert aborted.status == "aborted", aborted.describe()
+        # A request sent after the failure has been answered runs as usual.
+        ok(execute(kc, "M = 1"))
