@@ -41,7 +41,11 @@ enum Command {
     Jupyter(Jupyter),
     /// The process `wsp run` executes a job in (internal).
     #[command(name = "__exec", hide = true)]
-    Exec,
+    Exec {
+        /// Serve jobs one per line until standard input ends (a notebook kernel's runner).
+        #[arg(long = "jobs")]
+        jobs: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -117,7 +121,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             sys_prefix,
             prefix,
         }) => jupyter_install(sys_prefix, prefix),
-        Command::Exec => wsp_runtime::process::serve(),
+        Command::Exec { jobs: false } => wsp_runtime::process::serve(),
+        Command::Exec { jobs: true } => wsp_runtime::process::serve_jobs(),
     }
 }
 

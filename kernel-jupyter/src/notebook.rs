@@ -90,6 +90,8 @@ pub struct Notebook {
     settings: Settings,
     /// Programs whose runs record their timeline (`program.enable_tracing(...)`).
     traced: std::collections::HashSet<String>,
+    /// The run process, kept between cells.
+    runner: wsp_runtime::process::Runner,
     /// Each program's last execution, for `program.stats` as a cell's value.
     last_stats: std::collections::HashMap<String, RunStats>,
     count: u32,
@@ -111,6 +113,7 @@ impl Notebook {
             settings: Settings::default(),
             traced: Default::default(),
             last_stats: Default::default(),
+            runner: Default::default(),
             count: 0,
         })
     }
@@ -228,8 +231,8 @@ impl Notebook {
         let text = self.program_text();
         let Some(lowered) = wsp_analysis::lower_file(&self.db, self.file).clone() else {
             out.error = Some(CellError::plain(
-                "WSP000",
-                "the program could not be lowered",
+                "InternalError",
+                "the program checks but could not be lowered",
             ));
             return out;
         };
@@ -258,7 +261,27 @@ impl Notebook {
             .iter()
             .any(|(_, a)| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
             || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t));
-        if needs_run {
+        // `print` of values known now needs no run process.
+        let printed: Option<String> = actions
+            .iter()
+            .filter(|(_, a)| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
+            .map(|(_, a)| match a {
+                Action::Print(values) => values
+                    .iter()
+                    .map(|v| match v {
+                        Shown::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<&str>>>()
+                    .map(|texts| texts.join(" ") + "\n"),
+                _ => None,
+            })
+            .collect();
+        if let Some(text) =
+            printed.filter(|_| needs_run && !matches!(shown, Some(Shown::Tensor(_))))
+        {
+            out.outputs.push(Output::Stdout(text));
+        } else if needs_run {
             let run_actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
             if let Err(e) = self.run(&lowered, run_actions, &mut out, stop) {
                 out.error = Some(e);
@@ -394,7 +417,7 @@ impl Notebook {
             initial_values: Some(self.values.path().to_path_buf()),
             compile_time_ms,
         };
-        let (report, stderr) = match wsp_runtime::process::execute_in_child(&job, stop, GRACE) {
+        let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,
             Err(ChildError::Fault(what)) => {
                 return Err(CellError::plain(
@@ -415,6 +438,9 @@ impl Notebook {
         };
         if !stderr.is_empty() {
             out.outputs.push(Output::Stderr(stderr));
+        }
+        if !stdout.is_empty() {
+            out.outputs.push(Output::Stdout(stdout));
         }
         if !report.output.is_empty() {
             out.outputs.push(Output::Stdout(report.output.clone()));
@@ -589,7 +615,11 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
     };
     let mut buffer = termcolor::Buffer::ansi();
     let config = term::Config::default();
-    for d in diagnostics {
+    // As `wsp check` and the editor: a flood of diagnostics is cut, and counted.
+    let hidden = diagnostics
+        .len()
+        .saturating_sub(wsp_analysis::SHOWN_PER_FILE);
+    for d in &diagnostics[..diagnostics.len() - hidden] {
         let level = match d.severity {
             Severity::Error => Level::Error,
             Severity::Warning => Level::Warning,
@@ -614,7 +644,14 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
             .with_notes(notes);
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &rendered);
     }
-    String::from_utf8_lossy(buffer.as_slice()).into_owned()
+    let mut text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+    if hidden > 0 {
+        text.push_str(&format!(
+            "note: {}\n",
+            wsp_analysis::not_shown(hidden, "this cell")
+        ));
+    }
+    text
 }
 
 /// The offset in a draft file of a cursor position in the cell's code (Jupyter counts

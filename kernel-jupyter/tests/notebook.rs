@@ -151,3 +151,32 @@ fn magics_set_how_cells_run_and_refuse_bad_values() {
     let o = exec(&mut nb, "%trace on\nN = undefined", "c");
     assert!(strip_ansi(&o.error.unwrap().traceback[0]).contains("In[3]:2:5"));
 }
+
+#[test]
+fn print_of_values_known_when_checked_needs_no_run() {
+    let mut nb = notebook();
+    let o = exec(&mut nb, "N = 4\nprint(\"n is\", N, 1e-6, (1,))", "a");
+    assert!(o.error.is_none(), "{}", value(&o));
+    let stdout: Vec<&str> = o
+        .outputs
+        .iter()
+        .filter_map(|out| match out {
+            Output::Stdout(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stdout, ["n is 4 1e-06 (1,)\n"]);
+}
+
+#[test]
+fn a_flood_of_errors_in_a_cell_is_cut_and_counted() {
+    let mut nb = notebook();
+    let code: String = (0..150).map(|i| format!("A{i} = undefined{i}\n")).collect();
+    let e = exec(&mut nb, &code, "a").error.expect("errors");
+    let shown = strip_ansi(&e.traceback.join("\n"));
+    assert_eq!(shown.matches("error[WSP101]").count(), 100);
+    assert!(
+        shown.contains("50 more diagnostics in this cell are not shown"),
+        "{shown}"
+    );
+}

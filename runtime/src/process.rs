@@ -175,3 +175,243 @@ pub fn serve() -> ExitCode {
         ExitCode::from(1)
     }
 }
+
+/// The flag of [`SUBCOMMAND`] that makes the child serve jobs one after another
+/// ([`serve_jobs`]), for a [`Runner`].
+pub const SERVE_FLAG: &str = "--jobs";
+
+/// What starts a report line of [`serve_jobs`]: any other line on the child's standard output
+/// is a kernel's own (`printf` in `cpp_src`), passed on as output.
+const REPORT_MARK: &str = "\u{1}wsp-report ";
+
+/// A run process kept between jobs, for a front end that runs many small jobs (a notebook's
+/// cells): starting a process, loading it and its libraries is most of a small job's time.
+/// A job that crashes the process (WSP602) or is interrupted ends it; the next job starts a
+/// new one. Tensor values never live only in it: each job starts from the files it names.
+#[derive(Default)]
+pub struct Runner {
+    live: Option<Live>,
+}
+
+struct Live {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    /// Report lines, from a thread reading the child's standard output; closed at its end.
+    reports: std::sync::mpsc::Receiver<String>,
+    /// What else the child writes on standard output (a kernel's `printf`), as it comes.
+    printed: std::sync::Arc<std::sync::Mutex<String>>,
+    /// What it writes on standard error.
+    output: std::sync::Arc<std::sync::Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Live {
+    fn start() -> Result<Live, ChildError> {
+        use std::io::BufRead;
+        use std::sync::{Arc, Mutex};
+        let exe = std::env::current_exe()
+            .map_err(|e| ChildError::Process(format!("cannot find the wsp executable: {e}")))?;
+        let mut child = Command::new(exe)
+            .args([SUBCOMMAND, SERVE_FLAG])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| ChildError::Process(format!("cannot start the run process: {e}")))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let output = Arc::new(Mutex::new(String::new()));
+        let printed = Arc::new(Mutex::new(String::new()));
+        let (tx, reports) = std::sync::mpsc::channel();
+        let out = printed.clone();
+        let stdout_reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match line.strip_prefix(REPORT_MARK) {
+                    Some(report) => {
+                        if tx.send(report.to_string()).is_err() {
+                            break;
+                        }
+                    }
+                    None => {
+                        let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+                        o.push_str(&line);
+                        o.push('\n');
+                    }
+                }
+            }
+        });
+        let out = output.clone();
+        let stderr_reader = std::thread::spawn(move || {
+            let mut stderr = std::io::BufReader::new(stderr);
+            let mut chunk = String::new();
+            while stderr.read_line(&mut chunk).is_ok_and(|n| n > 0) {
+                out.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push_str(&chunk);
+                chunk.clear();
+            }
+        });
+        Ok(Live {
+            child,
+            stdin,
+            reports,
+            printed,
+            output,
+            readers: vec![stdout_reader, stderr_reader],
+        })
+    }
+
+    /// What the child printed on standard output and on standard error since last asked.
+    fn take_output(&self) -> (String, String) {
+        let take = |s: &std::sync::Mutex<String>| {
+            std::mem::take(&mut *s.lock().unwrap_or_else(|p| p.into_inner()))
+        };
+        (take(&self.printed), take(&self.output))
+    }
+
+    /// Ends the process (SIGINT, then SIGKILL after `grace`) and reaps it; what it wrote.
+    fn stop(mut self, grace: Duration) -> (Option<ExitStatus>, String) {
+        let status = match self.child.try_wait() {
+            Ok(Some(s)) => Some(s),
+            _ => {
+                let _ = rustix::process::kill_process(
+                    rustix::process::Pid::from_child(&self.child),
+                    rustix::process::Signal::INT,
+                );
+                let deadline = Instant::now() + grace;
+                let mut status = None;
+                while Instant::now() < deadline {
+                    if let Ok(Some(s)) = self.child.try_wait() {
+                        status = Some(s);
+                        break;
+                    }
+                    std::thread::sleep(POLL_FIRST);
+                }
+                if status.is_none() {
+                    let _ = self.child.kill();
+                    status = self.child.wait().ok();
+                }
+                status
+            }
+        };
+        drop(self.stdin);
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let output = std::mem::take(&mut *self.output.lock().unwrap_or_else(|p| p.into_inner()));
+        (status, output)
+    }
+}
+
+impl Runner {
+    /// Runs the job in the kept process (started first if there is none); returns the report
+    /// and what the job printed on standard output (besides `print`, which is in the report)
+    /// and on standard error. `interrupted` is polled as in [`execute_in_child`].
+    pub fn execute(
+        &mut self,
+        job: &Job,
+        interrupted: &AtomicBool,
+        grace: Duration,
+    ) -> Result<(Report, String, String), ChildError> {
+        use std::sync::mpsc::RecvTimeoutError;
+        if interrupted.load(Ordering::Relaxed) {
+            return Err(ChildError::Interrupted);
+        }
+        let mut live = match self.live.take() {
+            Some(mut l) => {
+                if matches!(l.child.try_wait(), Ok(None)) {
+                    l
+                } else {
+                    l.stop(grace);
+                    Live::start()?
+                }
+            }
+            None => Live::start()?,
+        };
+        let mut line = serde_json::to_string(job).expect("job serializes");
+        line.push('\n');
+        // The child reads each job whole before it runs it, so this write does not wait on it
+        // for long; a child that died makes it fail, and the report channel says why.
+        let _ = live
+            .stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| live.stdin.flush());
+        let mut poll = POLL_FIRST;
+        loop {
+            match live.reports.recv_timeout(poll) {
+                Ok(report) => {
+                    let (printed, errors) = live.take_output();
+                    let result = serde_json::from_str::<Result<Report, RunError>>(&report);
+                    self.live = Some(live);
+                    return match result {
+                        Ok(Ok(r)) => Ok((r, printed, errors)),
+                        Ok(Err(e)) => Err(ChildError::Run(e)),
+                        Err(e) => Err(ChildError::Process(format!(
+                            "the run process sent an unreadable report: {e}"
+                        ))),
+                    };
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if interrupted.load(Ordering::Relaxed) {
+                        live.stop(grace);
+                        return Err(ChildError::Interrupted);
+                    }
+                    poll = (poll * 2).min(POLL_MAX);
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let (status, output) = live.stop(grace);
+                    // SIGINT to the process group ends the child too.
+                    if interrupted.load(Ordering::Relaxed) {
+                        return Err(ChildError::Interrupted);
+                    }
+                    if let Some(line) = output
+                        .lines()
+                        .find(|l| l.starts_with(crate::fault::FAULT_MARK))
+                    {
+                        let what = line.trim_start_matches(crate::fault::FAULT_MARK).trim();
+                        return Err(ChildError::Fault(what.to_string()));
+                    }
+                    return Err(ChildError::Process(match status.and_then(|s| s.code()) {
+                        Some(c) => {
+                            format!("the run process failed (exit status {c}){}", tail(&output))
+                        }
+                        None => format!("the run process was killed{}", tail(&output)),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.take() {
+            live.stop(Duration::ZERO);
+        }
+    }
+}
+
+/// `__exec --jobs`: the child side of a [`Runner`]. Reads one job per line on standard input
+/// and answers each with a report line on standard output, until standard input ends.
+pub fn serve_jobs() -> ExitCode {
+    use std::io::BufRead;
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let result = match serde_json::from_str::<Job>(&line) {
+            Ok(job) => crate::execute(&job),
+            Err(e) => Err(RunError::Invalid(format!("malformed job: {e}"))),
+        };
+        let report = serde_json::to_string(&result).expect("a report serializes");
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{REPORT_MARK}{report}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -156,6 +156,40 @@ crasher.execute()
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
 
 
+def test_what_a_cpp_kernel_prints_reaches_the_cell(tmp_path):
+    """The run process is kept between cells and its standard output carries its reports: a
+    kernel's own printf must reach the cell as output, not be taken for a report."""
+    chatty = '''
+@kernel(cpp_src="""
+    std::printf("tile at %g%c", (double)x[0], 10);
+    std::fflush(stdout);
+    for (int i = 0; i < 64; ++i) y[i] = x[i];
+""", cpp_includes=["cstdio"])
+def chatty_tile(x: In[Tile[8, 8, F32]], y: Out[Tile[8, 8, F32]]):
+    pass
+
+
+Copy = Tensor((4, 8, 8), F32)
+
+
+@workload
+def chatty_all(items):
+    for i in P(items):
+        chatty_tile[i](x=T[i], y=Copy[i])
+
+
+chatty = chatty_all(items).compile(target="cpu_sim")
+'''
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP))
+        ok(execute(kc, chatty))
+        for _ in range(2):
+            run = ok(execute(kc, "chatty.execute()"))
+            lines = sorted(run.stream("stdout").splitlines())
+            assert lines == ["tile at 1", "tile at 129", "tile at 193", "tile at 65"], run.describe()
+        np.testing.assert_array_equal(saved(kc, tmp_path, "Copy"), ARANGE + 1)
+
+
 def test_a_message_signed_with_another_key_gets_no_reply(tmp_path):
     with running_kernel(tmp_path) as (km, kc):
         intruder = BlockingKernelClient()
