@@ -104,7 +104,7 @@ fn members_ops_and_methods() {
             "P.$0(b_axis)": seq (P.seq), sel (P.sel), when (P.when), otherwise (P.otherwise), pipe (P.pipe)
             "DispatchPolicy.r$0": round_robin (DispatchPolicy.round_robin), affinity (DispatchPolicy.affinity), hash (DispatchPolicy.hash), dispatch_by (DispatchPolicy.dispatch_by), work_steal (DispatchPolicy.work_steal)
             ".$0dispatch(": dispatch (.dispatch), streams (.streams), stream_by (.stream_by), timing (.timing), task_graph (.task_graph), spatial_map (.spatial_map), compile (.compile)
-            "program.$0": execute (.execute), synchronize (.synchronize), stats (.stats)
+            "program.$0": execute (.execute), synchronize (.synchronize), enable_tracing (.enable_tracing), stats (.stats)
         "#]],
     );
 }
@@ -122,17 +122,17 @@ fn keywords_and_names_in_scope() {
         ],
         expect![[r#"
             "$0": x= (In[Tile[16, 128, F32]]), y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 52 pto_wsp names
+                + 53 pto_wsp names
             "x=X[b], $0": y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 52 pto_wsp names
+                + 53 pto_wsp names
             "x=$0": b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 52 pto_wsp names
+                + 53 pto_wsp names
             "    s$0\n": b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 52 pto_wsp names
+                + 53 pto_wsp names
             "    u = pto.add($0": t (Tile[16,128] F32), y (Out[Tile[16, 128, F32]]), x (In[Tile[16, 128, F32]]), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4)
-                + 52 pto_wsp names
+                + 53 pto_wsp names
             "program = run($0": ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), run (workload(b_axis)), scale (kernel(x, y))
-                + 52 pto_wsp names
+                + 53 pto_wsp names
         "#]],
     );
 }

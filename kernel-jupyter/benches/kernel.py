@@ -18,7 +18,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,13 @@ sys.path.insert(0, str(ROOT / "kernel-jupyter/tests/clients"))
 
 from jupyter_client import KernelManager  # noqa: E402
 
-from kernel_client import START_TIMEOUT, collect, execute, send_execute  # noqa: E402
+from kernel_client import (  # noqa: E402
+    START_TIMEOUT,
+    collect,
+    execute,
+    install_isolated,
+    send_execute,
+)
 
 STARTS = 5
 ROUND_TRIPS = 200
@@ -147,23 +152,8 @@ def main():
         raise SystemExit(f"no wsp binary at {wsp}: build it or set WSP_BIN")
     tmp = Path(tempfile.mkdtemp(prefix="wsp-kernel-bench-"))
     try:
-        subprocess.run(
-            [str(wsp), "jupyter", "install", "--prefix", str(tmp / "prefix")],
-            check=True,
-            timeout=60,
-        )
         # Our kernelspec first; ipykernel's comes from this venv. Nothing of the user's setup.
-        os.environ.update(
-            {
-                "JUPYTER_PATH": str(tmp / "prefix/share/jupyter"),
-                "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-                "JUPYTER_DATA_DIR": str(tmp / "data"),
-                "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-                "JUPYTER_PLATFORM_DIRS": "1",
-                "IPYTHONDIR": str(tmp / "ipython"),
-                "WSP_CACHE_DIR": str(tmp / "kernel-cache"),
-            }
-        )
+        install_isolated(wsp, tmp)
         results = {
             label: measure(label, *spec, cwd=tmp) for label, spec in KERNELS.items()
         }

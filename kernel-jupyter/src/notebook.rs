@@ -141,23 +141,14 @@ impl Notebook {
         if code.trim().is_empty() {
             return out;
         }
-        let cell = Cell {
-            id: cell_id.map(str::to_string),
-            text: code,
-            count: self.count,
-        };
-        let mut cells = self.cells.clone();
-        let at = match cell_id.and_then(|id| cells.iter().position(|c| c.id.as_deref() == Some(id)))
-        {
-            Some(i) => {
-                cells[i] = cell;
-                i
-            }
-            None => {
-                cells.push(cell);
-                cells.len() - 1
-            }
-        };
+        let (mut cells, at) = placed(
+            &self.cells,
+            Cell {
+                id: cell_id.map(str::to_string),
+                text: code,
+                count: self.count,
+            },
+        );
         // Check; take out other cells this one breaks, one at a time (each may break another).
         let mut at = at;
         loop {
@@ -514,23 +505,14 @@ impl Notebook {
     /// completion and inspection see.
     pub fn with_draft(&mut self, code: &str, cell_id: Option<&str>) -> (File, usize) {
         let (code, _) = magics::split(code);
-        let mut cells = self.cells.clone();
-        let draft = Cell {
-            id: cell_id.map(str::to_string),
-            text: code,
-            count: self.count + 1,
-        };
-        let at = match cell_id.and_then(|id| cells.iter().position(|c| c.id.as_deref() == Some(id)))
-        {
-            Some(i) => {
-                cells[i] = draft;
-                i
-            }
-            None => {
-                cells.push(draft);
-                cells.len() - 1
-            }
-        };
+        let (cells, at) = placed(
+            &self.cells,
+            Cell {
+                id: cell_id.map(str::to_string),
+                text: code,
+                count: self.count + 1,
+            },
+        );
         let start = spans(&cells)[at].start;
         let text = program_text(&cells);
         if *self.draft.text(&self.db) != text {
@@ -541,6 +523,24 @@ impl Notebook {
 
     pub fn db(&self) -> &Database {
         &self.db
+    }
+}
+
+/// The cells with `cell` in the place of the cell with its id, or after the last; and its
+/// index.
+fn placed(cells: &[Cell], cell: Cell) -> (Vec<Cell>, usize) {
+    let mut cells = cells.to_vec();
+    let same = |c: &Cell| cell.id.is_some() && c.id == cell.id;
+    match cells.iter().position(same) {
+        Some(i) => {
+            cells[i] = cell;
+            (cells, i)
+        }
+        None => {
+            cells.push(cell);
+            let at = cells.len() - 1;
+            (cells, at)
+        }
     }
 }
 

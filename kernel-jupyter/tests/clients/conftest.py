@@ -9,13 +9,12 @@ The binary is `$WSP_BIN`, else `target/debug/wsp` of this workspace.
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from kernel_client import ROOT
+from kernel_client import ROOT, install_isolated
 
 _SESSION = {}
 
@@ -32,25 +31,13 @@ def wsp_bin() -> Path:
 def pytest_configure(config):
     tmp = Path(tempfile.mkdtemp(prefix="wsp-jupyter-tests-"))
     _SESSION["tmp"] = tmp
-    prefix = tmp / "prefix"
-    wsp = wsp_bin()
-    subprocess.run(
-        [str(wsp), "jupyter", "install", "--prefix", str(prefix)], check=True, timeout=60
-    )
-    spec = prefix / "share/jupyter/kernels/wsp/kernel.json"
+    spec = install_isolated(wsp_bin(), tmp)
     if not spec.is_file():
-        raise pytest.UsageError(f"`wsp jupyter install --prefix {prefix}` wrote no {spec}")
+        raise pytest.UsageError(f"`wsp jupyter install --prefix` wrote no {spec}")
     _SESSION["kernelspec"] = json.loads(spec.read_text())
+    # JupyterLab's settings and workspaces would otherwise go under the user's folders.
     os.environ.update(
         {
-            "JUPYTER_PATH": str(prefix / "share/jupyter"),
-            "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-            "JUPYTER_DATA_DIR": str(tmp / "data"),
-            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-            "JUPYTER_PLATFORM_DIRS": "1",
-            "IPYTHONDIR": str(tmp / "ipython"),
-            "WSP_CACHE_DIR": str(tmp / "kernel-cache"),
-            # JupyterLab's settings and workspaces would otherwise go under the user's folders.
             "JUPYTERLAB_SETTINGS_DIR": str(tmp / "lab/settings"),
             "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "lab/workspaces"),
         }

@@ -3,7 +3,9 @@ sends, when given), collect what the cell published and read the stats table it 
 Every wait is bounded."""
 
 import contextlib
+import os
 import re
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,29 @@ ROOT = Path(__file__).resolve().parents[3]
 TIMEOUT = 120.0
 # Seconds a kernel may take to answer kernel_info after it starts.
 START_TIMEOUT = 60.0
+
+
+def install_isolated(wsp: Path, tmp: Path) -> Path:
+    """Installs the `wsp` kernelspec with `wsp jupyter install --prefix TMP/prefix` and points
+    this process's Jupyter folders (kernelspecs, config, data, runtime, IPython's) and the
+    kernel cache into `tmp`, so nothing of the user's setup is read or changed. Returns the
+    kernelspec's kernel.json."""
+    prefix = tmp / "prefix"
+    subprocess.run(
+        [str(wsp), "jupyter", "install", "--prefix", str(prefix)], check=True, timeout=60
+    )
+    os.environ.update(
+        {
+            "JUPYTER_PATH": str(prefix / "share/jupyter"),
+            "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+            "JUPYTER_DATA_DIR": str(tmp / "data"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+            "JUPYTER_PLATFORM_DIRS": "1",
+            "IPYTHONDIR": str(tmp / "ipython"),
+            "WSP_CACHE_DIR": str(tmp / "kernel-cache"),
+        }
+    )
+    return prefix / "share/jupyter/kernels/wsp/kernel.json"
 
 
 @dataclass
