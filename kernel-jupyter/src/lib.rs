@@ -6,6 +6,7 @@
 //! run in a child process (`wsp __exec`), and tensor values persist between cells on disk, so a
 //! crash in native code loses nothing.
 
+mod history;
 mod ide;
 pub mod install;
 mod magics;

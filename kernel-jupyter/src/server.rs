@@ -23,6 +23,7 @@ use jupyter_zmq_client::{
 };
 use tokio::sync::mpsc;
 
+use crate::history::History;
 use crate::ide;
 use crate::notebook::{Notebook, Output};
 use crate::render::MimeBundle;
@@ -156,6 +157,7 @@ async fn run(
     }
 
     let notebook = Arc::new(Mutex::new(notebook));
+    let history = Arc::new(Mutex::new(History::default()));
     // Requests read while a failed cell's reply was held back (see `queued_behind`).
     let mut pending: std::collections::VecDeque<JupyterMessage> = Default::default();
     loop {
@@ -187,6 +189,7 @@ async fn run(
                 let notebook = notebook.clone();
                 let stop = stop.clone();
                 let cell_iopub = iopub_tx.clone();
+                let history = req.store_history.then(|| history.clone());
                 let parent = msg.clone();
                 let stop_on_error = req.stop_on_error && !req.silent;
                 let reply = tokio::task::spawn_blocking(move || {
@@ -198,6 +201,7 @@ async fn run(
                         &stop,
                         &cell_iopub,
                         &parent,
+                        history.as_deref(),
                     )
                 })
                 .await
@@ -287,8 +291,12 @@ async fn run(
             JupyterMessageContent::IsCompleteRequest(req) => {
                 Some(ide::is_complete(&req.code).as_child_of(&msg))
             }
-            JupyterMessageContent::HistoryRequest(_) => {
-                Some(HistoryReply::new(Vec::new()).as_child_of(&msg))
+            JupyterMessageContent::HistoryRequest(req) => {
+                let entries = history
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .answer(req);
+                Some(HistoryReply::new(entries).as_child_of(&msg))
             }
             JupyterMessageContent::CommInfoRequest(_) => Some(
                 CommInfoReply {
@@ -347,6 +355,7 @@ fn execute(
     stop: &AtomicBool,
     iopub: &mpsc::UnboundedSender<JupyterMessage>,
     parent: &JupyterMessage,
+    history: Option<&Mutex<History>>,
 ) -> JupyterMessage {
     let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
     // An interrupt while idle is for no cell.
@@ -382,6 +391,17 @@ fn execute(
                 .into(),
             ),
         }
+    }
+    if let Some(history) = history.filter(|_| !silent) {
+        let shown = outcome
+            .result
+            .as_ref()
+            .and_then(|b| b.0.iter().find(|(mime, _)| *mime == "text/plain"))
+            .map_or("", |(_, text)| text.as_str());
+        history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(count.0, code, shown);
     }
     if let Some(bundle) = outcome.result {
         send(
