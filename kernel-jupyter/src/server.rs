@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use jupyter_protocol::{
     CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput,
-    ExecuteInput, ExecuteReply, ExecuteResult, ExecutionCount, HistoryReply, InspectReply,
-    InterruptReply, IoPubWelcome, JupyterMessage, JupyterMessageContent, KernelInfoReply,
-    LanguageInfo, Media, ReplyError, ReplyStatus, ShutdownReply, Status, StreamContent, Transient,
+    ExecuteInput, ExecuteReply, ExecuteRequest, ExecuteResult, ExecutionCount, HistoryReply,
+    InspectReply, InterruptReply, IoPubWelcome, JupyterMessage, JupyterMessageContent,
+    KernelInfoReply, LanguageInfo, Media, ReplyError, ReplyStatus, ShutdownReply, Status,
+    StreamContent, Transient,
 };
 use jupyter_zmq_client::{
     SubscriptionEvent, create_kernel_control_connection, create_kernel_heartbeat_connection,
@@ -179,30 +180,15 @@ async fn run(
         let reply: Option<JupyterMessage> = match &msg.content {
             JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info().as_child_of(&msg)),
             JupyterMessageContent::ExecuteRequest(req) => {
-                let cell_id = msg
-                    .metadata
-                    .get("cellId")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string);
-                let code = req.code.clone();
-                let silent = req.silent;
                 let notebook = notebook.clone();
                 let stop = stop.clone();
                 let cell_iopub = iopub_tx.clone();
-                let history = req.store_history.then(|| history.clone());
+                let history = history.clone();
                 let parent = msg.clone();
+                let request = req.clone();
                 let stop_on_error = req.stop_on_error && !req.silent;
                 let reply = tokio::task::spawn_blocking(move || {
-                    execute(
-                        &notebook,
-                        &code,
-                        cell_id.as_deref(),
-                        silent,
-                        &stop,
-                        &cell_iopub,
-                        &parent,
-                        history.as_deref(),
-                    )
+                    execute(&notebook, &request, &parent, &stop, &cell_iopub, &history)
                 })
                 .await
                 .unwrap_or_else(|e| {
@@ -346,17 +332,18 @@ async fn queued_behind(
     queued
 }
 
-/// Runs a cell, sending its outputs on IOPub as they come; returns the execute_reply.
+/// Runs the cell of an execute_request, sending its outputs on IOPub as they come; returns
+/// the execute_reply.
 fn execute(
     notebook: &Mutex<Notebook>,
-    code: &str,
-    cell_id: Option<&str>,
-    silent: bool,
+    req: &ExecuteRequest,
+    parent: &JupyterMessage,
     stop: &AtomicBool,
     iopub: &mpsc::UnboundedSender<JupyterMessage>,
-    parent: &JupyterMessage,
-    history: Option<&Mutex<History>>,
+    history: &Mutex<History>,
 ) -> JupyterMessage {
+    let (code, silent) = (req.code.as_str(), req.silent);
+    let cell_id = parent.metadata.get("cellId").and_then(|v| v.as_str());
     let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
     // An interrupt while idle is for no cell.
     stop.store(false, Ordering::SeqCst);
@@ -392,7 +379,7 @@ fn execute(
             ),
         }
     }
-    if let Some(history) = history.filter(|_| !silent) {
+    if req.store_history && !silent {
         let shown = outcome
             .result
             .as_ref()
