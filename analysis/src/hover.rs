@@ -279,9 +279,13 @@ fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> 
         let Some(Expr::NameExpr(ns)) = attr.receiver() else {
             return None;
         };
+        // `pto.add` outside a kernel (where it cannot run): still the op's documentation.
+        if matches!(ns.text().as_str(), "pto" | "tl") {
+            let op = ops::lookup(name)?;
+            return Some((range, format!("{}\n\n{}", code(&op.signature()), op.doc)));
+        }
         let b = Builtin::lookup(&ns.text())?;
-        let members = crate::eval::members(b);
-        if !members.contains(&name) {
+        if !crate::eval::member_names(&Value::Builtin(b)).contains(&name) {
             return None;
         }
         return Some((

@@ -67,6 +67,7 @@ fn hover_varlen_attention() {
             ("attn_long[b, h]", 0, 10),
             ("tiered_attention(batch", 0, 0),
             ("DispatchPolicy.affinity", 0, 16),
+            ("F16 = DType.F16", 0, 12),
             ("program = ", 0, 0),
             // nothing to say
             ("\"\"\"Variable", 0, 4),
