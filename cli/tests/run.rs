@@ -945,3 +945,54 @@ fn interleaving_alternates_streams_on_an_aicpu() {
     let order: Vec<i64> = d1.iter().map(stream).collect();
     assert_eq!(order, [0, 1].repeat(24));
 }
+
+/// `print` prints as Python does, in order with the runs: constants, `program.stats` and its
+/// fields as of the last execution so far, and tensors as NumPy prints them.
+#[test]
+fn print_prints_values_stats_and_tensors_in_order() {
+    let dir = scratch("print");
+    let file = dir.join("print.wsp");
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((2, 2, 3), F32, init=ones())
+
+
+@kernel
+def double(x: InOut[Tile[2, 3, F32]]):
+    pto.store(x, pto.add(x, x))
+
+
+@workload
+def w(items):
+    for i in P(items):
+        double[i](x=X[i])
+
+
+program = w(Dense[2]).compile(target="cpu_sim")
+print("before:", program.stats.task_count, 1e-06, (1,), None)
+program.execute()
+print(program.stats.task_count)
+print(X)
+"#;
+    std::fs::write(&file, text).unwrap();
+    let out = wsp_run(&file, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Vec<&str> = stdout.lines().take(6).collect();
+    assert_eq!(
+        printed,
+        [
+            "before: 0 1e-06 (1,) None",
+            "2",
+            "[[[2. 2. 2.]",
+            "  [2. 2. 2.]]",
+            "",
+            " [[2. 2. 2.]",
+        ]
+    );
+}

@@ -424,7 +424,15 @@ impl Notebook {
                     "the run was interrupted; tensor values are as they were before this cell",
                 ));
             }
-            Err(ChildError::Run(e)) => return Err(CellError::plain("RunError", e.to_string())),
+            Err(ChildError::Run(e)) => {
+                use wsp_runtime::RunError;
+                return Err(match e {
+                    RunError::Fault(m) => CellError::plain("WSP602", m),
+                    RunError::Channel(m) => CellError::plain("ChannelError", m),
+                    RunError::Input(m) => CellError::plain("InputError", m),
+                    RunError::Invalid(m) => CellError::plain("RunError", m),
+                });
+            }
             Err(ChildError::Process(m)) => return Err(CellError::plain("RunError", m)),
         };
         if !stderr.is_empty() {
