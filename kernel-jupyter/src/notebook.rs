@@ -90,6 +90,8 @@ pub struct Notebook {
     settings: Settings,
     /// Programs whose runs record their timeline (`program.enable_tracing(...)`).
     traced: std::collections::HashSet<String>,
+    /// Cells a change took out of the program, until they run again.
+    taken_out: Vec<Cell>,
     /// The run process, kept between cells.
     runner: wsp_runtime::process::Runner,
     /// Each program's last execution, for `program.stats` as a cell's value.
@@ -114,6 +116,7 @@ impl Notebook {
             traced: Default::default(),
             last_stats: Default::default(),
             runner: Default::default(),
+            taken_out: Vec::new(),
             count: 0,
         })
     }
@@ -151,6 +154,7 @@ impl Notebook {
         );
         // Check; take out other cells this one breaks, one at a time (each may break another).
         let mut at = at;
+        let mut removed = Vec::new();
         loop {
             self.set_text(&cells);
             let diagnostics = wsp_analysis::file_diagnostics(&self.db, self.file).clone();
@@ -171,10 +175,12 @@ impl Notebook {
                     .iter()
                     .find(|d| d.severity == Severity::Error)
                     .expect("an error in the cell");
+                let mut traceback = vec![render_diagnostics(&cells, &mine)];
+                traceback.extend(self.taken_out_notes(&cells, &mine));
                 out.error = Some(CellError {
                     ename: first.code.as_str().to_string(),
                     evalue: first.message.clone(),
-                    traceback: vec![render_diagnostics(&cells, &mine)],
+                    traceback,
                 });
                 // The program stays as it was.
                 let kept = self.cells.clone();
@@ -197,11 +203,15 @@ impl Notebook {
                 render_diagnostics(&cells, &theirs),
                 cells[broken].count
             )));
-            cells.remove(broken);
+            removed.push(cells.remove(broken));
             if broken < at {
                 at -= 1;
             }
         }
+        // A cell run again is no longer out; the ones this change broke are.
+        self.taken_out
+            .retain(|c| !cells.iter().any(|k| k.id.is_some() && k.id == c.id));
+        self.taken_out.extend(removed);
         self.take_in(cells, at, out, stop)
     }
 
@@ -311,6 +321,32 @@ impl Notebook {
         out
     }
 
+    /// For each unknown name that a taken-out cell defines: where, and what to do.
+    fn taken_out_notes(&self, cells: &[Cell], diagnostics: &[&Diagnostic]) -> Vec<String> {
+        let text = program_text(cells);
+        let mut notes = Vec::new();
+        for d in diagnostics {
+            if d.code.as_str() != "WSP101" {
+                continue;
+            }
+            let Some(name) = text.get(std::ops::Range::<usize>::from(d.range)) else {
+                continue;
+            };
+            if let Some(c) = self
+                .taken_out
+                .iter()
+                .rev()
+                .find(|c| bound_names(&c.text).iter().any(|n| n == name))
+            {
+                notes.push(format!(
+                    "note: `{name}` is defined by In[{}], which a change to an earlier cell took out of the program; fix and run it again",
+                    c.count
+                ));
+            }
+        }
+        notes
+    }
+
     fn kept(&self, tensor: &str) -> bool {
         self.values.path().join(format!("{tensor}.npy")).is_file()
     }
@@ -359,11 +395,10 @@ impl Notebook {
                 }
                 Err(BuildError::CustomKernel(errs)) => {
                     let first = errs.first().map(|e| e.message.clone()).unwrap_or_default();
-                    let text = self.program_text();
                     let lines: Vec<String> = errs
                         .iter()
                         .map(|e| {
-                            let (cell, line) = self.cell_line(&text, e.line);
+                            let (cell, line) = self.cell_line(e.line);
                             format!(
                                 "\x1b[1;31merror[WSP601]\x1b[0m: C++ error in `cpp_src` of kernel `{}`: {}\n  --> In[{cell}], line {line}",
                                 e.kernel, e.message
@@ -485,16 +520,8 @@ impl Notebook {
     }
 
     /// The cell and the line in it of a line of the program text (1-based).
-    fn cell_line(&self, text: &str, line: u32) -> (u32, u32) {
-        let mut first = 1u32;
-        for (c, span) in self.cells.iter().zip(spans(&self.cells)) {
-            let lines = text[span].matches('\n').count() as u32;
-            if line < first + lines {
-                return (c.count, line - first + 1);
-            }
-            first += lines;
-        }
-        (self.count, line)
+    fn cell_line(&self, line: u32) -> (u32, u32) {
+        cell_line(&self.cells, line).unwrap_or((self.count, line))
     }
 
     fn program_text(&self) -> String {
@@ -503,9 +530,7 @@ impl Notebook {
 
     fn set_text(&mut self, cells: &[Cell]) {
         let text = program_text(cells);
-        if *self.file.text(&self.db) != text {
-            self.file.edit(&mut self.db, text);
-        }
+        replace_text(&mut self.db, self.file, &text);
     }
 
     /// The program as it would be with `code` in the place of the cell `cell_id` (or after the
@@ -523,14 +548,46 @@ impl Notebook {
         );
         let start = spans(&cells)[at].start;
         let text = program_text(&cells);
-        if *self.draft.text(&self.db) != text {
-            self.draft.edit(&mut self.db, text);
-        }
+        replace_text(&mut self.db, self.draft, &text);
         (self.draft, start)
     }
 
     pub fn db(&self) -> &Database {
         &self.db
+    }
+}
+
+/// The cell (`In[n]`) and the line in it of a line of the program text (1-based).
+fn cell_line(cells: &[Cell], line: u32) -> Option<(u32, u32)> {
+    let mut first = 1u32;
+    for c in cells {
+        let lines = c.text.matches('\n').count() as u32 + u32::from(!c.text.ends_with('\n'));
+        if line < first + lines {
+            return Some((c.count, line - first + 1));
+        }
+        first += lines;
+    }
+    None
+}
+
+/// A message that names a place of the program text by line ("to close the `(` at 52:9"),
+/// with the place in its cell ("at In[3]:2:9").
+fn cell_message(cells: &[Cell], message: &str) -> String {
+    let Some((head, place)) = message.rsplit_once(" at ") else {
+        return message.to_string();
+    };
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let n = digits(place);
+    let Some(rest) = place[n..].strip_prefix(':') else {
+        return message.to_string();
+    };
+    let m = digits(rest);
+    let (Ok(line), true) = (place[..n].parse::<u32>(), m > 0) else {
+        return message.to_string();
+    };
+    match cell_line(cells, line) {
+        Some((count, line)) => format!("{head} at In[{count}]:{line}:{}", &rest),
+        None => message.to_string(),
     }
 }
 
@@ -550,6 +607,40 @@ fn placed(cells: &[Cell], cell: Cell) -> (Vec<Cell>, usize) {
             (cells, at)
         }
     }
+}
+
+/// Gives `file` the text `new` as one edit of the part that differs, so that only the
+/// statements it touches are parsed again (a notebook grows by a cell at a time).
+fn replace_text(db: &mut Database, file: File, new: &str) {
+    let old = file.text(db);
+    if old == new {
+        return;
+    }
+    let prefix = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = old[prefix..]
+        .bytes()
+        .rev()
+        .zip(new[prefix..].bytes().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    // On character boundaries of both texts.
+    let mut start = prefix;
+    while !(old.is_char_boundary(start) && new.is_char_boundary(start)) {
+        start -= 1;
+    }
+    let (mut old_end, mut new_end) = (old.len() - suffix, new.len() - suffix);
+    while !(old.is_char_boundary(old_end) && new.is_char_boundary(new_end)) {
+        old_end += 1;
+        new_end += 1;
+    }
+    let range = TextRange::new(TextSize::from(start as u32), TextSize::from(old_end as u32));
+    let insert = new[start..new_end].to_string();
+    file.apply_edit(db, range, &insert);
+    debug_assert_eq!(file.text(db), new);
 }
 
 fn program_text(cells: &[Cell]) -> String {
@@ -647,7 +738,7 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
         }
         let rendered = Rendered::new(level)
             .with_code(d.code.as_str())
-            .with_message(&d.message)
+            .with_message(cell_message(cells, &d.message))
             .with_labels(labels)
             .with_notes(notes);
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &rendered);

@@ -157,6 +157,20 @@ async fn run(
         });
     }
 
+    // As ipykernel's parent poller: a kernel whose parent (the client or server that started
+    // it) has died would otherwise live on, holding the parent's pipes and its run process.
+    let parent = rustix::process::getppid();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            if rustix::process::getppid() != parent {
+                eprintln!("wsp kernel: the process that started this kernel is gone; exiting");
+                let _ = shutdown_tx.send(());
+                return;
+            }
+        }
+    });
+
     let notebook = Arc::new(Mutex::new(notebook));
     let history = Arc::new(Mutex::new(History::default()));
     // Requests read while a failed cell's reply was held back (see `queued_behind`).
@@ -261,10 +275,13 @@ async fn run(
                 Some(
                     InspectReply {
                         found: found.is_some(),
-                        data: found.map_or_else(Media::default, |text| {
+                        data: found.map_or_else(Media::default, |markdown| {
+                            // A console shows text/plain: the markdown without its code fences.
+                            let plain: Vec<&str> =
+                                markdown.lines().filter(|l| !l.starts_with("```")).collect();
                             media(&MimeBundle(vec![
-                                ("text/plain", text.clone()),
-                                ("text/markdown", text),
+                                ("text/plain", plain.join("\n")),
+                                ("text/markdown", markdown),
                             ]))
                         }),
                         metadata: Default::default(),

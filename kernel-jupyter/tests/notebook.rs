@@ -180,3 +180,31 @@ fn a_flood_of_errors_in_a_cell_is_cut_and_counted() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_name_of_a_taken_out_cell_says_where_it_went() {
+    let mut nb = notebook();
+    exec(&mut nb, "K = 4", "a");
+    exec(&mut nb, "L = K + 1", "b");
+    exec(&mut nb, "Z = 1", "a");
+    let e = exec(&mut nb, "M = L", "c").error.expect("L is gone");
+    assert_eq!(
+        strip_ansi(e.traceback.last().unwrap()),
+        "note: `L` is defined by In[2], which a change to an earlier cell took out of the program; fix and run it again"
+    );
+    // Run again (fixed), the cell is back and the note is gone with it.
+    exec(&mut nb, "K = 4", "a");
+    exec(&mut nb, "L = K + 1", "b");
+    assert_eq!(value(&exec(&mut nb, "L", "d")), "5");
+}
+
+#[test]
+fn a_place_named_in_a_message_is_given_in_its_cell() {
+    let mut nb = notebook();
+    exec(&mut nb, "A = 1\nB = 2\nC = 3", "a");
+    let e = exec(&mut nb, "D = 4\nE = (1,\n", "b")
+        .error
+        .expect("a syntax error");
+    let shown = strip_ansi(&e.traceback.join("\n"));
+    assert!(shown.contains("to close the `(` at In[2]:2:5"), "{shown}");
+}

@@ -342,16 +342,22 @@ fn pid_rank(pid: u64) -> u8 {
     }
 }
 
-/// "rmsnorm_tile[0, 1] · task 3 · cycles 200–645": the task's execution cycles from `args`.
+/// "rmsnorm_tile[0, 1] · task 3 · cycles 200–645": the task's execution cycles from `args`;
+/// on an AICPU row, the dispatch the bar shows, then when the task runs.
 fn span_title(event: &Value, span: &Span) -> String {
     let name = event.get("name").and_then(Value::as_str).unwrap_or("");
     let args = event.get("args");
     let arg = |k: &str| args.and_then(|a| a.get(k)).and_then(Value::as_u64);
     let task = arg("task").map_or("?".into(), |t| t.to_string());
+    let drawn = (span.start.round() as u64, span.end.round() as u64);
     let (a, b) = match (arg("start_cycle"), arg("end_cycle")) {
         (Some(a), Some(b)) => (a, b),
-        _ => (span.start.round() as u64, span.end.round() as u64),
+        _ => drawn,
     };
+    if span.row.0 == AICPU_PID {
+        let (d0, d1) = drawn;
+        return format!("dispatch of {name} · task {task} · cycles {d0}–{d1}, runs {a}–{b}");
+    }
     format!("{name} · task {task} · cycles {a}–{b}")
 }
 
@@ -449,7 +455,7 @@ mod tests {
             <svg xmlns="http://www.w3.org/2000/svg" width="900" height="172" viewBox="0 0 900 172" font-family="sans-serif" font-size="11">
             <rect width="100%" height="100%" fill="white"/>
             <text x="104.0" y="22.0" text-anchor="end">AICPU 0</text>
-            <rect x="110.00" y="10.0" width="96.25" height="16" fill="#4e79a7"><title>mm&lt;f16&gt;[0] · task 0 · cycles 200–1200</title></rect>
+            <rect x="110.00" y="10.0" width="96.25" height="16" fill="#4e79a7"><title>dispatch of mm&lt;f16&gt;[0] · task 0 · cycles 0–200, runs 200–1200</title></rect>
             <text x="104.0" y="42.0" text-anchor="end">cube 0</text>
             <rect x="206.25" y="30.0" width="481.25" height="16" fill="#4e79a7"><title>mm&lt;f16&gt;[0] · task 0 · cycles 200–1200</title></rect>
             <text x="104.0" y="62.0" text-anchor="end">vector &lt;0&gt;</text>
@@ -485,8 +491,12 @@ mod tests {
         let svg = b.get("image/svg+xml").unwrap();
         assert_well_formed(svg);
         // 12 tasks: each a dispatch on an AICPU and a run on a core.
-        assert_eq!(svg.matches("<title>rmsnorm_tile[").count(), 24);
+        assert_eq!(svg.matches("<title>rmsnorm_tile[").count(), 12);
+        assert_eq!(svg.matches("<title>dispatch of rmsnorm_tile[").count(), 12);
         assert!(svg.contains("<title>rmsnorm_tile[0, 0] · task 0 · cycles 200–645</title>"));
+        assert!(svg.contains(
+            "<title>dispatch of rmsnorm_tile[0, 0] · task 0 · cycles 0–200, runs 200–645</title>"
+        ));
         let labels: Vec<&str> = svg
             .lines()
             .filter(|l| l.starts_with("<text") && l.contains("text-anchor=\"end\">"))

@@ -2,7 +2,10 @@
 signed with the wrong key, restarts, cells with errors, re-executed cells and magics. Each test
 starts its own kernel in a temporary folder."""
 
+import os
 import signal
+import subprocess
+import sys
 import time
 from queue import Empty
 
@@ -330,3 +333,33 @@ def test_requests_queued_behind_a_failed_cell_are_aborted(tmp_path):
         assert aborted.status == "aborted", aborted.describe()
         # A request sent after the failure has been answered runs as usual.
         ok(execute(kc, "M = 1"))
+
+
+def test_a_kernel_whose_parent_died_exits(tmp_path):
+    """As ipykernel's parent poller: a client that dies without shutting its kernel down must
+    not leave it (and its run process) running."""
+    starter = f"""
+import os, sys
+from jupyter_client import KernelManager
+km = KernelManager(kernel_name="wsp")
+km.start_kernel(cwd={str(tmp_path)!r})
+kc = km.client()
+kc.start_channels()
+kc.wait_for_ready(timeout=60)
+print(km.provisioner.pid, flush=True)
+os._exit(0)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", starter], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout.split()[-1])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"the kernel (pid {pid}) outlived its parent by 10 s")
