@@ -88,12 +88,8 @@ pub fn execute_in_child(
     let Some(status) = status else {
         return Err(ChildError::Interrupted);
     };
-    if let Some(line) = err
-        .lines()
-        .find(|l| l.starts_with(crate::fault::FAULT_MARK))
-    {
-        let what = line.trim_start_matches(crate::fault::FAULT_MARK).trim();
-        return Err(ChildError::Fault(what.to_string()));
+    if let Some(fault) = fault_in(&err) {
+        return Err(fault);
     }
     match serde_json::from_str::<Result<Report, RunError>>(&out) {
         Ok(Ok(r)) if status.success() => Ok((r, err)),
@@ -110,6 +106,15 @@ pub fn execute_in_child(
             }
         })),
     }
+}
+
+/// The fault (WSP602) a run process that died reported on standard error, naming the task.
+fn fault_in(stderr: &str) -> Option<ChildError> {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(crate::fault::FAULT_MARK))?;
+    let what = line.trim_start_matches(crate::fault::FAULT_MARK).trim();
+    Some(ChildError::Fault(what.to_string()))
 }
 
 /// The child's last words, if any, for an error message.
@@ -366,12 +371,8 @@ impl Runner {
                     if interrupted.load(Ordering::Relaxed) {
                         return Err(ChildError::Interrupted);
                     }
-                    if let Some(line) = output
-                        .lines()
-                        .find(|l| l.starts_with(crate::fault::FAULT_MARK))
-                    {
-                        let what = line.trim_start_matches(crate::fault::FAULT_MARK).trim();
-                        return Err(ChildError::Fault(what.to_string()));
+                    if let Some(fault) = fault_in(&output) {
+                        return Err(fault);
                     }
                     return Err(ChildError::Process(match status.and_then(|s| s.code()) {
                         Some(c) => {
