@@ -94,18 +94,19 @@ pub fn execute_in_child(
     match serde_json::from_str::<Result<Report, RunError>>(&out) {
         Ok(Ok(r)) if status.success() => Ok((r, err)),
         Ok(Err(e)) => Err(ChildError::Run(e)),
-        _ => Err(ChildError::Process(match status.code() {
-            Some(c) => format!("the run process failed (exit status {c}){}", tail(&err)),
-            None => {
-                use std::os::unix::process::ExitStatusExt;
-                format!(
-                    "the run process was killed by signal {}{}",
-                    status.signal().unwrap_or(0),
-                    tail(&err)
-                )
-            }
-        })),
+        _ => Err(ended(Some(status), &err)),
     }
+}
+
+/// Why a run process ended without a report: its exit status or signal, and its last words.
+fn ended(status: Option<ExitStatus>, stderr: &str) -> ChildError {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match status.map(|s| (s.code(), s.signal())) {
+        Some((Some(code), _)) => format!("failed (exit status {code})"),
+        Some((None, Some(signal))) => format!("was killed by signal {signal}"),
+        _ => "was killed".to_string(),
+    };
+    ChildError::Process(format!("the run process {how}{}", tail(stderr)))
 }
 
 /// The fault (WSP602) a run process that died reported on standard error, naming the task.
@@ -144,6 +145,16 @@ fn wait_or_interrupt(
         std::thread::sleep(poll);
         poll = (poll * 2).min(POLL_MAX);
     }
+    end_child(child, grace);
+    Ok(None)
+}
+
+/// Ends a child that may still run: SIGINT, then SIGKILL if it is still there after `grace`;
+/// reaps it. Its exit status, if it could be had.
+fn end_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+    if let Ok(Some(status)) = child.try_wait() {
+        return Some(status);
+    }
     // Not reaped yet, so the pid is still this child's.
     let _ = rustix::process::kill_process(
         rustix::process::Pid::from_child(child),
@@ -151,14 +162,13 @@ fn wait_or_interrupt(
     );
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
-        if child.try_wait().map_err(failed)?.is_some() {
-            return Ok(None);
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
         }
         std::thread::sleep(POLL_FIRST);
     }
     let _ = child.kill();
-    child.wait().map_err(failed)?;
-    Ok(None)
+    child.wait().ok()
 }
 
 /// `__exec`: the child side. Reads a job on standard input, writes `Result<Report, RunError>`
@@ -278,29 +288,7 @@ impl Live {
 
     /// Ends the process (SIGINT, then SIGKILL after `grace`) and reaps it; what it wrote.
     fn stop(mut self, grace: Duration) -> (Option<ExitStatus>, String) {
-        let status = match self.child.try_wait() {
-            Ok(Some(s)) => Some(s),
-            _ => {
-                let _ = rustix::process::kill_process(
-                    rustix::process::Pid::from_child(&self.child),
-                    rustix::process::Signal::INT,
-                );
-                let deadline = Instant::now() + grace;
-                let mut status = None;
-                while Instant::now() < deadline {
-                    if let Ok(Some(s)) = self.child.try_wait() {
-                        status = Some(s);
-                        break;
-                    }
-                    std::thread::sleep(POLL_FIRST);
-                }
-                if status.is_none() {
-                    let _ = self.child.kill();
-                    status = self.child.wait().ok();
-                }
-                status
-            }
-        };
+        let status = end_child(&mut self.child, grace);
         drop(self.stdin);
         for r in self.readers.drain(..) {
             let _ = r.join();
@@ -374,12 +362,7 @@ impl Runner {
                     if let Some(fault) = fault_in(&output) {
                         return Err(fault);
                     }
-                    return Err(ChildError::Process(match status.and_then(|s| s.code()) {
-                        Some(c) => {
-                            format!("the run process failed (exit status {c}){}", tail(&output))
-                        }
-                        None => format!("the run process was killed{}", tail(&output)),
-                    }));
+                    return Err(ended(status, &output));
                 }
             }
         }
