@@ -657,14 +657,14 @@ impl<'db> Eval<'db> {
                 Value::Unknown
             }
             Value::Stats => {
-                if STATS_FIELDS.contains(&name.as_str()) {
+                if wsp_ir::STATS_FIELDS.contains(&name.as_str()) {
                     Value::Stats
                 } else {
                     self.unknown_member(
                         "program.stats",
                         &name,
                         attr_range,
-                        STATS_FIELDS.iter().copied(),
+                        wsp_ir::STATS_FIELDS.iter().copied(),
                     )
                 }
             }
@@ -2124,12 +2124,6 @@ const SCHEDULE_METHODS: &[&str] = &[
     "compile",
 ];
 const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "enable_tracing", "stats"];
-const STATS_FIELDS: &[&str] = &[
-    "task_count",
-    "total_cycles",
-    "compile_time_ms",
-    "execute_time_ms",
-];
 
 /// What may follow `v.`: the members `attribute` and `method` accept (for completion).
 pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
@@ -2141,7 +2135,7 @@ pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
         Value::Builtin(b) => members(*b).to_vec(),
         Value::Schedule(_) => SCHEDULE_METHODS.to_vec(),
         Value::Program(_) => PROGRAM_MEMBERS.to_vec(),
-        Value::Stats => STATS_FIELDS.to_vec(),
+        Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
         _ => Vec::new(),
     }
 }

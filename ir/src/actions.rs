@@ -22,6 +22,14 @@ pub enum Action {
     Show(Shown),
 }
 
+/// The fields of `program.stats`, in the order `print(program.stats)` shows them.
+pub const STATS_FIELDS: [&str; 4] = [
+    "task_count",
+    "total_cycles",
+    "compile_time_ms",
+    "execute_time_ms",
+];
+
 /// A value as a statement that runs sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Shown {

@@ -19,7 +19,7 @@ mod types;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::actions::{Action, Shown};
+pub use crate::actions::{Action, STATS_FIELDS, Shown};
 pub use crate::affine::Affine;
 pub use crate::kernel::Kernel;
 pub use crate::plan::{Axis, Channel, Composite, Tensor, Workload};

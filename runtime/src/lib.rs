@@ -114,6 +114,37 @@ impl ExecutionReport {
     }
 }
 
+/// One execution's `program.stats`, as `print` shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProgramStats {
+    pub task_count: u64,
+    pub total_cycles: u64,
+    pub compile_time_ms: f64,
+    pub execute_time_ms: f64,
+}
+
+impl ProgramStats {
+    /// `program.stats.FIELD` as Python prints it, for a field of [`wsp_ir::STATS_FIELDS`].
+    pub fn field(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "task_count" => self.task_count.to_string(),
+            "total_cycles" => self.total_cycles.to_string(),
+            "compile_time_ms" => format!("{:.3}", self.compile_time_ms),
+            "execute_time_ms" => format!("{:.3}", self.execute_time_ms),
+            _ => return None,
+        })
+    }
+
+    /// `print(program.stats)`: `{'task_count': 32, 'total_cycles': 2045, ...}`.
+    pub fn dict(&self) -> String {
+        let items: Vec<String> = wsp_ir::STATS_FIELDS
+            .iter()
+            .map(|k| format!("'{k}': {}", self.field(k).unwrap_or_default()))
+            .collect();
+        format!("{{{}}}", items.join(", "))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum RunError {
     /// A fault inside a task (WSP602).
@@ -397,26 +428,17 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             Printed::Text(t) => report.output.push_str(&t),
             Printed::Stats { execution, field } => {
                 let e = execution.map(|i| &report.executions[i]);
-                let fields = [
-                    ("task_count", e.map_or(0, |e| e.task_count).to_string()),
-                    ("total_cycles", e.map_or(0, |e| e.total_cycles).to_string()),
-                    ("compile_time_ms", format!("{:.3}", job.compile_time_ms)),
-                    (
-                        "execute_time_ms",
-                        format!("{:.3}", e.map_or(0.0, |e| e.execute_time_ms)),
-                    ),
-                ];
+                let stats = ProgramStats {
+                    task_count: e.map_or(0, |e| e.task_count),
+                    total_cycles: e.map_or(0, |e| e.total_cycles),
+                    compile_time_ms: job.compile_time_ms,
+                    execute_time_ms: e.map_or(0.0, |e| e.execute_time_ms),
+                };
                 let text = match field {
-                    Some(f) => fields
-                        .iter()
-                        .find(|(name, _)| *name == f)
-                        .map(|(_, v)| v.clone())
+                    Some(f) => stats
+                        .field(&f)
                         .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?,
-                    None => {
-                        let items: Vec<String> =
-                            fields.iter().map(|(k, v)| format!("'{k}': {v}")).collect();
-                        format!("{{{}}}", items.join(", "))
-                    }
+                    None => stats.dict(),
                 };
                 report.output.push_str(&text);
             }
