@@ -4,7 +4,9 @@
 
 use jupyter_protocol::IsCompleteReply;
 
-use crate::notebook::{Notebook, draft_offset};
+use wsp_analysis::TextSize;
+
+use crate::notebook::Notebook;
 
 /// The matches for the name being typed at `cursor_pos` (in code points), and the code-point
 /// range they replace.
@@ -98,6 +100,12 @@ pub fn is_complete(code: &str) -> IsCompleteReply {
     IsCompleteReply::invalid()
 }
 
+/// The offset in a draft file of a cursor in the cell's code that starts at `cell_start`.
+fn draft_offset(code: &str, cell_start: usize, cursor_pos: usize) -> TextSize {
+    TextSize::from((cell_start + byte_at(code, cursor_pos)) as u32)
+}
+
+/// The byte offset of a cursor position, which Jupyter counts in code points.
 fn byte_at(code: &str, cursor_pos: usize) -> usize {
     code.char_indices()
         .nth(cursor_pos)

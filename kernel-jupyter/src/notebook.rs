@@ -176,7 +176,7 @@ impl Notebook {
                     .find(|d| d.severity == Severity::Error)
                     .expect("an error in the cell");
                 let mut traceback = vec![render_diagnostics(&cells, &mine)];
-                traceback.extend(self.taken_out_notes(&cells, &mine));
+                traceback.extend(self.taken_out_notes(&mine));
                 out.error = Some(CellError {
                     ename: first.code.as_str().to_string(),
                     evalue: first.message.clone(),
@@ -229,7 +229,6 @@ impl Notebook {
         }
         self.cells = cells;
         let span = spans(&self.cells)[at].clone();
-        let text = self.program_text();
         let Some(lowered) = wsp_analysis::lower_file(&self.db, self.file).clone() else {
             out.error = Some(CellError::plain(
                 "InternalError",
@@ -244,7 +243,7 @@ impl Notebook {
             .cloned()
             .collect();
         // The value of the cell's last statement, if that statement is an expression.
-        let last_end = span.start + text[span.clone()].trim_end().len();
+        let last_end = span.start + self.file.text(&self.db)[span.clone()].trim_end().len();
         let shown = match actions.last() {
             Some((r, Action::Show(s))) if usize::from(r.end()) == last_end => Some(s.clone()),
             _ => None,
@@ -258,15 +257,18 @@ impl Notebook {
                 }
             }
         }
-        let needs_run = actions
+        // What a run does (a value to show and tracing are the kernel's own).
+        let runs: Vec<&Action> = actions
             .iter()
-            .any(|(_, a)| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
-            || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t));
+            .map(|(_, a)| a)
+            .filter(|a| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
+            .collect();
+        let needs_run =
+            !runs.is_empty() || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t));
         // `print` of values known now needs no run process.
-        let printed: Option<String> = actions
+        let printed: Option<String> = runs
             .iter()
-            .filter(|(_, a)| !matches!(a, Action::Show(_) | Action::EnableTracing { .. }))
-            .map(|(_, a)| match a {
+            .map(|a| match a {
                 Action::Print(values) => values
                     .iter()
                     .map(|v| match v {
@@ -306,14 +308,13 @@ impl Notebook {
             }
             Some(Shown::StatsField { program, field }) => {
                 out.result = self.last_stats.get(&program).and_then(|row| {
-                    let value = match field.as_str() {
-                        "task_count" => row.task_count.to_string(),
-                        "total_cycles" => row.total_cycles.to_string(),
-                        "compile_time_ms" => format!("{:.3}", row.compile_time_ms),
-                        "execute_time_ms" => format!("{:.3}", row.execute_time_ms),
-                        _ => return None,
+                    let stats = wsp_runtime::ProgramStats {
+                        task_count: row.task_count,
+                        total_cycles: row.total_cycles,
+                        compile_time_ms: row.compile_time_ms,
+                        execute_time_ms: row.execute_time_ms,
                     };
-                    Some(MimeBundle(vec![("text/plain", value)]))
+                    Some(MimeBundle(vec![("text/plain", stats.field(&field)?)]))
                 });
             }
             None => {}
@@ -322,8 +323,9 @@ impl Notebook {
     }
 
     /// For each unknown name that a taken-out cell defines: where, and what to do.
-    fn taken_out_notes(&self, cells: &[Cell], diagnostics: &[&Diagnostic]) -> Vec<String> {
-        let text = program_text(cells);
+    fn taken_out_notes(&self, diagnostics: &[&Diagnostic]) -> Vec<String> {
+        // The file holds the candidate program the diagnostics are of.
+        let text = self.file.text(&self.db);
         let mut notes = Vec::new();
         for d in diagnostics {
             if d.code.as_str() != "WSP101" {
@@ -394,21 +396,46 @@ impl Notebook {
                     programs.push((p.clone(), a.library));
                 }
                 Err(BuildError::CustomKernel(errs)) => {
-                    let first = errs.first().map(|e| e.message.clone()).unwrap_or_default();
-                    let lines: Vec<String> = errs
+                    // WSP601 at its line in `cpp_src`, shown in its cell as every diagnostic.
+                    let text = self.file.text(&self.db);
+                    let lines = wsp_syntax::LineIndex::new(text);
+                    let located: Vec<Located> = errs
                         .iter()
                         .map(|e| {
-                            let (cell, line) = self.cell_line(e.line);
-                            format!(
-                                "\x1b[1;31merror[WSP601]\x1b[0m: C++ error in `cpp_src` of kernel `{}`: {}\n  --> In[{cell}], line {line}",
-                                e.kernel, e.message
-                            )
+                            let line_start = lines
+                                .offset(wsp_syntax::LineCol {
+                                    line: e.line.saturating_sub(1),
+                                    col: 0,
+                                })
+                                .map_or(text.len(), usize::from);
+                            let line_end = text[line_start..]
+                                .find('\n')
+                                .map_or(text.len(), |i| line_start + i);
+                            let mut start =
+                                (line_start + e.column.saturating_sub(1) as usize).min(line_end);
+                            while !text.is_char_boundary(start) {
+                                start -= 1;
+                            }
+                            Located {
+                                error: true,
+                                code: "WSP601",
+                                message: format!(
+                                    "C++ error in `cpp_src` of kernel `{}`: {}",
+                                    e.kernel, e.message
+                                ),
+                                range: TextRange::new(
+                                    TextSize::from(start as u32),
+                                    TextSize::from(line_end as u32),
+                                ),
+                                related: &[],
+                                notes: Vec::new(),
+                            }
                         })
                         .collect();
                     return Err(CellError {
                         ename: "WSP601".into(),
-                        evalue: first,
-                        traceback: lines,
+                        evalue: errs.first().map(|e| e.message.clone()).unwrap_or_default(),
+                        traceback: vec![render_located(&self.cells, &located)],
                     });
                 }
                 Err(e) => return Err(CellError::plain("BuildError", e.to_string())),
@@ -517,15 +544,6 @@ impl Notebook {
             }
         }
         Ok(())
-    }
-
-    /// The cell and the line in it of a line of the program text (1-based).
-    fn cell_line(&self, line: u32) -> (u32, u32) {
-        cell_line(&self.cells, line).unwrap_or((self.count, line))
-    }
-
-    fn program_text(&self) -> String {
-        program_text(&self.cells)
     }
 
     fn set_text(&mut self, cells: &[Cell]) {
@@ -674,7 +692,8 @@ fn in_no_cell(spans: &[Range<usize>], d: &Diagnostic) -> bool {
     usize::from(d.range.start()) >= end
 }
 
-/// The module-level names a cell binds (`X = ...`, `def k`, ...), whose kept values it resets.
+/// The module-level names a cell assigns (`X = ...`): the tensors whose kept values it resets,
+/// the names a taken-out cell would define.
 fn bound_names(code: &str) -> Vec<String> {
     use wsp_syntax::ast::{AstNode, Expr, Stmt};
     let parse = wsp_syntax::parse(code);
@@ -694,6 +713,31 @@ fn bound_names(code: &str) -> Vec<String> {
 /// Renders diagnostics with their snippets, each in its cell (`In[3]`), ANSI-coloured as
 /// ipykernel colours its tracebacks.
 fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
+    let located: Vec<Located> = diagnostics
+        .iter()
+        .map(|d| Located {
+            error: d.severity == Severity::Error,
+            code: d.code.as_str(),
+            message: cell_message(cells, &d.message),
+            range: d.range,
+            related: &d.related,
+            notes: d.fix.iter().map(|f| format!("fix: {}", f.title)).collect(),
+        })
+        .collect();
+    render_located(cells, &located)
+}
+
+/// A diagnostic of the analyzer's or of a build (WSP601), placed in the program text.
+struct Located<'a> {
+    error: bool,
+    code: &'a str,
+    message: String,
+    range: TextRange,
+    related: &'a [(TextRange, String)],
+    notes: Vec<String>,
+}
+
+fn render_located(cells: &[Cell], diagnostics: &[Located]) -> String {
     let mut files = SimpleFiles::new();
     let spans = spans(cells);
     let ids: Vec<usize> = cells
@@ -719,28 +763,25 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
         .len()
         .saturating_sub(wsp_analysis::SHOWN_PER_FILE);
     for d in &diagnostics[..diagnostics.len() - hidden] {
-        let level = match d.severity {
-            Severity::Error => Level::Error,
-            Severity::Warning => Level::Warning,
+        let level = if d.error {
+            Level::Error
+        } else {
+            Level::Warning
         };
         let mut labels = Vec::new();
         if let Some((file, range)) = locate(d.range) {
             labels.push(Label::primary(file, range));
         }
-        for (r, message) in &d.related {
+        for (r, message) in d.related {
             if let Some((file, range)) = locate(*r) {
                 labels.push(Label::secondary(file, range).with_message(message));
             }
         }
-        let mut notes = Vec::new();
-        if let Some(fix) = &d.fix {
-            notes.push(format!("fix: {}", fix.title));
-        }
         let rendered = Rendered::new(level)
-            .with_code(d.code.as_str())
-            .with_message(cell_message(cells, &d.message))
+            .with_code(d.code)
+            .with_message(&d.message)
             .with_labels(labels)
-            .with_notes(notes);
+            .with_notes(d.notes.clone());
         let _ = term::emit_to_write_style(&mut buffer, &config, &files, &rendered);
     }
     let mut text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
@@ -751,14 +792,4 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
         ));
     }
     text
-}
-
-/// The offset in a draft file of a cursor position in the cell's code (Jupyter counts
-/// cursor positions in Unicode code points).
-pub fn draft_offset(code: &str, cell_start: usize, cursor_pos: usize) -> TextSize {
-    let bytes = code
-        .char_indices()
-        .nth(cursor_pos)
-        .map_or(code.len(), |(i, _)| i);
-    TextSize::from((cell_start + bytes) as u32)
 }

@@ -14,8 +14,8 @@ use jupyter_protocol::{
     CodeMirrorMode, CommInfoReply, CompleteReply, ConnectionInfo, DisplayData, ErrorOutput,
     ExecuteInput, ExecuteReply, ExecuteRequest, ExecuteResult, ExecutionCount, HistoryReply,
     InspectReply, InterruptReply, IoPubWelcome, JupyterMessage, JupyterMessageContent,
-    KernelInfoReply, LanguageInfo, Media, ReplyError, ReplyStatus, ShutdownReply, Status,
-    StreamContent, Transient,
+    KernelInfoReply, LanguageInfo, Media, ReplyError, ReplyStatus, ShutdownReply, ShutdownRequest,
+    Status, StreamContent, Transient,
 };
 use jupyter_zmq_client::{
     SubscriptionEvent, create_kernel_control_connection, create_kernel_heartbeat_connection,
@@ -137,12 +137,7 @@ async fn run(
                     }
                     JupyterMessageContent::ShutdownRequest(req) => {
                         stop.store(true, Ordering::SeqCst);
-                        let reply = ShutdownReply {
-                            restart: req.restart,
-                            status: ReplyStatus::Ok,
-                            error: None,
-                        };
-                        let _ = control.send(reply.as_child_of(&msg)).await;
+                        let _ = control.send(shutdown_reply(req, &msg)).await;
                         let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
                         let _ = shutdown_tx.send(());
                         return;
@@ -310,12 +305,7 @@ async fn run(
                 .as_child_of(&msg),
             ),
             JupyterMessageContent::ShutdownRequest(req) => {
-                let reply = ShutdownReply {
-                    restart: req.restart,
-                    status: ReplyStatus::Ok,
-                    error: None,
-                };
-                let _ = shell_out.send(reply.as_child_of(&msg)).await;
+                let _ = shell_out.send(shutdown_reply(req, &msg)).await;
                 let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
                 break;
             }
@@ -448,6 +438,17 @@ fn execute(
         error,
     }
     .as_child_of(parent)
+}
+
+/// The reply to a shutdown request (on control, or on shell from older clients), after which
+/// the kernel exits: a restart is the client's, which starts a new process.
+fn shutdown_reply(req: &ShutdownRequest, msg: &JupyterMessage) -> JupyterMessage {
+    ShutdownReply {
+        restart: req.restart,
+        status: ReplyStatus::Ok,
+        error: None,
+    }
+    .as_child_of(msg)
 }
 
 /// A MIME bundle as the protocol's `data`.

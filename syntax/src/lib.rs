@@ -16,7 +16,7 @@ mod validation;
 use std::fmt::Write;
 use std::sync::Arc;
 
-pub use line_index::{LineIndex, WideEncoding, WideLineCol};
+pub use line_index::{LineCol, LineIndex, WideEncoding, WideLineCol};
 pub use rowan::{GreenNode, TextRange, TextSize, TokenAtOffset};
 
 pub use crate::lexer::{RawToken, lex};
