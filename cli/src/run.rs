@@ -238,14 +238,14 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             .map_or(0.0, |d| d.as_secs_f64() * 1e3),
         index_launches: report.index_launches,
     };
-    println!(
-        "{{'task_count': {}, 'total_cycles': {}, 'compile_time_ms': {:.3}, 'execute_time_ms': {:.3}, 'cache_hit': {}}}",
-        stats.task_count,
-        stats.total_cycles,
-        stats.compile_time_ms,
-        stats.execute_time_ms,
-        if stats.cache_hit { "True" } else { "False" }
-    );
+    let whole_run = wsp_runtime::ProgramStats {
+        task_count: stats.task_count,
+        total_cycles: stats.total_cycles,
+        compile_time_ms: stats.compile_time_ms,
+        execute_time_ms: stats.execute_time_ms,
+    };
+    let cache_hit = if stats.cache_hit { "True" } else { "False" };
+    println!("{}", whole_run.dict_with(&[("cache_hit", cache_hit)]));
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
         wsp_runtime::files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;

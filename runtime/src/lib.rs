@@ -137,9 +137,15 @@ impl ProgramStats {
 
     /// `print(program.stats)`: `{'task_count': 32, 'total_cycles': 2045, ...}`.
     pub fn dict(&self) -> String {
+        self.dict_with(&[])
+    }
+
+    /// The dict with more entries after the fields (`wsp run` adds `'cache_hit': True`).
+    pub fn dict_with(&self, extra: &[(&str, &str)]) -> String {
         let items: Vec<String> = wsp_ir::STATS_FIELDS
             .iter()
             .map(|k| format!("'{k}': {}", self.field(k).unwrap_or_default()))
+            .chain(extra.iter().map(|(k, v)| format!("'{k}': {v}")))
             .collect();
         format!("{{{}}}", items.join(", "))
     }
