@@ -41,6 +41,10 @@ pub(crate) struct RunArgs {
     /// After the run, write every tensor as NAME.npy into this folder.
     #[arg(long, value_name = "DIR")]
     dump_tensors: Option<PathBuf>,
+    /// After the run, write the executed task stream (kernel, index, AICPU, stream and
+    /// dependencies of every task) to this file; `wsp emit`'s tree compares its replay with it.
+    #[arg(long, value_name = "FILE")]
+    dump_tasks: Option<PathBuf>,
     /// Enumerate every task one by one instead of taking a `P` loop as one index launch
     /// (slower, same results and timeline; for comparison).
     #[arg(long)]
@@ -198,6 +202,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         trace: args.trace.clone(),
         target,
         dump_tensors: args.dump_tensors.clone(),
+        dump_tasks: args.dump_tasks.clone(),
         index_launches: !args.no_index_launches,
         tensors: Vec::new(),
         initial_values: None,

@@ -465,6 +465,7 @@ impl Notebook {
             trace: trace.clone(),
             target: self.settings.target.as_ref().map(|(_, text)| text.clone()),
             dump_tensors: Some(self.values.path().to_path_buf()),
+            dump_tasks: None,
             index_launches: true,
             tensors: lowered.tensors.clone(),
             initial_values: Some(self.values.path().to_path_buf()),

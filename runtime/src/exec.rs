@@ -22,6 +22,8 @@ pub struct Collective {
     pub dst: (*mut u8, DType, Vec<u64>),
     /// The source dimension summed away, for `allreduce`.
     pub reduce_dim: Option<usize>,
+    /// The derived tensor it computes, for task dumps.
+    pub tensor: String,
 }
 
 // SAFETY: as for `Graph`: the pointers outlive the run and the graph orders their use.

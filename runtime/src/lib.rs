@@ -2,6 +2,7 @@
 //! tasks with run-time values, runs them on a worker pool in dependency order, and times them
 //! on a simulated clock. It knows a program only through `wsp_ir`.
 
+mod dump;
 mod enumerate;
 pub mod exec;
 pub mod fault;
@@ -49,6 +50,9 @@ pub struct Job {
     pub target: Option<String>,
     /// Writes every tensor as `NAME.npy` into this folder after the run.
     pub dump_tensors: Option<PathBuf>,
+    /// Writes the executed task stream (tasks, placement, dependencies) to this file.
+    #[serde(default)]
+    pub dump_tasks: Option<PathBuf>,
     /// Whether a `P` loop may run as one index launch (see `enumerate`); off enumerates every
     /// task, for comparison.
     pub index_launches: bool,
@@ -451,6 +455,18 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         }
     }
     let writing = Instant::now();
+    if let Some(path) = &job.dump_tasks {
+        let executions: Vec<_> = ranges.iter().map(|&(p, lo, hi, ..)| (p, lo, hi)).collect();
+        dump::write_tasks(
+            path,
+            &run.graph,
+            &executions,
+            &names,
+            &run.collectives,
+            target.aicpus,
+        )
+        .map_err(RunError::Input)?;
+    }
     if let Some(path) = &job.trace {
         trace::write(path, &run.graph, &names, &timelines, &target).map_err(RunError::Input)?;
     }

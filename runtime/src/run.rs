@@ -132,12 +132,13 @@ impl Run {
             )));
         }
         let (sdt, ssh) = (s.dtype, s.shape.clone());
-        let (ddt, dsh) = (d.dtype, d.shape.clone());
+        let (ddt, dsh, tensor) = (d.dtype, d.shape.clone(), d.name.clone());
         let sp = self.tensors.data[src].as_mut_ptr();
         self.collectives.push(Collective {
             src: (sp, sdt, ssh),
             dst: (dp, ddt, dsh),
             reduce_dim,
+            tensor,
         });
         Ok(self.collectives.len() as u32 - 1)
     }

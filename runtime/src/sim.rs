@@ -75,20 +75,30 @@ fn mix(key: i64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
-#[allow(clippy::too_many_arguments)]
-pub fn simulate(
+/// Where the schedule puts each task of `lo..hi`: its AICPU queue and its stream.
+pub struct Placement {
+    policy: Policy,
+    pub streams: u32,
+    timing: Timing,
+    window: u64,
+    /// Per task: its AICPU's queue; `u32::MAX` for a task that is not dispatched (a barrier
+    /// or a collective completes on its own).
+    pub queue_of: Vec<u32>,
+    /// Per task, with `streams(n)`: its stream; empty without streams.
+    pub stream_of: Vec<u32>,
+}
+
+/// The dispatch policy's queue and the stream of every kernel task of `lo..hi`, in
+/// enumeration order: what the simulated clock dispatches from, and what `--dump-tasks` and
+/// the NPU tree's expander record.
+pub fn placement(
     graph: &Graph,
     lo: TaskId,
     hi: TaskId,
     schedule: &[Directive],
-    costs: &[KernelCost],
-    collective_cycles: &[u64],
-    target: &TargetDesc,
-    keep_spans: bool,
-) -> Timeline {
+    aicpus: u32,
+) -> Placement {
     let n = (hi - lo) as usize;
-    let aicpus = target.aicpus.max(1);
     let mut policy = Policy::RoundRobin(aicpus);
     let mut streams = 0u32;
     let mut stream_by = false;
@@ -115,7 +125,62 @@ pub fn simulate(
     if stream_by && streams == 0 {
         streams = 1;
     }
+    let mut queue_of = vec![u32::MAX; n];
+    let mut stream_of = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+    let mut ordinal = 0u64;
+    for i in 0..n {
+        let t = &graph.tasks[lo as usize + i];
+        if !matches!(t.kind, TaskKind::Kernel(_)) {
+            continue;
+        }
+        let keys = graph.keys_of(lo + i as TaskId);
+        queue_of[i] = match policy {
+            Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
+            Policy::WorkSteal => 0,
+            Policy::Key => keys.0.rem_euclid(aicpus as i64) as u32,
+            Policy::Hash => (mix(keys.0) % aicpus as u64) as u32,
+        };
+        if streams > 0 {
+            stream_of[i] = if stream_by {
+                keys.1.rem_euclid(streams as i64) as u32
+            } else {
+                (ordinal % streams as u64) as u32
+            };
+        }
+        ordinal += 1;
+    }
+    Placement {
+        policy,
+        streams,
+        timing,
+        window,
+        queue_of,
+        stream_of,
+    }
+}
 
+/// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    graph: &Graph,
+    lo: TaskId,
+    hi: TaskId,
+    schedule: &[Directive],
+    costs: &[KernelCost],
+    collective_cycles: &[u64],
+    target: &TargetDesc,
+    keep_spans: bool,
+) -> Timeline {
+    let n = (hi - lo) as usize;
+    let aicpus = target.aicpus.max(1);
+    let Placement {
+        policy,
+        streams,
+        timing,
+        window,
+        queue_of,
+        stream_of,
+    } = placement(graph, lo, hi, schedule, aicpus);
     // Predecessors within the range, CSR.
     let mut pred_at = vec![0u32; n + 1];
     let in_range = |&&(p, s): &&(TaskId, TaskId)| p >= lo && s < hi && s >= lo;
@@ -133,37 +198,19 @@ pub fn simulate(
         *slot += 1;
     }
 
-    // Queue and stream of every task that is dispatched (kernels); barriers and collectives
-    // complete on their own.
     let mut queues: Vec<Vec<u32>> = vec![Vec::new(); aicpus as usize];
-    let mut stream_of = vec![u32::MAX; if streams > 0 { n } else { 0 }];
-    let mut prev_in_stream = stream_of.clone();
+    let mut prev_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
     let mut last_of_stream: Vec<u32> = vec![u32::MAX; streams as usize];
-    let mut ordinal = 0u64;
-    for i in 0..n {
-        let t = &graph.tasks[lo as usize + i];
-        if !matches!(t.kind, TaskKind::Kernel(_)) {
+    for (i, &q) in queue_of.iter().enumerate() {
+        if q == u32::MAX {
             continue;
         }
-        let keys = graph.keys_of(lo + i as TaskId);
-        let q = match policy {
-            Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
-            Policy::WorkSteal => 0,
-            Policy::Key => keys.0.rem_euclid(aicpus as i64) as u32,
-            Policy::Hash => (mix(keys.0) % aicpus as u64) as u32,
-        };
         queues[q as usize].push(i as u32);
         if streams > 0 {
-            let s = if stream_by {
-                keys.1.rem_euclid(streams as i64) as u32
-            } else {
-                (ordinal % streams as u64) as u32
-            };
-            stream_of[i] = s;
+            let s = stream_of[i];
             prev_in_stream[i] = last_of_stream[s as usize];
             last_of_stream[s as usize] = i as u32;
         }
-        ordinal += 1;
     }
 
     let mut st = State {
