@@ -361,6 +361,8 @@ pub struct BodyOp {
     pub op: &'static str,
     pub args: Vec<Operand>,
     pub ty: Option<KernelType>,
+    /// The call, in the kernel item: where a diagnostic about the op (WSP506) points.
+    pub range: TextRange,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
@@ -1110,6 +1112,7 @@ impl<'db> BodyChecker<'db> {
                     op: op.name,
                     args: operands,
                     ty: None,
+                    range,
                 });
                 return None;
             }
@@ -1126,6 +1129,7 @@ impl<'db> BodyChecker<'db> {
             op: op.name,
             args: operands,
             ty: Some(result),
+            range,
         });
         Some((Operand::Value(self.ops.len() as u32 - 1), result))
     }

@@ -228,21 +228,24 @@ impl TensorData {
     /// Writes the tensor as `.npy` (through [`write_atomically`]). bf16, which NumPy has no
     /// dtype for, is written as f32.
     pub fn save_npy(&self, path: &Path) -> Result<(), String> {
+        write_atomically(path, |out| self.write_npy(out))
+    }
+
+    /// The tensor's `.npy` bytes, as [`TensorData::save_npy`] writes them.
+    pub fn write_npy(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let n = self.len();
         let shape = &self.shape;
         if let Some(descr) = npy_descr(self.dtype) {
             // The bytes as they sit in memory are the file's data.
             let dtype = npyz::DType::Plain(descr.parse().expect("a valid type string"));
-            return write_atomically(path, |out| {
-                npyz::WriteOptions::new_header_only()
-                    .dtype(dtype)
-                    .shape(shape)
-                    .writer(&mut *out)
-                    .write_header_only()?;
-                out.write_all(self.bytes())
-            });
+            npyz::WriteOptions::new_header_only()
+                .dtype(dtype)
+                .shape(shape)
+                .writer(&mut *out)
+                .write_header_only()?;
+            return out.write_all(self.bytes());
         }
-        write_atomically(path, |out| match self.dtype {
+        match self.dtype {
             DType::F16 => write(out, shape, (0..n).map(|i| f16::from_f64(self.get(i)))),
             DType::BF16 | DType::F32 => write(out, shape, (0..n).map(|i| self.get(i) as f32)),
             DType::F64 => write(out, shape, (0..n).map(|i| self.get(i))),
@@ -254,7 +257,7 @@ impl TensorData {
             DType::U16 => write(out, shape, (0..n).map(|i| self.get_int(i) as u16)),
             DType::U32 => write(out, shape, (0..n).map(|i| self.get_int(i) as u32)),
             DType::U64 => write(out, shape, (0..n).map(|i| self.get_int(i) as u64)),
-        })
+        }
     }
 }
 
