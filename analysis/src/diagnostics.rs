@@ -84,6 +84,7 @@ codes! {
     ScheduleArgument = "WSP503", Error, "invalid schedule argument";
     KeyExpression = "WSP504", Error, "key expression uses something that is not a task field, constant or slot";
     TooLarge = "WSP505", Error, "tensor larger than the target's memory";
+    OnChipOverflow = "WSP506", Error, "kernel's tiles exceed the NPU core's on-chip buffers";
 }
 
 /// Where a diagnostic points: a range inside one item (top-level statement) of a file.

@@ -24,6 +24,7 @@ mod kernels;
 mod layouts;
 mod lower;
 mod names;
+mod npu_buffers;
 pub use wsp_ir::ops;
 mod programs;
 mod races;

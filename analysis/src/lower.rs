@@ -283,7 +283,7 @@ fn lower_view(v: &View<'_>) -> ir_plan::View {
     }
 }
 
-fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
+pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
     let signature = kernel_signature(db, item);
     let params = signature
         .params

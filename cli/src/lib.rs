@@ -2,6 +2,7 @@
 
 mod check;
 mod child;
+mod emit;
 mod report;
 mod run;
 
@@ -34,6 +35,9 @@ enum Command {
     },
     /// Compile a file's programs for cpu_sim, run them, print their stats.
     Run(run::RunArgs),
+    /// Write the Ascend NPU source tree of a file's programs (AICore kernels, AICPU expander,
+    /// host replay and ACL runner, CMake with ctest).
+    Emit(emit::EmitArgs),
     /// The language server, on stdin and stdout.
     Lsp,
     /// The Jupyter kernel and its kernelspec.
@@ -106,6 +110,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                 code
             }
         }
+        Command::Emit(args) => emit::emit(args),
         Command::Lsp => lsp(),
         Command::Jupyter(Jupyter::Kernel { connection_file }) => {
             match wsp_kernel_jupyter::serve(&connection_file) {

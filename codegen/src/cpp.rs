@@ -73,10 +73,16 @@ fn conv(d: DType) -> String {
 }
 
 fn header(out: &mut String, k: &Kernel) {
+    // Every kernel has the same signature; one without scalar parameters leaves `wsp_sc` unnamed.
+    let scalars = k
+        .params
+        .iter()
+        .any(|p| !matches!(p.ty, ParamType::Tile(..)));
     let _ = writeln!(
         out,
-        "extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc) {{",
-        symbol(&k.name)
+        "extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double*{}) {{",
+        symbol(&k.name),
+        if scalars { " wsp_sc" } else { "" }
     );
 }
 

@@ -8,6 +8,7 @@
 
 mod cache;
 pub mod cpp;
+pub mod npu;
 
 use std::fmt;
 use std::io::Read;

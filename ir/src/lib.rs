@@ -8,6 +8,7 @@
 
 mod actions;
 mod affine;
+pub mod buffers;
 pub mod kernel;
 pub mod memory;
 pub mod ops;

@@ -111,27 +111,35 @@ impl Applicability {
 use Applicability::{EmitOnly, Enforced, Partial, Rejected};
 use DirectiveKind as D;
 
-const NPU_PLAN: &str = "it is written into the AICPU expander of the emitted tree and takes effect only when that tree is built and run on an Ascend device";
+// What `wsp emit`'s tree does with each directive (codegen/src/npu): its AICPU expander assigns
+// queues, streams and dependencies exactly as the CPU runtime does (the tree's ctest checks its
+// task stream against `wsp run`'s) and stalls at the task window; the ACL runner launches the
+// tasks it issues on one device stream, in issue order.
+const NPU_QUEUES: &str = "the emitted expander gives each task the AICPU queue cpu_sim gives it, but the ACL runner launches every task on one device stream in issue order";
+const NPU_STEAL: &str = "the emitted expander queues every task on AICPU 0, as cpu_sim does, and nothing steals: the ACL runner launches every task on one device stream in issue order";
+const NPU_STREAMS: &str = "the emitted expander gives each task the stream cpu_sim gives it, but the ACL runner launches every task on one device stream in issue order";
+const NPU_TIMING: &str =
+    "it is recorded in the emitted plan; the expander issues each task as soon as it is expanded";
 
 /// The applicability table.
 pub const APPLICABILITY: &[(DirectiveKind, Applicability, Applicability)] = &[
     // (directive, cpu_sim, ascend_npu)
-    (D::RoundRobin, Enforced, EmitOnly(NPU_PLAN)),
-    (D::Affinity, Enforced, EmitOnly(NPU_PLAN)),
-    (D::HashKey, Enforced, EmitOnly(NPU_PLAN)),
-    (D::DispatchBy, Enforced, EmitOnly(NPU_PLAN)),
-    (D::WorkSteal, Enforced, EmitOnly(NPU_PLAN)),
-    (D::Streams, Enforced, EmitOnly(NPU_PLAN)),
-    (D::StreamBy, Enforced, EmitOnly(NPU_PLAN)),
-    (D::Immediate, Enforced, EmitOnly(NPU_PLAN)),
-    (D::Batched, Enforced, EmitOnly(NPU_PLAN)),
-    (D::Interleaved, Enforced, EmitOnly(NPU_PLAN)),
+    (D::RoundRobin, Enforced, Partial(NPU_QUEUES)),
+    (D::Affinity, Enforced, Partial(NPU_QUEUES)),
+    (D::HashKey, Enforced, Partial(NPU_QUEUES)),
+    (D::DispatchBy, Enforced, Partial(NPU_QUEUES)),
+    (D::WorkSteal, Enforced, Partial(NPU_STEAL)),
+    (D::Streams, Enforced, Partial(NPU_STREAMS)),
+    (D::StreamBy, Enforced, Partial(NPU_STREAMS)),
+    (D::Immediate, Enforced, Enforced),
+    (D::Batched, Enforced, EmitOnly(NPU_TIMING)),
+    (D::Interleaved, Enforced, EmitOnly(NPU_TIMING)),
     (
         D::RateLimit,
         Enforced,
         Rejected("the AICPU expander has no clock to limit issue against"),
     ),
-    (D::WindowStall, Enforced, EmitOnly(NPU_PLAN)),
+    (D::WindowStall, Enforced, Enforced),
     (
         D::WindowAbort,
         Partial("the window stalls instead of aborting: a task that would overflow it waits"),
@@ -145,19 +153,31 @@ pub const APPLICABILITY: &[(DirectiveKind, Applicability, Applicability)] = &[
     (
         D::Deps,
         Partial("dependencies are always tracked exactly, by the tensor regions each task touches"),
-        EmitOnly(NPU_PLAN),
+        Partial(
+            "the emitted expander always tracks dependencies exactly, by the tensor regions each task touches",
+        ),
     ),
     (
         D::Ready,
         Partial("ready tasks are issued in dispatch order; the ready policy is ignored"),
-        EmitOnly(NPU_PLAN),
+        Partial(
+            "the emitted expander issues tasks in enumeration order; the ready policy is ignored",
+        ),
     ),
     (
         D::Pools,
         Partial("one pool per core kind (cube, vector) is always used"),
-        EmitOnly(NPU_PLAN),
+        Partial(
+            "each kernel runs on the core kind its ops need (cube with a matmul, else vector); the pools are ignored",
+        ),
     ),
-    (D::SpatialMap, Enforced, EmitOnly(NPU_PLAN)),
+    (
+        D::SpatialMap,
+        Enforced,
+        Partial(
+            "the tree runs on one device: sharded tensors are whole, and collectives are computed whole on the host",
+        ),
+    ),
 ];
 
 pub fn applicability(target: Target, kind: DirectiveKind) -> Applicability {

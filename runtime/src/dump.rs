@@ -73,9 +73,13 @@ pub fn write_tasks(
                         let stream = place.stream_of.get(i).map_or(-1, |&s| i64::from(s));
                         write!(out, " aicpu={} stream={stream}", place.queue_of[i])?;
                     }
-                    TaskKind::Barrier => write!(out, "kind=barrier name=- index=- aicpu=- stream=-")?,
+                    TaskKind::Barrier => {
+                        write!(out, "kind=barrier name=- index=- aicpu=- stream=-")?
+                    }
                     TaskKind::Collective(c) => {
-                        let name = collectives.get(c as usize).map_or("?", |c| c.tensor.as_str());
+                        let name = collectives
+                            .get(c as usize)
+                            .map_or("?", |c| c.tensor.as_str());
                         write!(out, "kind=collective name={name} index=- aicpu=- stream=-")?;
                     }
                     TaskKind::Launch(_) => {

@@ -84,9 +84,14 @@ fn cargo() -> Command {
 
 fn test() -> Result<(), String> {
     let python = test_venv()?;
+    // The emitted NPU trees are configured, built and tested with CMake and ctest.
+    if !has_program("cmake") {
+        apt_install("cmake")?;
+    }
     run(cargo()
         .args(["test", "--workspace", "--locked"])
-        .env("WSP_TEST_PYTHON", &python))?;
+        .env("WSP_TEST_PYTHON", &python)
+        .env("WSP_REQUIRE_CMAKE", "1"))?;
     editor_clients(&python)?;
     notebook_clients()
 }
@@ -111,16 +116,25 @@ fn editor_clients(python: &Path) -> Result<(), String> {
 
 /// Debian's Neovim (0.7.2 on bookworm), installed when `nvim` is missing.
 fn install_neovim() -> Result<(), String> {
-    let found = Command::new("nvim")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if found {
+    if has_program("nvim") {
         return Ok(());
     }
+    apt_install("neovim")
+}
+
+/// Whether `program --version` runs.
+fn has_program(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Installs a Debian package (CI runs as root on Debian).
+fn apt_install(package: &str) -> Result<(), String> {
     run(Command::new("apt-get").args(["update", "-qq"]))?;
     run(Command::new("apt-get")
-        .args(["install", "-y", "-qq", "--no-install-recommends", "neovim"])
+        .args(["install", "-y", "-qq", "--no-install-recommends", package])
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
@@ -155,16 +169,7 @@ fn install_chromium() -> Result<(), String> {
     if Path::new(CHROMIUM).is_file() {
         return Ok(());
     }
-    run(Command::new("apt-get").args(["update", "-qq"]))?;
-    run(Command::new("apt-get")
-        .args([
-            "install",
-            "-y",
-            "-qq",
-            "--no-install-recommends",
-            "chromium",
-        ])
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    apt_install("chromium")
 }
 
 /// Where Debian's `chromium` package puts the browser; the tests launch this file.

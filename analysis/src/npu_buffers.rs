@@ -1,0 +1,88 @@
+//! WSP506 (docs/diagnostics/WSP506.md): a kernel's tiles do not fit an Ascend AICore's on-chip
+//! buffers (UB, L1, L0A/B/C). Checked for the kernels of a file that is checked for
+//! `ascend_npu`, with the plan `wsp emit` places the AICore kernel's tiles by
+//! (`wsp_ir::buffers::plan`), so a kernel that passes here is one emit can place.
+
+use wsp_syntax::ast::Stmt;
+
+use crate::diagnostics::{Code, Diag, Severity, Span};
+use crate::eval::item_value;
+use crate::files::File;
+use crate::items::{Item, ItemKind, module_items};
+use crate::kernels::{kernel_body, kernel_signature};
+use crate::lower::lower_kernel;
+use crate::schedules::Target;
+use crate::values::Value;
+
+/// Whether the file is checked for `ascend_npu`: a program compiles for it, or the workspace
+/// adds it (`wsp check --target ascend_npu`, `wsp emit`).
+#[salsa::tracked]
+fn checked_for_npu(db: &dyn salsa::Database, file: File) -> bool {
+    if file
+        .workspace(db)
+        .extra_targets(db)
+        .contains(&Target::AscendNpu)
+    {
+        return true;
+    }
+    module_items(db, file).iter().any(|&item| {
+        matches!(item.kind(db), ItemKind::Assign | ItemKind::Expr)
+            && matches!(&item_value(db, item).value,
+                Value::Program(s) if s.target.as_ref().is_some_and(|t| t.target == Target::AscendNpu))
+    })
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn kernel_buffer_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    if !checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    let signature = kernel_signature(db, item);
+    let body = kernel_body(db, item);
+    // A kernel with errors is not lowered; a custom C++ kernel has no tiles of ours to place.
+    let errors = signature.diags.iter().chain(&body.diags);
+    if signature.cpp.is_some() || errors.clone().any(|d| d.code.severity() == Severity::Error) {
+        return Vec::new();
+    }
+    let kernel = lower_kernel(db, item);
+    let Err(over) = wsp_ir::buffers::plan(&kernel, &wsp_ir::buffers::ASCEND_910B) else {
+        return Vec::new();
+    };
+    let name_range = match item.stmt(db) {
+        Some(Stmt::FunctionDef(f)) => f.name().map(|n| n.text_range()),
+        _ => None,
+    };
+    let range = body
+        .ops
+        .get(over.op as usize)
+        .map(|op| op.range)
+        .or(name_range)
+        .unwrap_or_default();
+    let memory = over.memory.name();
+    let mut d = Diag::new(
+        Code::OnChipOverflow,
+        Span { item, range },
+        format!(
+            "kernel `{}` needs {} of {memory} at this op; an Ascend 910B AICore has {}",
+            kernel.name,
+            kib(over.needed),
+            kib(over.available)
+        ),
+    );
+    if let Some(r) = name_range {
+        d = d.with_related(
+            Span { item, range: r },
+            "split its tiles into smaller ones (more tasks over a finer view) or use a narrower dtype",
+        );
+    }
+    vec![d]
+}
+
+/// `524288 bytes (512 KiB)`
+fn kib(bytes: u64) -> String {
+    if bytes.is_multiple_of(1024) {
+        format!("{bytes} bytes ({} KiB)", bytes / 1024)
+    } else {
+        format!("{bytes} bytes ({:.1} KiB)", bytes as f64 / 1024.0)
+    }
+}

@@ -1,0 +1,190 @@
+//! `wsp emit FILE [--target ascend_npu] -o DIR`: analyze the file as an `ascend_npu` program
+//! (so WSP501/502 and the on-chip buffer check apply), lower it, and write the NPU source
+//! tree: generated sources from codegen, initial tensor values from the runtime.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use wsp_analysis::{Database, File, Severity, Workspace};
+use wsp_ir::Target;
+use wsp_ir::plan::{Init, TensorOrigin};
+
+use crate::report::Checked;
+
+#[derive(clap::Args)]
+pub(crate) struct EmitArgs {
+    /// The `.wsp` file.
+    file: PathBuf,
+    /// The target to emit for (only `ascend_npu` has a source tree).
+    #[arg(long, default_value = "ascend_npu")]
+    target: String,
+    /// The folder to write the tree to; an earlier tree there is replaced (its `build/` kept).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// The most initial tensor data a tree carries in `data/`: past it the tree would be a data
+/// set, not a source tree; such programs should `load_npy` from a path instead.
+const MAX_DATA_BYTES: u64 = 4 << 30;
+
+pub(crate) fn emit(args: EmitArgs) -> ExitCode {
+    match emit_inner(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
+    let target = Target::from_name(&args.target).ok_or_else(|| {
+        format!(
+            "unknown target `{}` (expected {})",
+            args.target,
+            Target::names()
+        )
+    })?;
+    if target != Target::AscendNpu {
+        return Err(format!(
+            "`wsp emit` writes source trees for ascend_npu; {} programs run with `wsp run`",
+            target.name()
+        ));
+    }
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let db = Database::default();
+    let workspace = Workspace::new(&db, vec![target]);
+    let file = File::on_disk(&db, workspace, args.file.clone(), text.clone());
+    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    if !diagnostics.is_empty() {
+        crate::report::print_human(&[Checked {
+            path: args.file.clone(),
+            text: text.clone(),
+            diagnostics: diagnostics.clone(),
+        }]);
+    }
+    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        return Ok(ExitCode::from(1));
+    }
+    let Some(lowered) = wsp_analysis::lower_file(&db, file).clone() else {
+        return Ok(ExitCode::from(1));
+    };
+    if lowered.programs.is_empty() {
+        return Err(format!(
+            "{} compiles no program: write `program = workload(...).compile(target=\"ascend_npu\")`",
+            args.file.display()
+        ));
+    }
+    let mut programs = lowered.programs.clone();
+    for p in &mut programs {
+        p.target = target;
+    }
+    let actions: Vec<_> = lowered.actions.iter().map(|(_, a)| a.clone()).collect();
+    let name = args.file.file_name().map_or_else(
+        || "program.wsp".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let source = wsp_codegen::npu::Source {
+        name: &name,
+        text: &text,
+    };
+    let mut tree =
+        wsp_codegen::npu::tree(&programs, &actions, &source, &wsp_ir::buffers::ASCEND_910B)?;
+    let base_dir = args
+        .file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    for (tensor, bytes) in initial_data(&programs, base_dir)? {
+        tree.add(format!("data/{tensor}.npy"), bytes);
+    }
+    // The tree's tests run `wsp run` on its copy of the file, whose `load_npy` paths are
+    // relative to it: the files go beside the copy.
+    for path in load_npy_paths(&programs) {
+        let inside = Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside {
+            if Path::new(path).is_relative() {
+                eprintln!(
+                    "note: `load_npy(\"{path}\")` leaves the file's folder: the tree's tests, which run `wsp run` on its copy in source/, cannot read it"
+                );
+            }
+            continue;
+        }
+        let from = base_dir.join(path);
+        let bytes =
+            std::fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        tree.add(format!("source/{path}"), bytes);
+    }
+    tree.write(&args.out)?;
+    let kernels = tree
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("aicore/"))
+        .count();
+    let out = args.out.display();
+    println!(
+        "wrote {out}: {} program{}, {kernels} AICore kernel{}, {} files",
+        programs.len(),
+        if programs.len() == 1 { "" } else { "s" },
+        if kernels == 1 { "" } else { "s" },
+        tree.files.len()
+    );
+    println!(
+        "build and test: cmake -S {out} -B {out}/build && cmake --build {out}/build && ctest --test-dir {out}/build"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The files `load_npy` initialisations read, once each.
+fn load_npy_paths(programs: &[wsp_ir::Program]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in programs.iter().flat_map(|p| &p.tensors) {
+        if let Some(Init::LoadNpy(path)) = &t.init
+            && !out.contains(&path.as_str())
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The `.npy` bytes of every declared tensor that starts from something other than zeros,
+/// computed by the runtime exactly as `wsp run` starts it (same seeds, same files).
+fn initial_data(
+    programs: &[wsp_ir::Program],
+    base_dir: &Path,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut tensors: Vec<&wsp_ir::Tensor> = Vec::new();
+    for t in programs.iter().flat_map(|p| &p.tensors) {
+        let starts = matches!(t.origin, TensorOrigin::Declared)
+            && !matches!(t.init, None | Some(Init::Zeros));
+        if starts && !tensors.iter().any(|o| o.name == t.name) {
+            tensors.push(t);
+        }
+    }
+    let total = tensors.iter().try_fold(0u64, |sum, t| {
+        wsp_ir::memory::tensor_bytes(&t.shape, t.dtype).and_then(|b| sum.checked_add(b))
+    });
+    if total.is_none_or(|b| b > MAX_DATA_BYTES) {
+        return Err(format!(
+            "the initial tensor values would take {} in the tree's data/ folder, more than {}; start the large tensors from files with `load_npy` outside the tree",
+            wsp_ir::memory::size_text(total),
+            wsp_ir::memory::bytes_text(MAX_DATA_BYTES)
+        ));
+    }
+    let mut out = Vec::new();
+    for t in tensors {
+        let mut data = wsp_runtime::tensors::TensorData::zeros(&t.name, t.dtype, &t.shape)?;
+        if let Some(init) = &t.init {
+            data.init(init, base_dir)?;
+        }
+        let mut bytes = Vec::new();
+        data.write_npy(&mut bytes)
+            .map_err(|e| format!("tensor `{}`: {e}", t.name))?;
+        out.push((t.name.clone(), bytes));
+    }
+    Ok(out)
+}

@@ -1,0 +1,309 @@
+//! `wsp emit`: every example's NPU tree, as a snapshot of what is generated, and configured,
+//! built and tested with its own CMake and ctest: the host replay of the expander must give the
+//! task stream and the numbers `wsp run` gives, also after rebinding a run-time symbol.
+//!
+//! With `PTO_ISA_PATH` set (a PTO-ISA checkout) and clang++-19 on PATH, the trees are built
+//! with clang and their ctest also runs the AICore kernels in PTO-ISA's CPU simulation.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::root;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("emit", name)
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn wsp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(args)
+        .env(
+            "WSP_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
+        )
+        .output()
+        .expect("run wsp")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn emit(example: &Path, dir: &Path) {
+    let out = wsp(&[
+        "emit",
+        example.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "wsp emit {}: {}",
+        example.display(),
+        text(&out)
+    );
+}
+
+/// The generated files of a tree as one text: sources in full; `.npy` data and the CPU
+/// kernels (codegen's C++ for cpu_sim, snapshot-tested on its own) by size and hash.
+fn tree_text(dir: &Path) -> String {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if p.file_name().unwrap() != "build" {
+                    stack.push(p);
+                }
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let fixed = [
+        "CMakeLists.txt",
+        "README.md",
+        "cmake/check.cmake",
+        "include/pto_wsp/plan.hpp",
+        "include/pto_wsp/expander.hpp",
+        "aicpu/expander.cpp",
+        "host/replay.cpp",
+        "host/npy.hpp",
+        "host/runner_acl.cpp",
+        "tools/compare.cpp",
+    ];
+    let mut out = String::new();
+    for p in files {
+        let rel = p.strip_prefix(dir).unwrap().to_str().unwrap().to_string();
+        let bytes = std::fs::read(&p).unwrap();
+        if fixed.contains(&rel.as_str()) || rel.starts_with("source/") {
+            out.push_str(&format!("=== {rel} (fixed)\n"));
+        } else if rel.ends_with(".npy") || rel.starts_with("host/kernels_") {
+            let hash = short_hash(&bytes);
+            out.push_str(&format!("=== {rel} ({} bytes, {hash})\n", bytes.len()));
+        } else {
+            out.push_str(&format!("=== {rel}\n{}\n", String::from_utf8_lossy(&bytes)));
+        }
+    }
+    out
+}
+
+/// A short content hash, so a snapshot shows that binary data changed without holding it.
+fn short_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex()[..16].to_string()
+}
+
+#[test]
+fn every_example_emits_the_tree_its_snapshot_shows() {
+    for example in examples() {
+        let name = example.file_stem().unwrap().to_str().unwrap().to_string();
+        let dir = scratch(&format!("snapshot-{name}"));
+        emit(&example, &dir);
+        expect_test::expect_file![root().join(format!("cli/tests/snapshots/emit/{name}.txt"))]
+            .assert_eq(&tree_text(&dir));
+    }
+}
+
+/// `cmake`, or `None` when it is missing and the test may skip (outside `cargo xtask test`,
+/// which installs it and sets `WSP_REQUIRE_CMAKE`).
+fn cmake() -> Option<&'static str> {
+    let found = Command::new("cmake")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("WSP_REQUIRE_CMAKE").is_none(),
+            "cmake is not on PATH (cargo xtask test installs it)"
+        );
+        eprintln!("skipped: cmake is not on PATH; `cargo xtask test` installs it");
+        return None;
+    }
+    Some("cmake")
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let t = text(&out);
+    assert!(out.status.success(), "{cmd:?} failed:\n{t}");
+    t
+}
+
+#[test]
+fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
+    let Some(cmake) = cmake() else { return };
+    let pto = std::env::var_os("PTO_ISA_PATH").filter(|p| !p.is_empty());
+    match &pto {
+        Some(p) => eprintln!(
+            "PTO_ISA_PATH={}: the AICore kernels run too",
+            p.to_string_lossy()
+        ),
+        None => eprintln!(
+            "PTO_ISA_PATH is unset: the trees' pto_kernels tests skip (set it to a PTO-ISA checkout)"
+        ),
+    }
+    let mut failures = Vec::new();
+    for example in examples() {
+        let name = example.file_stem().unwrap().to_str().unwrap().to_string();
+        let dir = scratch(&format!("tree-{name}"));
+        emit(&example, &dir);
+        let build = dir.join("build");
+        let mut configure = Command::new(cmake);
+        configure
+            .arg("-S")
+            .arg(&dir)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp")));
+        if let Some(p) = &pto {
+            configure
+                .arg(format!("-DPTO_ISA_PATH={}", p.to_string_lossy()))
+                .arg("-DCMAKE_CXX_COMPILER=clang++-19");
+        }
+        run(&mut configure);
+        run(Command::new(cmake)
+            .arg("--build")
+            .arg(&build)
+            .args(["-j", "2"]));
+        let out = Command::new("ctest")
+            .arg("--test-dir")
+            .arg(&build)
+            .args(["--output-on-failure", "--timeout", "600"])
+            .env(
+                "WSP_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
+            )
+            .output()
+            .expect("run ctest");
+        let t = text(&out);
+        eprintln!("{name}:\n{t}");
+        if !out.status.success() {
+            failures.push(name);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "trees whose ctest failed: {failures:?}"
+    );
+}
+
+#[test]
+fn rebinding_a_symbol_changes_the_replayed_stream_without_rebuilding() {
+    let Some(cmake) = cmake() else { return };
+    let example = root().join("examples/ragged_decode.wsp");
+    let dir = scratch("rebind");
+    emit(&example, &dir);
+    let build = dir.join("build");
+    run(Command::new(cmake)
+        .arg("-S")
+        .arg(&dir)
+        .arg("-B")
+        .arg(&build));
+    run(Command::new(cmake)
+        .arg("--build")
+        .arg(&build)
+        .args(["--target", "replay"]));
+    let replay = build.join("replay");
+    let stamp = std::fs::metadata(&replay).unwrap().modified().unwrap();
+    let tasks = |bind: &str| {
+        let file = dir.join(format!("tasks-{bind}.txt"));
+        let mut cmd = Command::new(&replay);
+        if !bind.is_empty() {
+            cmd.args(["--bind", bind]);
+        }
+        run(cmd
+            .arg("--dump-tasks")
+            .arg(&file)
+            .arg("--out")
+            .arg(dir.join("out")));
+        std::fs::read_to_string(file).unwrap()
+    };
+    let default = tasks("");
+    let three = tasks("requests=3");
+    let kernels = |s: &str| s.lines().filter(|l| l.contains("kind=kernel")).count();
+    // 10 accumulate + 4 scale_bias + 4 finish tasks, then without request 3's 2 + 1 + 1.
+    assert_eq!((kernels(&default), kernels(&three)), (18, 14));
+    assert_eq!(
+        std::fs::metadata(&replay).unwrap().modified().unwrap(),
+        stamp,
+        "the replay was rebuilt"
+    );
+    // The same as `wsp run` with the same binding.
+    let expected = dir.join("expected-3.txt");
+    let out = wsp(&[
+        "run",
+        example.to_str().unwrap(),
+        "--bind",
+        "requests=3",
+        "--dump-tasks",
+        expected.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(expected).unwrap(), three);
+}
+
+#[test]
+fn emit_says_what_it_cannot_do() {
+    let dir = scratch("errors");
+    let example = root().join("examples/softmax.wsp");
+    let out = wsp(&[
+        "emit",
+        example.to_str().unwrap(),
+        "--target",
+        "cpu_sim",
+        "-o",
+        dir.join("t").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    expect_test::expect![[r#"
+        error: `wsp emit` writes source trees for ascend_npu; cpu_sim programs run with `wsp run`
+    "#]]
+    .assert_eq(&text(&out));
+    let file = dir.join("not-a-folder");
+    std::fs::write(&file, "x").unwrap();
+    let out = wsp(&[
+        "emit",
+        example.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("exists and is not a folder"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn emitting_again_replaces_the_tree_and_keeps_its_build_folder() {
+    let dir = scratch("again");
+    let example = root().join("examples/hello_add.wsp");
+    emit(&example, &dir);
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    std::fs::write(dir.join("build/kept"), "x").unwrap();
+    std::fs::write(dir.join("stale.txt"), "x").unwrap();
+    emit(&example, &dir);
+    assert!(dir.join("build/kept").is_file());
+    assert!(!dir.join("stale.txt").exists());
+    assert!(dir.join("CMakeLists.txt").is_file());
+}

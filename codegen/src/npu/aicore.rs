@@ -1,0 +1,1153 @@
+//! IR kernel → one PTO-ISA AICore translation unit (`aicore/<kernel>.cpp` of an emitted tree).
+//!
+//! The entry `wsp_aicore_NAME` takes the tile parameters as `__gm__` pointers, then their row
+//! strides, then the scalars. Each tile parameter is a `GlobalTensor` view with its run-time
+//! row stride (columns are contiguous, as TLOAD/TSTORE of an ND tensor require). Every buffer
+//! `wsp_ir::buffers::plan` places is a `Tile` bound with `TASSIGN` to its planned offset; each
+//! op becomes the instructions of its `instructions::TABLE` row. Pipes are ordered
+//! conservatively: a `set_flag`/`wait_flag` pair wherever the next instruction runs on another
+//! pipe than the previous one, and `pipe_barrier(PIPE_V)` between vector instructions, so each
+//! instruction sees its operands complete and buffers reused after a value dies are free.
+//!
+//! Cube and vector work of one kernel meet through L0C → UB (`TMOV` from an `Acc` tile) and
+//! UB → L1 (`TMOV` to a `Mat` tile), the data paths of A5 parts (and of PTO-ISA's CPU
+//! simulation); a kernel that only loads, multiplies and stores (or accumulates into its
+//! destination with an atomic-add store) stays on the cube unit, as A2/A3 require.
+//!
+//! Under `__CPU_SIM` the file also defines `wsp_kernel_NAME` with the CPU kernel ABI
+//! (`codegen/src/cpp.rs`), calling the entry, so the host replay links it instead of the CPU
+//! kernel and PTO-ISA's CPU simulation computes the task.
+
+use std::fmt::Write;
+
+use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, OnChip, Role, Value};
+use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
+use wsp_ir::ops::{self, Semantics};
+use wsp_ir::{DType, Kernel, TileType};
+
+use super::instructions::{self, Lowering};
+
+/// `cube` if the kernel runs a matmul (an AIC kernel), else `vec` (AIV).
+pub fn unit(k: &Kernel) -> &'static str {
+    match &k.body {
+        KernelBody::Ops(ops) if ops.iter().any(|o| o.op == "matmul") => "cube",
+        _ => "vec",
+    }
+}
+
+/// The AICore entry's symbol.
+pub fn entry(kernel: &str) -> String {
+    format!("wsp_aicore_{kernel}")
+}
+
+/// The element type PTO-ISA tiles of a dtype hold.
+fn elem(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "half",
+        DType::BF16 => "bfloat16_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::I8 => "int8_t",
+        DType::I16 => "int16_t",
+        DType::I32 => "int32_t",
+        DType::I64 => "int64_t",
+        DType::U8 => "uint8_t",
+        DType::U16 => "uint16_t",
+        DType::U32 => "uint32_t",
+        DType::U64 => "uint64_t",
+    }
+}
+
+/// The C++ type a scalar of a dtype is computed in (as the CPU kernels do).
+fn compute(d: DType) -> &'static str {
+    match d {
+        DType::F16 | DType::BF16 => "float",
+        _ => elem(d),
+    }
+}
+
+/// The hardware pipe an instruction runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pipe {
+    Mte2,
+    Mte1,
+    Mte3,
+    V,
+    M,
+    Fix,
+}
+
+impl Pipe {
+    fn name(self) -> &'static str {
+        match self {
+            Pipe::Mte2 => "PIPE_MTE2",
+            Pipe::Mte1 => "PIPE_MTE1",
+            Pipe::Mte3 => "PIPE_MTE3",
+            Pipe::V => "PIPE_V",
+            Pipe::M => "PIPE_M",
+            Pipe::Fix => "PIPE_FIX",
+        }
+    }
+}
+
+fn buffer_name(role: &Role) -> String {
+    match role {
+        Role::Vec(Value::Op(i)) => format!("v{i}"),
+        Role::Vec(Value::Param(p)) => format!("v_{p}"),
+        Role::Mat(Value::Op(i)) => format!("m{i}"),
+        Role::Mat(Value::Param(p)) => format!("m_{p}"),
+        Role::Left(i) => format!("l{i}"),
+        Role::Right(i) => format!("r{i}"),
+        Role::Acc(i) => format!("c{i}"),
+        Role::Tmp(i, k) => format!("t{i}_{k}"),
+    }
+}
+
+fn tile_type(b: &Buffer) -> String {
+    let (t, rows, cols) = (b.tile, b.rows, b.cols);
+    let e = elem(t.dtype);
+    match b.memory {
+        Memory::Ub => format!(
+            "Tile<TileType::Vec, {e}, {rows}, {cols}, BLayout::{}, {}, {}>",
+            if buffers::is_column(t) {
+                "ColMajor"
+            } else {
+                "RowMajor"
+            },
+            t.rows,
+            t.cols
+        ),
+        Memory::L1 => format!(
+            "Tile<TileType::Mat, {e}, {rows}, {cols}, BLayout::ColMajor, {}, {}, SLayout::RowMajor, 512>",
+            t.rows, t.cols
+        ),
+        Memory::L0a => format!("TileLeft<{e}, {rows}, {cols}, {}, {}>", t.rows, t.cols),
+        Memory::L0b => format!("TileRight<{e}, {rows}, {cols}, {}, {}>", t.rows, t.cols),
+        Memory::L0c => format!("TileAcc<{e}, {rows}, {cols}, {}, {}>", t.rows, t.cols),
+    }
+}
+
+/// An operand as the instructions see it.
+enum Arg {
+    Tile { name: String, tile: TileType },
+    Scalar { expr: String },
+}
+
+/// The C++ translation unit of an IR kernel. `Err` names the op or memory that has no AICore
+/// form (a `cpp_src` kernel, an op without an instruction row, buffers over the chip's size).
+pub fn kernel_source(k: &Kernel, chip: &OnChip) -> Result<String, String> {
+    let KernelBody::Ops(ops) = &k.body else {
+        return Err(format!(
+            "kernel `{}` has a C++ body (cpp_src): no AICore form",
+            k.name
+        ));
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match instructions::lookup(&op.op).map(|r| r.lowering) {
+            None => return Err(format!("op `{}` (%{i}) has no instruction row", op.op)),
+            Some(Lowering::Unsupported(why)) => {
+                return Err(format!("op `{}` (%{i}) has no AICore form: {why}", op.op));
+            }
+            Some(_) => {}
+        }
+    }
+    let plan = buffers::plan(k, chip).map_err(|o| format!("kernel `{}`: {o}", k.name))?;
+    let mut g = Gen {
+        out: String::new(),
+        k,
+        ops,
+        plan: &plan,
+        pipe: None,
+        filled: Vec::new(),
+    };
+    g.file()?;
+    Ok(g.out)
+}
+
+struct Gen<'a> {
+    out: String,
+    k: &'a Kernel,
+    ops: &'a [Op],
+    plan: &'a BufferPlan,
+    /// The pipe of the last instruction written.
+    pipe: Option<Pipe>,
+    /// Buffers of parameters and L1 stagings already filled.
+    filled: Vec<Role>,
+}
+
+impl Gen<'_> {
+    fn line(&mut self, s: &str) {
+        self.out.push_str("    ");
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    /// One instruction on `pipe`, ordered after the previous one.
+    fn instr(&mut self, pipe: Pipe, s: String) {
+        match self.pipe {
+            Some(p) if p == pipe && p == Pipe::V => self.line("pipe_barrier(PIPE_V);"),
+            Some(p) if p != pipe => {
+                let (a, b) = (p.name(), pipe.name());
+                self.line(&format!(
+                    "set_flag({a}, {b}, EVENT_ID0); wait_flag({a}, {b}, EVENT_ID0);"
+                ));
+            }
+            _ => {}
+        }
+        self.pipe = Some(pipe);
+        self.line(&s);
+    }
+
+    fn v(&mut self, s: String) {
+        self.instr(Pipe::V, s);
+    }
+
+    fn param(&self, name: &str) -> Option<&ParamType> {
+        self.k.params.iter().find(|p| p.name == name).map(|p| &p.ty)
+    }
+
+    fn has(&self, role: &Role) -> bool {
+        self.plan.get(role).is_some()
+    }
+
+    fn file(&mut self) -> Result<(), String> {
+        let k = self.k;
+        let _ = writeln!(
+            self.out,
+            "// AICore kernel `{}` ({}), generated by `wsp emit` from its IR: PTO-ISA tiles placed in\n\
+             // UB/L1/L0 at planned offsets, one instruction sequence per op.",
+            k.name,
+            unit(k)
+        );
+        self.out.push_str("#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n");
+        // The entry's parameters: pointers, row strides, scalars.
+        let mut ptrs = Vec::new();
+        let mut strides = Vec::new();
+        let mut scalars = Vec::new();
+        for p in &k.params {
+            match &p.ty {
+                ParamType::Tile(_, t) => {
+                    ptrs.push(format!("__gm__ {}* p_{}", elem(t.dtype), p.name));
+                    strides.push(format!("int64_t p_{}_rs", p.name));
+                }
+                ParamType::Scalar(d, _) => scalars.push(format!("{} p_{}", compute(*d), p.name)),
+                ParamType::Constexpr(_) => scalars.push(format!("int64_t p_{}", p.name)),
+            }
+        }
+        let params: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
+        let _ = writeln!(
+            self.out,
+            "extern \"C\" __global__ AICORE void {}({})\n{{",
+            entry(&k.name),
+            params.join(", ")
+        );
+        for p in &k.params {
+            match &p.ty {
+                ParamType::Tile(_, t) => {
+                    let (shape, stride) = (
+                        format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols),
+                        "pto::Stride<1, 1, 1, -1, 1>",
+                    );
+                    self.line(&format!(
+                        "GlobalTensor<{e}, {shape}, {stride}> g_{n}(p_{n}, {shape}(), {stride}(p_{n}_rs));",
+                        e = elem(t.dtype),
+                        n = p.name
+                    ));
+                }
+                // A scalar no op reads.
+                _ if !self
+                    .ops
+                    .iter()
+                    .any(|o| o.args.contains(&Operand::Param(p.name.clone()))) =>
+                {
+                    self.line(&format!("(void)p_{};", p.name));
+                }
+                _ => {}
+            }
+        }
+        let plan = self.plan;
+        for b in &plan.buffers {
+            let name = buffer_name(&b.role);
+            self.line(&format!(
+                "{} {name}; TASSIGN({name}, 0x{:x});  // {} [{}, {})",
+                tile_type(b),
+                b.offset,
+                b.memory.name(),
+                b.offset,
+                b.offset + b.bytes()
+            ));
+            if b.memory == Memory::Ub && buffers::is_column(b.tile) {
+                // Elementwise instructions take row-major tiles: the same bytes as [1, M].
+                self.line(&format!(
+                    "Tile<TileType::Vec, {}, 1, {}, BLayout::RowMajor, 1, {}> {name}_row; TASSIGN({name}_row, 0x{:x});",
+                    elem(b.tile.dtype),
+                    b.rows,
+                    b.tile.rows,
+                    b.offset
+                ));
+            }
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            self.line(&format!("// %{i} = {}", op.op));
+            self.op(i, op)?;
+        }
+        if let Some(p) = self.pipe {
+            let a = p.name();
+            self.line(&format!(
+                "set_flag({a}, PIPE_S, EVENT_ID0); wait_flag({a}, PIPE_S, EVENT_ID0);"
+            ));
+        }
+        self.out.push_str("}\n");
+        self.adapter();
+        Ok(())
+    }
+
+    fn adapter(&mut self) {
+        let k = self.k;
+        let mut ptrs = Vec::new();
+        let mut strides = Vec::new();
+        let mut scalars = Vec::new();
+        let (mut ti, mut si) = (0, 0);
+        for p in &k.params {
+            match &p.ty {
+                ParamType::Tile(_, t) => {
+                    ptrs.push(format!("({}*)wsp_t[{ti}]", elem(t.dtype)));
+                    strides.push(format!("wsp_s[{}]", 2 * ti));
+                    ti += 1;
+                }
+                ParamType::Scalar(d, _) => {
+                    scalars.push(format!("({})wsp_sc[{si}]", compute(*d)));
+                    si += 1;
+                }
+                ParamType::Constexpr(_) => {
+                    scalars.push(format!("(int64_t)wsp_sc[{si}]"));
+                    si += 1;
+                }
+            }
+        }
+        let args: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
+        let mut unused = String::new();
+        for (used, n) in [(ti > 0, "wsp_t"), (ti > 0, "wsp_s"), (si > 0, "wsp_sc")] {
+            if !used {
+                let _ = writeln!(unused, "    (void){n};");
+            }
+        }
+        let bf16 = k
+            .params
+            .iter()
+            .any(|p| matches!(&p.ty, ParamType::Tile(_, t) if t.dtype == DType::BF16))
+            || self
+                .ops
+                .iter()
+                .any(|o| matches!(o.ty, ValueType::Tile(t) if t.dtype == DType::BF16));
+        if bf16 {
+            // Without it PTO-ISA's CPU simulation stands a 16-bit float in for bf16.
+            let _ = write!(
+                self.out,
+                "\n#if defined(__CPU_SIM) && !defined(PTO_CPU_SIM_ENABLE_BF16)\n\
+                 #error \"kernel `{}` computes in bf16: the CPU simulation needs -DPTO_CPU_SIM_ENABLE_BF16=1 and C++23\"\n\
+                 #endif\n",
+                k.name
+            );
+        }
+        let _ = write!(
+            self.out,
+            "\n#if defined(__CPU_SIM)\n\
+             // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on\n\
+             // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.\n\
+             extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)\n{{\n{unused}    {}({});\n}}\n#endif\n",
+            crate::cpp::symbol(&k.name),
+            entry(&k.name),
+            args.join(", ")
+        );
+    }
+
+    /// Loads a tile parameter read as a value into its UB or L1 buffer before op `i` reads it.
+    fn fill_params(&mut self, i: u32) {
+        let plan = self.plan;
+        for b in &plan.buffers {
+            let (Role::Vec(Value::Param(p)) | Role::Mat(Value::Param(p))) = &b.role else {
+                continue;
+            };
+            if b.live.0 == i && !self.filled.contains(&b.role) {
+                self.filled.push(b.role.clone());
+                let pipe = Pipe::Mte2;
+                self.instr(pipe, format!("TLOAD({}, g_{p});", buffer_name(&b.role)));
+            }
+        }
+    }
+
+    fn arg(&self, o: &Operand) -> Result<Arg, String> {
+        Ok(match o {
+            Operand::Value(v) => match self.ops.get(*v as usize).map(|o| o.ty) {
+                Some(ValueType::Tile(tile)) => Arg::Tile {
+                    name: buffer_name(&Role::Vec(Value::Op(*v))),
+                    tile,
+                },
+                _ => Arg::Scalar {
+                    expr: format!("s{v}"),
+                },
+            },
+            Operand::Param(p) => match self.param(p) {
+                Some(ParamType::Tile(_, tile)) => Arg::Tile {
+                    name: buffer_name(&Role::Vec(Value::Param(p.clone()))),
+                    tile: *tile,
+                },
+                _ => Arg::Scalar {
+                    expr: format!("p_{p}"),
+                },
+            },
+            Operand::Number(n) => Arg::Scalar {
+                expr: format!("{:?}", n.0),
+            },
+            Operand::DType(_) | Operand::Shape(..) => {
+                return Err("a dtype or shape is not a value".into());
+            }
+        })
+    }
+
+    fn op(&mut self, i: usize, op: &Op) -> Result<(), String> {
+        let i32 = i as u32;
+        self.fill_params(i32);
+        let row = instructions::lookup(&op.op).map(|r| r.lowering);
+        let dst = buffer_name(&Role::Vec(Value::Op(i32)));
+        let out = match op.ty {
+            ValueType::Tile(t) => Some(t),
+            ValueType::Scalar(d) => return self.scalar(i, op, d),
+            ValueType::Unit => None,
+        };
+        let args: Vec<Arg> = match op.op.as_str() {
+            "load" | "store" | "alloc" | "constant" => Vec::new(),
+            _ => op
+                .args
+                .iter()
+                .filter(|a| !matches!(a, Operand::DType(_) | Operand::Shape(..)))
+                .map(|a| self.arg(a))
+                .collect::<Result<_, _>>()?,
+        };
+        // Elementwise ops see a column through its row-major alias.
+        let column = out.is_some_and(buffers::is_column)
+            && !matches!(
+                row,
+                Some(Lowering::RowReduce { .. } | Lowering::Expand { .. } | Lowering::ColReduce(_))
+            )
+            && op.op != "broadcast"
+            && op.op != "softmax"
+            && op.op != "transpose";
+        let ew = |name: String, t: TileType| {
+            if column && buffers::is_column(t) {
+                format!("{name}_row")
+            } else {
+                name
+            }
+        };
+        let dst = match out {
+            Some(t) => ew(dst, t),
+            None => dst,
+        };
+        let args: Vec<Arg> = args
+            .into_iter()
+            .map(|a| match a {
+                Arg::Tile { name, tile } => Arg::Tile {
+                    name: ew(name, tile),
+                    tile,
+                },
+                s => s,
+            })
+            .collect();
+        let tile = |n: usize| match args.get(n) {
+            Some(Arg::Tile { name, tile }) => Ok((name.clone(), *tile)),
+            _ => Err(format!("op `{}` (%{i}) expects a tile operand", op.op)),
+        };
+        let tmp = |n: u8| {
+            let name = buffer_name(&Role::Tmp(i32, n));
+            if column && out.is_some_and(buffers::is_column) {
+                format!("{name}_row")
+            } else {
+                name
+            }
+        };
+        let ty = out.map(|t| elem(t.dtype)).unwrap_or("float");
+        let s = |e: &str| format!("({ty})({e})");
+        match (op.op.as_str(), row) {
+            ("load", _) => {
+                let Some(Operand::Param(p)) = op.args.first() else {
+                    return Err(format!("load (%{i}) of no parameter"));
+                };
+                if (0..self.ops.len()).any(|m| {
+                    buffers::accumulates_in_place(self.ops, m).is_some_and(|(j, _)| j == i32)
+                }) {
+                    self.line("// the matmul accumulates into global memory: nothing to load");
+                    return Ok(());
+                }
+                let mat = Role::Mat(Value::Op(i32));
+                if self.has(&Role::Vec(Value::Op(i32))) {
+                    self.instr(Pipe::Mte2, format!("TLOAD({dst}, g_{p});"));
+                } else if self.has(&mat) {
+                    self.filled.push(mat.clone());
+                    self.instr(Pipe::Mte2, format!("TLOAD({}, g_{p});", buffer_name(&mat)));
+                }
+            }
+            ("store", _) => {
+                let (Some(Operand::Param(p)), Some(v)) = (op.args.first(), op.args.get(1)) else {
+                    return Err(format!("store (%{i}) to no parameter"));
+                };
+                let value = match v {
+                    Operand::Value(v) => Value::Op(*v),
+                    Operand::Param(q) => Value::Param(q.clone()),
+                    _ => return Err(format!("store (%{i}) of a scalar")),
+                };
+                let vec = Role::Vec(value.clone());
+                let atomic = (0..self.ops.len()).any(|m| {
+                    buffers::accumulates_in_place(self.ops, m).is_some_and(|(_, s)| s == i32)
+                });
+                match value {
+                    Value::Op(v) if atomic => {
+                        let c = buffer_name(&Role::Acc(v));
+                        self.instr(
+                            Pipe::Fix,
+                            format!("TSTORE<decltype({c}), decltype(g_{p}), AtomicType::AtomicAdd>(g_{p}, {c});"),
+                        );
+                    }
+                    Value::Op(v) if !self.has(&vec) => {
+                        self.instr(
+                            Pipe::Fix,
+                            format!("TSTORE(g_{p}, {});", buffer_name(&Role::Acc(v))),
+                        );
+                    }
+                    _ => self.instr(Pipe::Mte3, format!("TSTORE(g_{p}, {});", buffer_name(&vec))),
+                }
+            }
+            ("constant", _) => {}
+            ("alloc", _) => self.v(format!("TEXPANDS({dst}, {});", s("0"))),
+            ("cast", _) => {
+                let (src, st) = tile(0)?;
+                if Some(st.dtype) == out.map(|t| t.dtype) {
+                    self.v(format!("TMOV({dst}, {src});"));
+                } else {
+                    self.v(format!("TCVT({dst}, {src}, RoundMode::CAST_RINT);"));
+                }
+            }
+            ("transpose", _) => {
+                let (src, _) = tile(0)?;
+                self.v(format!("TTRANS({dst}, {src}, {});", tmp(0)));
+            }
+            ("matmul", _) => self.matmul(i32, op)?,
+            (name @ ("slice_even" | "slice_odd"), _) => {
+                let (x, _) = tile(0)?;
+                if out.is_none_or(|o| !o.cols.is_multiple_of(2)) {
+                    return Err(format!(
+                        "op `{name}` (%{i}) has no AICore form for an odd number of result columns (TDEINTERLEAVE)"
+                    ));
+                }
+                let t = tmp(0);
+                if name == "slice_even" {
+                    self.v(format!("TDEINTERLEAVE({t}, {dst}, {x});"));
+                } else {
+                    self.v(format!("TDEINTERLEAVE({dst}, {t}, {x});"));
+                }
+            }
+            ("interleave", _) => {
+                let ((a, at), (b, _)) = (tile(0)?, tile(1)?);
+                let size = at.dtype.size_bytes() as u64;
+                if !at.cols.is_multiple_of(2) || !(at.cols * size).is_multiple_of(buffers::UB_ALIGN)
+                {
+                    return Err(format!(
+                        "op `interleave` (%{i}) has no AICore form for {} columns: TINTERLEAVE needs an even count filling whole 32-byte blocks",
+                        at.cols
+                    ));
+                }
+                let Some(b_out) = self.plan.get(&Role::Vec(Value::Op(i32))) else {
+                    return Err(format!("interleave (%{i}) has no buffer"));
+                };
+                // The result's two column halves, as tiles over the same rows.
+                let half = format!(
+                    "Tile<TileType::Vec, {}, {}, {}, BLayout::RowMajor, {}, {}>",
+                    elem(at.dtype),
+                    b_out.rows,
+                    b_out.cols,
+                    at.rows,
+                    at.cols
+                );
+                let (lo, hi) = (b_out.offset, b_out.offset + at.cols * size);
+                self.line(&format!("{half} {dst}_lo; TASSIGN({dst}_lo, 0x{lo:x});"));
+                self.line(&format!("{half} {dst}_hi; TASSIGN({dst}_hi, 0x{hi:x});"));
+                self.v(format!("TINTERLEAVE({dst}_hi, {dst}_lo, {b}, {a});"));
+            }
+            ("softmax", _) => {
+                let (x, _) = tile(0)?;
+                let (t, r) = (tmp(0), tmp(1));
+                self.v(format!("TROWMAX({r}, {x}, {t});"));
+                self.v(format!("TROWEXPANDSUB({dst}, {x}, {r});"));
+                self.v(format!("TEXP({dst}, {dst});"));
+                self.v(format!("TROWSUM({r}, {dst}, {t});"));
+                self.v(format!("TROWEXPANDDIV({dst}, {dst}, {r});"));
+            }
+            ("sigmoid" | "silu", _) => {
+                let (x, _) = tile(0)?;
+                let t = tmp(0);
+                self.v(format!("TMULS({t}, {x}, {});", s("-1")));
+                self.v(format!("TEXP({t}, {t});"));
+                self.v(format!("TADDS({t}, {t}, {});", s("1")));
+                if op.op == "sigmoid" {
+                    self.v(format!("TRECIP({dst}, {t});"));
+                } else {
+                    self.v(format!("TDIV({dst}, {x}, {t});"));
+                }
+            }
+            ("tanh", _) => {
+                let (x, _) = tile(0)?;
+                let t = tmp(0);
+                self.v(format!("TMULS({t}, {x}, {});", s("2")));
+                self.tanh_tail(&t, &s);
+                self.v(format!("TADDS({dst}, {t}, {});", s("1")));
+            }
+            ("gelu", _) => {
+                let (x, _) = tile(0)?;
+                let t = tmp(0);
+                self.v(format!("TMUL({t}, {x}, {x});"));
+                self.v(format!("TMUL({t}, {t}, {x});"));
+                self.v(format!("TMULS({t}, {t}, {});", s("0.044715f")));
+                self.v(format!("TADD({t}, {t}, {x});"));
+                self.v(format!("TMULS({t}, {t}, {});", s("2 * 0.7978845608f")));
+                self.tanh_tail(&t, &s);
+                // 1 + tanh
+                self.v(format!("TADDS({t}, {t}, {});", s("2")));
+                self.v(format!("TMULS({dst}, {x}, {});", s("0.5f")));
+                self.v(format!("TMUL({dst}, {dst}, {t});"));
+            }
+            ("broadcast", _) => {
+                let (x, xt) = tile(0)?;
+                let Some(o) = out else {
+                    return Err("broadcast of no tile".into());
+                };
+                if xt.shape() == o.shape() {
+                    self.v(format!("TMOV({dst}, {x});"));
+                } else if xt.rows == 1 && xt.cols == 1 && o.rows > 1 && o.cols > 1 {
+                    let t = tmp(0);
+                    self.v(format!("TROWEXPAND({t}, {x});"));
+                    self.v(format!("TCOLEXPAND({dst}, {t});"));
+                } else if xt.cols == 1 && o.cols > 1 {
+                    self.v(format!("TROWEXPAND({dst}, {x});"));
+                } else {
+                    self.v(format!("TCOLEXPAND({dst}, {x});"));
+                }
+            }
+            (_, Some(Lowering::Unary(instr))) => {
+                let (x, _) = tile(0)?;
+                self.v(format!("{instr}({dst}, {x});"));
+            }
+            (_, Some(Lowering::RowReduce { instr, mean })) => {
+                let (x, xt) = tile(0)?;
+                self.v(format!("{instr}({dst}, {x}, {});", tmp(0)));
+                if mean {
+                    let d = match out {
+                        Some(t) if buffers::is_column(t) => format!("{dst}_row"),
+                        _ => dst.clone(),
+                    };
+                    self.v(format!(
+                        "TMULS({d}, {d}, {});",
+                        s(&format!("1.0 / {}", xt.cols))
+                    ));
+                }
+            }
+            (_, Some(Lowering::ColReduce(instr))) => {
+                let (x, _) = tile(0)?;
+                self.v(format!("{instr}({dst}, {x});"));
+            }
+            (_, Some(Lowering::Expand { instr, .. })) => {
+                let ((x, _), (r, _)) = (tile(0)?, tile(1)?);
+                self.v(format!("{instr}({dst}, {x}, {r});"));
+            }
+            (
+                name,
+                Some(Lowering::Binary {
+                    tiles,
+                    scalar,
+                    row,
+                    col,
+                }),
+            ) => {
+                let Some(o) = out else {
+                    return Err(format!("{name} of no tile"));
+                };
+                match (&args[0], &args[1]) {
+                    (Arg::Tile { name: a, tile: at }, Arg::Tile { name: b, tile: bt }) => {
+                        match buffers::broadcast(name, *at, *bt, o) {
+                            Broadcast::None => self.v(format!("{tiles}({dst}, {a}, {b});")),
+                            Broadcast::Row { swapped } | Broadcast::Col { swapped } => {
+                                let instr = if matches!(
+                                    buffers::broadcast(name, *at, *bt, o),
+                                    Broadcast::Row { .. }
+                                ) {
+                                    row
+                                } else {
+                                    col
+                                };
+                                let (f, r) = if swapped { (b, a) } else { (a, b) };
+                                self.v(format!("{instr}({dst}, {f}, {r});"));
+                            }
+                            Broadcast::Expand => {
+                                let mut n = 0u8;
+                                let a = self.expand(a, *at, o, i32, &mut n);
+                                let b = self.expand(b, *bt, o, i32, &mut n);
+                                self.v(format!("{tiles}({dst}, {a}, {b});"));
+                            }
+                        }
+                    }
+                    (Arg::Tile { name: a, .. }, Arg::Scalar { expr }) => {
+                        self.v(format!("{scalar}({dst}, {a}, {});", s(expr)));
+                    }
+                    (Arg::Scalar { expr }, Arg::Tile { name: b, .. }) => match name {
+                        "sub" => {
+                            self.v(format!("TMULS({dst}, {b}, {});", s("-1")));
+                            self.v(format!("TADDS({dst}, {dst}, {});", s(expr)));
+                        }
+                        "div" => self.v(format!("TDIVS({dst}, {}, {b});", s(expr))),
+                        _ => self.v(format!("{scalar}({dst}, {b}, {});", s(expr))),
+                    },
+                    _ => return Err(format!("op `{name}` (%{i}) of two scalars yields a tile")),
+                }
+            }
+            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+        }
+        Ok(())
+    }
+
+    /// `t = 2 / (e^t + 1)` negated plus one is `tanh(t / 2)`; this leaves `-2 / (e^t + 1)` in
+    /// `t`, the caller adds 1 (tanh) or 2 (1 + tanh).
+    fn tanh_tail(&mut self, t: &str, s: &dyn Fn(&str) -> String) {
+        self.v(format!("TEXP({t}, {t});"));
+        self.v(format!("TADDS({t}, {t}, {});", s("1")));
+        self.v(format!("TDIVS({t}, {}, {t});", s("2")));
+        self.v(format!("TMULS({t}, {t}, {});", s("-1")));
+    }
+
+    /// Expands operand `x` of shape `xt` to `out`'s shape in the op's next scratch tiles.
+    fn expand(&mut self, x: &str, xt: TileType, out: TileType, i: u32, n: &mut u8) -> String {
+        let mut cur = x.to_string();
+        let mut shape = xt;
+        for step in buffers::expand_steps(xt, out) {
+            let t = buffer_name(&Role::Tmp(i, *n));
+            *n += 1;
+            let instr = if shape.cols == 1 && step.cols > 1 {
+                "TROWEXPAND"
+            } else {
+                "TCOLEXPAND"
+            };
+            self.v(format!("{instr}({t}, {cur});"));
+            cur = t;
+            shape = step;
+        }
+        cur
+    }
+
+    /// Stages a matmul operand in L1 (once): straight from global memory for a parameter or a
+    /// load not overwritten since, else from its UB tile.
+    fn stage(&mut self, o: &Operand, i: u32) -> Result<String, String> {
+        let value = match o {
+            Operand::Value(v) => Value::Op(*v),
+            Operand::Param(p) => Value::Param(p.clone()),
+            _ => return Err(format!("matmul (%{i}) of a scalar")),
+        };
+        let mat = Role::Mat(value.clone());
+        let name = buffer_name(&mat);
+        if self.filled.contains(&mat) {
+            return Ok(name);
+        }
+        self.filled.push(mat.clone());
+        let gm = match &value {
+            Value::Param(p) => Some((p.clone(), 0)),
+            Value::Op(v) => match self.ops.get(*v as usize) {
+                Some(Op { op, args, .. }) if op == "load" => match args.first() {
+                    Some(Operand::Param(p)) => Some((p.clone(), *v)),
+                    _ => None,
+                },
+                _ => None,
+            },
+        };
+        // A store to the parameter between the load and here makes global memory stale.
+        let stale = |p: &str, from: u32| {
+            self.ops[from as usize..i as usize].iter().any(|o| {
+                o.op == "store" && matches!(o.args.first(), Some(Operand::Param(q)) if q == p)
+            })
+        };
+        match gm {
+            Some((p, from)) if !stale(&p, from) => {
+                self.instr(Pipe::Mte2, format!("TLOAD({name}, g_{p});"));
+            }
+            _ => {
+                let vec = buffer_name(&Role::Vec(value));
+                self.instr(Pipe::Mte3, format!("TMOV({name}, {vec});"));
+            }
+        }
+        Ok(name)
+    }
+
+    fn matmul(&mut self, i: u32, op: &Op) -> Result<(), String> {
+        let (Some(a), Some(b)) = (op.args.first(), op.args.get(1)) else {
+            return Err(format!("matmul (%{i}) needs two operands"));
+        };
+        let ma = self.stage(a, i)?;
+        let mb = self.stage(b, i)?;
+        let (l, r, c) = (
+            buffer_name(&Role::Left(i)),
+            buffer_name(&Role::Right(i)),
+            buffer_name(&Role::Acc(i)),
+        );
+        self.instr(Pipe::Mte1, format!("TMOV({l}, {ma});"));
+        self.instr(Pipe::Mte1, format!("TMOV({r}, {mb});"));
+        self.instr(Pipe::M, format!("TMATMUL({c}, {l}, {r});"));
+        let vec = Role::Vec(Value::Op(i));
+        if self.has(&vec) {
+            let v = buffer_name(&vec);
+            self.instr(Pipe::Fix, format!("TMOV({v}, {c});"));
+            if let Some(acc) = op
+                .args
+                .get(2)
+                .filter(|_| buffers::accumulates_in_place(self.ops, i as usize).is_none())
+            {
+                let Arg::Tile { name, .. } = self.arg(acc)? else {
+                    return Err(format!("matmul (%{i}) accumulator is not a tile"));
+                };
+                self.v(format!("TADD({v}, {v}, {name});"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A scalar-valued op: a C++ constant, computed as the CPU kernels do.
+    fn scalar(&mut self, i: usize, op: &Op, d: DType) -> Result<(), String> {
+        let ct = compute(d);
+        if op.op == "constant" {
+            let n = match op.args.first() {
+                Some(Operand::Number(n)) => n.0,
+                _ => 0.0,
+            };
+            self.line(&format!("const {ct} s{i} = ({ct}){n:?};"));
+            return Ok(());
+        }
+        let Some(row) = ops::lookup(&op.op) else {
+            return Err(format!("unknown op `{}`", op.op));
+        };
+        let mut lets = String::new();
+        let names: &[&str] = match row.semantics {
+            Semantics::Map(_) => &["x"],
+            Semantics::Zip(_) => &["a", "b"],
+            _ => return Err(format!("op `{}` (%{i}) has no scalar form", op.op)),
+        };
+        for (n, a) in names.iter().zip(&op.args) {
+            let Arg::Scalar { expr } = self.arg(a)? else {
+                return Err(format!("op `{}` (%{i}) mixes a tile into a scalar", op.op));
+            };
+            let _ = write!(lets, "const {ct} {n} = ({ct})({expr}); ");
+        }
+        let (Semantics::Map(e) | Semantics::Zip(e)) = row.semantics else {
+            return Ok(());
+        };
+        self.line(&format!(
+            "const {ct} s{i} = [&] {{ {lets}return ({ct})({e}); }}();"
+        ));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+    use wsp_ir::buffers::ASCEND_910B;
+    use wsp_ir::kernel::{Param, ParamType};
+    use wsp_ir::plan::{Direction, F64};
+
+    use super::*;
+
+    fn tile(name: &str, dir: Direction, rows: u64, cols: u64, dtype: DType) -> Param {
+        Param {
+            name: name.into(),
+            ty: ParamType::Tile(dir, TileType::new(rows, cols, dtype)),
+        }
+    }
+
+    fn op(name: &str, args: Vec<Operand>, ty: ValueType) -> Op {
+        Op {
+            op: name.into(),
+            args,
+            ty,
+        }
+    }
+
+    fn t(rows: u64, cols: u64, dtype: DType) -> ValueType {
+        ValueType::Tile(TileType::new(rows, cols, dtype))
+    }
+
+    fn p(name: &str) -> Operand {
+        Operand::Param(name.into())
+    }
+
+    fn kernel(name: &str, params: Vec<Param>, ops: Vec<Op>) -> Kernel {
+        Kernel {
+            name: name.into(),
+            params,
+            body: KernelBody::Ops(ops),
+        }
+    }
+
+    /// `examples/rmsnorm.wsp`'s kernel: a scalar parameter, a column tile, a row expand.
+    fn rmsnorm() -> Kernel {
+        use DType::F32;
+        kernel(
+            "rmsnorm_tile",
+            vec![
+                tile("x", Direction::In, 16, 128, F32),
+                tile("out", Direction::Out, 16, 128, F32),
+                Param {
+                    name: "eps".into(),
+                    ty: ParamType::Scalar(F32, Some(F64(1e-6))),
+                },
+            ],
+            vec![
+                op("mul", vec![p("x"), p("x")], t(16, 128, F32)),
+                op("rowmean", vec![Operand::Value(0)], t(16, 1, F32)),
+                op("add", vec![Operand::Value(1), p("eps")], t(16, 1, F32)),
+                op("rsqrt", vec![Operand::Value(2)], t(16, 1, F32)),
+                op("rowmul", vec![p("x"), Operand::Value(3)], t(16, 128, F32)),
+                op("store", vec![p("out"), Operand::Value(4)], ValueType::Unit),
+            ],
+        )
+    }
+
+    /// `examples/tiled_matmul.wsp`'s kernel: f16 operands from global memory, an f32
+    /// accumulator loaded from the `InOut` tile.
+    fn matmul_acc() -> Kernel {
+        use DType::{F16, F32};
+        kernel(
+            "matmul_acc",
+            vec![
+                tile("a", Direction::In, 64, 64, F16),
+                tile("b", Direction::In, 64, 64, F16),
+                tile("c", Direction::InOut, 64, 64, F32),
+            ],
+            vec![
+                op("load", vec![p("c")], t(64, 64, F32)),
+                op(
+                    "matmul",
+                    vec![p("a"), p("b"), Operand::Value(0)],
+                    t(64, 64, F32),
+                ),
+                op("store", vec![p("c"), Operand::Value(1)], ValueType::Unit),
+            ],
+        )
+    }
+
+    #[test]
+    fn vector_kernel() {
+        let src = kernel_source(&rmsnorm(), &ASCEND_910B).unwrap();
+        expect![[r#"
+            // AICore kernel `rmsnorm_tile` (vec), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
+            // UB/L1/L0 at planned offsets, one instruction sequence per op.
+            #include <cmath>
+            #include <cstdint>
+            #include <pto/pto-inst.hpp>
+
+            using namespace pto;
+
+            extern "C" __global__ AICORE void wsp_aicore_rmsnorm_tile(__gm__ float* p_x, __gm__ float* p_out, int64_t p_x_rs, int64_t p_out_rs, float p_eps)
+            {
+                GlobalTensor<float, pto::Shape<1, 1, 1, 16, 128>, pto::Stride<1, 1, 1, -1, 1>> g_x(p_x, pto::Shape<1, 1, 1, 16, 128>(), pto::Stride<1, 1, 1, -1, 1>(p_x_rs));
+                GlobalTensor<float, pto::Shape<1, 1, 1, 16, 128>, pto::Stride<1, 1, 1, -1, 1>> g_out(p_out, pto::Shape<1, 1, 1, 16, 128>(), pto::Stride<1, 1, 1, -1, 1>(p_out_rs));
+                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v_x; TASSIGN(v_x, 0x0);  // UB [0, 8192)
+                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v0; TASSIGN(v0, 0x2000);  // UB [8192, 16384)
+                Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v1; TASSIGN(v1, 0x4000);  // UB [16384, 16448)
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x4000);
+                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> t1_0; TASSIGN(t1_0, 0x4040);  // UB [16448, 24640)
+                Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v2; TASSIGN(v2, 0x2000);  // UB [8192, 8256)
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v2_row; TASSIGN(v2_row, 0x2000);
+                Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v3; TASSIGN(v3, 0x2040);  // UB [8256, 8320)
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v3_row; TASSIGN(v3_row, 0x2040);
+                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v4; TASSIGN(v4, 0x2080);  // UB [8320, 16512)
+                // %0 = mul
+                TLOAD(v_x, g_x);
+                set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0); wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+                TMUL(v0, v_x, v_x);
+                // %1 = rowmean
+                pipe_barrier(PIPE_V);
+                TROWSUM(v1, v0, t1_0);
+                pipe_barrier(PIPE_V);
+                TMULS(v1_row, v1_row, (float)(1.0 / 128));
+                // %2 = add
+                pipe_barrier(PIPE_V);
+                TADDS(v2_row, v1_row, (float)(p_eps));
+                // %3 = rsqrt
+                pipe_barrier(PIPE_V);
+                TRSQRT(v3_row, v2_row);
+                // %4 = rowmul
+                pipe_barrier(PIPE_V);
+                TROWEXPANDMUL(v4, v_x, v3);
+                // %5 = store
+                set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0); wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+                TSTORE(g_out, v4);
+                set_flag(PIPE_MTE3, PIPE_S, EVENT_ID0); wait_flag(PIPE_MTE3, PIPE_S, EVENT_ID0);
+            }
+
+            #if defined(__CPU_SIM)
+            // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on
+            // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.
+            extern "C" void wsp_kernel_rmsnorm_tile(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)
+            {
+                wsp_aicore_rmsnorm_tile((float*)wsp_t[0], (float*)wsp_t[1], wsp_s[0], wsp_s[2], (float)wsp_sc[0]);
+            }
+            #endif
+        "#]]
+        .assert_eq(&src);
+        assert_eq!(unit(&rmsnorm()), "vec");
+    }
+
+    #[test]
+    fn cube_kernel() {
+        let src = kernel_source(&matmul_acc(), &ASCEND_910B).unwrap();
+        expect![[r#"
+            // AICore kernel `matmul_acc` (cube), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
+            // UB/L1/L0 at planned offsets, one instruction sequence per op.
+            #include <cmath>
+            #include <cstdint>
+            #include <pto/pto-inst.hpp>
+
+            using namespace pto;
+
+            extern "C" __global__ AICORE void wsp_aicore_matmul_acc(__gm__ half* p_a, __gm__ half* p_b, __gm__ float* p_c, int64_t p_a_rs, int64_t p_b_rs, int64_t p_c_rs)
+            {
+                GlobalTensor<half, pto::Shape<1, 1, 1, 64, 64>, pto::Stride<1, 1, 1, -1, 1>> g_a(p_a, pto::Shape<1, 1, 1, 64, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_a_rs));
+                GlobalTensor<half, pto::Shape<1, 1, 1, 64, 64>, pto::Stride<1, 1, 1, -1, 1>> g_b(p_b, pto::Shape<1, 1, 1, 64, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_b_rs));
+                GlobalTensor<float, pto::Shape<1, 1, 1, 64, 64>, pto::Stride<1, 1, 1, -1, 1>> g_c(p_c, pto::Shape<1, 1, 1, 64, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_c_rs));
+                Tile<TileType::Mat, half, 64, 64, BLayout::ColMajor, 64, 64, SLayout::RowMajor, 512> m_a; TASSIGN(m_a, 0x0);  // L1 [0, 8192)
+                Tile<TileType::Mat, half, 64, 64, BLayout::ColMajor, 64, 64, SLayout::RowMajor, 512> m_b; TASSIGN(m_b, 0x2000);  // L1 [8192, 16384)
+                TileLeft<half, 64, 64, 64, 64> l1; TASSIGN(l1, 0x0);  // L0A [0, 8192)
+                TileRight<half, 64, 64, 64, 64> r1; TASSIGN(r1, 0x0);  // L0B [0, 8192)
+                TileAcc<float, 64, 64, 64, 64> c1; TASSIGN(c1, 0x0);  // L0C [0, 16384)
+                // %0 = load
+                // the matmul accumulates into global memory: nothing to load
+                // %1 = matmul
+                TLOAD(m_a, g_a);
+                TLOAD(m_b, g_b);
+                set_flag(PIPE_MTE2, PIPE_MTE1, EVENT_ID0); wait_flag(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+                TMOV(l1, m_a);
+                TMOV(r1, m_b);
+                set_flag(PIPE_MTE1, PIPE_M, EVENT_ID0); wait_flag(PIPE_MTE1, PIPE_M, EVENT_ID0);
+                TMATMUL(c1, l1, r1);
+                // %2 = store
+                set_flag(PIPE_M, PIPE_FIX, EVENT_ID0); wait_flag(PIPE_M, PIPE_FIX, EVENT_ID0);
+                TSTORE<decltype(c1), decltype(g_c), AtomicType::AtomicAdd>(g_c, c1);
+                set_flag(PIPE_FIX, PIPE_S, EVENT_ID0); wait_flag(PIPE_FIX, PIPE_S, EVENT_ID0);
+            }
+
+            #if defined(__CPU_SIM)
+            // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on
+            // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.
+            extern "C" void wsp_kernel_matmul_acc(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)
+            {
+                (void)wsp_sc;
+                wsp_aicore_matmul_acc((half*)wsp_t[0], (half*)wsp_t[1], (float*)wsp_t[2], wsp_s[0], wsp_s[2], wsp_s[4]);
+            }
+            #endif
+        "#]]
+        .assert_eq(&src);
+        assert_eq!(unit(&matmul_acc()), "cube");
+    }
+
+    #[test]
+    fn matmul_stored_from_the_accumulator() {
+        use DType::{F16, F32};
+        let k = kernel(
+            "shard_matmul",
+            vec![
+                tile("x", Direction::In, 64, 128, F16),
+                tile("w", Direction::In, 128, 128, F16),
+                tile("out", Direction::Out, 64, 128, F32),
+            ],
+            vec![
+                op("matmul", vec![p("x"), p("w")], t(64, 128, F32)),
+                op("store", vec![p("out"), Operand::Value(0)], ValueType::Unit),
+            ],
+        );
+        let src = kernel_source(&k, &ASCEND_910B).unwrap();
+        let body: Vec<&str> = src
+            .lines()
+            .filter(|l| {
+                l.contains("TLOAD")
+                    || l.contains("TMOV")
+                    || l.contains("TMATMUL")
+                    || l.contains("TSTORE")
+            })
+            .map(str::trim)
+            .collect();
+        expect![[r#"
+            [
+                "TLOAD(m_x, g_x);",
+                "TLOAD(m_w, g_w);",
+                "TMOV(l0, m_x);",
+                "TMOV(r0, m_w);",
+                "TMATMUL(c0, l0, r0);",
+                "TSTORE(g_out, c0);",
+            ]
+        "#]]
+        .assert_debug_eq(&body);
+    }
+
+    #[test]
+    fn errors_name_the_op_or_memory() {
+        use DType::F32;
+        let k = kernel(
+            "waves",
+            vec![
+                tile("x", Direction::In, 16, 16, F32),
+                tile("y", Direction::Out, 16, 16, F32),
+            ],
+            vec![
+                op("sin", vec![p("x")], t(16, 16, F32)),
+                op("store", vec![p("y"), Operand::Value(0)], ValueType::Unit),
+            ],
+        );
+        expect![
+            "op `sin` (%0) has no AICore form: PTO-ISA has no sine instruction on the vector unit"
+        ]
+        .assert_eq(&kernel_source(&k, &ASCEND_910B).unwrap_err());
+        let big = kernel(
+            "big",
+            vec![
+                tile("x", Direction::In, 256, 256, F32),
+                tile("y", Direction::Out, 256, 256, F32),
+            ],
+            vec![
+                op("exp", vec![p("x")], t(256, 256, F32)),
+                op("store", vec![p("y"), Operand::Value(0)], ValueType::Unit),
+            ],
+        );
+        expect!["kernel `big`: UB overflows at %0: 524288 bytes needed, 196608 available"]
+            .assert_eq(&kernel_source(&big, &ASCEND_910B).unwrap_err());
+        let custom = Kernel {
+            name: "custom".into(),
+            params: Vec::new(),
+            body: KernelBody::Cpp {
+                code: String::new(),
+                includes: Vec::new(),
+                first_line: 1,
+            },
+        };
+        assert!(
+            kernel_source(&custom, &ASCEND_910B)
+                .unwrap_err()
+                .contains("cpp_src")
+        );
+    }
+
+    #[test]
+    fn every_planned_buffer_is_declared() {
+        for k in [rmsnorm(), matmul_acc()] {
+            let src = kernel_source(&k, &ASCEND_910B).unwrap();
+            let plan = buffers::plan(&k, &ASCEND_910B).unwrap();
+            for b in &plan.buffers {
+                assert!(src.contains(&format!(" {};", buffer_name(&b.role))));
+            }
+        }
+    }
+}

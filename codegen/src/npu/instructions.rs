@@ -1,0 +1,233 @@
+//! Which PTO-ISA instructions compute each op of `wsp_ir::ops` on an AICore. One row per op
+//! name; shapes, dtypes and semantics stay in the op table. `aicore.rs` emits the rows, and
+//! `wsp_ir::buffers::scratch` sizes the tmp tiles the sequences use.
+
+/// How an op becomes PTO-ISA instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lowering {
+    /// `INSTR(dst, src)`.
+    Unary(&'static str),
+    /// Elementwise over two operands: both tiles of one shape, a tile and a scalar, or the
+    /// full tile with an `[M,1]` (`row`) or `[1,N]` (`col`) operand expanded on the fly.
+    /// Other broadcasts expand the small operand with `TROWEXPAND`/`TCOLEXPAND` first.
+    Binary {
+        tiles: &'static str,
+        scalar: &'static str,
+        row: &'static str,
+        col: &'static str,
+    },
+    /// `row`: `([M,N], [M,1])` with the row-expand instruction; else `([M,N], [1,N])` with the
+    /// column-expand one.
+    Expand { row: bool, instr: &'static str },
+    /// `INSTR(dst, src, tmp)` along rows, then `TMULS` by `1/N` for a mean.
+    RowReduce { instr: &'static str, mean: bool },
+    /// `INSTR(dst, src)` down columns.
+    ColReduce(&'static str),
+    /// A fixed sequence `aicore.rs` writes out; the instructions it uses, in order.
+    Sequence(&'static [&'static str]),
+    /// No AICore form; the reason. A kernel using it is reported, not emitted.
+    Unsupported(&'static str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The op's name in `wsp_ir::ops`.
+    pub op: &'static str,
+    pub lowering: Lowering,
+}
+
+const fn row(op: &'static str, lowering: Lowering) -> Row {
+    Row { op, lowering }
+}
+
+const fn binary(
+    tiles: &'static str,
+    scalar: &'static str,
+    row: &'static str,
+    col: &'static str,
+) -> Lowering {
+    Lowering::Binary {
+        tiles,
+        scalar,
+        row,
+        col,
+    }
+}
+
+use Lowering::{ColReduce, Expand, RowReduce, Sequence, Unary, Unsupported};
+
+pub const TABLE: &[Row] = &[
+    // GM → UB (MTE2), or GM → L1 when only the cube reads the tile.
+    row("load", Sequence(&["TLOAD"])),
+    // UB → GM (MTE3), or L0C → GM (FIX) for a matmul result stored as is.
+    row("store", Sequence(&["TSTORE"])),
+    row(
+        "add",
+        binary("TADD", "TADDS", "TROWEXPANDADD", "TCOLEXPANDADD"),
+    ),
+    row(
+        "sub",
+        binary("TSUB", "TSUBS", "TROWEXPANDSUB", "TCOLEXPANDSUB"),
+    ),
+    row(
+        "mul",
+        binary("TMUL", "TMULS", "TROWEXPANDMUL", "TCOLEXPANDMUL"),
+    ),
+    row(
+        "div",
+        binary("TDIV", "TDIVS", "TROWEXPANDDIV", "TCOLEXPANDDIV"),
+    ),
+    row(
+        "maximum",
+        binary("TMAX", "TMAXS", "TROWEXPANDMAX", "TCOLEXPANDMAX"),
+    ),
+    row(
+        "minimum",
+        binary("TMIN", "TMINS", "TROWEXPANDMIN", "TCOLEXPANDMIN"),
+    ),
+    row("exp", Unary("TEXP")),
+    row("log", Unary("TLOG")),
+    row("sqrt", Unary("TSQRT")),
+    row("rsqrt", Unary("TRSQRT")),
+    // tanh(x) = 1 - 2 / (e^2x + 1)
+    row(
+        "tanh",
+        Sequence(&["TMULS", "TEXP", "TADDS", "TDIVS", "TMULS", "TADDS"]),
+    ),
+    // 1 / (1 + e^-x)
+    row("sigmoid", Sequence(&["TMULS", "TEXP", "TADDS", "TRECIP"])),
+    row(
+        "sin",
+        Unsupported("PTO-ISA has no sine instruction on the vector unit"),
+    ),
+    row(
+        "cos",
+        Unsupported("PTO-ISA has no cosine instruction on the vector unit"),
+    ),
+    row("relu", Unary("TRELU")),
+    // 0.5 x (1 + tanh(0.7978845608 (x + 0.044715 x^3))), tanh as above.
+    row(
+        "gelu",
+        Sequence(&[
+            "TMUL", "TMUL", "TMULS", "TADD", "TMULS", "TEXP", "TADDS", "TDIVS", "TMULS", "TADDS",
+            "TMULS", "TMUL",
+        ]),
+    ),
+    // x / (1 + e^-x)
+    row("silu", Sequence(&["TMULS", "TEXP", "TADDS", "TDIV"])),
+    row("neg", Unary("TNEG")),
+    row("abs", Unary("TABS")),
+    row(
+        "softmax",
+        Sequence(&[
+            "TROWMAX",
+            "TROWEXPANDSUB",
+            "TEXP",
+            "TROWSUM",
+            "TROWEXPANDDIV",
+        ]),
+    ),
+    row(
+        "rowsum",
+        RowReduce {
+            instr: "TROWSUM",
+            mean: false,
+        },
+    ),
+    row(
+        "rowmax",
+        RowReduce {
+            instr: "TROWMAX",
+            mean: false,
+        },
+    ),
+    row(
+        "rowmean",
+        RowReduce {
+            instr: "TROWSUM",
+            mean: true,
+        },
+    ),
+    row("colsum", ColReduce("TCOLSUM")),
+    row("colmax", ColReduce("TCOLMAX")),
+    row(
+        "rowmul",
+        Expand {
+            row: true,
+            instr: "TROWEXPANDMUL",
+        },
+    ),
+    row(
+        "rowadd",
+        Expand {
+            row: true,
+            instr: "TROWEXPANDADD",
+        },
+    ),
+    row(
+        "colmul",
+        Expand {
+            row: false,
+            instr: "TCOLEXPANDMUL",
+        },
+    ),
+    row(
+        "coladd",
+        Expand {
+            row: false,
+            instr: "TCOLEXPANDADD",
+        },
+    ),
+    // [M,1] → TROWEXPAND, [1,N] → TCOLEXPAND, [1,1] → both.
+    row("broadcast", Sequence(&["TROWEXPAND", "TCOLEXPAND"])),
+    // Operands GM → L1 (TLOAD) or UB → L1 (TMOV), L1 → L0A/L0B (TMOV), the product into L0C
+    // with fp32 accumulation; `acc` is added on the vector unit after L0C → UB.
+    row(
+        "matmul",
+        Sequence(&["TLOAD", "TMOV", "TMOV", "TMATMUL", "TMOV", "TADD"]),
+    ),
+    row("transpose", Sequence(&["TTRANS"])),
+    // A scalar: an immediate operand of the `*S` instructions.
+    row("constant", Sequence(&[])),
+    // Round to nearest, ties to even, as the CPU kernels' conversions.
+    row("cast", Sequence(&["TCVT"])),
+    row("alloc", Sequence(&["TEXPANDS"])),
+    // TDEINTERLEAVE(odd, even, x): the other half goes to a tmp tile. It takes an even
+    // number of result columns.
+    row("slice_even", Sequence(&["TDEINTERLEAVE"])),
+    row("slice_odd", Sequence(&["TDEINTERLEAVE"])),
+    // TINTERLEAVE(right, left, b, a) writes the two column halves of the result: each half is
+    // a view of the result tile, so N must be even and N elements a whole 32 bytes.
+    row("interleave", Sequence(&["TINTERLEAVE"])),
+];
+
+pub fn lookup(op: &str) -> Option<&'static Row> {
+    TABLE.iter().find(|r| r.op == op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_has_a_row() {
+        for op in wsp_ir::ops::all() {
+            assert!(
+                lookup(op.name).is_some(),
+                "op {} has no row in the instruction table",
+                op.name
+            );
+        }
+        for r in TABLE {
+            assert!(
+                wsp_ir::ops::lookup(r.op).is_some(),
+                "instruction row {} names no op",
+                r.op
+            );
+        }
+        let mut names: Vec<&str> = TABLE.iter().map(|r| r.op).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len(), "an op has two rows");
+    }
+}

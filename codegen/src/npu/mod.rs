@@ -1,0 +1,357 @@
+//! IR → Ascend NPU source tree (`wsp emit`): AICore kernels in PTO-ISA form, the AICPU
+//! expander's plan, the host replay and ACL runner, and the CMake that builds them.
+//!
+//! The tree is returned as data ([`Tree`]) and written by [`Tree::write`], all at once into a
+//! fresh folder renamed over the destination, so a failed emit never leaves half a tree. What
+//! the tree is made of: `tree/` here holds its fixed files (embedded below); the rest is
+//! generated from the same IR the CPU simulator runs.
+
+pub mod aicore;
+pub mod instructions;
+pub mod plan;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use wsp_ir::kernel::KernelBody;
+use wsp_ir::{Action, Kernel, Program};
+
+/// The fixed files of every tree, by their path in it.
+const STATIC_FILES: &[(&str, &str)] = &[
+    ("CMakeLists.txt", include_str!("tree/CMakeLists.txt")),
+    ("README.md", include_str!("tree/README.md")),
+    ("cmake/check.cmake", include_str!("tree/cmake/check.cmake")),
+    (
+        "include/pto_wsp/plan.hpp",
+        include_str!("tree/include/pto_wsp/plan.hpp"),
+    ),
+    (
+        "include/pto_wsp/expander.hpp",
+        include_str!("tree/include/pto_wsp/expander.hpp"),
+    ),
+    (
+        "aicpu/expander.cpp",
+        include_str!("tree/aicpu/expander.cpp"),
+    ),
+    ("host/replay.cpp", include_str!("tree/host/replay.cpp")),
+    ("host/npy.hpp", include_str!("tree/host/npy.hpp")),
+    (
+        "host/runner_acl.cpp",
+        include_str!("tree/host/runner_acl.cpp"),
+    ),
+    ("tools/compare.cpp", include_str!("tree/tools/compare.cpp")),
+];
+
+/// An emitted tree: every file with its path relative to the tree's folder, in path order.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Tree {
+    /// Adds a file (replacing one of the same path).
+    pub fn add(&mut self, path: impl Into<String>, contents: impl Into<Vec<u8>>) {
+        let path = path.into();
+        self.files.retain(|(p, _)| *p != path);
+        self.files.push((path, contents.into()));
+        self.files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    /// The generated files (not the fixed ones), for snapshots: what a change of the program
+    /// or of codegen shows up in.
+    pub fn generated(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.files
+            .iter()
+            .filter(|(p, _)| !STATIC_FILES.iter().any(|(s, _)| s == p))
+            .map(|(p, c)| (p.as_str(), c.as_slice()))
+    }
+
+    /// Writes the tree to `dir`: into a sibling temporary folder first, which then replaces
+    /// `dir` (a build folder inside an earlier tree is kept, so a rebuild is incremental).
+    pub fn write(&self, dir: &Path) -> Result<(), String> {
+        let shown = dir.display();
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!("`{shown}` exists and is not a folder"));
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(".wsp-emit-")
+            .tempdir_in(parent)
+            .map_err(|e| format!("cannot create a folder in `{}`: {e}", parent.display()))?;
+        for (path, contents) in &self.files {
+            let to = tmp.path().join(path);
+            if let Some(d) = to.parent() {
+                std::fs::create_dir_all(d)
+                    .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
+            }
+            std::fs::write(&to, contents)
+                .map_err(|e| format!("cannot write `{}`: {e}", to.display()))?;
+        }
+        if dir.is_dir() {
+            // Keep what the user built; everything else of the old tree goes.
+            let build = dir.join("build");
+            if build.is_dir() {
+                std::fs::rename(&build, tmp.path().join("build"))
+                    .map_err(|e| format!("cannot keep `{}`: {e}", build.display()))?;
+            }
+            let old = tempfile::Builder::new()
+                .prefix(".wsp-emit-old-")
+                .tempdir_in(parent)
+                .map_err(|e| format!("cannot create a folder in `{}`: {e}", parent.display()))?;
+            std::fs::rename(dir, old.path().join("tree"))
+                .map_err(|e| format!("cannot replace `{shown}`: {e}"))?;
+        }
+        let kept = tmp.keep();
+        std::fs::rename(&kept, dir).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&kept);
+            format!("cannot move the tree to `{shown}`: {e}")
+        })
+    }
+}
+
+/// The source file a tree is emitted from.
+pub struct Source<'a> {
+    /// Its file name (`softmax.wsp`), which the tree keeps it under in `source/`.
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+/// Every kernel of the programs once, in first-use order.
+fn kernels(programs: &[Program]) -> Vec<&Kernel> {
+    let mut out: Vec<&Kernel> = Vec::new();
+    for k in programs.iter().flat_map(|p| &p.kernels) {
+        if !out.iter().any(|o| o.name == k.name) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+fn is_custom(k: &Kernel) -> bool {
+    matches!(k.body, KernelBody::Cpp { .. })
+}
+
+/// A value of a run-time symbol other than its default, for the tree's rebinding test:
+/// smaller where it can be, so views sized for the default stay in bounds.
+pub fn alternative_value(default: u64) -> u64 {
+    if default > 1 {
+        default - 1
+    } else {
+        default + 1
+    }
+}
+
+/// The tree for a file's programs (already retargeted to `ascend_npu` by the caller) and its
+/// top-level actions. Initial tensor data (`data/*.npy`) is the caller's to add: it is computed
+/// by the runtime, which codegen does not depend on.
+pub fn tree(
+    programs: &[Program],
+    actions: &[Action],
+    source: &Source,
+    chip: &wsp_ir::buffers::OnChip,
+) -> Result<Tree, String> {
+    let mut tree = Tree::default();
+    for (path, text) in STATIC_FILES {
+        tree.add(*path, *text);
+    }
+    tree.add(format!("source/{}", source.name), source.text);
+    tree.add("plan/plan.cpp", plan::plan_source(programs, actions)?);
+
+    let all = kernels(programs);
+    // The CPU forms of every kernel (the default replay), and of the custom ones alone (the
+    // replay over PTO-ISA kernels, which have no AICore form).
+    let wsp_path = format!("source/{}", source.name);
+    let with_kernels = |ks: Vec<Kernel>| {
+        let mut p = programs.first().cloned().unwrap_or_else(empty_program);
+        p.kernels = ks;
+        crate::cpp::source(&p, &wsp_path)
+    };
+    tree.add(
+        "host/kernels_cpu.cpp",
+        with_kernels(all.iter().map(|k| (*k).clone()).collect()),
+    );
+    let custom: Vec<Kernel> = all
+        .iter()
+        .filter(|k| is_custom(k))
+        .map(|k| (*k).clone())
+        .collect();
+    if !custom.is_empty() {
+        tree.add("host/kernels_custom.cpp", with_kernels(custom));
+    }
+    for k in all.iter().filter(|k| !is_custom(k)) {
+        let src =
+            aicore::kernel_source(k, chip).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+        tree.add(format!("aicore/{}.cpp", k.name), src);
+    }
+    tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
+    tree.add("cmake/tolerances.txt", tolerances(programs));
+    Ok(tree)
+}
+
+/// Bits of precision a float dtype carries through a computation (integers are exact).
+fn precision(d: wsp_ir::DType) -> Option<u32> {
+    d.is_float().then(|| 8 * d.size_bytes())
+}
+
+/// `cmake/tolerances.txt`: the float tensors computed through a narrower float than their own
+/// dtype, each with that narrowest dtype, so `wsp_compare` checks them at its tolerance, as the
+/// golden tests do (`via="float16"`). Two correct implementations differ by that dtype's
+/// roundings (an f32 result of an f16 matmul, or of a tensor that was one). Computed to a fixed
+/// point over every task of the programs: a task's outputs get the narrowest float of its
+/// kernel (parameters and op results) and of the tensors it reads.
+fn tolerances(programs: &[Program]) -> String {
+    use std::collections::BTreeMap;
+    use wsp_ir::kernel::{ParamType, ValueType};
+    use wsp_ir::plan::{Node, TaskArg};
+
+    fn tasks<'a>(nodes: &'a [Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
+        for n in nodes {
+            match n {
+                Node::Loop { body, .. } | Node::Consume { body, .. } => tasks(body, out),
+                Node::Conditional { branches } => branches.iter().for_each(|b| tasks(&b.body, out)),
+                Node::Pipeline { stages } => tasks(stages, out),
+                Node::Task(t) => out.push(t),
+                Node::Send { .. } | Node::SlotLoad { .. } => {}
+            }
+        }
+    }
+    // The narrowest float each tensor's values went through; starts at the tensor's own.
+    let mut via: BTreeMap<&str, (wsp_ir::DType, u32)> = BTreeMap::new();
+    for t in programs.iter().flat_map(|p| &p.tensors) {
+        if let Some(bits) = precision(t.dtype) {
+            via.insert(&t.name, (t.dtype, bits));
+        }
+    }
+    let mut all = Vec::new();
+    for p in programs {
+        for w in &p.workloads {
+            tasks(&w.body, &mut all);
+        }
+    }
+    let kernel_floor = |name: &str| {
+        let k = programs
+            .iter()
+            .flat_map(|p| &p.kernels)
+            .find(|k| k.name == name)?;
+        let mut dtypes: Vec<wsp_ir::DType> = k
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ParamType::Tile(_, t) => Some(t.dtype),
+                _ => None,
+            })
+            .collect();
+        if let KernelBody::Ops(ops) = &k.body {
+            dtypes.extend(ops.iter().filter_map(|o| match o.ty {
+                ValueType::Tile(t) => Some(t.dtype),
+                ValueType::Scalar(d) => Some(d),
+                ValueType::Unit => None,
+            }));
+        }
+        dtypes
+            .into_iter()
+            .filter_map(|d| Some((d, precision(d)?)))
+            .min_by_key(|&(_, bits)| bits)
+    };
+    // Each pass can only narrow, and there are finitely many widths: a fixed point is reached.
+    loop {
+        let mut changed = false;
+        for t in &all {
+            let mut floor = kernel_floor(&t.kernel);
+            for a in &t.args {
+                if let TaskArg::Tile {
+                    direction, view, ..
+                } = a
+                    && direction.reads()
+                    && let Some(&v) = via.get(view.tensor.as_str())
+                    && floor.is_none_or(|f| v.1 < f.1)
+                {
+                    floor = Some(v);
+                }
+            }
+            let Some(floor) = floor else { continue };
+            for a in &t.args {
+                if let TaskArg::Tile {
+                    direction, view, ..
+                } = a
+                    && direction.writes()
+                    && let Some(v) = via.get_mut(view.tensor.as_str())
+                    && floor.1 < v.1
+                {
+                    *v = floor;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = String::from(
+        "# Generated by `wsp emit`: tensors compared at a narrower float's tolerance (NAME DTYPE).\n",
+    );
+    for t in programs.iter().flat_map(|p| &p.tensors) {
+        if let (Some(own), Some(&(d, bits))) = (precision(t.dtype), via.get(t.name.as_str()))
+            && bits < own
+            && !out.contains(&format!("\n{} ", t.name))
+        {
+            let _ = writeln!(out, "{} {}", t.name, d.name());
+        }
+    }
+    out
+}
+
+fn empty_program() -> Program {
+    Program {
+        version: wsp_ir::VERSION,
+        name: String::new(),
+        target: wsp_ir::Target::AscendNpu,
+        symbols: Vec::new(),
+        tensors: Vec::new(),
+        axes: Vec::new(),
+        channels: Vec::new(),
+        kernels: Vec::new(),
+        workloads: Vec::new(),
+        root: wsp_ir::Composite::Combine(Vec::new()),
+        schedule: Vec::new(),
+    }
+}
+
+/// `cmake/program.cmake`: what the fixed CMakeLists.txt builds and tests for this program.
+fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> String {
+    let mut out =
+        String::from("# Generated by `wsp emit`: the kernels and run-time symbols of this tree.\n");
+    let _ = writeln!(out, "set(WSP_SOURCE \"source/{}\")", source.name);
+    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    let _ = writeln!(out, "set(WSP_KERNELS {})", names.join(" "));
+    for k in kernels {
+        if is_custom(k) {
+            let _ = writeln!(out, "set(WSP_KERNEL_CUSTOM_{} ON)", k.name);
+        } else {
+            let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
+        }
+    }
+    let mut symbols: Vec<&wsp_ir::Symbol> = Vec::new();
+    for s in programs.iter().flat_map(|p| &p.symbols) {
+        if !symbols.iter().any(|o| o.name == s.name) {
+            symbols.push(s);
+        }
+    }
+    let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    let _ = writeln!(out, "set(WSP_SYMBOLS {})", names.join(" "));
+    for s in symbols {
+        let _ = writeln!(out, "set(WSP_SYMBOL_DEFAULT_{} {})", s.name, s.default);
+        let _ = writeln!(
+            out,
+            "set(WSP_SYMBOL_ALT_{} {})",
+            s.name,
+            alternative_value(s.default)
+        );
+    }
+    out
+}

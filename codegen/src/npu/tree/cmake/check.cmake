@@ -1,0 +1,78 @@
+# One ctest check of an emitted tree, run as `cmake -D... -P check.cmake`.
+#
+# A script rather than a chain of add_test commands so that one test runs several programs in
+# order, stops at the first that fails, and shows that program's own output as the reason.
+#
+# Inputs (-D):
+#   SKIP     if set, print it as the reason the check cannot run here and report a skip
+#   WSP      the `wsp` executable: `wsp run` gives the expected task stream and tensors
+#   SOURCE   the tree's copy of the .wsp source
+#   REPLAY   the replay executable (host kernels or PTO-ISA CPU-sim kernels)
+#   COMPARE  the wsp_compare executable
+#   WORK     a folder of this check's own (emptied first)
+#   BIND     optional `symbol=value`, passed to both sides; the replay's stream must then differ
+#            from its stream without the binding (the rebinding reaches the expander at run time)
+
+# ctest marks a test skipped by exit code 77 (SKIP_RETURN_CODE) or, on a CMake too old for
+# cmake_language(EXIT) (before 3.29), by this line (SKIP_REGULAR_EXPRESSION).
+if(DEFINED SKIP)
+  message(NOTICE "wsp-tree: SKIPPED: ${SKIP}")
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.29)
+    cmake_language(EXIT 77)
+  endif()
+  return()
+endif()
+
+foreach(var WSP SOURCE REPLAY COMPARE WORK)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "wsp-tree: check.cmake needs -D${var}=...")
+  endif()
+endforeach()
+
+# Runs one program; on failure stops the check with the command line and everything it printed.
+function(step)
+  execute_process(
+    COMMAND ${ARGN}
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out
+    ERROR_VARIABLE out)
+  list(JOIN ARGN " " line)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "wsp-tree: FAILED (${rc}): ${line}\n${out}")
+  endif()
+  string(STRIP "${out}" out)
+  message(STATUS "ok: ${line}")
+  if(NOT out STREQUAL "")
+    message(STATUS "${out}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}/expected/tensors" "${WORK}/actual/tensors")
+
+set(bind_args "")
+if(DEFINED BIND AND NOT BIND STREQUAL "")
+  set(bind_args --bind "${BIND}")
+endif()
+
+step("${WSP}" run "${SOURCE}" ${bind_args}
+  --dump-tasks "${WORK}/expected/tasks.txt"
+  --dump-tensors "${WORK}/expected/tensors")
+step("${REPLAY}" ${bind_args}
+  --dump-tasks "${WORK}/actual/tasks.txt"
+  --out "${WORK}/actual/tensors")
+step("${COMPARE}" tasks "${WORK}/expected/tasks.txt" "${WORK}/actual/tasks.txt")
+# Tensors computed through a narrower float are compared at its tolerance (tolerances.txt,
+# written by `wsp emit` beside this script).
+step("${COMPARE}" tensors "${WORK}/expected/tensors" "${WORK}/actual/tensors"
+  --via "${CMAKE_CURRENT_LIST_DIR}/tolerances.txt")
+
+if(bind_args)
+  # The same binary without the binding: the two streams must differ, or the symbol never
+  # reached the expander (it would have been folded in at emit time).
+  file(MAKE_DIRECTORY "${WORK}/default/tensors")
+  step("${REPLAY}"
+    --dump-tasks "${WORK}/default/tasks.txt"
+    --out "${WORK}/default/tensors")
+  step("${COMPARE}" differ "${WORK}/default/tasks.txt" "${WORK}/actual/tasks.txt")
+endif()
