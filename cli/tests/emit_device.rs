@@ -199,3 +199,21 @@ fn matmul_kernels_compile_for_the_cube_unit() {
     };
     assert_compiles(&calls, &tree, &pto, &[("matmul_acc", "cube")]);
 }
+
+#[test]
+fn kernels_mixing_cube_and_vector_work_are_left_out_of_the_dav_c220_build() {
+    let Some((calls, tree, pto)) = device_build("transformer_layer") else {
+        return;
+    };
+    // qkv_proj, attn_head and ffn_tile move tiles L0C -> UB -> L1, which dav-c220 lacks.
+    assert_compiles(
+        &calls,
+        &tree,
+        &pto,
+        &[
+            ("rmsnorm_tile", "vec"),
+            ("residual_init", "vec"),
+            ("out_proj_acc", "cube"),
+        ],
+    );
+}

@@ -132,6 +132,18 @@ fn kernels(programs: &[Program]) -> Vec<&Kernel> {
     out
 }
 
+/// Whether a kernel's cube and vector work meet on the core (an `Acc` result moved to UB, or a
+/// UB tile moved to L1): paths A5 parts and PTO-ISA's CPU simulation have and the 910B's
+/// `dav-c220` cores lack, so the device build leaves such a kernel out.
+fn mixes_cube_and_vector(k: &Kernel) -> bool {
+    use wsp_ir::buffers::Memory;
+    let Ok(plan) = wsp_ir::buffers::plan(k, &wsp_ir::buffers::ASCEND_910B) else {
+        return false;
+    };
+    let has = |m: Memory| plan.buffers.iter().any(|b| b.memory == m);
+    has(Memory::Ub) && has(Memory::L0c)
+}
+
 fn is_custom(k: &Kernel) -> bool {
     matches!(k.body, KernelBody::Cpp { .. })
 }
@@ -334,6 +346,9 @@ fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> 
             let _ = writeln!(out, "set(WSP_KERNEL_CUSTOM_{} ON)", k.name);
         } else {
             let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
+            if mixes_cube_and_vector(k) {
+                let _ = writeln!(out, "set(WSP_KERNEL_MIXED_{} ON)", k.name);
+            }
         }
     }
     let mut symbols: Vec<&wsp_ir::Symbol> = Vec::new();

@@ -257,8 +257,8 @@ private:
         return true;
     }
 
-    // Each kernel's AICore object, and its entry. A kernel without an object is a `cpp_src`
-    // kernel (no AICore form): an error only if a task launches it.
+    // Each kernel's AICore object, and its entry. A kernel without an object (a `cpp_src`
+    // kernel, or one mixing cube and vector work): an error only if a task launches it.
     bool load_kernels(std::string* err) {
         for (uint32_t k = 0; k < kPlan.kernel_count; ++k) {
             const char* name = kPlan.kernels[k].name;
@@ -291,7 +291,9 @@ private:
         aclrtFuncHandle entry = entries_[t.kernel];
         if (!entry) {
             *err = std::string("kernel `") + k.name +
-                   "` has no AICore form (a `cpp_src` kernel), so it cannot run on the device";
+                   "` has no AICore object in " PTO_WSP_AICORE_DIR
+                   ": a `cpp_src` kernel has no AICore form, and a kernel mixing matmul and "
+                   "vector work is not built for dav-c220 (see README.md)";
             return false;
         }
         aclrtArgsHandle args = nullptr;
