@@ -118,7 +118,31 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
             std::fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
         tree.add(format!("source/{path}"), bytes);
     }
+    if let (Ok(file), Ok(out)) = (
+        std::fs::canonicalize(&args.file),
+        std::fs::canonicalize(&args.out),
+    ) && file.starts_with(&out)
+    {
+        return Err(format!(
+            "{} is inside `{}`, which the tree would replace: write the tree to another folder",
+            args.file.display(),
+            args.out.display()
+        ));
+    }
     tree.write(&args.out)?;
+    let mut noted: Vec<&str> = Vec::new();
+    for k in programs.iter().flat_map(|p| &p.kernels) {
+        if noted.contains(&k.name.as_str()) {
+            continue;
+        }
+        noted.push(&k.name);
+        if let Some(why) = wsp_codegen::npu::not_for_dav_c220(k) {
+            eprintln!(
+                "note: kernel `{}` runs in the replays but does not build for an Ascend 910B (dav-c220): {why}",
+                k.name
+            );
+        }
+    }
     let kernels = tree
         .files
         .iter()
@@ -132,8 +156,10 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         if kernels == 1 { "" } else { "s" },
         tree.files.len()
     );
+    // The tests compare the tree with `wsp run` of this very executable.
+    let wsp = std::env::current_exe().map_or_else(|_| "wsp".into(), |p| p.display().to_string());
     println!(
-        "build and test: cmake -S {out} -B {out}/build && cmake --build {out}/build && ctest --test-dir {out}/build"
+        "build and test: cmake -S {out} -B {out}/build -DWSP_EXECUTABLE={wsp} && cmake --build {out}/build && ctest --test-dir {out}/build"
     );
     Ok(ExitCode::SUCCESS)
 }

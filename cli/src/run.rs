@@ -49,6 +49,10 @@ pub(crate) struct RunArgs {
     /// (slower, same results and timeline; for comparison).
     #[arg(long)]
     no_index_launches: bool,
+    /// Run programs that compile for ascend_npu on the CPU simulator too, as if they compiled
+    /// for cpu_sim: the reference `wsp emit`'s trees compare their replay with.
+    #[arg(long)]
+    simulate_npu: bool,
 }
 
 /// The most `--workers` takes. A fixed bound, not one derived from this machine's cores, so
@@ -142,10 +146,14 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             args.file.display()
         ));
     }
-    for p in &lowered.programs {
+    let mut lowered = lowered;
+    for p in &mut lowered.programs {
+        if args.simulate_npu {
+            p.target = wsp_ir::Target::CpuSim;
+        }
         if p.target != wsp_ir::Target::CpuSim {
             return Err(format!(
-                "program `{}` compiles for {}; `wsp run` runs cpu_sim programs (`wsp emit` writes NPU sources)",
+                "program `{}` compiles for {}; `wsp run` runs cpu_sim programs (`wsp emit` writes NPU sources; `--simulate-npu` runs it on the CPU simulator)",
                 p.name,
                 p.target.name()
             ));

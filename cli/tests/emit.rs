@@ -295,15 +295,121 @@ fn emit_says_what_it_cannot_do() {
 }
 
 #[test]
-fn emitting_again_replaces_the_tree_and_keeps_its_build_folder() {
+fn emitting_again_replaces_the_tree_and_keeps_its_builds_and_unchanged_files() {
     let dir = scratch("again");
     let example = root().join("examples/hello_add.wsp");
     emit(&example, &dir);
-    std::fs::create_dir_all(dir.join("build")).unwrap();
-    std::fs::write(dir.join("build/kept"), "x").unwrap();
+    for build in ["build", "build-pto"] {
+        std::fs::create_dir_all(dir.join(build)).unwrap();
+        std::fs::write(dir.join(build).join("kept"), "x").unwrap();
+    }
     std::fs::write(dir.join("stale.txt"), "x").unwrap();
+    let kernel = dir.join("aicore/add_kernel.cpp");
+    let before = std::fs::metadata(&kernel).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
     emit(&example, &dir);
     assert!(dir.join("build/kept").is_file());
+    assert!(dir.join("build-pto/kept").is_file());
     assert!(!dir.join("stale.txt").exists());
-    assert!(dir.join("CMakeLists.txt").is_file());
+    // An unchanged source keeps its time, so a rebuild does not recompile it.
+    assert_eq!(
+        std::fs::metadata(&kernel).unwrap().modified().unwrap(),
+        before
+    );
+}
+
+#[test]
+fn emit_never_replaces_a_folder_it_did_not_write() {
+    let dir = scratch("foreign");
+    let example = root().join("examples/hello_add.wsp");
+    std::fs::write(dir.join("notes.txt"), "important").unwrap();
+    let out = wsp(&[
+        "emit",
+        example.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("is not empty and is not a tree `wsp emit` wrote"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "important"
+    );
+
+    // Nor a tree holding the file being emitted.
+    let tree = scratch("own-source");
+    emit(&example, &tree);
+    let inside = tree.join("mine.wsp");
+    std::fs::copy(&example, &inside).unwrap();
+    let out = wsp(&[
+        "emit",
+        inside.to_str().unwrap(),
+        "-o",
+        tree.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("which the tree would replace"),
+        "{}",
+        text(&out)
+    );
+    assert!(inside.is_file());
+
+    // `-o .` from inside a tree cannot be replaced in place: an error, and nothing lost.
+    std::fs::remove_file(&inside).unwrap();
+    std::fs::create_dir_all(tree.join("build")).unwrap();
+    std::fs::write(tree.join("build/kept"), "x").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(["emit", example.to_str().unwrap(), "-o", "."])
+        .current_dir(&tree)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        // Some file systems allow it; then the build folder must have been kept.
+        assert!(tree.join("build/kept").is_file());
+    } else {
+        assert!(text(&out).contains("nothing was changed"), "{}", text(&out));
+        assert!(tree.join("build/kept").is_file());
+        assert!(tree.join("CMakeLists.txt").is_file());
+    }
+}
+
+#[test]
+fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
+    let Some(cmake) = cmake() else { return };
+    let dir = scratch("npu-program");
+    let source = dir.join("scale.wsp");
+    let text_of = std::fs::read_to_string(root().join("examples/hello_add.wsp")).unwrap();
+    assert!(text_of.contains("target=\"cpu_sim\""));
+    std::fs::write(
+        &source,
+        text_of.replace("target=\"cpu_sim\"", "target=\"ascend_npu\""),
+    )
+    .unwrap();
+    let tree = dir.join("tree");
+    emit(&source, &tree);
+    let build = tree.join("build");
+    run(Command::new(cmake)
+        .arg("-S")
+        .arg(&tree)
+        .arg("-B")
+        .arg(&build)
+        .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
+    run(Command::new(cmake)
+        .arg("--build")
+        .arg(&build)
+        .args(["--target", "replay", "wsp_compare"]));
+    let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
+        "-R",
+        "^stream$",
+        "--output-on-failure",
+    ]));
+    assert!(
+        out.contains("100% tests passed") && !out.contains("Skipped"),
+        "{out}"
+    );
 }

@@ -205,6 +205,36 @@ pub fn lookup(op: &str) -> Option<&'static Row> {
     TABLE.iter().find(|r| r.op == op)
 }
 
+/// Instructions PTO-ISA implements for A5 parts and its CPU simulation only: it has no
+/// `include/pto/npu/a2a3` form of them, so a kernel using one does not build for the 910B's
+/// `dav-c220` cores.
+pub const A5_ONLY: &[&str] = &["TINTERLEAVE", "TDEINTERLEAVE"];
+
+impl Row {
+    /// The instructions the row's lowering names.
+    pub fn instructions(&self) -> Vec<&'static str> {
+        match self.lowering {
+            Unary(i) | ColReduce(i) => vec![i],
+            Lowering::Binary {
+                tiles,
+                scalar,
+                row,
+                col,
+            } => vec![tiles, scalar, row, col],
+            Expand { instr, .. } => vec![instr],
+            RowReduce { instr, mean } => {
+                if mean {
+                    vec![instr, "TMULS"]
+                } else {
+                    vec![instr]
+                }
+            }
+            Sequence(seq) => seq.to_vec(),
+            Unsupported(_) => Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

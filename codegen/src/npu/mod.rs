@@ -67,18 +67,32 @@ impl Tree {
     }
 
     /// Writes the tree to `dir`: into a sibling temporary folder first, which then replaces
-    /// `dir` (a build folder inside an earlier tree is kept, so a rebuild is incremental).
+    /// `dir`. `dir` must be new, empty, or a tree `wsp emit` wrote; of an earlier tree its build
+    /// folders (`build*`) are kept, and so are the files whose contents did not change, with
+    /// their times, so a rebuild compiles only what changed. On any error `dir` is as it was.
     pub fn write(&self, dir: &Path) -> Result<(), String> {
+        // A symbolic link is written through: the tree goes where it points.
+        let dir = match std::fs::symlink_metadata(dir) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(dir)
+                .map_err(|e| format!("cannot follow `{}`: {e}", dir.display()))?,
+            _ => dir.to_path_buf(),
+        };
         let shown = dir.display();
+        let exists = dir.exists();
+        if exists && !dir.is_dir() {
+            return Err(format!("`{shown}` exists and is not a folder"));
+        }
+        if exists && !is_tree(&dir) && !is_empty(&dir)? {
+            return Err(format!(
+                "`{shown}` is not empty and is not a tree `wsp emit` wrote (it has no cmake/program.cmake): give a new or empty folder; nothing was written"
+            ));
+        }
         let parent = match dir.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
-        if dir.exists() && !dir.is_dir() {
-            return Err(format!("`{shown}` exists and is not a folder"));
-        }
         let tmp = tempfile::Builder::new()
             .prefix(".wsp-emit-")
             .tempdir_in(parent)
@@ -92,27 +106,70 @@ impl Tree {
             std::fs::write(&to, contents)
                 .map_err(|e| format!("cannot write `{}`: {e}", to.display()))?;
         }
-        if dir.is_dir() {
-            // Keep what the user built; everything else of the old tree goes.
-            let build = dir.join("build");
-            if build.is_dir() {
-                std::fs::rename(&build, tmp.path().join("build"))
-                    .map_err(|e| format!("cannot keep `{}`: {e}", build.display()))?;
-            }
-            let old = tempfile::Builder::new()
-                .prefix(".wsp-emit-old-")
-                .tempdir_in(parent)
-                .map_err(|e| format!("cannot create a folder in `{}`: {e}", parent.display()))?;
-            std::fs::rename(dir, old.path().join("tree"))
-                .map_err(|e| format!("cannot replace `{shown}`: {e}"))?;
+        if !exists {
+            let kept = tmp.keep();
+            return std::fs::rename(&kept, &dir).map_err(|e| {
+                let _ = std::fs::remove_dir_all(&kept);
+                format!("cannot move the tree to `{shown}`: {e}")
+            });
         }
-        let kept = tmp.keep();
-        std::fs::rename(&kept, dir).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&kept);
-            format!("cannot move the tree to `{shown}`: {e}")
-        })
+        // Move the old tree aside first: if that fails (`-o .`, a busy folder) nothing moved.
+        let old = tempfile::Builder::new()
+            .prefix(".wsp-emit-old-")
+            .tempdir_in(parent)
+            .map_err(|e| format!("cannot create a folder in `{}`: {e}", parent.display()))?;
+        let old_tree = old.path().join("tree");
+        std::fs::rename(&dir, &old_tree).map_err(|e| {
+            format!("cannot replace `{shown}`: {e}; nothing was changed (emit from outside the folder, into a path that is not the current folder)")
+        })?;
+        let mut kept = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(&old_tree) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let build = name.to_string_lossy().starts_with("build");
+                if build && e.path().is_dir() && !tmp.path().join(&name).exists() {
+                    kept.push(name);
+                }
+            }
+        }
+        let moved: Vec<_> = kept
+            .into_iter()
+            .filter(|name| std::fs::rename(old_tree.join(name), tmp.path().join(name)).is_ok())
+            .collect();
+        for (path, contents) in &self.files {
+            let before = old_tree.join(path);
+            if std::fs::read(&before).is_ok_and(|b| b == *contents) {
+                let _ = std::fs::rename(&before, tmp.path().join(path));
+            }
+        }
+        let new_tree = tmp.keep();
+        if let Err(e) = std::fs::rename(&new_tree, &dir) {
+            // Put the old tree back, with its build folders.
+            for name in &moved {
+                let _ = std::fs::rename(new_tree.join(name), old_tree.join(name));
+            }
+            let _ = std::fs::rename(&old_tree, &dir);
+            let _ = std::fs::remove_dir_all(&new_tree);
+            return Err(format!("cannot move the tree to `{shown}`: {e}"));
+        }
+        Ok(())
     }
 }
+
+/// Whether `dir` holds a tree `wsp emit` wrote.
+fn is_tree(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cmake/program.cmake"))
+        .is_ok_and(|t| t.starts_with(PROGRAM_CMAKE_HEADER))
+}
+
+fn is_empty(dir: &Path) -> Result<bool, String> {
+    let mut entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    Ok(entries.next().is_none())
+}
+
+const PROGRAM_CMAKE_HEADER: &str =
+    "# Generated by `wsp emit`: the kernels and run-time symbols of this tree.\n";
 
 /// The source file a tree is emitted from.
 pub struct Source<'a> {
@@ -132,16 +189,32 @@ fn kernels(programs: &[Program]) -> Vec<&Kernel> {
     out
 }
 
-/// Whether a kernel's cube and vector work meet on the core (an `Acc` result moved to UB, or a
-/// UB tile moved to L1): paths A5 parts and PTO-ISA's CPU simulation have and the 910B's
-/// `dav-c220` cores lack, so the device build leaves such a kernel out.
-fn mixes_cube_and_vector(k: &Kernel) -> bool {
+/// Why a kernel's AICore form does not build for the 910B's `dav-c220` cores, if it does not:
+/// its cube and vector work meet on the core (an `Acc` result moved to UB, a UB tile moved to
+/// L1), or it uses an instruction PTO-ISA has for A5 parts only. Both run in PTO-ISA's CPU
+/// simulation; the device build leaves such a kernel out.
+pub fn not_for_dav_c220(k: &Kernel) -> Option<String> {
     use wsp_ir::buffers::Memory;
-    let Ok(plan) = wsp_ir::buffers::plan(k, &wsp_ir::buffers::ASCEND_910B) else {
-        return false;
+    if let Ok(plan) = wsp_ir::buffers::plan(k, &wsp_ir::buffers::ASCEND_910B) {
+        let has = |m: Memory| plan.buffers.iter().any(|b| b.memory == m);
+        if has(Memory::Ub) && has(Memory::L0c) {
+            return Some("it mixes matmul and vector work through L0C/UB/L1 moves".into());
+        }
+    }
+    let KernelBody::Ops(ops) = &k.body else {
+        return None;
     };
-    let has = |m: Memory| plan.buffers.iter().any(|b| b.memory == m);
-    has(Memory::Ub) && has(Memory::L0c)
+    ops.iter().find_map(|op| {
+        let row = instructions::lookup(&op.op)?;
+        let i = row
+            .instructions()
+            .into_iter()
+            .find(|i| instructions::A5_ONLY.contains(i))?;
+        Some(format!(
+            "`{}` uses {i}, which PTO-ISA has for A5 parts only",
+            op.op
+        ))
+    })
 }
 
 fn is_custom(k: &Kernel) -> bool {
@@ -336,8 +409,7 @@ fn empty_program() -> Program {
 
 /// `cmake/program.cmake`: what the fixed CMakeLists.txt builds and tests for this program.
 fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> String {
-    let mut out =
-        String::from("# Generated by `wsp emit`: the kernels and run-time symbols of this tree.\n");
+    let mut out = String::from(PROGRAM_CMAKE_HEADER);
     let _ = writeln!(out, "set(WSP_SOURCE \"source/{}\")", source.name);
     let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
     let _ = writeln!(out, "set(WSP_KERNELS {})", names.join(" "));
@@ -346,8 +418,8 @@ fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> 
             let _ = writeln!(out, "set(WSP_KERNEL_CUSTOM_{} ON)", k.name);
         } else {
             let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
-            if mixes_cube_and_vector(k) {
-                let _ = writeln!(out, "set(WSP_KERNEL_MIXED_{} ON)", k.name);
+            if let Some(why) = not_for_dav_c220(k) {
+                let _ = writeln!(out, "set(WSP_KERNEL_NOT_C220_{} \"{why}\")", k.name);
             }
         }
     }

@@ -34,8 +34,11 @@ pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, S
             "uint64_t",
             t.shape.iter().map(|d| format!("{d}u")),
         );
+        // As `wsp emit` decides which tensors get a data/ file.
+        let from_data = matches!(t.origin, wsp_ir::plan::TensorOrigin::Declared)
+            && !matches!(t.init, None | Some(wsp_ir::plan::Init::Zeros));
         tensors.push(format!(
-            "{{{}, DType::{}, {}, {shape}}}",
+            "{{{}, DType::{}, {}, {shape}, {from_data}}}",
             cstr(&t.name),
             dtype(t.dtype),
             t.shape.len()
@@ -66,8 +69,18 @@ pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, S
             .count();
         let count = kinds.len();
         let params = defs.array(&format!("kernel{i}_params"), "ParamKind", kinds);
+        let scalar_dtypes: Vec<String> = k
+            .params
+            .iter()
+            .filter_map(|p| match p.ty {
+                ParamType::Scalar(d, _) => Some(format!("DType::{}", dtype(d))),
+                ParamType::Constexpr(_) => Some("DType::I64".to_string()),
+                ParamType::Tile(..) => None,
+            })
+            .collect();
+        let scalar_dtypes = defs.array(&format!("kernel{i}_scalar_dtypes"), "DType", scalar_dtypes);
         kernels.push(format!(
-            "{{{}, {tiles}, {}, {}, {params}, {count}}}",
+            "{{{}, {tiles}, {}, {}, {params}, {count}, {scalar_dtypes}}}",
             cstr(&k.name),
             count - tiles,
             super::aicore::unit(k) == "cube"
@@ -1072,11 +1085,12 @@ mod tests {
             // Tensors with their shapes; the derived one has its source's shape: element by
             // element.
             "const TensorPlan tensors[] = {",
-            "{\"Lens\", DType::I32, 1, tensor2_shape}",
+            "{\"Lens\", DType::I32, 1, tensor2_shape, false}",
             "const DerivedPlan p0_derived[] = {{3, 1, \"allreduce\", -1, nullptr}};",
             // Kernels with their parameter kinds; the scalar's default fills the task's.
             "const ParamKind kernel0_params[] = {ParamKind::In, ParamKind::Out, ParamKind::Scalar};",
-            "{\"scale\", 2, 1, false, kernel0_params, 3}",
+            "{\"scale\", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes}",
+            "const DType kernel0_scalar_dtypes[] = {DType::F32};",
             "const double p0_scalars[] = {0.5, 0.5};",
             // Axes: the run-time symbol and a ragged axis with its list.
             "const uint64_t p0_axis1_lengths[] = {3u, 1u};",
@@ -1131,13 +1145,14 @@ mod tests {
             const uint64_t tensor2_shape[] = {4u};
             const uint64_t tensor3_shape[] = {4u, 16u, 32u};
             const TensorPlan tensors[] = {
-                {"X", DType::F32, 3, tensor0_shape},
-                {"Y", DType::F32, 3, tensor1_shape},
-                {"Lens", DType::I32, 1, tensor2_shape},
-                {"Z", DType::F32, 3, tensor3_shape},
+                {"X", DType::F32, 3, tensor0_shape, false},
+                {"Y", DType::F32, 3, tensor1_shape, false},
+                {"Lens", DType::I32, 1, tensor2_shape, false},
+                {"Z", DType::F32, 3, tensor3_shape, false},
             };
             const ParamKind kernel0_params[] = {ParamKind::In, ParamKind::Out, ParamKind::Scalar};
-            const KernelPlan kernels[] = {{"scale", 2, 1, false, kernel0_params, 3}};
+            const DType kernel0_scalar_dtypes[] = {DType::F32};
+            const KernelPlan kernels[] = {{"scale", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes}};
             const uint64_t p0_axis1_lengths[] = {3u, 1u};
             const SymbolPlan p0_symbols[] = {{"n", 4u}};
             const uint32_t p0_tensors[] = {0, 1, 2, 3};

@@ -55,7 +55,8 @@ if(DEFINED BIND AND NOT BIND STREQUAL "")
   set(bind_args --bind "${BIND}")
 endif()
 
-step("${WSP}" run "${SOURCE}" ${bind_args}
+# --simulate-npu: the program may compile for ascend_npu; the reference is its cpu_sim run.
+step("${WSP}" run "${SOURCE}" --simulate-npu ${bind_args}
   --dump-tasks "${WORK}/expected/tasks.txt"
   --dump-tensors "${WORK}/expected/tensors")
 step("${REPLAY}" ${bind_args}

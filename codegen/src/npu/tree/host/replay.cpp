@@ -6,8 +6,8 @@
 //
 //   replay [--bind NAME=VALUE]... [--dump-tasks FILE] [--out DIR] [--data DIR] [--max-tasks N]
 //
-// Initial tensors come from DIR/NAME.npy (--data, default the tree's data/ folder), zeros
-// otherwise. `save_npy` actions write relative to --out; at the end every tensor is written
+// Initial tensors come from DIR/NAME.npy (--data, default the tree's data/ folder) for every
+// tensor whose `init` is not zeros (a missing file is an error), zeros otherwise. `save_npy` actions write relative to --out; at the end every tensor is written
 // there as NAME.npy (as `wsp run --dump-tensors DIR`). --dump-tasks writes the task stream in
 // the format of `wsp run --dump-tasks`, which tools/compare.cpp compares.
 #include <sys/stat.h>
@@ -214,11 +214,6 @@ bool make_dirs(const std::string& path, std::string* err) {
     return true;
 }
 
-bool file_exists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 int fail(const std::string& message) {
     std::fprintf(stderr, "replay: error: %s\n", message.c_str());
     return 1;
@@ -314,7 +309,9 @@ int main(int argc, char** argv) {
         host.buffers.emplace_back(buf);
         host.bases.push_back(reinterpret_cast<char*>(buf));
         std::string path = data_dir + "/" + tp.name + ".npy";
-        if (file_exists(path) && !npy::load(path, tp.dtype, tp.shape, tp.rank, buf, &err)) return fail(err);
+        // A tensor whose `init` is not zeros starts from its file, which must be there: zeros
+        // in its place would be wrong numbers, not an error.
+        if (tp.from_data && !npy::load(path, tp.dtype, tp.shape, tp.rank, buf, &err)) return fail(err);
     }
 
     Runner runner;
@@ -358,7 +355,12 @@ int main(int argc, char** argv) {
                 return fail(err);
         }
     }
+    // As `wsp run`'s task_count: kernel tasks; barriers and collectives apart.
     uint32_t tasks = expander.next_id();
-    std::printf("replay: %" PRIu32 " task%s\n", tasks, tasks == 1 ? "" : "s");
+    uint32_t kernels = 0;
+    for (uint32_t t = 0; t < tasks && t < host.slots.size(); ++t)
+        kernels += host.slots[t].kind == TaskKind::Kernel;
+    std::printf("replay: %" PRIu32 " kernel task%s (%" PRIu32 " tasks with barriers and collectives)\n",
+                kernels, kernels == 1 ? "" : "s", tasks);
     return 0;
 }

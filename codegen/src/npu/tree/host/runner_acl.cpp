@@ -82,25 +82,10 @@ uint64_t tensor_elements(const TensorPlan& t) {
     return n;
 }
 
-// The dtype of a kernel's j-th scalar parameter. The AICore entry takes a Scalar[D] parameter
-// as D's compute type and a constexpr one as int64_t (codegen/src/npu/aicore.rs); the plan gives
-// the dtypes when KernelPlan has `scalar_dtypes`, else F32 is assumed (the only scalar dtype
-// the examples use).
-template <typename K, typename = void>
-struct HasScalarDtypes : std::false_type {};
-template <typename K>
-struct HasScalarDtypes<K, std::void_t<decltype(std::declval<const K&>().scalar_dtypes)>>
-    : std::true_type {};
-
-template <typename K>
-DType scalar_dtype(const K& kernel, uint32_t j) {
-    if constexpr (HasScalarDtypes<K>::value) {
-        return kernel.scalar_dtypes[j];
-    } else {
-        (void)kernel;
-        (void)j;
-        return DType::F32;
-    }
+// The dtype of a kernel's j-th scalar parameter: the AICore entry takes a Scalar[D] parameter
+// as D's compute type and a constexpr one as int64_t (codegen/src/npu/aicore.rs).
+DType scalar_dtype(const KernelPlan& kernel, uint32_t j) {
+    return kernel.scalar_dtypes[j];
 }
 
 // Appends one kernel argument by value.
@@ -245,7 +230,7 @@ private:
             tensors_.push_back(dev);
             if (bytes == 0) continue;
             fs::path data = fs::path(options_.data) / (std::string(t.name) + ".npy");
-            if (fs::exists(data)) {
+            if (t.from_data) {
                 std::vector<char> host(bytes);
                 if (!npy::load(data.string(), t.dtype, t.shape, t.rank, host.data(), err))
                     return false;

@@ -59,6 +59,8 @@ struct TensorPlan {
     DType dtype;
     uint32_t rank;
     const uint64_t* shape;
+    // Its initial value is data/NAME.npy (an `init` other than zeros); else it starts at zero.
+    bool from_data;
 };
 
 enum class AxisKind : uint8_t { Dense, DenseDyn, Ragged, Sparse };
@@ -106,6 +108,9 @@ struct KernelPlan {
     bool cube;        // has a matmul: runs on a cube core
     const ParamKind* params;
     uint32_t param_count;
+    // Per scalar and constexpr parameter, the dtype its AICore entry takes it as (constexpr:
+    // I64); null when the kernel has none.
+    const DType* scalar_dtypes;
 };
 
 // A derived tensor of a program (`relayout`, `allreduce`, ...).
