@@ -102,21 +102,30 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     // The tree's tests run `wsp run` on its copy of the file, whose `load_npy` paths are
     // relative to it: the files go beside the copy.
     for path in load_npy_paths(&programs) {
-        let inside = Path::new(path)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside {
-            if Path::new(path).is_relative() {
-                eprintln!(
-                    "note: `load_npy(\"{path}\")` leaves the file's folder: the tree's tests, which run `wsp run` on its copy in source/, cannot read it"
-                );
+        if Path::new(path).is_absolute() {
+            continue; // read from where it is
+        }
+        // Where `source/PATH` lands in the tree; `..` may climb to the tree's root, no further.
+        let mut at: Vec<String> = vec!["source".into()];
+        let mut inside = true;
+        for c in Path::new(path).components() {
+            match c {
+                std::path::Component::Normal(n) => at.push(n.to_string_lossy().into_owned()),
+                std::path::Component::ParentDir => inside &= at.pop().is_some(),
+                _ => {}
             }
+        }
+        let at = at.join("/");
+        if !inside || at.is_empty() || tree.files.iter().any(|(p, _)| *p == at) {
+            eprintln!(
+                "note: `load_npy(\"{path}\")` is outside what the tree can hold beside its copy of the file (source/): the tree's tests, which run `wsp run` on that copy, cannot read it; use a path in the file's folder"
+            );
             continue;
         }
         let from = base_dir.join(path);
         let bytes =
             std::fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
-        tree.add(format!("source/{path}"), bytes);
+        tree.add(at, bytes);
     }
     if let (Ok(file), Ok(out)) = (
         std::fs::canonicalize(&args.file),

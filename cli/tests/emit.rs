@@ -413,3 +413,32 @@ fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
         "{out}"
     );
 }
+
+#[test]
+fn files_a_program_loads_go_where_its_copy_in_the_tree_finds_them() {
+    let dir = scratch("load-npy");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let example = std::fs::read_to_string(root().join("examples/varlen_attention.wsp")).unwrap();
+    let npy = std::fs::read(root().join("examples/data/seq_lens.npy")).unwrap();
+    // One path inside the file's folder, one climbing out of it.
+    std::fs::write(dir.join("seq_lens.npy"), &npy).unwrap();
+    let source = dir.join("sub/v.wsp");
+    std::fs::write(
+        &source,
+        example.replace("\"data/seq_lens.npy\"", "\"../seq_lens.npy\""),
+    )
+    .unwrap();
+    let tree = dir.join("tree");
+    emit(&source, &tree);
+    assert_eq!(std::fs::read(tree.join("seq_lens.npy")).unwrap(), npy);
+    let source = dir.join("v2.wsp");
+    std::fs::write(&source, &example).unwrap();
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/seq_lens.npy"), &npy).unwrap();
+    let tree = dir.join("tree2");
+    emit(&source, &tree);
+    assert_eq!(
+        std::fs::read(tree.join("source/data/seq_lens.npy")).unwrap(),
+        npy
+    );
+}
