@@ -266,6 +266,7 @@ impl Gen<'_> {
             }
         }
         let plan = self.plan;
+        let mut aliases = Vec::new();
         for b in &plan.buffers {
             let name = buffer_name(&b.role);
             self.line(&format!(
@@ -278,19 +279,34 @@ impl Gen<'_> {
             ));
             if b.memory == Memory::Ub && buffers::is_column(b.tile) {
                 // Elementwise instructions take row-major tiles: the same bytes as [1, M].
-                self.line(&format!(
-                    "Tile<TileType::Vec, {}, 1, {}, BLayout::RowMajor, 1, {}> {name}_row; TASSIGN({name}_row, 0x{:x});",
-                    elem(b.tile.dtype),
-                    b.rows,
-                    b.tile.rows,
-                    b.offset
+                aliases.push((
+                    format!("{name}_row"),
+                    format!(
+                        "    Tile<TileType::Vec, {}, 1, {}, BLayout::RowMajor, 1, {}> {name}_row; TASSIGN({name}_row, 0x{:x});  // {name} as a row\n",
+                        elem(b.tile.dtype),
+                        b.rows,
+                        b.tile.rows,
+                        b.offset
+                    ),
                 ));
             }
         }
+        let body = self.out.len();
         for (i, op) in self.ops.iter().enumerate() {
             self.line(&format!("// %{i} = {}", op.op));
             self.op(i, op)?;
         }
+        // Only the row views the instructions use are declared.
+        let used: String = aliases
+            .into_iter()
+            .filter(|(name, _)| {
+                self.out[body..]
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == name)
+            })
+            .map(|(_, line)| line)
+            .collect();
+        self.out.insert_str(body, &used);
         if let Some(p) = self.pipe {
             let a = p.name();
             self.line(&format!(
@@ -958,13 +974,13 @@ mod tests {
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v_x; TASSIGN(v_x, 0x0);  // UB [0, 8192)
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v0; TASSIGN(v0, 0x2000);  // UB [8192, 16384)
                 Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v1; TASSIGN(v1, 0x4000);  // UB [16384, 16448)
-                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x4000);
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> t1_0; TASSIGN(t1_0, 0x4040);  // UB [16448, 24640)
                 Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v2; TASSIGN(v2, 0x2000);  // UB [8192, 8256)
-                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v2_row; TASSIGN(v2_row, 0x2000);
                 Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v3; TASSIGN(v3, 0x2040);  // UB [8256, 8320)
-                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v3_row; TASSIGN(v3_row, 0x2040);
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v4; TASSIGN(v4, 0x2080);  // UB [8320, 16512)
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x4000);  // v1 as a row
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v2_row; TASSIGN(v2_row, 0x2000);  // v2 as a row
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v3_row; TASSIGN(v3_row, 0x2040);  // v3 as a row
                 // %0 = mul
                 TLOAD(v_x, g_x);
                 set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0); wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
