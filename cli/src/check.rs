@@ -88,3 +88,27 @@ fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, Str
     let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
     Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |c| c.targets()))
 }
+
+/// One file as `wsp run` and `wsp emit` take it: analyzed (also for `targets`), its
+/// diagnostics printed, then lowered. `None` when it has errors (they were printed).
+pub(crate) fn check_and_lower(
+    path: &std::path::Path,
+    text: &str,
+    targets: Vec<Target>,
+) -> Option<wsp_analysis::LoweredFile> {
+    let db = Database::default();
+    let workspace = Workspace::new(&db, targets);
+    let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
+    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    if !diagnostics.is_empty() {
+        crate::report::print_human(&[Checked {
+            path: path.to_path_buf(),
+            text: text.to_string(),
+            diagnostics: diagnostics.clone(),
+        }]);
+    }
+    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        return None;
+    }
+    wsp_analysis::lower_file(&db, file).clone()
+}

@@ -5,11 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use wsp_analysis::{Database, File, Severity, Workspace};
 use wsp_ir::Target;
 use wsp_ir::plan::{Init, TensorOrigin};
-
-use crate::report::Checked;
 
 #[derive(clap::Args)]
 pub(crate) struct EmitArgs {
@@ -53,21 +50,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let db = Database::default();
-    let workspace = Workspace::new(&db, vec![target]);
-    let file = File::on_disk(&db, workspace, args.file.clone(), text.clone());
-    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
-    if !diagnostics.is_empty() {
-        crate::report::print_human(&[Checked {
-            path: args.file.clone(),
-            text: text.clone(),
-            diagnostics: diagnostics.clone(),
-        }]);
-    }
-    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        return Ok(ExitCode::from(1));
-    }
-    let Some(lowered) = wsp_analysis::lower_file(&db, file).clone() else {
+    let Some(lowered) = crate::check::check_and_lower(&args.file, &text, vec![target]) else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {

@@ -11,11 +11,8 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use wsp_analysis::{Database, File, Severity, Workspace};
 use wsp_codegen::BuildError;
 use wsp_runtime::{Action, Job};
-
-use crate::report::Checked;
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -123,21 +120,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let db = Database::default();
-    let workspace = Workspace::new(&db, Vec::new());
-    let file = File::on_disk(&db, workspace, args.file.clone(), text.clone());
-    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
-    if !diagnostics.is_empty() {
-        crate::report::print_human(&[Checked {
-            path: args.file.clone(),
-            text: text.clone(),
-            diagnostics: diagnostics.clone(),
-        }]);
-    }
-    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        return Ok(ExitCode::from(1));
-    }
-    let Some(lowered) = wsp_analysis::lower_file(&db, file).clone() else {
+    let Some(mut lowered) = crate::check::check_and_lower(&args.file, &text, Vec::new()) else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {
@@ -146,7 +129,6 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             args.file.display()
         ));
     }
-    let mut lowered = lowered;
     for p in &mut lowered.programs {
         if args.simulate_npu {
             p.target = wsp_ir::Target::CpuSim;

@@ -39,7 +39,7 @@ pub fn symbol(kernel: &str) -> String {
 }
 
 /// The C++ type a dtype is stored as.
-fn storage(d: DType) -> &'static str {
+pub(crate) fn storage(d: DType) -> &'static str {
     match d {
         DType::F16 | DType::BF16 => "uint16_t",
         DType::F32 => "float",
@@ -56,7 +56,7 @@ fn storage(d: DType) -> &'static str {
 }
 
 /// The C++ type a dtype is computed in.
-fn compute(d: DType) -> &'static str {
+pub(crate) fn compute(d: DType) -> &'static str {
     match d {
         DType::F16 | DType::BF16 => "float",
         _ => storage(d),

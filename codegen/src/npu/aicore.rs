@@ -26,6 +26,7 @@ use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
 
 use super::instructions::{self, Lowering};
+use crate::cpp::compute;
 
 /// `cube` if the kernel runs a matmul (an AIC kernel), else `vec` (AIV).
 pub fn unit(k: &Kernel) -> &'static str {
@@ -40,29 +41,13 @@ pub fn entry(kernel: &str) -> String {
     format!("wsp_aicore_{kernel}")
 }
 
-/// The element type PTO-ISA tiles of a dtype hold.
+/// The element type PTO-ISA tiles of a dtype hold: its own half types, else what the CPU
+/// kernels store.
 fn elem(d: DType) -> &'static str {
     match d {
         DType::F16 => "half",
         DType::BF16 => "bfloat16_t",
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::I8 => "int8_t",
-        DType::I16 => "int16_t",
-        DType::I32 => "int32_t",
-        DType::I64 => "int64_t",
-        DType::U8 => "uint8_t",
-        DType::U16 => "uint16_t",
-        DType::U32 => "uint32_t",
-        DType::U64 => "uint64_t",
-    }
-}
-
-/// The C++ type a scalar of a dtype is computed in (as the CPU kernels do).
-fn compute(d: DType) -> &'static str {
-    match d {
-        DType::F16 | DType::BF16 => "float",
-        _ => elem(d),
+        _ => crate::cpp::storage(d),
     }
 }
 
