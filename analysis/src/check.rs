@@ -13,7 +13,7 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::npu_buffers::kernel_buffer_checks;
+use crate::npu_kernels::npu_kernel_checks;
 use crate::programs::{calls, program_checks, tensor_size_checks};
 use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, workload_generic, workload_instance, workload_params};
@@ -34,7 +34,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
                 diags.extend(kernel_body(db, item).diags.iter().cloned());
-                diags.extend(kernel_buffer_checks(db, item).iter().cloned());
+                diags.extend(npu_kernel_checks(db, item).iter().cloned());
             }
             ItemKind::Workload => {
                 diags.extend(workload_params(db, item).1.iter().cloned());

@@ -85,6 +85,7 @@ codes! {
     KeyExpression = "WSP504", Error, "key expression uses something that is not a task field, constant or slot";
     TooLarge = "WSP505", Error, "tensor larger than the target's memory";
     OnChipOverflow = "WSP506", Error, "kernel's tiles exceed the NPU core's on-chip buffers";
+    NoAicoreForm = "WSP507", Error, "op has no form on the NPU core";
 }
 
 /// Where a diagnostic points: a range inside one item (top-level statement) of a file.

@@ -24,7 +24,7 @@ mod kernels;
 mod layouts;
 mod lower;
 mod names;
-mod npu_buffers;
+mod npu_kernels;
 pub use wsp_ir::ops;
 mod programs;
 mod races;

@@ -9,6 +9,7 @@
 mod actions;
 mod affine;
 pub mod buffers;
+pub mod instructions;
 pub mod kernel;
 pub mod memory;
 pub mod ops;

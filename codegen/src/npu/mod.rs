@@ -7,12 +7,12 @@
 //! generated from the same IR the CPU simulator runs.
 
 pub mod aicore;
-pub mod instructions;
 pub mod plan;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use wsp_ir::instructions;
 use wsp_ir::kernel::KernelBody;
 use wsp_ir::{Action, Kernel, Program};
 

@@ -1,7 +1,7 @@
-//! WSP506 (docs/diagnostics/WSP506.md): a kernel's tiles do not fit an Ascend AICore's on-chip
-//! buffers (UB, L1, L0A/B/C). Checked for the kernels of a file that is checked for
-//! `ascend_npu`, with the plan `wsp emit` places the AICore kernel's tiles by
-//! (`wsp_ir::buffers::plan`), so a kernel that passes here is one emit can place.
+//! The kernels of a file checked for `ascend_npu`, against what `wsp emit` can make of them:
+//! - WSP506 (docs/diagnostics/WSP506.md): the tiles do not fit an Ascend AICore's on-chip
+//!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`);
+//! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`).
 
 use wsp_syntax::ast::Stmt;
 
@@ -13,6 +13,7 @@ use crate::kernels::{kernel_body, kernel_signature};
 use crate::lower::lower_kernel;
 use crate::schedules::Target;
 use crate::values::Value;
+use wsp_ir::instructions::Lowering;
 
 /// Whether the file is checked for `ascend_npu`: a program compiles for it, or the workspace
 /// adds it (`wsp check --target ascend_npu`, `wsp emit`).
@@ -33,7 +34,7 @@ fn checked_for_npu(db: &dyn salsa::Database, file: File) -> bool {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn kernel_buffer_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     if !checked_for_npu(db, item.file(db)) {
         return Vec::new();
     }
@@ -44,9 +45,27 @@ pub fn kernel_buffer_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) 
     if signature.cpp.is_some() || errors.clone().any(|d| d.code.severity() == Severity::Error) {
         return Vec::new();
     }
+    let mut out: Vec<Diag<'db>> = body
+        .ops
+        .iter()
+        .filter_map(|op| {
+            let row = wsp_ir::instructions::lookup(op.op)?;
+            let Lowering::Unsupported(why) = row.lowering else {
+                return None;
+            };
+            Some(Diag::new(
+                Code::NoAicoreForm,
+                Span {
+                    item,
+                    range: op.range,
+                },
+                format!("`pto.{}` has no AICore form, so `wsp emit` cannot write this kernel for ascend_npu: {why}", op.op),
+            ))
+        })
+        .collect();
     let kernel = lower_kernel(db, item);
     let Err(over) = wsp_ir::buffers::plan(&kernel, &wsp_ir::buffers::ASCEND_910B) else {
-        return Vec::new();
+        return out;
     };
     let name_range = match item.stmt(db) {
         Some(Stmt::FunctionDef(f)) => f.name().map(|n| n.text_range()),
@@ -75,7 +94,8 @@ pub fn kernel_buffer_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) 
             "split its tiles into smaller ones (more tasks over a finer view) or use a narrower dtype",
         );
     }
-    vec![d]
+    out.push(d);
+    out
 }
 
 /// `524288 bytes (512 KiB)`

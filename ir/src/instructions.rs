@@ -1,6 +1,8 @@
-//! Which PTO-ISA instructions compute each op of `wsp_ir::ops` on an AICore. One row per op
-//! name; shapes, dtypes and semantics stay in the op table. `aicore.rs` emits the rows, and
-//! `wsp_ir::buffers::scratch` sizes the tmp tiles the sequences use.
+//! Which PTO-ISA instructions compute each op of the op table (`crate::ops`) on an AICore. One
+//! row per op name; shapes, dtypes and semantics stay in the op table. Codegen
+//! (`codegen/src/npu/aicore.rs`) emits the rows, the analyzer reports an op without an AICore
+//! form (WSP507) for `ascend_npu`, and `crate::buffers::scratch` sizes the tmp tiles the
+//! sequences use.
 
 /// How an op becomes PTO-ISA instructions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +243,7 @@ mod tests {
 
     #[test]
     fn every_op_has_a_row() {
-        for op in wsp_ir::ops::all() {
+        for op in crate::ops::all() {
             assert!(
                 lookup(op.name).is_some(),
                 "op {} has no row in the instruction table",
@@ -250,7 +252,7 @@ mod tests {
         }
         for r in TABLE {
             assert!(
-                wsp_ir::ops::lookup(r.op).is_some(),
+                crate::ops::lookup(r.op).is_some(),
                 "instruction row {} names no op",
                 r.op
             );
