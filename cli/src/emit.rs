@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use wsp_ir::Target;
-use wsp_ir::plan::{Init, TensorOrigin};
+use wsp_ir::plan::Init;
 
 #[derive(clap::Args)]
 pub(crate) struct EmitArgs {
@@ -15,13 +15,14 @@ pub(crate) struct EmitArgs {
     /// The target to emit for (only `ascend_npu` has a source tree).
     #[arg(long, default_value = "ascend_npu")]
     target: String,
-    /// The folder to write the tree to; an earlier tree there is replaced (its `build/` kept).
+    /// The folder to write the tree to: new, empty, or an earlier tree, which is replaced (its
+    /// `build*` folders kept).
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     out: PathBuf,
 }
 
 /// The most initial tensor data a tree carries in `data/`: past it the tree would be a data
-/// set, not a source tree; such programs should `load_npy` from a path instead.
+/// set more than a source tree.
 const MAX_DATA_BYTES: u64 = 4 << 30;
 
 pub(crate) fn emit(args: EmitArgs) -> ExitCode {
@@ -177,9 +178,7 @@ fn initial_data(
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut tensors: Vec<&wsp_ir::Tensor> = Vec::new();
     for t in programs.iter().flat_map(|p| &p.tensors) {
-        let starts = matches!(t.origin, TensorOrigin::Declared)
-            && !matches!(t.init, None | Some(Init::Zeros));
-        if starts && !tensors.iter().any(|o| o.name == t.name) {
+        if wsp_codegen::npu::starts_from_data(t) && !tensors.iter().any(|o| o.name == t.name) {
             tensors.push(t);
         }
     }
@@ -188,7 +187,7 @@ fn initial_data(
     });
     if total.is_none_or(|b| b > MAX_DATA_BYTES) {
         return Err(format!(
-            "the initial tensor values would take {} in the tree's data/ folder, more than {}; start the large tensors from files with `load_npy` outside the tree",
+            "the initial tensor values would take {} in the tree's data/ folder, more than the {} a tree carries: emit a smaller configuration of the program",
             wsp_ir::memory::size_text(total),
             wsp_ir::memory::bytes_text(MAX_DATA_BYTES)
         ));

@@ -10,15 +10,15 @@ use std::fmt::Write;
 
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Init, Semantics};
-use wsp_ir::{DType, Kernel, Program, TileType};
+use wsp_ir::{DType, Kernel, TileType};
 
 pub const PRELUDE: &str = include_str!("prelude.hpp");
 
 /// The C++ translation unit for a program's kernels. `wsp_path` is what compiler messages
 /// about `cpp_src` bodies name (their `#line` directives point into the `.wsp` file).
-pub fn source(program: &Program, wsp_path: &str) -> String {
+pub fn source<'a>(kernels: impl IntoIterator<Item = &'a Kernel> + Clone, wsp_path: &str) -> String {
     let mut out = String::new();
-    for k in &program.kernels {
+    for k in kernels.clone() {
         if let KernelBody::Cpp { includes, .. } = &k.body {
             for inc in includes {
                 let _ = writeln!(out, "#include \"{inc}\"");
@@ -26,7 +26,7 @@ pub fn source(program: &Program, wsp_path: &str) -> String {
         }
     }
     out.push_str(PRELUDE);
-    for k in &program.kernels {
+    for k in kernels {
         out.push('\n');
         kernel(&mut out, k, wsp_path);
     }

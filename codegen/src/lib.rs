@@ -181,7 +181,7 @@ pub fn build(
 ) -> Result<Artifact, BuildError> {
     let start = Instant::now();
     let wsp_name = wsp_path.display().to_string();
-    let source = cpp::source(program, &wsp_name);
+    let source = cpp::source(&program.kernels, &wsp_name);
     let mut hasher = blake3::Hasher::new();
     hasher.update(source.as_bytes());
     hasher.update(compiler_identity().as_bytes());

@@ -57,15 +57,6 @@ impl Tree {
         self.files.sort_by(|a, b| a.0.cmp(&b.0));
     }
 
-    /// The generated files (not the fixed ones), for snapshots: what a change of the program
-    /// or of codegen shows up in.
-    pub fn generated(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.files
-            .iter()
-            .filter(|(p, _)| !STATIC_FILES.iter().any(|(s, _)| s == p))
-            .map(|(p, c)| (p.as_str(), c.as_slice()))
-    }
-
     /// Writes the tree to `dir`: into a sibling temporary folder first, which then replaces
     /// `dir`. `dir` must be new, empty, or a tree `wsp emit` wrote; of an earlier tree its build
     /// folders (`build*`) are kept, and so are the files whose contents did not change, with
@@ -221,6 +212,13 @@ fn is_custom(k: &Kernel) -> bool {
     matches!(k.body, KernelBody::Cpp { .. })
 }
 
+/// Whether a tensor starts from a `data/NAME.npy` of the tree (a declared tensor whose `init`
+/// is not zeros; the caller of [`tree`] writes those files) rather than from zeros.
+pub fn starts_from_data(t: &wsp_ir::Tensor) -> bool {
+    use wsp_ir::plan::{Init, TensorOrigin};
+    matches!(t.origin, TensorOrigin::Declared) && !matches!(t.init, None | Some(Init::Zeros))
+}
+
 /// A value of a run-time symbol other than its default, for the tree's rebinding test:
 /// smaller where it can be, so views sized for the default stay in bounds.
 pub fn alternative_value(default: u64) -> u64 {
@@ -251,22 +249,16 @@ pub fn tree(
     // The CPU forms of every kernel (the default replay), and of the custom ones alone (the
     // replay over PTO-ISA kernels, which have no AICore form).
     let wsp_path = format!("source/{}", source.name);
-    let with_kernels = |ks: Vec<Kernel>| {
-        let mut p = programs.first().cloned().unwrap_or_else(empty_program);
-        p.kernels = ks;
-        crate::cpp::source(&p, &wsp_path)
-    };
     tree.add(
         "host/kernels_cpu.cpp",
-        with_kernels(all.iter().map(|k| (*k).clone()).collect()),
+        crate::cpp::source(all.iter().copied(), &wsp_path),
     );
-    let custom: Vec<Kernel> = all
-        .iter()
-        .filter(|k| is_custom(k))
-        .map(|k| (*k).clone())
-        .collect();
-    if !custom.is_empty() {
-        tree.add("host/kernels_custom.cpp", with_kernels(custom));
+    if all.iter().any(|k| is_custom(k)) {
+        let custom = all.iter().copied().filter(|k| is_custom(k));
+        tree.add(
+            "host/kernels_custom.cpp",
+            crate::cpp::source(custom, &wsp_path),
+        );
     }
     for k in all.iter().filter(|k| !is_custom(k)) {
         let src =
@@ -389,22 +381,6 @@ fn tolerances(programs: &[Program]) -> String {
         }
     }
     out
-}
-
-fn empty_program() -> Program {
-    Program {
-        version: wsp_ir::VERSION,
-        name: String::new(),
-        target: wsp_ir::Target::AscendNpu,
-        symbols: Vec::new(),
-        tensors: Vec::new(),
-        axes: Vec::new(),
-        channels: Vec::new(),
-        kernels: Vec::new(),
-        workloads: Vec::new(),
-        root: wsp_ir::Composite::Combine(Vec::new()),
-        schedule: Vec::new(),
-    }
 }
 
 /// `cmake/program.cmake`: what the fixed CMakeLists.txt builds and tests for this program.

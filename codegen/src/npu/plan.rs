@@ -34,9 +34,7 @@ pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, S
             "uint64_t",
             t.shape.iter().map(|d| format!("{d}u")),
         );
-        // As `wsp emit` decides which tensors get a data/ file.
-        let from_data = matches!(t.origin, wsp_ir::plan::TensorOrigin::Declared)
-            && !matches!(t.init, None | Some(wsp_ir::plan::Init::Zeros));
+        let from_data = super::starts_from_data(t);
         tensors.push(format!(
             "{{{}, DType::{}, {}, {shape}, {from_data}}}",
             cstr(&t.name),
