@@ -361,7 +361,7 @@ pub struct BodyOp {
     pub op: &'static str,
     pub args: Vec<Operand>,
     pub ty: Option<KernelType>,
-    /// The call, in the kernel item: where a diagnostic about the op (WSP506) points.
+    /// The call, in the kernel item: where a diagnostic about the op (WSP506, WSP507) points.
     pub range: TextRange,
 }
 

@@ -41,8 +41,8 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
     let signature = kernel_signature(db, item);
     let body = kernel_body(db, item);
     // A kernel with errors is not lowered; a custom C++ kernel has no tiles of ours to place.
-    let errors = signature.diags.iter().chain(&body.diags);
-    if signature.cpp.is_some() || errors.clone().any(|d| d.code.severity() == Severity::Error) {
+    let mut diags = signature.diags.iter().chain(&body.diags);
+    if signature.cpp.is_some() || diags.any(|d| d.code.severity() == Severity::Error) {
         return Vec::new();
     }
     let mut out: Vec<Diag<'db>> = body
