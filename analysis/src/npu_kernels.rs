@@ -11,12 +11,13 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::lower::lower_kernel;
+use crate::programs::program_targets;
 use crate::schedules::Target;
 use crate::values::Value;
 use wsp_ir::instructions::Lowering;
 
-/// Whether the file is checked for `ascend_npu`: a program compiles for it, or the workspace
-/// adds it (`wsp check --target ascend_npu`, `wsp emit`).
+/// Whether the file is checked for `ascend_npu`: the workspace adds it (`wsp check --target
+/// ascend_npu`, `wsp emit`), or one of its programs is checked for it.
 #[salsa::tracked]
 fn checked_for_npu(db: &dyn salsa::Database, file: File) -> bool {
     if file
@@ -29,7 +30,7 @@ fn checked_for_npu(db: &dyn salsa::Database, file: File) -> bool {
     module_items(db, file).iter().any(|&item| {
         matches!(item.kind(db), ItemKind::Assign | ItemKind::Expr)
             && matches!(&item_value(db, item).value,
-                Value::Program(s) if s.target.as_ref().is_some_and(|t| t.target == Target::AscendNpu))
+                Value::Program(s) if program_targets(db, item, s).contains(&Target::AscendNpu))
     })
 }
 

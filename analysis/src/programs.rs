@@ -217,7 +217,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
 }
 
 /// The targets a program is checked for: the one it compiles for, then the workspace's.
-fn program_targets<'db>(
+pub(crate) fn program_targets<'db>(
     db: &'db dyn salsa::Database,
     item: Item<'db>,
     s: &Schedule<'db>,

@@ -123,12 +123,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         ));
     }
     tree.write(&args.out)?;
-    let mut noted: Vec<&str> = Vec::new();
-    for k in programs.iter().flat_map(|p| &p.kernels) {
-        if noted.contains(&k.name.as_str()) {
-            continue;
-        }
-        noted.push(&k.name);
+    for k in wsp_codegen::npu::file_kernels(&programs) {
         if let Some(why) = wsp_codegen::npu::not_for_dav_c220(k) {
             eprintln!(
                 "note: kernel `{}` runs in the replays but does not build for an Ascend 910B (dav-c220): {why}",
@@ -160,7 +155,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
 /// The files `load_npy` initialisations read, once each.
 fn load_npy_paths(programs: &[wsp_ir::Program]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for t in programs.iter().flat_map(|p| &p.tensors) {
+    for t in wsp_codegen::npu::file_tensors(programs) {
         if let Some(Init::LoadNpy(path)) = &t.init
             && !out.contains(&path.as_str())
         {
@@ -176,12 +171,10 @@ fn initial_data(
     programs: &[wsp_ir::Program],
     base_dir: &Path,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let mut tensors: Vec<&wsp_ir::Tensor> = Vec::new();
-    for t in programs.iter().flat_map(|p| &p.tensors) {
-        if wsp_codegen::npu::starts_from_data(t) && !tensors.iter().any(|o| o.name == t.name) {
-            tensors.push(t);
-        }
-    }
+    let tensors: Vec<&wsp_ir::Tensor> = wsp_codegen::npu::file_tensors(programs)
+        .into_iter()
+        .filter(|t| wsp_codegen::npu::starts_from_data(t))
+        .collect();
     let total = tensors.iter().try_fold(0u64, |sum, t| {
         wsp_ir::memory::tensor_bytes(&t.shape, t.dtype).and_then(|b| sum.checked_add(b))
     });

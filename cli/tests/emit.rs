@@ -9,20 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::root;
+use common::{examples, root};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("emit", name)
-}
-
-fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
-        .collect();
-    v.sort();
-    v
 }
 
 fn wsp(args: &[&str]) -> Output {
@@ -77,23 +67,14 @@ fn tree_text(dir: &Path) -> String {
         }
     }
     files.sort();
-    let fixed = [
-        "CMakeLists.txt",
-        "README.md",
-        "cmake/check.cmake",
-        "include/pto_wsp/plan.hpp",
-        "include/pto_wsp/expander.hpp",
-        "aicpu/expander.cpp",
-        "host/replay.cpp",
-        "host/npy.hpp",
-        "host/runner_acl.cpp",
-        "tools/compare.cpp",
-    ];
     let mut out = String::new();
     for p in files {
         let rel = p.strip_prefix(dir).unwrap().to_str().unwrap().to_string();
         let bytes = std::fs::read(&p).unwrap();
-        if fixed.contains(&rel.as_str()) || rel.starts_with("source/") {
+        let fixed = wsp_codegen::npu::STATIC_FILES
+            .iter()
+            .any(|(p, _)| *p == rel);
+        if fixed || rel.starts_with("source/") {
             out.push_str(&format!("=== {rel} (fixed)\n"));
         } else if rel.ends_with(".npy") || rel.starts_with("host/kernels_") {
             let hash = short_hash(&bytes);
@@ -121,24 +102,6 @@ fn every_example_emits_the_tree_its_snapshot_shows() {
     }
 }
 
-/// `cmake`, or `None` when it is missing and the test may skip (outside `cargo xtask test`,
-/// which installs it and sets `WSP_REQUIRE_CMAKE`).
-fn cmake() -> Option<&'static str> {
-    let found = Command::new("cmake")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("WSP_REQUIRE_CMAKE").is_none(),
-            "cmake is not on PATH (cargo xtask test installs it)"
-        );
-        eprintln!("skipped: cmake is not on PATH; `cargo xtask test` installs it");
-        return None;
-    }
-    Some("cmake")
-}
-
 fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
@@ -150,7 +113,9 @@ fn run(cmd: &mut Command) -> String {
 
 #[test]
 fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
-    let Some(cmake) = cmake() else { return };
+    if !common::have_cmake() {
+        return;
+    }
     let pto = std::env::var_os("PTO_ISA_PATH").filter(|p| !p.is_empty());
     match &pto {
         Some(p) => eprintln!(
@@ -167,7 +132,7 @@ fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
         let dir = scratch(&format!("tree-{name}"));
         emit(&example, &dir);
         let build = dir.join("build");
-        let mut configure = Command::new(cmake);
+        let mut configure = Command::new("cmake");
         configure
             .arg("-S")
             .arg(&dir)
@@ -180,7 +145,7 @@ fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
                 .arg("-DCMAKE_CXX_COMPILER=clang++-19");
         }
         run(&mut configure);
-        run(Command::new(cmake)
+        run(Command::new("cmake")
             .arg("--build")
             .arg(&build)
             .args(["-j", "2"]));
@@ -208,17 +173,19 @@ fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
 
 #[test]
 fn rebinding_a_symbol_changes_the_replayed_stream_without_rebuilding() {
-    let Some(cmake) = cmake() else { return };
+    if !common::have_cmake() {
+        return;
+    }
     let example = root().join("examples/ragged_decode.wsp");
     let dir = scratch("rebind");
     emit(&example, &dir);
     let build = dir.join("build");
-    run(Command::new(cmake)
+    run(Command::new("cmake")
         .arg("-S")
         .arg(&dir)
         .arg("-B")
         .arg(&build));
-    run(Command::new(cmake)
+    run(Command::new("cmake")
         .arg("--build")
         .arg(&build)
         .args(["--target", "replay"]));
@@ -380,7 +347,9 @@ fn emit_never_replaces_a_folder_it_did_not_write() {
 
 #[test]
 fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
-    let Some(cmake) = cmake() else { return };
+    if !common::have_cmake() {
+        return;
+    }
     let dir = scratch("npu-program");
     let source = dir.join("scale.wsp");
     let text_of = std::fs::read_to_string(root().join("examples/hello_add.wsp")).unwrap();
@@ -393,16 +362,17 @@ fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
     let tree = dir.join("tree");
     emit(&source, &tree);
     let build = tree.join("build");
-    run(Command::new(cmake)
+    run(Command::new("cmake")
         .arg("-S")
         .arg(&tree)
         .arg("-B")
         .arg(&build)
         .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
-    run(Command::new(cmake)
-        .arg("--build")
-        .arg(&build)
-        .args(["--target", "replay", "wsp_compare"]));
+    run(Command::new("cmake").arg("--build").arg(&build).args([
+        "--target",
+        "replay",
+        "wsp_compare",
+    ]));
     let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
         "-R",
         "^stream$",

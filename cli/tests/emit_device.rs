@@ -20,20 +20,6 @@ fn ok(what: &str, out: &Output) {
     );
 }
 
-/// Whether `cmake` is on PATH. Under `cargo xtask test`, which installs it and sets
-/// `WSP_REQUIRE_CMAKE`, a missing cmake fails the test instead of skipping it.
-fn have_cmake() -> bool {
-    let found = Command::new("cmake")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found || std::env::var_os("WSP_REQUIRE_CMAKE").is_none(),
-        "cmake is not on PATH (cargo xtask test installs it)"
-    );
-    found
-}
-
 /// A script standing in for bisheng: appends its arguments to `log` (one invocation per line,
 /// arguments separated by tabs) and creates the file named by `-o`, as a compiler would.
 fn stub_compiler(dir: &Path, log: &Path) -> PathBuf {
@@ -78,8 +64,7 @@ fn fake_toolkits(dir: &Path) -> (PathBuf, PathBuf) {
 /// Emits `example`, builds its `aicore_kernels` target with the stub, and returns the recorded
 /// invocations (each a list of arguments) and the tree's folder.
 fn device_build(example: &str) -> Option<(Vec<Vec<String>>, PathBuf, PathBuf)> {
-    if !have_cmake() {
-        eprintln!("skipped: `cmake` is not on PATH (`cargo xtask test` installs it)");
+    if !common::have_cmake() {
         return None;
     }
     let dir = common::scratch("emit_device", example);

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod common;
-use common::root;
+use common::{examples, root};
 
 /// A scratch folder for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -62,16 +62,6 @@ fn dumped(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     files.sort();
     files
-}
-
-fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

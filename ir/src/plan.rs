@@ -251,6 +251,15 @@ pub enum TaskArg {
     },
 }
 
+impl TaskArg {
+    /// The kernel parameter the argument is given for.
+    pub fn param(&self) -> &str {
+        match self {
+            TaskArg::Tile { param, .. } | TaskArg::Scalar { param, .. } => param,
+        }
+    }
+}
+
 /// `kernel[b, h](x=X[b, h], ...)`: one task per iteration of the loops around it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -261,6 +270,13 @@ pub struct Task {
     pub index: Vec<Affine>,
     pub fields: Vec<String>,
     pub args: Vec<TaskArg>,
+}
+
+impl Task {
+    /// The argument given for kernel parameter `param`.
+    pub fn arg(&self, param: &str) -> Option<&TaskArg> {
+        self.args.iter().find(|a| a.param() == param)
+    }
 }
 
 /// One branch of a conditional: `None` is `P.otherwise()`.

@@ -29,26 +29,12 @@ pub fn write_tasks(
     collectives: &[Collective],
     aicpus: u32,
 ) -> Result<(), String> {
-    // Predecessors per task, CSR over all tasks: edges run from lower to higher ids.
-    let n = graph.tasks.len();
-    let mut at = vec![0u32; n + 1];
-    for &(_, s) in &graph.edges {
-        at[s as usize + 1] += 1;
-    }
-    for i in 0..n {
-        at[i + 1] += at[i];
-    }
-    let mut fill = at.clone();
-    let mut preds = vec![0u32; at[n] as usize];
-    for &(p, s) in &graph.edges {
-        preds[fill[s as usize] as usize] = p;
-        fill[s as usize] += 1;
-    }
     write_atomically(path, |out| {
         writeln!(out, "# wsp tasks v1")?;
         for &(program, lo, hi) in executions {
             writeln!(out, "execution {}", program.name)?;
             let place = placement(graph, lo, hi, &program.schedule, aicpus.max(1));
+            let (at, preds) = graph.predecessors(lo, hi);
             for t in lo..hi {
                 let i = (t - lo) as usize;
                 let task = &graph.tasks[t as usize];
@@ -86,7 +72,10 @@ pub fn write_tasks(
                         return Err(io::Error::other("the graph was not expanded"));
                     }
                 }
-                let mut p = preds[at[t as usize] as usize..at[t as usize + 1] as usize].to_vec();
+                let mut p: Vec<TaskId> = preds[at[i] as usize..at[i + 1] as usize]
+                    .iter()
+                    .map(|&p| lo + p)
+                    .collect();
                 p.sort_unstable();
                 p.dedup();
                 if p.is_empty() {

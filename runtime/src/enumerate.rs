@@ -829,9 +829,7 @@ impl<'a> Enumerator<'a> {
         let mut strides = Vec::new();
         let mut scalars = Vec::new();
         for p in &kernel.params {
-            let arg = t.args.iter().find(|a| match a {
-                TaskArg::Tile { param, .. } | TaskArg::Scalar { param, .. } => *param == p.name,
-            });
+            let arg = t.arg(&p.name);
             match (&p.ty, arg) {
                 (ParamType::Tile(dir, _), Some(TaskArg::Tile { view, .. })) => {
                     let tile = self.tile(view, *dir)?;

@@ -211,6 +211,28 @@ impl Graph {
         self.keys.get(t as usize).copied().unwrap_or((0, -1))
     }
 
+    /// Predecessor lists of tasks `lo..hi` of an expanded graph, CSR, counting only edges inside
+    /// the range, as offsets from `lo`: task `lo + i` waits for `lo + preds[at[i]..at[i + 1]]`.
+    pub fn predecessors(&self, lo: TaskId, hi: TaskId) -> (Vec<u32>, Vec<u32>) {
+        let n = (hi - lo) as usize;
+        let mut at = vec![0u32; n + 1];
+        let in_range = |&&(p, s): &&(TaskId, TaskId)| p >= lo && s < hi && s >= lo;
+        for &(_, s) in self.edges.iter().filter(in_range) {
+            at[(s - lo) as usize + 1] += 1;
+        }
+        for i in 0..n {
+            at[i + 1] += at[i];
+        }
+        let mut fill = at.clone();
+        let mut preds = vec![0u32; at[n] as usize];
+        for &(p, s) in self.edges.iter().filter(in_range) {
+            let slot = &mut fill[(s - lo) as usize];
+            preds[*slot as usize] = p - lo;
+            *slot += 1;
+        }
+        (at, preds)
+    }
+
     /// Successor lists of entries `lo..hi`, CSR, counting only edges inside the range, and
     /// each entry's count of predecessors; `None` when no edge lies inside the range.
     pub fn successors(

@@ -181,22 +181,7 @@ pub fn simulate(
         queue_of,
         stream_of,
     } = placement(graph, lo, hi, schedule, aicpus);
-    // Predecessors within the range, CSR.
-    let mut pred_at = vec![0u32; n + 1];
-    let in_range = |&&(p, s): &&(TaskId, TaskId)| p >= lo && s < hi && s >= lo;
-    for &(_, s) in graph.edges.iter().filter(in_range) {
-        pred_at[(s - lo) as usize + 1] += 1;
-    }
-    for i in 0..n {
-        pred_at[i + 1] += pred_at[i];
-    }
-    let mut fill = pred_at.clone();
-    let mut preds = vec![0u32; pred_at[n] as usize];
-    for &(p, s) in graph.edges.iter().filter(in_range) {
-        let slot = &mut fill[(s - lo) as usize];
-        preds[*slot as usize] = p - lo;
-        *slot += 1;
-    }
+    let (pred_at, preds) = graph.predecessors(lo, hi);
 
     let mut queues: Vec<Vec<u32>> = vec![Vec::new(); aicpus as usize];
     let mut prev_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];

@@ -19,3 +19,35 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+// Not every test file uses every helper below.
+
+/// The `.wsp` examples, in name order.
+#[allow(dead_code)]
+pub fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether `cmake` is on PATH, saying so when a test skips for it. Under `cargo xtask test`,
+/// which installs it and sets `WSP_REQUIRE_CMAKE`, a missing cmake fails the test instead.
+#[allow(dead_code)]
+pub fn have_cmake() -> bool {
+    let found = std::process::Command::new("cmake")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("WSP_REQUIRE_CMAKE").is_none(),
+        "cmake is not on PATH (cargo xtask test installs it)"
+    );
+    if !found {
+        eprintln!("skipped: cmake is not on PATH; `cargo xtask test` installs it");
+    }
+    found
+}

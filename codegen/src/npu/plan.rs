@@ -164,18 +164,8 @@ struct FileTables<'a> {
 
 impl<'a> FileTables<'a> {
     fn new(programs: &'a [Program]) -> Result<Self, String> {
-        let mut tensors: Vec<&wsp_ir::Tensor> = Vec::new();
-        for t in programs.iter().flat_map(|p| &p.tensors) {
-            if !tensors.iter().any(|o| o.name == t.name) {
-                tensors.push(t);
-            }
-        }
-        let mut kernels: Vec<&wsp_ir::Kernel> = Vec::new();
-        for k in programs.iter().flat_map(|p| &p.kernels) {
-            if !kernels.iter().any(|o| o.name == k.name) {
-                kernels.push(k);
-            }
-        }
+        let tensors = super::file_tensors(programs);
+        let kernels = super::file_kernels(programs);
         if u32::try_from(tensors.len()).is_err() {
             return Err("more tensors than the plan can index".into());
         }
@@ -594,9 +584,7 @@ impl ProgramTables {
         let mut tiles = Vec::new();
         let mut scalars = Vec::new();
         for p in &kernel.params {
-            let arg = t.args.iter().find(|a| match a {
-                TaskArg::Tile { param, .. } | TaskArg::Scalar { param, .. } => *param == p.name,
-            });
+            let arg = t.arg(&p.name);
             match (&p.ty, arg) {
                 (ParamType::Tile(dir, _), Some(TaskArg::Tile { view, .. })) => {
                     let v = self.view(cx, view)?;

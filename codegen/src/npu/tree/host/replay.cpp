@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "npy.hpp"
+#include "task_stream.hpp"
 #include "pto_wsp/expander.hpp"
 #include "pto_wsp/plan.hpp"
 
@@ -96,18 +97,7 @@ bool issue(void* user, const TaskRecord& t, std::string* err) {
     }
     if (s.waiting == 0) h.ready.push_back(t.id);
     if (h.dumping) {
-        char buf[160];
-        const char* kind = t.kind == TaskKind::Kernel ? "kernel" : t.kind == TaskKind::Barrier ? "barrier" : "collective";
-        std::snprintf(buf, sizeof buf, "task=%" PRIu32 " kind=%s name=%s index=", t.id, kind, t.name);
-        std::string line = buf;
-        if (t.index_len == 0) line += "-";
-        for (uint32_t i = 0; i < t.index_len; ++i) {
-            std::snprintf(buf, sizeof buf, i ? ",%" PRId64 : "%" PRId64, t.index[i]);
-            line += buf;
-        }
-        if (t.kind == TaskKind::Kernel) std::snprintf(buf, sizeof buf, " aicpu=%" PRId32 " stream=%" PRId32 " after=", t.aicpu, t.stream);
-        else std::snprintf(buf, sizeof buf, " aicpu=- stream=- after=");
-        line += buf;
+        std::string line = task_line_head(t);
         if (h.lines.size() <= t.id) {
             h.lines.resize(size_t(t.id) + 1);
             h.after.resize(size_t(t.id) + 1);
@@ -130,16 +120,11 @@ void satisfied_edge(void* user, uint32_t pred, uint32_t task) {
 bool write_dump(const Host& h, const std::string& path, std::string* err) {
     std::string out = h.dump_head;
     size_t next_execution = 0;
-    char buf[32];
     for (size_t id = 0; id < h.lines.size(); ++id) {
         while (next_execution < h.executions.size() && h.executions[next_execution].first <= id)
             out += h.executions[next_execution++].second;
         out += h.lines[id];
-        if (h.after[id].empty()) out += "-";
-        for (size_t i = 0; i < h.after[id].size(); ++i) {
-            std::snprintf(buf, sizeof buf, i ? ",%" PRIu32 : "%" PRIu32, h.after[id][i]);
-            out += buf;
-        }
+        append_list(out, h.after[id].data(), uint32_t(h.after[id].size()));
         out += "\n";
     }
     while (next_execution < h.executions.size()) out += h.executions[next_execution++].second;

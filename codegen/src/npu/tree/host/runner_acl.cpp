@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "npy.hpp"
+#include "task_stream.hpp"
 #include "pto_wsp/expander.hpp"
 #include "pto_wsp/plan.hpp"
 
@@ -379,22 +380,9 @@ private:
 
     // One line of the task stream (the format `wsp run --dump-tasks` writes).
     void dump(const TaskRecord& t) {
-        std::string line = "task=" + std::to_string(t.id);
-        auto list = [](const auto* v, uint32_t n) {
-            if (n == 0) return std::string("-");
-            std::string s;
-            for (uint32_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(v[i]);
-            return s;
-        };
-        if (t.kind == TaskKind::Kernel) {
-            line += std::string(" kind=kernel name=") + t.name + " index=" + list(t.index, t.index_len) +
-                    " aicpu=" + std::to_string(t.aicpu) + " stream=" + std::to_string(t.stream);
-        } else {
-            line += t.kind == TaskKind::Barrier ? " kind=barrier name=-"
-                                                : std::string(" kind=collective name=") + t.name;
-            line += " index=- aicpu=- stream=-";
-        }
-        line += " after=" + list(t.after, t.after_len) + "\n";
+        std::string line = task_line_head(t);
+        append_list(line, t.after, t.after_len);
+        line += "\n";
         std::fputs(line.c_str(), tasks_);
     }
 
