@@ -10,7 +10,9 @@
 //! its current text are sent. An analysis cancelled by an edit to any document is run again.
 //!
 //! Every `.wsp` file under the workspace folders is analyzed, open or not; each folder's
-//! nearest `wsp.toml` gives the targets its programs are checked against.
+//! nearest `wsp.toml` gives the targets its programs are checked against, and the editor's
+//! setting (`initializationOptions.targets`, then `wsp.targets` in didChangeConfiguration) adds
+//! to them.
 
 mod convert;
 mod features;
@@ -66,6 +68,8 @@ struct State {
     roots: Vec<Root>,
     /// For files outside every folder: no `wsp.toml`.
     loose: Workspace,
+    /// The editor's `targets` setting, checked in every folder besides its `wsp.toml`'s.
+    editor_targets: Vec<Target>,
     /// Every file analyzed, by path: the open documents and the workspace's files on disk.
     docs: HashMap<PathBuf, Doc>,
     /// The documents whose diagnostics the client has not received for their current text,
@@ -144,6 +148,7 @@ impl Backend {
                 db,
                 roots: Vec::new(),
                 loose,
+                editor_targets: Vec::new(),
                 docs: HashMap::new(),
                 stale: HashMap::new(),
             })),
@@ -209,9 +214,10 @@ impl Backend {
         changed
     }
 
-    /// The targets of a folder's nearest `wsp.toml`; a bad one is shown and counts as none.
+    /// The targets of a folder's nearest `wsp.toml` (a bad one is shown and counts as none),
+    /// then the editor's.
     async fn settings(&self, root: &Path) -> Vec<Target> {
-        match WorkspaceConfig::find(root) {
+        let mut targets = match WorkspaceConfig::find(root) {
             Ok(config) => config.map_or_else(Vec::new, |c| c.targets()),
             Err(e) => {
                 self.client
@@ -219,7 +225,41 @@ impl Backend {
                     .await;
                 Vec::new()
             }
+        };
+        let editor = self.state().editor_targets.clone();
+        for t in editor {
+            if !targets.contains(&t) {
+                targets.push(t);
+            }
         }
+        targets
+    }
+
+    /// Takes the editor's `targets` setting from `settings` (an object with `targets`); a
+    /// value that is no list of target names is shown and leaves the setting as it was.
+    /// Whether the setting changed.
+    async fn set_editor_targets(&self, settings: &serde_json::Value) -> bool {
+        let Some(value) = settings.get("targets") else {
+            return false;
+        };
+        let targets = match editor_targets(value) {
+            Ok(targets) => targets,
+            Err(e) => {
+                self.client
+                    .show_message(MessageType::ERROR, format!("wsp: setting `targets`: {e}"))
+                    .await;
+                return false;
+            }
+        };
+        let mut state = self.state();
+        if state.editor_targets == targets {
+            return false;
+        }
+        use salsa::Setter;
+        let loose = state.loose;
+        loose.set_extra_targets(&mut state.db).to(targets.clone());
+        state.editor_targets = targets;
+        true
     }
 
     /// Adds a workspace folder: its settings and every `.wsp` file under it.
@@ -287,6 +327,24 @@ impl Backend {
             }
         });
     }
+}
+
+/// The target names of a `targets` setting: a list of `cpu_sim`/`ascend_npu`.
+fn editor_targets(value: &serde_json::Value) -> std::result::Result<Vec<Target>, String> {
+    let list = value
+        .as_array()
+        .ok_or_else(|| format!("expected a list of targets, got `{value}`"))?;
+    let mut targets = Vec::new();
+    for item in list {
+        let target = item
+            .as_str()
+            .and_then(Target::from_name)
+            .ok_or_else(|| format!("unknown target `{item}`; expected {}", Target::names()))?;
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    Ok(targets)
 }
 
 /// Runs `query` on a snapshot of the database off the async threads. A cancelled query (an edit
@@ -420,6 +478,9 @@ impl LanguageServer for Backend {
             (None, Some(root)) => vec![path_of(&root)],
             (None, None) => Vec::new(),
         };
+        if let Some(options) = &params.initialization_options {
+            self.set_editor_targets(options).await;
+        }
         for folder in folders {
             self.add_root(folder).await;
         }
@@ -550,6 +611,15 @@ impl LanguageServer for Backend {
             }
         }
         if settings {
+            self.reload_settings().await;
+            self.marking_stale(State::mark_all_stale);
+        }
+    }
+
+    /// Settings under `wsp` (VS Code's `synchronize.configurationSection`), or at the top.
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let settings = params.settings.get("wsp").unwrap_or(&params.settings);
+        if self.set_editor_targets(settings).await {
             self.reload_settings().await;
             self.marking_stale(State::mark_all_stale);
         }

@@ -367,3 +367,55 @@ async fn workspace_folders_settings_and_files_not_open() {
     assert_eq!(closed[0].1, Vec::<String>::new());
     assert_eq!(closed[0].2, Value::Null);
 }
+
+#[tokio::test]
+async fn editor_targets_setting_adds_to_every_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("limited.wsp"), RATE_LIMITED).unwrap();
+    let root_uri = format!("file://{}", root.display());
+    // No wsp.toml: the editor's setting alone checks the folder for ascend_npu.
+    let mut c = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {},
+        "workspaceFolders": [{"uri": root_uri, "name": "w"}],
+        "initializationOptions": {"targets": ["ascend_npu"]},
+    }))
+    .await;
+    assert_eq!(published(&mut c, 1).await[0].1, ["WSP502"]);
+
+    // A file outside every folder is checked for the editor's targets too.
+    let outside = tempfile::tempdir().unwrap();
+    let loose = format!("file://{}/loose.wsp", outside.path().display());
+    c.open(&loose, RATE_LIMITED).await;
+    let opened = published(&mut c, 1).await;
+    assert_eq!(
+        (opened[0].0.as_str(), &opened[0].1[..]),
+        ("loose.wsp", &["WSP502".to_string()][..])
+    );
+
+    // A bad value is shown and changes nothing.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"wsp": {"targets": ["ascend"]}}}),
+    )
+    .await;
+    let shown = c.notification("window/showMessage").await;
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown target `\"ascend\"`") && message.contains("`ascend_npu`"),
+        "{message}"
+    );
+
+    // VS Code's settings section `wsp`: dropping the target re-checks every file.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"wsp": {"targets": []}}}),
+    )
+    .await;
+    let again = published(&mut c, 2).await;
+    assert!(
+        again.iter().all(|(_, codes, _)| codes.is_empty()),
+        "{again:?}"
+    );
+}

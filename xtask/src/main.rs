@@ -28,7 +28,7 @@ enum Task {
         /// Which benchmark: `syntax`, `analysis`, `runtime`, `lsp` or `kernel`.
         name: Option<String>,
     },
-    /// Regenerate syntax/tree-sitter-wsp/src from grammar.js (needs the tree-sitter CLI).
+    /// Regenerate syntax/tree-sitter-wsp/src from grammar.js at ABI 14 (needs the tree-sitter CLI).
     TreeSitter,
 }
 
@@ -267,7 +267,8 @@ fn bench(name: Option<&str>) -> Result<(), String> {
 fn tree_sitter() -> Result<(), String> {
     let grammar_dir = root().join("syntax/tree-sitter-wsp");
     let status = Command::new("tree-sitter")
-        .arg("generate")
+        // ABI 14: the newest that Neovim 0.7's tree-sitter loads ("between 13 and 14").
+        .args(["generate", "--abi", "14"])
         .current_dir(&grammar_dir)
         .status()
         .map_err(|e| format!("cannot run the tree-sitter CLI ({e}); install it with `cargo install tree-sitter-cli --version 0.27.1 --locked`"))?;
