@@ -3,7 +3,9 @@
 //! - `test`: every test of the workspace, then the language server's end-to-end tests with
 //!   real clients (pytest-lsp in a venv under `target/`, Debian's Neovim), then the Jupyter
 //!   kernel's with real clients (jupyter_kernel_test, nbclient, jupyter_client, JupyterLab in
-//!   Debian's Chromium driven by Playwright, in another venv), installed as needed.
+//!   Debian's Chromium driven by Playwright, in another venv), then the editor packages
+//!   (`editors/`: the VS Code extension's tests and `.vsix`, the extension in real VS Code, the
+//!   Neovim plugin in two Neovims), installed as needed.
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 
@@ -11,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
+
+mod editors;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask")]
@@ -93,6 +97,8 @@ fn test() -> Result<(), String> {
         .env("WSP_TEST_PYTHON", &python)
         .env("WSP_REQUIRE_CMAKE", "1"))?;
     editor_clients(&python)?;
+    let wsp = root().join("target/debug/wsp");
+    editors::neovim_plugin(&wsp)?;
     notebook_clients()
 }
 

@@ -1,50 +1,39 @@
-; Highlights for WSP. Specific patterns come first: tree-sitter-highlight keeps the first match.
+; Highlights for WSP, with Neovim's capture names (`:help treesitter-highlight-groups`).
+; Neovim applies every match and, at equal priority, the LAST pattern wins, so general patterns
+; come first and specific ones after them (tree-sitter-highlight, which keeps the first match,
+; would show the general ones). Only `#eq?`, `#any-of?` and `#match?` (with a regex that Vim's and
+; Rust's engines read alike) are used: Neovim 0.7 and current Neovim both run them. On 0.7 a
+; dotted name falls back to its first component (`@keyword.function` -> `keyword` -> Keyword);
+; editors/nvim adds the names 0.7 has no entry for (`@module`, `@attribute`, ...).
 
-(comment) @comment
+(identifier) @variable
 
-(string) @string
+; Attributes: `x.shape`, `DType.F32` (made a constant below).
+(attribute
+  attribute: (identifier) @variable.member)
 
-[
-  (integer)
-  (float)
-] @number
+; ALL_CAPS names: tensors A, B, C and dtypes F32, BF16.
+((identifier) @constant
+  (#match? @constant "^[A-Z][A-Z_0-9]*$"))
 
-[
-  (true)
-  (false)
-  (none)
-  (ellipsis)
-] @constant.builtin
+(parameter
+  name: (identifier) @variable.parameter)
 
-; @kernel, @workload, @kernel(cpp_src=...)
-(decorator
-  "@" @attribute
-  (identifier) @attribute)
+(keyword_argument
+  name: (identifier) @variable.parameter)
 
-(decorator
-  "@" @attribute
-  (call
-    function: (identifier) @attribute))
+((identifier) @type.builtin
+  (#any-of? @type.builtin
+    "Tile" "Tensor" "Scalar" "Constexpr" "In" "Out" "InOut" "Dense" "DenseDyn" "Ragged" "Sparse" "DType"
+    "Channel" "Event" "TensorLayout" "TensorShard" "TensorReplicate" "MemLayout" "DispatchPolicy"
+    "TimingPolicy" "TaskWindow" "WindowMode"))
 
-(function_definition
-  name: (identifier) @function)
+(call
+  function: (identifier) @function.call)
 
-(class_definition
-  name: (identifier) @type)
-
-; pto.add(...), and the deprecated tl.add(...)
 (call
   function: (attribute
-    object: (identifier) @module
-    attribute: (identifier) @function.builtin)
-  (#any-of? @module "pto" "tl"))
-
-; P.seq(...), P.sel(...), P.when(...)
-(call
-  function: (attribute
-    object: (identifier) @function.builtin
-    attribute: (identifier) @function.builtin)
-  (#eq? @function.builtin "P"))
+    attribute: (identifier) @function.method.call))
 
 ; A task: kernel[b, h](...)
 (call
@@ -58,38 +47,62 @@
     "slot_load_u64" "slot_set_u64" "slot_u64" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
     "print"))
 
-(call
-  function: (identifier) @function.call)
-
+; pto.add(...), the deprecated tl.add(...), and the axis builders P.seq(...), P.sel(...), P.when(...)
 (call
   function: (attribute
-    attribute: (identifier) @function.method.call))
+    object: (identifier) @module
+    attribute: (identifier) @function.builtin)
+  (#any-of? @module "pto" "tl" "P"))
 
-((identifier) @type.builtin
-  (#any-of? @type.builtin
-    "Tile" "Tensor" "Scalar" "Constexpr" "In" "Out" "InOut" "Dense" "DenseDyn" "Ragged" "Sparse" "DType"
-    "Channel" "Event" "TensorLayout" "TensorShard" "TensorReplicate" "MemLayout" "DispatchPolicy"
-    "TimingPolicy" "TaskWindow" "WindowMode"))
+(function_definition
+  name: (identifier) @function)
 
-(parameter
-  name: (identifier) @variable.parameter)
+(class_definition
+  name: (identifier) @type)
 
-(keyword_argument
-  name: (identifier) @variable.parameter)
+(comment) @comment
 
-(attribute
-  attribute: (identifier) @property)
+(string) @string
 
-((identifier) @constant
-  (#match? @constant "^[A-Z][A-Z_0-9]*$"))
+; Docstrings: the first statement of a module, def or class when it is a string.
+(module
+  .
+  (expression_statement
+    (string) @string.documentation))
 
-(identifier) @variable
+(function_definition
+  body: (block
+    .
+    (expression_statement
+      (string) @string.documentation)))
+
+(class_definition
+  body: (block
+    .
+    (expression_statement
+      (string) @string.documentation)))
+
+[
+  (integer)
+  (float)
+] @number
+
+[
+  (true)
+  (false)
+] @boolean
+
+[
+  (none)
+  (ellipsis)
+] @constant.builtin
 
 [
   "def"
-  "class"
   "lambda"
 ] @keyword.function
+
+"class" @keyword.type
 
 [
   "return"
@@ -123,14 +136,17 @@
 ] @keyword.exception
 
 [
+  "async"
+  "await"
+] @keyword.coroutine
+
+[
   "with"
   (pass_statement)
   "del"
   "global"
   "nonlocal"
   "assert"
-  "async"
-  "await"
 ] @keyword
 
 [
@@ -139,7 +155,16 @@
   "not"
   "in"
   "is"
+  "is not"
+  "not in"
 ] @keyword.operator
+
+; The `in` of a loop header belongs to the loop.
+(for_statement
+  "in" @keyword.repeat)
+
+(for_in_clause
+  "in" @keyword.repeat)
 
 [
   "+" "-" "*" "/" "//" "%" "**" "@" "|" "&" "^" "~" "<<" ">>"
@@ -154,3 +179,13 @@
 [
   "," "." ":" ";"
 ] @punctuation.delimiter
+
+; @kernel, @workload, @kernel(cpp_src=...): after the operators, so `@` is the decorator's.
+(decorator
+  "@" @attribute
+  (identifier) @attribute)
+
+(decorator
+  "@" @attribute
+  (call
+    function: (identifier) @attribute))

@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #endif
 
-#define LANGUAGE_VERSION 15
+#define LANGUAGE_VERSION 14
 #define STATE_COUNT 1451
 #define LARGE_STATE_COUNT 58
 #define SYMBOL_COUNT 202
@@ -17,7 +17,7 @@
 #define MAX_ALIAS_SEQUENCE_LENGTH 8
 #define MAX_RESERVED_WORD_SET_SIZE 0
 #define PRODUCTION_ID_COUNT 64
-#define SUPERTYPE_COUNT 4
+#define SUPERTYPE_COUNT 0
 
 enum ts_symbol_identifiers {
   sym_identifier = 1,
@@ -3250,79 +3250,6 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [1450] = 1330,
 };
 
-static const TSSymbol ts_supertype_symbols[SUPERTYPE_COUNT] = {
-  sym__compound_statement,
-  sym__expression,
-  sym__primary_expression,
-  sym__simple_statement,
-};
-
-static const TSMapSlice ts_supertype_map_slices[] = {
-  [sym__compound_statement] = {.index = 0, .length = 8},
-  [sym__expression] = {.index = 8, .length = 8},
-  [sym__primary_expression] = {.index = 16, .length = 24},
-  [sym__simple_statement] = {.index = 40, .length = 12},
-};
-
-static const TSSymbol ts_supertype_map_entries[] = {
-  [0] =
-    sym_class_definition,
-    sym_decorated_definition,
-    sym_for_statement,
-    sym_function_definition,
-    sym_if_statement,
-    sym_try_statement,
-    sym_while_statement,
-    sym_with_statement,
-  [8] =
-    sym__primary_expression,
-    sym_boolean_operator,
-    sym_comparison_operator,
-    sym_conditional_expression,
-    sym_lambda,
-    sym_list_splat,
-    sym_named_expression,
-    sym_not_operator,
-  [16] =
-    sym_attribute,
-    sym_await,
-    sym_binary_operator,
-    sym_call,
-    sym_concatenated_string,
-    sym_dictionary,
-    sym_dictionary_comprehension,
-    sym_ellipsis,
-    sym_false,
-    sym_float,
-    sym_generator_expression,
-    sym_identifier,
-    sym_integer,
-    sym_list,
-    sym_list_comprehension,
-    sym_none,
-    sym_parenthesized_expression,
-    sym_set,
-    sym_set_comprehension,
-    sym_string,
-    sym_subscript,
-    sym_true,
-    sym_tuple,
-    sym_unary_operator,
-  [40] =
-    sym_assert_statement,
-    sym_break_statement,
-    sym_continue_statement,
-    sym_delete_statement,
-    sym_expression_statement,
-    sym_global_statement,
-    sym_import_from_statement,
-    sym_import_statement,
-    sym_nonlocal_statement,
-    sym_pass_statement,
-    sym_raise_statement,
-    sym_return_statement,
-};
-
 static const TSCharacterRange sym_identifier_character_set_1[] = {
   {'A', 'Z'}, {'_', '_'}, {'a', 'z'}, {0xaa, 0xaa}, {0xb5, 0xb5}, {0xba, 0xba}, {0xc0, 0xd6}, {0xd8, 0xf6},
   {0xf8, 0x2c1}, {0x2c6, 0x2d1}, {0x2e0, 0x2e4}, {0x2ec, 0x2ec}, {0x2ee, 0x2ee}, {0x370, 0x374}, {0x376, 0x377}, {0x37b, 0x37d},
@@ -4759,7 +4686,7 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
   }
 }
 
-static const TSLexerMode ts_lex_modes[STATE_COUNT] = {
+static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0, .external_lex_state = 1},
   [1] = {.lex_state = 47},
   [2] = {.lex_state = 47},
@@ -62789,7 +62716,6 @@ TS_PUBLIC const TSLanguage *tree_sitter_wsp(void) {
     .state_count = STATE_COUNT,
     .large_state_count = LARGE_STATE_COUNT,
     .production_id_count = PRODUCTION_ID_COUNT,
-    .supertype_count = SUPERTYPE_COUNT,
     .field_count = FIELD_COUNT,
     .max_alias_sequence_length = MAX_ALIAS_SEQUENCE_LENGTH,
     .parse_table = &ts_parse_table[0][0],
@@ -62800,9 +62726,6 @@ TS_PUBLIC const TSLanguage *tree_sitter_wsp(void) {
     .field_names = ts_field_names,
     .field_map_slices = ts_field_map_slices,
     .field_map_entries = ts_field_map_entries,
-    .supertype_map_slices = ts_supertype_map_slices,
-    .supertype_map_entries = ts_supertype_map_entries,
-    .supertype_symbols = ts_supertype_symbols,
     .symbol_metadata = ts_symbol_metadata,
     .public_symbol_map = ts_symbol_map,
     .alias_map = ts_non_terminal_alias_map,
@@ -62821,13 +62744,6 @@ TS_PUBLIC const TSLanguage *tree_sitter_wsp(void) {
       tree_sitter_wsp_external_scanner_deserialize,
     },
     .primary_state_ids = ts_primary_state_ids,
-    .name = "wsp",
-    .max_reserved_word_set_size = 0,
-    .metadata = {
-      .major_version = 0,
-      .minor_version = 1,
-      .patch_version = 0,
-    },
   };
   return &language;
 }
