@@ -39,7 +39,12 @@ enum Command {
     /// host replay and ACL runner, CMake with ctest).
     Emit(emit::EmitArgs),
     /// The language server, on stdin and stdout.
-    Lsp,
+    Lsp {
+        /// Accepted for clients that name the transport (vscode-languageclient's
+        /// `TransportKind.stdio` adds it); stdio is the only one.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// The Jupyter kernel and its kernelspec.
     #[command(subcommand)]
     Jupyter(Jupyter),
@@ -111,7 +116,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         }
         Command::Emit(args) => emit::emit(args),
-        Command::Lsp => lsp(),
+        Command::Lsp { stdio: _ } => lsp(),
         Command::Jupyter(Jupyter::Kernel { connection_file }) => {
             match wsp_kernel_jupyter::serve(&connection_file) {
                 Ok(()) => ExitCode::SUCCESS,

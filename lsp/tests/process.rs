@@ -45,8 +45,12 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(&["lsp"])
+    }
+
+    fn start_with(args: &[&str]) -> Server {
         let mut child = Command::new(wsp())
-            .arg("lsp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -139,6 +143,14 @@ fn exit_after_shutdown_is_status_0() {
     let mut server = Server::start();
     let shutdown = server.request(2, "shutdown", Value::Null);
     assert_eq!(shutdown["result"], Value::Null, "{shutdown}");
+    server.exit();
+    assert_eq!(server.status().code(), Some(0));
+}
+
+#[test]
+fn the_stdio_flag_of_clients_that_name_the_transport_is_accepted() {
+    let mut server = Server::start_with(&["lsp", "--stdio"]);
+    server.request(2, "shutdown", Value::Null);
     server.exit();
     assert_eq!(server.status().code(), Some(0));
 }

@@ -40,8 +40,9 @@ fn cached(
 
 /// The extension's dependencies (`npm ci`, again only when package-lock.json changed), its
 /// build, its tests (the TextMate grammar with vscode-tmgrammar-test, the language client with
-/// `node --test`) and `editors/vscode/wsp.vsix`. Returns the `.vsix`.
-pub fn vscode_extension() -> Result<PathBuf, String> {
+/// `node --test`, against a fake server and `wsp`, whose `wsp check` also checks the snippets)
+/// and `editors/vscode/wsp.vsix`. Returns the `.vsix`.
+pub fn vscode_extension(wsp: &Path) -> Result<PathBuf, String> {
     let dir = root().join("editors/vscode");
     let lock = std::fs::read(dir.join("package-lock.json"))
         .map_err(|e| format!("editors/vscode/package-lock.json: {e}"))?;
@@ -52,7 +53,10 @@ pub fn vscode_extension() -> Result<PathBuf, String> {
         std::fs::write(&stamp, &hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
     for script in ["build", "test", "package"] {
-        run(npm().args(["run", script]).current_dir(&dir))?;
+        run(npm()
+            .args(["run", script])
+            .current_dir(&dir)
+            .env("WSP_BIN", wsp))?;
     }
     Ok(dir.join("wsp.vsix"))
 }

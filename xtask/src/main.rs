@@ -98,8 +98,10 @@ fn test() -> Result<(), String> {
         .env("WSP_REQUIRE_CMAKE", "1"))?;
     editor_clients(&python)?;
     let wsp = root().join("target/debug/wsp");
+    let vsix = editors::vscode_extension(&wsp)?;
     editors::neovim_plugin(&wsp)?;
-    notebook_clients()
+    notebook_clients()?;
+    editors::vscode_end_to_end(&jupyter_venv()?, &vsix, &wsp)
 }
 
 /// `wsp lsp` driven over stdio by real clients: pytest-lsp (as VS Code and as Neovim 0.7)
