@@ -71,8 +71,11 @@ fn root() -> PathBuf {
 
 fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: running {cmd:?}");
+    // From the workspace root unless the command names its own folder.
+    if cmd.get_current_dir().is_none() {
+        cmd.current_dir(root());
+    }
     let status = cmd
-        .current_dir(root())
         .status()
         .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
     if status.success() {

@@ -27,8 +27,8 @@ function settings() {
 
 function createClient(): LanguageClient {
   const { path: command, targets, trace: traceLevel } = settings();
-  // stdio without `transport`: with `TransportKind.stdio` the client appends `--stdio`,
-  // which `wsp lsp` rejects (the server command is exactly `<path> lsp`).
+  // stdio without `transport`, so the command is exactly `<path> lsp`: `TransportKind.stdio`
+  // would append `--stdio`, which `wsp` binaries before the editor packages reject.
   const serverOptions: ServerOptions = { command, args: ["lsp"] };
   // The trace channel exists only while tracing is on, so an idle user sees one "WSP" channel.
   if (traceLevel !== "off" && !trace) {
