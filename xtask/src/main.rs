@@ -107,8 +107,8 @@ fn test() -> Result<(), String> {
     editors::vscode_end_to_end(&jupyter_venv()?, &vsix, &wsp)
 }
 
-/// `wsp lsp` driven over stdio by real clients: pytest-lsp (as VS Code and as Neovim 0.7)
-/// and headless Neovim itself.
+/// `wsp lsp` driven over stdio by pytest-lsp (as VS Code and as Neovim 0.7); real Neovims
+/// drive it through the plugin (`editors::neovim_plugin`).
 fn editor_clients(python: &Path) -> Result<(), String> {
     // Already built by the tests above; this only makes sure of it.
     run(cargo().args(["build", "--locked", "-p", "wsp-cli", "--bin", "wsp"]))?;
@@ -116,12 +116,6 @@ fn editor_clients(python: &Path) -> Result<(), String> {
     run(Command::new(python)
         .args(["-m", "pytest", "-q", "-c", "lsp/tests/clients/pytest.ini"])
         .arg("lsp/tests/clients")
-        .env("WSP_BIN", &wsp))?;
-    install_neovim()?;
-    // `timeout`: a Neovim stuck on a broken script would otherwise wait for input forever.
-    run(Command::new("timeout")
-        .args(["300", "nvim", "--headless", "-u", "NONE", "-i", "NONE"])
-        .args(["-c", "luafile lsp/tests/clients/neovim.lua"])
         .env("WSP_BIN", &wsp))
 }
 

@@ -114,8 +114,8 @@ function enqueue(step: () => Promise<void>): Promise<void> {
   return queue;
 }
 
-/** Stops the server (detaching its client at once, so it sends nothing more) and starts a new one. */
-function restart(): Promise<void> {
+/** Detaches the client at once (so it sends nothing more) and queues stopping its server. */
+function stop(): Promise<void> {
   const old = client;
   client = undefined;
   return enqueue(async () => {
@@ -124,8 +124,12 @@ function restart(): Promise<void> {
     const current = client;
     client = undefined;
     await stopClient(current);
-    await start();
   });
+}
+
+function restart(): Promise<void> {
+  void stop();
+  return enqueue(start);
 }
 
 function reportStartFailure(err: unknown): void {
@@ -167,12 +171,5 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export function deactivate(): Promise<void> {
-  const old = client;
-  client = undefined;
-  return enqueue(async () => {
-    await stopClient(old);
-    const current = client;
-    client = undefined;
-    await stopClient(current);
-  });
+  return stop();
 }
