@@ -142,13 +142,17 @@ pub fn neovim_plugin(wsp: &Path) -> Result<(), String> {
         nvims.push(python.with_file_name("nvim"));
     }
     for nvim in nvims {
-        // `timeout`: a Neovim stuck on a broken script would otherwise wait for input forever.
-        run(Command::new("timeout")
-            .arg("300")
-            .arg(&nvim)
-            .args(["--headless", "-u", "NONE", "-i", "NONE"])
-            .args(["-c", "luafile editors/nvim/tests/plugin.lua"])
-            .env("WSP_BIN", wsp))?;
+        // The plugin where it is, then a copy outside the repository (told where the grammar is).
+        for copy in ["0", "1"] {
+            // `timeout`: a Neovim stuck on a broken script would otherwise wait for input forever.
+            run(Command::new("timeout")
+                .arg("300")
+                .arg(&nvim)
+                .args(["--headless", "-u", "NONE", "-i", "NONE"])
+                .args(["-c", "luafile editors/nvim/tests/plugin.lua"])
+                .env("WSP_BIN", wsp)
+                .env("WSP_PLUGIN_COPY", copy))?;
+        }
     }
     Ok(())
 }

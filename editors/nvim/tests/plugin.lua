@@ -8,6 +8,9 @@
 -- The parser is built into a temporary folder (setup's parser_dir), so the plugin's own parser/
 -- is neither used nor touched. Exit status 0 when every check holds; otherwise the failure goes
 -- to stderr and Neovim quits with status 1.
+-- With WSP_PLUGIN_COPY=1 the same checks run on a copy of the plugin outside the repository, as
+-- a user who copied the folder has it: its queries/wsp symlink points nowhere and setup() is
+-- told where the grammar is.
 
 local TIMEOUT_MS = 30000
 -- Compiling the 1.5 MB parser.c at -O2 takes a while on a small machine.
@@ -98,7 +101,15 @@ local function test()
   local parser_dir = vim.fn.tempname()
 
   -- As a user's init would: the plugin on the runtimepath, its plugin/ file, filetype detection.
-  vim.opt.runtimepath:prepend(repo .. "/editors/nvim")
+  local copy = os.getenv("WSP_PLUGIN_COPY") == "1"
+  local plugin = repo .. "/editors/nvim"
+  if copy then
+    plugin = vim.fn.tempname()
+    vim.fn.system({ "cp", "-R", repo .. "/editors/nvim", plugin })
+    check(vim.v.shell_error == 0, "cannot copy the plugin to " .. plugin)
+    check(not vim.loop.fs_stat(plugin .. "/queries/wsp/highlights.scm"), "the copy's queries symlink still resolves")
+  end
+  vim.opt.runtimepath:prepend(plugin)
   vim.cmd("runtime! plugin/wsp.lua")
   vim.cmd("filetype on")
   check(vim.fn.exists(":WspBuildParser") == 2, ":WspBuildParser is not defined")
@@ -127,7 +138,8 @@ local function test()
   check(#(vim.lsp.get_clients or vim.lsp.get_active_clients)() == 0, "a client before setup()")
 
   local wsp = require("wsp")
-  wsp.setup({ cmd = { bin, "lsp" }, targets = { "cpu_sim" }, parser_dir = parser_dir })
+  local grammar = copy and (repo .. "/syntax/tree-sitter-wsp") or nil
+  wsp.setup({ cmd = { bin, "lsp" }, targets = { "cpu_sim" }, parser_dir = parser_dir, grammar = grammar })
   check(vim.bo[early].shiftwidth == 4, "setup() left the open buffer alone")
   -- The client: one per root (the folder of wsp.toml), with the targets as init options.
   local id = wsp.clients()[root]
@@ -171,9 +183,16 @@ local function test()
   io.stdout:write(string.format("parser built in %.1f s\n", (vim.loop.hrtime() - started) / 1e9))
   check(vim.loop.fs_stat(parser_dir .. "/wsp.so"), "no " .. parser_dir .. "/wsp.so")
   check(vim.bo[buf].syntax == "", "Vim syntax still on beside tree-sitter: " .. vim.bo[buf].syntax)
-  local query_file = vim.api.nvim_get_runtime_file("queries/wsp/highlights.scm", false)[1]
-  check(query_file and vim.loop.fs_realpath(query_file) == vim.loop.fs_realpath(repo .. "/syntax/tree-sitter-wsp/queries/highlights.scm"),
-    "queries/wsp is not the grammar's queries: " .. tostring(query_file))
+  local queries = repo .. "/syntax/tree-sitter-wsp/queries"
+  if copy then
+    -- Read from the grammar folder setup() was given.
+    local info = table.concat(wsp.info(), "\n")
+    check(info:find("queries: " .. queries, 1, true), ":WspInfo does not name " .. queries .. ": " .. info)
+  else
+    local query_file = vim.api.nvim_get_runtime_file("queries/wsp/highlights.scm", false)[1]
+    check(query_file and vim.loop.fs_realpath(query_file) == vim.loop.fs_realpath(queries .. "/highlights.scm"),
+      "queries/wsp is not the grammar's queries: " .. tostring(query_file))
+  end
 
   -- Captures at known places of hello_add.wsp (0-based rows and columns); the last one wins.
   local expect = {
@@ -279,7 +298,8 @@ end
 local ok, err = pcall(test)
 if ok then
   io.stdout:write("neovim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor)
-    .. ": wsp plugin (filetype, parser build, highlighting, diagnostics, hover, completion, restart)\n")
+    .. ": wsp plugin" .. (os.getenv("WSP_PLUGIN_COPY") == "1" and ", a copy outside the repository" or "")
+    .. " (filetype, parser build, highlighting, diagnostics, hover, completion, restart)\n")
   vim.cmd("qall!")
 else
   io.stderr:write("neovim plugin test failed: " .. tostring(err) .. "\n")

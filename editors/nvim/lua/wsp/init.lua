@@ -161,6 +161,38 @@ function M.load_parser()
   return true
 end
 
+local QUERIES = { "highlights", "folds", "indents", "locals" }
+
+--- Where the queries come from: queries/wsp/ on 'runtimepath' (the plugin's symlink to the
+--- grammar's), else the grammar's queries/ read and set here (a copy of the plugin, whose
+--- symlink points nowhere). nil when neither has a highlights query.
+local queries_from
+local function ensure_queries()
+  if queries_from then
+    return queries_from
+  end
+  local found = vim.api.nvim_get_runtime_file("queries/wsp/highlights.scm", false)[1]
+  if found then
+    queries_from = vim.fn.fnamemodify(found, ":h")
+    return queries_from
+  end
+  local dir = join(M.grammar_dir(), "queries")
+  if not exists(join(dir, "highlights.scm")) then
+    return nil
+  end
+  -- query.set from 0.9, query.set_query before (deprecated since).
+  local set = vim.treesitter.query.set or vim.treesitter.query.set_query
+  for _, name in ipairs(QUERIES) do
+    local file = io.open(join(dir, name .. ".scm"), "r")
+    if file then
+      set("wsp", name, file:read("*a"))
+      file:close()
+    end
+  end
+  queries_from = dir
+  return queries_from
+end
+
 --- Starts tree-sitter highlighting of `buf` if the parser loads.
 function M.highlight(buf)
   local ok, why = M.load_parser()
@@ -183,6 +215,15 @@ function M.highlight(buf)
     if M.config.fallback_syntax and vim.bo[buf].syntax == "" then
       vim.bo[buf].syntax = M.config.fallback_syntax
     end
+    return false
+  end
+  if not ensure_queries() then
+    notify_once(
+      "queries",
+      "wsp: no highlight query: neither queries/wsp/ on 'runtimepath' nor "
+        .. join(M.grammar_dir(), "queries")
+        .. " has highlights.scm; set require('wsp').setup({ grammar = '.../syntax/tree-sitter-wsp' })"
+    )
     return false
   end
   if vim.treesitter.start then
@@ -343,7 +384,7 @@ function M.info()
   end
   local cmd = M.config.cmd
   add("server: %s (%s)", table.concat(cmd, " "), vim.fn.executable(cmd[1]) == 1 and "executable" or "NOT executable")
-  add("targets: %s", M.config.targets and table.concat(M.config.targets, ", ") or "from wsp.toml")
+  add("targets: %s", M.config.targets and table.concat(M.config.targets, ", ") or "none added (each folder's wsp.toml decides)")
   local any = false
   for root, id in pairs(clients) do
     local client = vim.lsp.get_client_by_id(id)
@@ -378,8 +419,7 @@ function M.info()
   add("parser: %s (%s)", M.parser_path() or "not built", loaded)
   add("parser ABI: grammar src/ %s, this Neovim loads %s-%s", tostring(grammar_abi()), tostring(oldest), tostring(newest))
   add("grammar: %s", M.grammar_dir())
-  local queries = vim.api.nvim_get_runtime_file("queries/wsp/highlights.scm", true)
-  add("highlights query: %s", queries[1] or "NOT FOUND on 'runtimepath'")
+  add("queries: %s", ensure_queries() or ("NOT FOUND on 'runtimepath' nor in " .. join(M.grammar_dir(), "queries")))
   local buf = vim.api.nvim_get_current_buf()
   if vim.bo[buf].filetype == "wsp" then
     local active = ts.highlighter and ts.highlighter.active and ts.highlighter.active[buf] ~= nil
@@ -505,7 +545,8 @@ function M.setup(opts)
   opts = opts or {}
   local config = vim.tbl_extend("force", vim.deepcopy(defaults), opts)
   if type(config.cmd) == "string" then
-    config.cmd = { config.cmd }
+    -- The path of the binary alone: the server is its `lsp` subcommand.
+    config.cmd = { config.cmd, "lsp" }
   end
   assert(type(config.cmd) == "table" and type(config.cmd[1]) == "string", "wsp: cmd must be a list like { 'wsp', 'lsp' }")
   if type(config.targets) == "string" then
