@@ -117,9 +117,9 @@ pub fn vscode_end_to_end(python: &Path, vsix: &Path, wsp: &Path) -> Result<(), S
             "pytest",
             "-q",
             "-c",
-            "editors/vscode/tests/e2e/pytest.ini",
+            "editors/vscode/test/e2e/pytest.ini",
         ])
-        .arg("editors/vscode/tests/e2e")
+        .arg("editors/vscode/test/e2e")
         .env("WSP_BIN", wsp)
         .env("WSP_VSIX", vsix)
         .env("CODE_SERVER", code_server)

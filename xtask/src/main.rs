@@ -1,11 +1,11 @@
 //! `cargo xtask`: the one entry point for the project's chores.
 //!
 //! - `test`: every test of the workspace, then the language server's end-to-end tests with
-//!   real clients (pytest-lsp in a venv under `target/`, Debian's Neovim), then the Jupyter
-//!   kernel's with real clients (jupyter_kernel_test, nbclient, jupyter_client, JupyterLab in
-//!   Debian's Chromium driven by Playwright, in another venv), then the editor packages
-//!   (`editors/`: the VS Code extension's tests and `.vsix`, the extension in real VS Code, the
-//!   Neovim plugin in two Neovims), installed as needed.
+//!   pytest-lsp (in a venv under `target/`), the editor packages (`editors/`: the VS Code
+//!   extension's tests and `.vsix`, the Neovim plugin in Debian's Neovim 0.7 and two current
+//!   ones), the Jupyter kernel's tests with real clients (jupyter_kernel_test, nbclient,
+//!   jupyter_client, JupyterLab in Debian's Chromium driven by Playwright, in another venv), and
+//!   the extension in real VS Code (code-server) in Chromium, installed as needed.
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 

