@@ -16,14 +16,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn wsp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wsp"))
-        .args(args)
-        .env(
-            "WSP_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
-        )
-        .output()
-        .expect("run wsp")
+    common::wsp().args(args).output().expect("run wsp")
 }
 
 fn text(out: &Output) -> String {
@@ -153,10 +146,7 @@ fn every_example_tree_builds_and_its_replay_matches_wsp_run() {
             .arg("--test-dir")
             .arg(&build)
             .args(["--output-on-failure", "--timeout", "600"])
-            .env(
-                "WSP_CACHE_DIR",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
-            )
+            .env("WSP_CACHE_DIR", common::kernel_cache())
             .output()
             .expect("run ctest");
         let t = text(&out);

@@ -17,14 +17,10 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `wsp run FILE ARGS...` with a cache shared by the tests of this file.
 fn wsp_run(file: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wsp"))
+    common::wsp()
         .arg("run")
         .arg(file)
         .args(args)
-        .env(
-            "WSP_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache"),
-        )
         .output()
         .expect("run wsp")
 }

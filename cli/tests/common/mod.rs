@@ -22,6 +22,20 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
 
 // Not every test file uses every helper below.
 
+/// The kernel cache the tests share, so each kernel is compiled once per test run.
+#[allow(dead_code)]
+pub fn kernel_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-cache")
+}
+
+/// The `wsp` binary, with the shared kernel cache.
+#[allow(dead_code)]
+pub fn wsp() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_wsp"));
+    cmd.env("WSP_CACHE_DIR", kernel_cache());
+    cmd
+}
+
 /// The `.wsp` examples, in name order.
 #[allow(dead_code)]
 pub fn examples() -> Vec<PathBuf> {
