@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{CHROMIUM, apt_install, install_neovim, root, run, venv};
+use crate::{CHROMIUM, apt_install, file_hash, install_neovim, installed_once, root, run, venv};
 
 /// code-server is real VS Code (1.139) served to a browser; its engine is node 24.
 const CODE_SERVER: &str = "code-server@4.139.1";
@@ -23,35 +23,17 @@ fn npm() -> Command {
     Command::new("npm")
 }
 
-/// Runs `install` into `dir` unless `dir/installed` already names `what`.
-fn cached(
-    dir: &Path,
-    what: &str,
-    install: impl FnOnce() -> Result<(), String>,
-) -> Result<(), String> {
-    let stamp = dir.join("installed");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(what) {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    install()?;
-    std::fs::write(&stamp, what).map_err(|e| format!("{}: {e}", stamp.display()))
-}
-
 /// The extension's dependencies (`npm ci`, again only when package-lock.json changed), its
 /// build, its tests (the TextMate grammar with vscode-tmgrammar-test, the language client with
 /// `node --test`, against a fake server and `wsp`, whose `wsp check` also checks the snippets)
 /// and `editors/vscode/wsp.vsix`. Returns the `.vsix`.
 pub fn vscode_extension(wsp: &Path) -> Result<PathBuf, String> {
     let dir = root().join("editors/vscode");
-    let lock = std::fs::read(dir.join("package-lock.json"))
-        .map_err(|e| format!("editors/vscode/package-lock.json: {e}"))?;
-    let hash = blake3::hash(&lock).to_hex().to_string();
-    let stamp = dir.join("node_modules/.package-lock.blake3");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(hash.as_str()) {
-        run(npm().arg("ci").current_dir(&dir))?;
-        std::fs::write(&stamp, &hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
-    }
+    installed_once(
+        &dir.join("node_modules/.package-lock.blake3"),
+        &file_hash(&dir.join("package-lock.json"))?,
+        || run(npm().arg("ci").current_dir(&dir)),
+    )?;
     for script in ["build", "test", "package"] {
         run(npm()
             .args(["run", script])
@@ -64,7 +46,7 @@ pub fn vscode_extension(wsp: &Path) -> Result<PathBuf, String> {
 /// node 24's folder (with `bin/node` and `include/node`).
 fn node24() -> Result<PathBuf, String> {
     let dir = tools().join("node24");
-    cached(&dir, NODE24, || {
+    installed_once(&dir.join("installed"), NODE24, || {
         run(npm()
             .args(["install", "--no-save", "--prefix"])
             .arg(&dir)
@@ -77,7 +59,7 @@ fn node24() -> Result<PathBuf, String> {
 /// headers, and one of them needs Kerberos' headers).
 fn code_server(node: &Path) -> Result<PathBuf, String> {
     let dir = tools().join("code-server");
-    cached(&dir, CODE_SERVER, || {
+    installed_once(&dir.join("installed"), CODE_SERVER, || {
         let has_krb5 = Command::new("dpkg")
             .args(["-s", "libkrb5-dev"])
             .output()

@@ -197,31 +197,52 @@ fn jupyter_venv() -> Result<PathBuf, String> {
 fn venv(dir: &str, requirements: &str) -> Result<PathBuf, String> {
     let venv = root().join(dir);
     let python = venv.join("bin/python");
-    let wanted =
-        std::fs::read(root().join(requirements)).map_err(|e| format!("{requirements}: {e}"))?;
     let stamp = venv.join("requirements.blake3");
-    let hash = blake3::hash(&wanted).to_hex().to_string();
-    if python.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
-        return Ok(python);
+    if !python.is_file() {
+        // A venv without its python is made again.
+        let _ = std::fs::remove_file(&stamp);
     }
-    let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    run(Command::new(&system)
-        .arg("-m")
-        .arg("venv")
-        .arg("--clear")
-        .arg(&venv))?;
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(root().join(requirements)))?;
-    std::fs::write(&stamp, hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    installed_once(&stamp, &file_hash(&root().join(requirements))?, || {
+        let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        run(Command::new(&system)
+            .arg("-m")
+            .arg("venv")
+            .arg("--clear")
+            .arg(&venv))?;
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(root().join(requirements)))
+    })?;
     Ok(python)
+}
+
+/// Runs `install` unless `stamp` already holds `what` (a version, or a file's blake3), then
+/// writes `what` there: an install under `target/` is redone only when what it installs changes.
+fn installed_once(
+    stamp: &Path,
+    what: &str,
+    install: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    if std::fs::read_to_string(stamp).ok().as_deref() == Some(what) {
+        return Ok(());
+    }
+    let dir = stamp.parent().expect("a stamp lives in a folder");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    install()?;
+    std::fs::write(stamp, what).map_err(|e| format!("{}: {e}", stamp.display()))
+}
+
+/// The blake3 of a file, in hex.
+fn file_hash(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(blake3::hash(&bytes).to_hex().to_string())
 }
 
 fn bench(name: Option<&str>) -> Result<(), String> {
