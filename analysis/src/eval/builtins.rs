@@ -1,0 +1,529 @@
+//! Builtin constructors: calls of the names `pto_wsp` exports and of their members.
+
+use super::Eval;
+use super::expr::num;
+use super::tensors::axis;
+use wsp_syntax::ast::{self, AstNode};
+
+use crate::diagnostics::Code;
+use crate::types::DType;
+use crate::values::{
+    AxisKind, Channel, Composite, DimLayout, F64, Init,
+    Layout, Policy, Schedule, Value, Window, WindowMode,
+};
+use crate::vocabulary::Builtin;
+use wsp_ir::ScalarOp;
+
+
+impl<'db> Eval<'db> {
+    pub(crate) fn builtin_call(&mut self, b: Builtin, c: &ast::CallExpr) -> Value<'db> {
+        self.builtin_call_inner(b, c).unwrap_or(Value::Unknown)
+    }
+
+    pub(crate) fn builtin_call_inner(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let what = format!("`{}`", b.name());
+        let what = what.as_str();
+        match b {
+            Builtin::Tensor => self.tensor(c),
+            Builtin::Dense | Builtin::DenseDyn => {
+                let args = self.bind(c, what, &["size"])?;
+                let (v, r) = args.get(0)?.clone();
+                let n = self.positive(&v, r, "an axis size")?;
+                let kind = if b == Builtin::Dense {
+                    AxisKind::Dense
+                } else {
+                    AxisKind::DenseDyn
+                };
+                Some(Value::Axis(axis(self.span(range), kind, n)))
+            }
+            Builtin::Ragged => self.ragged(c),
+            Builtin::Sparse => self.sparse(c),
+            Builtin::Channel => {
+                let args = self.bind(c, what, &["name", "depth?"])?;
+                let label = self.string_arg(&args, 0)?;
+                let depth = match args.get(1) {
+                    Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
+                    None => 1,
+                };
+                Some(Value::Channel(Channel {
+                    name: String::new(),
+                    label,
+                    depth,
+                    def: self.span(range),
+                }))
+            }
+            Builtin::Event => {
+                let args = self.bind(c, what, &["name"])?;
+                let label = self.string_arg(&args, 0)?;
+                Some(Value::Channel(Channel {
+                    name: String::new(),
+                    label,
+                    depth: 0,
+                    def: self.span(range),
+                }))
+            }
+            Builtin::Zeros | Builtin::Ones | Builtin::Arange => {
+                self.bind(c, what, &[])?;
+                Some(Value::Init(match b {
+                    Builtin::Zeros => Init::Zeros,
+                    Builtin::Ones => Init::Ones,
+                    _ => Init::Arange,
+                }))
+            }
+            Builtin::Full => {
+                let args = self.bind(c, what, &["value"])?;
+                let (v, r) = args.get(0)?.clone();
+                match v {
+                    Value::Int(_) | Value::Float(_) => Some(Value::Init(Init::Full(F64(num(&v))))),
+                    v => {
+                        self.error(
+                            Code::WrongKind,
+                            r,
+                            format!("`full` takes a number, not {}", v.describe()),
+                        );
+                        None
+                    }
+                }
+            }
+            Builtin::Randn => {
+                let args = self.bind(c, what, &["seed?", "std?"])?;
+                let seed = match args.get(0) {
+                    Some((Value::Int(s), _)) => *s,
+                    Some((v, r)) => {
+                        let (v, r) = (v.clone(), *r);
+                        if !matches!(v, Value::Unknown) {
+                            self.error(
+                                Code::WrongKind,
+                                r,
+                                format!("`seed` must be an integer, not {}", v.describe()),
+                            );
+                        }
+                        return None;
+                    }
+                    None => 0,
+                };
+                let std = match args.get(1) {
+                    Some((v @ (Value::Int(_) | Value::Float(_)), _)) if num(v) > 0.0 => num(v),
+                    Some((v, r)) => {
+                        let (v, r) = (v.clone(), *r);
+                        if !matches!(v, Value::Unknown) {
+                            self.error(
+                                Code::WrongKind,
+                                r,
+                                format!("`std` must be a positive number, not {}", v.describe()),
+                            );
+                        }
+                        return None;
+                    }
+                    None => 1.0,
+                };
+                Some(Value::Init(Init::Randn {
+                    seed,
+                    std: F64(std),
+                }))
+            }
+            Builtin::LoadNpy => {
+                let args = self.bind(c, what, &["path"])?;
+                let path = self.string_arg(&args, 0)?;
+                Some(Value::Init(Init::LoadNpy(path)))
+            }
+            Builtin::Relayout
+            | Builtin::Allreduce
+            | Builtin::Allgather
+            | Builtin::ReduceScatter => self.collective(b, c),
+            Builtin::TensorLayout => {
+                let args = self.bind(c, what, &["dims"])?;
+                let (v, r) = args.get(0)?.clone();
+                let dims = match v {
+                    Value::List(items) | Value::Tuple(items) => items,
+                    v => {
+                        self.error(Code::WrongKind, r, format!("`TensorLayout` takes a list of TensorShard/TensorReplicate, not {}", v.describe()));
+                        return Some(Value::Unknown);
+                    }
+                };
+                let mut out = Vec::new();
+                for d in dims {
+                    match d {
+                        Value::Layout(l) if l.dims.len() == 1 => out.push(l.dims[0]),
+                        Value::Unknown => return Some(Value::Unknown),
+                        d => {
+                            self.error(Code::WrongKind, r, format!("a layout dimension is TensorShard(m) or TensorReplicate(), not {}", d.describe()));
+                            return Some(Value::Unknown);
+                        }
+                    }
+                }
+                Some(Value::Layout(Layout { dims: out }))
+            }
+            Builtin::TensorShard => {
+                let args = self.bind(c, what, &["mesh_axis"])?;
+                let (v, r) = args.get(0)?.clone();
+                let m = self.non_negative(&v, r, "a mesh axis")?;
+                Some(Value::Layout(Layout {
+                    dims: vec![DimLayout::Shard(m as u32)],
+                }))
+            }
+            Builtin::TensorReplicate => {
+                self.bind(c, what, &[])?;
+                Some(Value::Layout(Layout {
+                    dims: vec![DimLayout::Replicate],
+                }))
+            }
+            Builtin::TaskWindow => {
+                let args = self.bind(c, what, &["size", "unit?", "mode?"])?;
+                let (v, r) = args.get(0)?.clone();
+                let size = match v {
+                    Value::Int(n) if n > 0 => n,
+                    Value::Unknown => return None,
+                    v => {
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!(
+                                "a task window holds at least one task; the size is {}",
+                                v.describe()
+                            ),
+                        );
+                        return None;
+                    }
+                };
+                let unit = match args.get(1) {
+                    Some(_) => self.string_arg(&args, 1)?,
+                    None => "tasks".to_string(),
+                };
+                if unit != "tasks" {
+                    let r = args.get(1).map_or(range, |a| a.1);
+                    self.error(
+                        Code::ScheduleArgument,
+                        r,
+                        format!("the task window's unit is \"tasks\", not \"{unit}\""),
+                    );
+                    return None;
+                }
+                let mode = match args.get(2) {
+                    Some((Value::Member(Builtin::WindowMode, m), _)) => WindowMode::MEMBERS
+                        .iter()
+                        .find(|(n, _)| n == m)
+                        .map(|(_, w)| *w)?,
+                    Some((Value::Unknown, _)) => return None,
+                    Some((v, r)) => {
+                        let (v, r) = (v.clone(), *r);
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!("the window mode is a `WindowMode`, not {}", v.describe()),
+                        );
+                        return None;
+                    }
+                    None => WindowMode::Stall,
+                };
+                Some(Value::Window(Window { size, unit, mode }))
+            }
+            Builtin::Deps => {
+                let args = self.bind(c, what, &["mode?"])?;
+                let mode = match args.get(0) {
+                    Some((Value::Member(Builtin::DepsMode, m), _)) => m.to_string(),
+                    Some((Value::Unknown, _)) => return None,
+                    Some((v, r)) => {
+                        let (v, r) = (v.clone(), *r);
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!("`Deps(mode=...)` takes a `DepsMode`, not {}", v.describe()),
+                        );
+                        return None;
+                    }
+                    None => "tensor_map_exact".to_string(),
+                };
+                Some(Value::Policy(Policy::TaskGraph("Deps", mode)))
+            }
+            Builtin::Sequential | Builtin::Combine => {
+                let mut parts = Vec::new();
+                let mut ok = true;
+                for arg in c.args() {
+                    let v = arg.value().map_or(Value::Unknown, |e| self.expr(&e));
+                    match v {
+                        Value::Schedule(s) if s.directives.is_empty() => parts.push(s.root),
+                        Value::Unknown => ok = false,
+                        v => {
+                            self.error(
+                                Code::WrongKind,
+                                arg.syntax().text_range(),
+                                format!(
+                                    "`{}` takes workload calls, not {}",
+                                    b.name(),
+                                    v.describe()
+                                ),
+                            );
+                            ok = false;
+                        }
+                    }
+                }
+                if parts.is_empty() && ok {
+                    self.error(
+                        Code::WrongArguments,
+                        range,
+                        format!("`{}` needs at least one workload", b.name()),
+                    );
+                    return Some(Value::Unknown);
+                }
+                let root = if b == Builtin::Sequential {
+                    Composite::Sequential(parts)
+                } else {
+                    Composite::Combine(parts)
+                };
+                Some(if ok {
+                    Value::Schedule(Schedule {
+                        root,
+                        directives: Vec::new(),
+                        target: None,
+                    })
+                } else {
+                    Value::Unknown
+                })
+            }
+            Builtin::Print => {
+                for arg in c.args() {
+                    if let Some(v) = arg.value() {
+                        self.expr(&v);
+                    }
+                }
+                Some(Value::None)
+            }
+            Builtin::SaveNpy => {
+                let args = self.bind(c, what, &["tensor", "path"])?;
+                let (t, r) = args.get(0)?.clone();
+                if !matches!(t, Value::Tensor(_) | Value::Unknown) {
+                    self.error(
+                        Code::WrongKind,
+                        r,
+                        format!("`save_npy` saves a tensor, not {}", t.describe()),
+                    );
+                }
+                self.string_arg(&args, 1)?;
+                Some(Value::None)
+            }
+            Builtin::Min | Builtin::Max => {
+                let vals: Vec<Value<'db>> = c
+                    .args()
+                    .filter_map(|a| a.value())
+                    .map(|v| self.expr(&v))
+                    .collect();
+                let op = if b == Builtin::Min {
+                    ScalarOp::Min
+                } else {
+                    ScalarOp::Max
+                };
+                let mut it = vals.into_iter();
+                let first = it.next()?;
+                Some(it.fold(first, |acc, v| match (&acc, &v) {
+                    (Value::Int(a), Value::Int(b)) => Value::Int(if op == ScalarOp::Min {
+                        *a.min(b)
+                    } else {
+                        *a.max(b)
+                    }),
+                    _ => self.scalar_binary(op, acc, v, range),
+                }))
+            }
+            _ => {
+                self.error(
+                    Code::WrongKind,
+                    c.callee().map_or(range, |e| e.syntax().text_range()),
+                    format!("`{}` is not called here: {}", b.name(), b.doc()),
+                );
+                None
+            }
+        }
+    }
+
+    pub(crate) fn member_call(&mut self, b: Builtin, m: &'static str, c: &ast::CallExpr) -> Value<'db> {
+        self.member_call_inner(b, m, c).unwrap_or(Value::Unknown)
+    }
+
+    pub(crate) fn member_call_inner(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let what = format!("`{}.{m}`", b.name());
+        let what = what.as_str();
+        let result: Option<Value<'db>> = match (b, m) {
+            (Builtin::DispatchPolicy, "round_robin") => {
+                let args = self.bind(c, what, &["num_aicpus"])?;
+                let (v, r) = args.get(0)?.clone();
+                match v {
+                    Value::Int(n) if n > 0 => Some(Value::Policy(Policy::RoundRobin(n))),
+                    Value::Unknown => None,
+                    v => {
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!(
+                                "`round_robin` needs at least one AICPU, not {}",
+                                v.describe()
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            (Builtin::DispatchPolicy, "affinity" | "hash" | "dispatch_by") => {
+                let args = self.bind(c, what, &["key"])?;
+                let key = self.key_arg(&args, 0)?;
+                Some(Value::Policy(match m {
+                    "affinity" => Policy::Affinity(key),
+                    "hash" => Policy::Hash(key),
+                    _ => Policy::DispatchBy(key),
+                }))
+            }
+            (Builtin::DispatchPolicy, "work_steal") => {
+                self.bind(c, what, &[])?;
+                Some(Value::Policy(Policy::WorkSteal))
+            }
+            (Builtin::TimingPolicy, "batched" | "interleaved") => {
+                let args = self.bind(c, what, &["n"])?;
+                let (v, r) = args.get(0)?.clone();
+                match v {
+                    Value::Int(n) if n > 0 => Some(Value::Policy(if m == "batched" {
+                        Policy::Batched(n)
+                    } else {
+                        Policy::Interleaved(n)
+                    })),
+                    Value::Unknown => None,
+                    v => {
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!("`{m}` needs a positive count, not {}", v.describe()),
+                        );
+                        None
+                    }
+                }
+            }
+            (Builtin::TimingPolicy, "rate_limit") => {
+                let args = self.bind(c, what, &["tasks_per_ms"])?;
+                let (v, r) = args.get(0)?.clone();
+                match v {
+                    Value::Int(_) | Value::Float(_) if num(&v) > 0.0 => {
+                        Some(Value::Policy(Policy::RateLimit(F64(num(&v)))))
+                    }
+                    Value::Unknown => None,
+                    v => {
+                        self.error(
+                            Code::ScheduleArgument,
+                            r,
+                            format!("`rate_limit` needs a positive rate, not {}", v.describe()),
+                        );
+                        None
+                    }
+                }
+            }
+            (Builtin::ReadyPolicy | Builtin::Pools, _) => {
+                self.bind(c, what, &[])?;
+                Some(Value::Policy(Policy::TaskGraph(
+                    if b == Builtin::Pools {
+                        "Pools"
+                    } else {
+                        "ReadyPolicy"
+                    },
+                    m.to_string(),
+                )))
+            }
+            (Builtin::TensorLayout, "default") => {
+                let args = self.bind(c, what, &["rank"])?;
+                let (v, r) = args.get(0)?.clone();
+                let rank = self.positive(&v, r, "a rank")?;
+                Some(Value::Layout(Layout::replicated(rank as usize)))
+            }
+            (Builtin::TensorLayout, "sharded") => {
+                let args = self.bind(c, what, &["dim", "rank", "mesh_axis?"])?;
+                let (dv, dr) = args.get(0)?.clone();
+                let (rv, rr) = args.get(1)?.clone();
+                let dim = self.non_negative(&dv, dr, "a dimension")?;
+                let rank = self.positive(&rv, rr, "a rank")?;
+                let mesh = match args.get(2) {
+                    Some((v, r)) => self.non_negative(&v.clone(), *r, "a mesh axis")?,
+                    None => 0,
+                };
+                if dim as u64 >= rank {
+                    self.error(
+                        Code::IndexOutOfRange,
+                        dr,
+                        format!("dimension {dim} is out of range for rank {rank}"),
+                    );
+                    return None;
+                }
+                let mut l = Layout::replicated(rank as usize);
+                l.dims[dim as usize] = DimLayout::Shard(mesh as u32);
+                Some(Value::Layout(l))
+            }
+            (Builtin::P, _) => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    format!("`P.{m}(...)` is a loop or block inside a workload body"),
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    format!("`{}.{m}` is not callable", b.name()),
+                );
+                None
+            }
+        };
+        result
+    }
+
+}
+
+pub(crate) const SCHEDULE_METHODS: &[&str] = &[
+    "dispatch",
+    "streams",
+    "stream_by",
+    "timing",
+    "task_graph",
+    "spatial_map",
+    "compile",
+];
+pub(crate) const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "enable_tracing", "stats"];
+
+/// What may follow `v.`: the members `attribute` and `method` accept (for completion).
+pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
+    match v {
+        Value::Builtin(Builtin::DType) => DType::ALL.iter().map(|d| d.name()).collect(),
+        Value::Builtin(Builtin::WindowMode) => {
+            WindowMode::MEMBERS.iter().map(|(n, _)| *n).collect()
+        }
+        Value::Builtin(b) => members(*b).to_vec(),
+        Value::Schedule(_) => SCHEDULE_METHODS.to_vec(),
+        Value::Program(_) => PROGRAM_MEMBERS.to_vec(),
+        Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// The members of a namespace builtin.
+pub(crate) fn members(b: Builtin) -> &'static [&'static str] {
+    match b {
+        Builtin::P => &["seq", "sel", "when", "otherwise", "pipe"],
+        Builtin::DispatchPolicy => &[
+            "round_robin",
+            "affinity",
+            "hash",
+            "dispatch_by",
+            "work_steal",
+        ],
+        Builtin::TimingPolicy => &["immediate", "batched", "interleaved", "rate_limit"],
+        Builtin::TensorLayout => &["default", "sharded"],
+        Builtin::DepsMode => &["tensor_map_exact", "tensor_map_coarse", "explicit"],
+        Builtin::ReadyPolicy => &["fifo", "work_steal", "priority"],
+        Builtin::Pools => &["single", "by_exec_unit"],
+        Builtin::TraceLevel => &["NONE", "SUMMARY", "TIMING", "FULL"],
+        _ => &[],
+    }
+}

@@ -1,0 +1,593 @@
+//! Expressions: names, literals, operators, comparisons, attributes, subscripts and calls.
+
+use super::{Eval, describe_syntax};
+use super::builtins::members;
+use super::tensors::axis;
+use wsp_syntax::ast::{self, AstNode, Expr, LiteralKind};
+use wsp_syntax::{SyntaxKind, TextRange};
+
+use crate::diagnostics::{Code, Diag};
+use crate::names::suggest;
+use crate::types::DType;
+use crate::values::{
+    AxisKind, F64, Policy, Value, WindowMode,
+};
+use crate::vocabulary::Builtin;
+use wsp_ir::{Affine, ScalarExpr, ScalarOp};
+
+
+impl<'db> Eval<'db> {
+    pub(crate) fn expr(&mut self, e: &Expr) -> Value<'db> {
+        let value = wsp_syntax::grow_stack(|| self.expr_here(e));
+        match value {
+            Value::Runtime(r) => self
+                .shallow(r, e.syntax().text_range())
+                .map_or(Value::Unknown, Value::Runtime),
+            v => v,
+        }
+    }
+
+    /// `e`, unless it nests more operators than a run-time expression may.
+    pub(crate) fn shallow(&mut self, e: ScalarExpr, range: TextRange) -> Option<ScalarExpr> {
+        if e.depth() <= ScalarExpr::MAX_DEPTH {
+            return Some(e);
+        }
+        self.error(
+            Code::OutsideSubset,
+            range,
+            format!(
+                "a run-time expression nests at most {} operators",
+                ScalarExpr::MAX_DEPTH
+            ),
+        );
+        None
+    }
+
+    pub(crate) fn expr_here(&mut self, e: &Expr) -> Value<'db> {
+        let range = e.syntax().text_range();
+        match e {
+            Expr::NameExpr(n) => self.resolve(&n.text(), range),
+            Expr::Literal(l) => match l.kind() {
+                Some(LiteralKind::Int(Some(i))) => match i64::try_from(i) {
+                    Ok(i) => Value::Int(i),
+                    Err(_) => {
+                        self.error(
+                            Code::OutsideSubset,
+                            range,
+                            "integer too large (WSP integers are 64-bit)",
+                        );
+                        Value::Unknown
+                    }
+                },
+                Some(LiteralKind::Int(None)) => Value::Unknown,
+                Some(LiteralKind::Float(Some(f))) => Value::Float(F64(f)),
+                Some(LiteralKind::String {
+                    value,
+                    bytes: false,
+                    fstring: false,
+                }) => Value::Str(value),
+                Some(LiteralKind::True) => Value::Bool(true),
+                Some(LiteralKind::False) => Value::Bool(false),
+                Some(LiteralKind::None) => Value::None,
+                _ => {
+                    self.error(Code::OutsideSubset, range, "this literal is not part of WSP (numbers, strings, True, False and None are)");
+                    Value::Unknown
+                }
+            },
+            Expr::ParenExpr(p) => match p.expr() {
+                Some(e) => self.expr(&e),
+                None => Value::Unknown,
+            },
+            Expr::TupleExpr(t) => Value::Tuple(t.elements().map(|e| self.expr(&e)).collect()),
+            Expr::ListExpr(l) => Value::List(l.elements().map(|e| self.expr(&e)).collect()),
+            Expr::UnaryExpr(u) => {
+                let v = u.operand().map_or(Value::Unknown, |o| self.expr(&o));
+                self.unary(u.op_kind(), v, range)
+            }
+            Expr::BinExpr(b) => {
+                let l = b.lhs().map_or(Value::Unknown, |e| self.expr(&e));
+                let r = b.rhs().map_or(Value::Unknown, |e| self.expr(&e));
+                self.binary(b.op_kind(), l, r, range)
+            }
+            Expr::CompareExpr(c) => self.compare(c),
+            Expr::BoolExpr(b) => {
+                let l = b.lhs().map_or(Value::Unknown, |e| self.expr(&e));
+                let r = b.rhs().map_or(Value::Unknown, |e| self.expr(&e));
+                let op = if b.op_kind() == Some(SyntaxKind::AND_KW) {
+                    ScalarOp::And
+                } else {
+                    ScalarOp::Or
+                };
+                self.scalar_binary(op, l, r, range)
+            }
+            Expr::AttributeExpr(a) => self.attribute(a),
+            Expr::SubscriptExpr(s) => self.subscript(s),
+            Expr::CallExpr(c) => self.call(c),
+            Expr::LambdaExpr(l) => self.key(l),
+            _ => {
+                self.error(
+                    Code::OutsideSubset,
+                    range,
+                    format!("{} is not part of WSP", describe_syntax(e.syntax())),
+                );
+                Value::Unknown
+            }
+        }
+    }
+
+    pub(crate) fn unary(&mut self, op: Option<SyntaxKind>, v: Value<'db>, range: TextRange) -> Value<'db> {
+        match (op, v) {
+            (_, Value::Unknown) => Value::Unknown,
+            (Some(SyntaxKind::MINUS), Value::Int(i)) => {
+                i.checked_neg().map_or(Value::Unknown, Value::Int)
+            }
+            (Some(SyntaxKind::MINUS), Value::Float(f)) => Value::Float(F64(-f.0)),
+            (Some(SyntaxKind::PLUS), v @ (Value::Int(_) | Value::Float(_))) => v,
+            (Some(SyntaxKind::MINUS), Value::Index(a)) => {
+                a.neg().map_or(Value::Unknown, Value::Index)
+            }
+            (Some(SyntaxKind::NOT_KW), Value::Bool(b)) => Value::Bool(!b),
+            (Some(SyntaxKind::NOT_KW), Value::Int(i)) => Value::Bool(i == 0),
+            (Some(SyntaxKind::NOT_KW), v) if self.to_scalar(&v).is_some() => Value::Runtime(
+                ScalarExpr::Not(Box::new(self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)))),
+            ),
+            (Some(SyntaxKind::MINUS), v) if self.to_scalar(&v).is_some() => Value::Runtime(
+                ScalarExpr::Neg(Box::new(self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)))),
+            ),
+            (_, v) => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    format!("this operator does not apply to {}", v.describe()),
+                );
+                Value::Unknown
+            }
+        }
+    }
+
+    pub(crate) fn binary(
+        &mut self,
+        op: Option<SyntaxKind>,
+        l: Value<'db>,
+        r: Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
+        use SyntaxKind as K;
+        if matches!(l, Value::Unknown) || matches!(r, Value::Unknown) {
+            return Value::Unknown;
+        }
+        let overflow = |eval: &mut Self| {
+            eval.error(
+                Code::OutsideSubset,
+                range,
+                "integer overflow in a constant expression",
+            );
+            Value::Unknown
+        };
+        match (op, &l, &r) {
+            (Some(op), Value::Int(a), Value::Int(b)) => {
+                let (a, b) = (*a, *b);
+                let v = match op {
+                    K::PLUS => a.checked_add(b),
+                    K::MINUS => a.checked_sub(b),
+                    K::STAR => a.checked_mul(b),
+                    K::DOUBLE_SLASH | K::PERCENT if b == 0 => {
+                        self.error(
+                            Code::OutsideSubset,
+                            range,
+                            "division by zero in a constant expression",
+                        );
+                        return Value::Unknown;
+                    }
+                    K::DOUBLE_SLASH => Some(a.div_euclid(b)),
+                    K::PERCENT => Some(a.rem_euclid(b)),
+                    K::SLASH => return Value::Float(F64(a as f64 / b as f64)),
+                    K::DOUBLE_STAR if (0..64).contains(&b) => a.checked_pow(b as u32),
+                    K::SHL if (0..63).contains(&b) => a.checked_shl(b as u32),
+                    K::SHR if (0..63).contains(&b) => Some(a >> b),
+                    _ => return self.bad_operands(&l, &r, range),
+                };
+                v.map_or_else(|| overflow(self), Value::Int)
+            }
+            (Some(op), Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                let (a, b) = (num(&l), num(&r));
+                let v = match op {
+                    K::PLUS => a + b,
+                    K::MINUS => a - b,
+                    K::STAR => a * b,
+                    K::SLASH => a / b,
+                    K::DOUBLE_STAR => a.powf(b),
+                    _ => return self.bad_operands(&l, &r, range),
+                };
+                Value::Float(F64(v))
+            }
+            (Some(op), Value::Index(_) | Value::Int(_), Value::Index(_) | Value::Int(_)) => {
+                let (a, b) = (as_affine(&l), as_affine(&r));
+                let (Some(a), Some(b)) = (a, b) else {
+                    return Value::Unknown;
+                };
+                let v = match op {
+                    K::PLUS => a.add(&b),
+                    K::MINUS => b.neg().and_then(|b| a.add(&b)),
+                    K::STAR => match (a.as_constant(), b.as_constant()) {
+                        (Some(k), _) => b.scale(k),
+                        (_, Some(k)) => a.scale(k),
+                        _ => {
+                            self.error(Code::OutsideSubset, range, format!("`{a} * {b}` is not affine: index expressions multiply loop variables only by constants"));
+                            return Value::Unknown;
+                        }
+                    },
+                    _ => {
+                        return self.runtime_binary(op, l, r, range);
+                    }
+                };
+                v.map_or_else(|| overflow(self), Value::Index)
+            }
+            (Some(op), _, _) => self.runtime_binary(op, l, r, range),
+            (None, _, _) => Value::Unknown,
+        }
+    }
+
+    pub(crate) fn runtime_binary(
+        &mut self,
+        op: SyntaxKind,
+        l: Value<'db>,
+        r: Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
+        let op = match op {
+            SyntaxKind::PLUS => ScalarOp::Add,
+            SyntaxKind::MINUS => ScalarOp::Sub,
+            SyntaxKind::STAR => ScalarOp::Mul,
+            SyntaxKind::DOUBLE_SLASH => ScalarOp::FloorDiv,
+            SyntaxKind::PERCENT => ScalarOp::Mod,
+            _ => return self.bad_operands(&l, &r, range),
+        };
+        self.scalar_binary(op, l, r, range)
+    }
+
+    pub(crate) fn scalar_binary(
+        &mut self,
+        op: ScalarOp,
+        l: Value<'db>,
+        r: Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
+        if matches!(l, Value::Unknown) || matches!(r, Value::Unknown) {
+            return Value::Unknown;
+        }
+        if let (Value::Bool(a), Value::Bool(b)) = (&l, &r) {
+            match op {
+                ScalarOp::And => return Value::Bool(*a && *b),
+                ScalarOp::Or => return Value::Bool(*a || *b),
+                _ => {}
+            }
+        }
+        match (self.to_scalar(&l), self.to_scalar(&r)) {
+            (Some(a), Some(b)) => Value::Runtime(ScalarExpr::Binary(op, Box::new(a), Box::new(b))),
+            _ => self.bad_operands(&l, &r, range),
+        }
+    }
+
+    pub(crate) fn bad_operands(&mut self, l: &Value<'db>, r: &Value<'db>, range: TextRange) -> Value<'db> {
+        self.error(
+            Code::WrongKind,
+            range,
+            format!(
+                "this operator does not apply to {} and {}",
+                l.describe(),
+                r.describe()
+            ),
+        );
+        Value::Unknown
+    }
+
+    /// A value as a run-time scalar expression, if it can be one.
+    pub(crate) fn to_scalar(&self, v: &Value<'db>) -> Option<ScalarExpr> {
+        match v {
+            Value::Int(i) => Some(ScalarExpr::Const(*i)),
+            Value::Bool(b) => Some(ScalarExpr::Const(*b as i64)),
+            Value::Runtime(e) => Some(e.clone()),
+            Value::Index(a) => {
+                let mut e = ScalarExpr::Const(a.constant);
+                for (var, c) in &a.terms {
+                    let term = if *c == 1 {
+                        ScalarExpr::Var(var.clone())
+                    } else {
+                        ScalarExpr::Binary(
+                            ScalarOp::Mul,
+                            Box::new(ScalarExpr::Const(*c)),
+                            Box::new(ScalarExpr::Var(var.clone())),
+                        )
+                    };
+                    e = if matches!(e, ScalarExpr::Const(0)) {
+                        term
+                    } else {
+                        ScalarExpr::Binary(ScalarOp::Add, Box::new(e), Box::new(term))
+                    };
+                }
+                Some(e)
+            }
+            Value::View(view) if view.tensor.dtype.is_integer() && view.shape().is_empty() => {
+                let idx = view
+                    .indices
+                    .iter()
+                    .map(|i| match i {
+                        crate::values::ViewIndex::At(a) => self.to_scalar(&Value::Index(a.clone())),
+                        crate::values::ViewIndex::Range(..) => None,
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(ScalarExpr::Element(view.tensor.name.clone(), idx))
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn compare(&mut self, c: &ast::CompareExpr) -> Value<'db> {
+        let range = c.syntax().text_range();
+        let operands: Vec<Value<'db>> = c.operands().map(|e| self.expr(&e)).collect();
+        let ops = c.ops();
+        if operands.iter().any(|v| matches!(v, Value::Unknown)) {
+            return Value::Unknown;
+        }
+        let mut result: Option<Value<'db>> = None;
+        for (i, op) in ops.iter().enumerate() {
+            let (Some(l), Some(r)) = (operands.get(i), operands.get(i + 1)) else {
+                return Value::Unknown;
+            };
+            let sop = match compare_op(op) {
+                Some(sop) => sop,
+                None => {
+                    self.error(
+                        Code::OutsideSubset,
+                        range,
+                        "only <, <=, >, >=, == and != compare in WSP",
+                    );
+                    return Value::Unknown;
+                }
+            };
+            let v = match (l, r) {
+                (Value::Int(a), Value::Int(b)) => Value::Bool(match sop {
+                    ScalarOp::Lt => a < b,
+                    ScalarOp::Le => a <= b,
+                    ScalarOp::Gt => a > b,
+                    ScalarOp::Ge => a >= b,
+                    ScalarOp::Eq => a == b,
+                    _ => a != b,
+                }),
+                _ => self.scalar_binary(sop, l.clone(), r.clone(), range),
+            };
+            result = Some(match result {
+                None => v,
+                Some(prev) => self.scalar_binary(ScalarOp::And, prev, v, range),
+            });
+        }
+        result.unwrap_or(Value::Unknown)
+    }
+
+    pub(crate) fn attribute(&mut self, a: &ast::AttributeExpr) -> Value<'db> {
+        let range = a.syntax().text_range();
+        let Some(attr) = a.attr() else {
+            return Value::Unknown;
+        };
+        let attr_range = attr.text_range();
+        let name = attr.text().to_string();
+        let receiver = a.receiver().map_or(Value::Unknown, |r| self.expr(&r));
+        match &receiver {
+            Value::Unknown => Value::Unknown,
+            Value::Builtin(Builtin::DType) => match DType::from_name(&name) {
+                Some(d) => Value::DType(d),
+                None => self.unknown_member(
+                    "DType",
+                    &name,
+                    attr_range,
+                    DType::ALL.iter().map(|d| d.name()),
+                ),
+            },
+            Value::Builtin(Builtin::TimingPolicy) if name == "immediate" => {
+                Value::Policy(Policy::Immediate)
+            }
+            Value::Builtin(Builtin::WindowMode) => {
+                match WindowMode::MEMBERS.iter().find(|(n, _)| *n == name) {
+                    Some((n, _)) => Value::Member(Builtin::WindowMode, n),
+                    None => self.unknown_member(
+                        "WindowMode",
+                        &name,
+                        attr_range,
+                        WindowMode::MEMBERS.iter().map(|(n, _)| *n),
+                    ),
+                }
+            }
+            Value::Builtin(b) => match members(*b).iter().find(|m| **m == name) {
+                Some(m) => Value::Member(*b, m),
+                None => {
+                    let b = *b;
+                    self.unknown_member(b.name(), &name, attr_range, members(b).iter().copied())
+                }
+            },
+            Value::Program(_) if name == "stats" => Value::Stats,
+            Value::Program(_) | Value::Schedule(_) => {
+                // Methods are handled by `call`; a bare method is not a value.
+                self.error(
+                    Code::UnknownMember,
+                    attr_range,
+                    format!(
+                        "`.{name}` of {} is only usable as a call",
+                        receiver.describe()
+                    ),
+                );
+                Value::Unknown
+            }
+            Value::Stats => {
+                if wsp_ir::STATS_FIELDS.contains(&name.as_str()) {
+                    Value::Stats
+                } else {
+                    self.unknown_member(
+                        "program.stats",
+                        &name,
+                        attr_range,
+                        wsp_ir::STATS_FIELDS.iter().copied(),
+                    )
+                }
+            }
+            _ => {
+                self.error(
+                    Code::UnknownMember,
+                    range,
+                    format!("{} has no attribute `{name}`", receiver.describe()),
+                );
+                Value::Unknown
+            }
+        }
+    }
+
+    pub(crate) fn unknown_member<'a>(
+        &mut self,
+        owner: &str,
+        name: &str,
+        range: TextRange,
+        candidates: impl Iterator<Item = &'a str>,
+    ) -> Value<'db> {
+        let mut d = Diag::new(
+            Code::UnknownMember,
+            self.span(range),
+            format!("`{owner}` has no member `{name}`"),
+        );
+        if let Some(best) = suggest(name, candidates) {
+            d.message.push_str(&format!("; did you mean `{best}`?"));
+            d = d.with_fix(
+                format!("replace with `{best}`"),
+                vec![(self.span(range), best.to_string())],
+            );
+        }
+        self.push(d);
+        Value::Unknown
+    }
+
+    pub(crate) fn subscript(&mut self, s: &ast::SubscriptExpr) -> Value<'db> {
+        let range = s.syntax().text_range();
+        let base = s.base().map_or(Value::Unknown, |b| self.expr(&b));
+        let indices = s.indices();
+        match base {
+            Value::Unknown => Value::Unknown,
+            Value::Builtin(Builtin::Dense) => {
+                let [index] = indices.as_slice() else {
+                    self.error(Code::WrongArguments, range, "`Dense[n]` takes one size");
+                    return Value::Unknown;
+                };
+                let v = self.expr(index);
+                match self.positive(&v, index.syntax().text_range(), "an axis size") {
+                    Some(n) => Value::Axis(axis(self.span(range), AxisKind::Dense, n)),
+                    None => Value::Unknown,
+                }
+            }
+            base => self.subscript_value(base, s),
+        }
+    }
+
+    /// Subscripts of values other than `Dense`: overridden in workload bodies (views).
+    pub(crate) fn subscript_value(&mut self, base: Value<'db>, s: &ast::SubscriptExpr) -> Value<'db> {
+        if let Some(view) = self.view_subscript(base.clone(), s) {
+            return view;
+        }
+        let range = s.syntax().text_range();
+        self.error(
+            Code::WrongKind,
+            range,
+            format!("{} cannot be indexed here", base.describe()),
+        );
+        Value::Unknown
+    }
+
+    pub(crate) fn call(&mut self, c: &ast::CallExpr) -> Value<'db> {
+        let range = c.syntax().text_range();
+        let Some(callee) = c.callee() else {
+            return Value::Unknown;
+        };
+        // Methods of schedules and programs.
+        if let Expr::AttributeExpr(a) = &callee
+            && let Some(receiver) = a.receiver()
+        {
+            let rv = self.expr_quiet_method(&receiver);
+            if let Some(rv) = rv {
+                let method = a.attr().map(|t| t.text().to_string()).unwrap_or_default();
+                let method_range = a.attr().map_or(range, |t| t.text_range());
+                return self.method(rv, &method, method_range, c);
+            }
+        }
+        let f = self.expr(&callee);
+        match f {
+            Value::Unknown => {
+                c.args().filter_map(|a| a.value()).for_each(|v| {
+                    self.expr(&v);
+                });
+                Value::Unknown
+            }
+            Value::Builtin(b) => self.builtin_call(b, c),
+            Value::Member(b, m) => self.member_call(b, m, c),
+            Value::Axis(a) if c.args().next().is_none() => Value::Axis(a),
+            Value::Workload(w) => crate::workloads::call_workload(self, w, c),
+            Value::Kernel(_) => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    "a kernel runs as a task inside a workload: `kernel[i](param=view, ...)`",
+                );
+                Value::Unknown
+            }
+            other => {
+                self.error(
+                    Code::WrongKind,
+                    callee.syntax().text_range(),
+                    format!("{} is not callable", other.describe()),
+                );
+                Value::Unknown
+            }
+        }
+    }
+
+    /// The receiver of a method call when it is a schedule or program (else `None`, and the
+    /// call is evaluated as an ordinary one).
+    pub(crate) fn expr_quiet_method(&mut self, receiver: &Expr) -> Option<Value<'db>> {
+        let before = self.diags.len();
+        let v = self.expr(receiver);
+        match v {
+            Value::Schedule(_) | Value::Program(_) => Some(v),
+            _ => {
+                self.diags.truncate(before);
+                None
+            }
+        }
+    }
+
+}
+
+/// The scalar op of a comparison WSP allows (not `in`, `is`, ...).
+pub(crate) fn compare_op(op: &ast::CompareOp) -> Option<ScalarOp> {
+    use ast::CompareOp as C;
+    Some(match op {
+        C::Lt => ScalarOp::Lt,
+        C::LtEq => ScalarOp::Le,
+        C::Gt => ScalarOp::Gt,
+        C::GtEq => ScalarOp::Ge,
+        C::Eq => ScalarOp::Eq,
+        C::NotEq => ScalarOp::Ne,
+        _ => return None,
+    })
+}
+
+pub(crate) fn num(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => f.0,
+        _ => 0.0,
+    }
+}
+
+pub(crate) fn as_affine(v: &Value) -> Option<Affine> {
+    match v {
+        Value::Int(i) => Some(Affine::constant(*i)),
+        Value::Index(a) => Some(a.clone()),
+        _ => None,
+    }
+}

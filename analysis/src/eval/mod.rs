@@ -1,0 +1,281 @@
+//! The evaluator: module-level expressions (constants, axes, tensors, channels, layouts,
+//! policies, schedules) to `Value`s, with their diagnostics. Kernel signatures and workload
+//! bodies reuse it with local names. One context, split by concern: `expr` (expressions),
+//! `bind` (arguments), `builtins` (constructors), `schedule` (directives and keys), `tensors`
+//! (tensors, axes and views).
+
+mod bind;
+mod builtins;
+mod expr;
+mod schedule;
+mod tensors;
+
+pub(crate) use builtins::{member_names, members};
+pub(crate) use expr::num;
+
+use wsp_syntax::ast::{self, AstNode};
+use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
+
+use crate::diagnostics::{Code, Diag, Span};
+use crate::items::{Item, ItemKind};
+use crate::names::{ModuleScope, module_scope, name_index, name_range, suggest};
+use crate::symbols::{Symbol, Use};
+use crate::values::Value;
+use crate::vocabulary::Builtin;
+
+/// The value a module-level item binds, and what evaluating it found.
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct ItemValue<'db> {
+    pub value: Value<'db>,
+    pub diags: Vec<Diag<'db>>,
+    pub uses: Vec<Use<'db>>,
+}
+
+/// A name bound inside a def.
+pub(crate) struct Local<'db> {
+    pub name: String,
+    pub value: Value<'db>,
+    pub def: TextRange,
+}
+
+/// The value of an assignment (or a def) at module level.
+#[salsa::tracked(returns(ref))]
+pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemValue<'db> {
+    match item.kind(db) {
+        ItemKind::Kernel => {
+            return ItemValue {
+                value: Value::Kernel(item),
+                diags: Vec::new(),
+                uses: Vec::new(),
+            };
+        }
+        ItemKind::Workload => {
+            return ItemValue {
+                value: Value::Workload(item),
+                diags: Vec::new(),
+                uses: Vec::new(),
+            };
+        }
+        _ => {}
+    }
+    let mut eval = Eval::new(db, item);
+    let value = match item.stmt(db) {
+        Some(ast::Stmt::AssignStmt(a)) => match a.value() {
+            Some(e) => eval.expr(&e),
+            None => Value::Unknown,
+        },
+        Some(ast::Stmt::ExprStmt(s)) => match s.expr() {
+            Some(e) => {
+                let v = eval.expr(&e);
+                eval.check_statement_value(&e, &v);
+                v
+            }
+            None => Value::Unknown,
+        },
+        _ => Value::Unknown,
+    };
+    // A name's value carries its name: tensors, axes and channels are named by what binds them.
+    let value = name_value(db, item, value);
+    ItemValue {
+        value,
+        diags: eval.diags,
+        uses: eval.uses,
+    }
+}
+
+fn name_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>, value: Value<'db>) -> Value<'db> {
+    let name = item.name(db);
+    if name.is_empty() {
+        return value;
+    }
+    let def = Span {
+        item,
+        range: name_range(db, item).unwrap_or_default(),
+    };
+    match value {
+        Value::Tensor(mut t) if t.name.is_empty() => {
+            t.name = name.clone();
+            t.def = def;
+            Value::Tensor(t)
+        }
+        Value::Axis(mut a) if a.name.is_empty() => {
+            a.name = name.clone();
+            a.def = def;
+            Value::Axis(a)
+        }
+        Value::Channel(mut c) if c.name.is_empty() => {
+            c.name = name.clone();
+            c.def = def;
+            Value::Channel(c)
+        }
+        v => v,
+    }
+}
+
+pub(crate) struct Eval<'db> {
+    pub db: &'db dyn salsa::Database,
+    pub item: Item<'db>,
+    pub scope: &'db ModuleScope<'db>,
+    position: usize,
+    pub diags: Vec<Diag<'db>>,
+    /// Local names (workload parameters, loop variables), innermost last.
+    pub locals: Vec<Local<'db>>,
+    /// Every name resolved, where it was written (for navigation).
+    pub uses: Vec<Use<'db>>,
+    /// The extent of each loop variable in scope, when it is known.
+    pub extents: Vec<(String, Option<u64>)>,
+}
+
+impl<'db> Eval<'db> {
+    pub fn new(db: &'db dyn salsa::Database, item: Item<'db>) -> Eval<'db> {
+        let scope = module_scope(db, item.file(db));
+        Eval {
+            db,
+            item,
+            scope,
+            position: scope.position(item),
+            diags: Vec::new(),
+            locals: Vec::new(),
+            uses: Vec::new(),
+            extents: Vec::new(),
+        }
+    }
+
+    /// Binds a local name at `def` (a parameter, a loop variable, an assignment's target).
+    pub fn bind_local(&mut self, name: String, value: Value<'db>, def: TextRange) {
+        self.use_local(def, def);
+        self.locals.push(Local { name, value, def });
+    }
+
+    /// Records that the name at `range` refers to `symbol`.
+    pub fn record(&mut self, range: TextRange, symbol: Symbol<'db>) {
+        self.uses.push(Use::new(range, symbol));
+    }
+
+    /// Records that the name at `range` refers to this def's local bound at `def`.
+    pub fn use_local(&mut self, range: TextRange, def: TextRange) {
+        let item = self.item;
+        self.record(range, Symbol::Local { item, def });
+    }
+
+    pub fn span(&self, range: TextRange) -> Span<'db> {
+        Span {
+            item: self.item,
+            range,
+        }
+    }
+
+    pub fn span_of(&self, node: &impl AstNode) -> Span<'db> {
+        self.span(node.syntax().text_range())
+    }
+
+    pub fn error(&mut self, code: Code, range: TextRange, message: impl Into<String>) {
+        let span = self.span(range);
+        self.diags.push(Diag::new(code, span, message));
+    }
+
+    pub fn push(&mut self, diag: Diag<'db>) {
+        self.diags.push(diag);
+    }
+
+    /// Resolves a name: locals, then module-level bindings made before this item, then the
+    /// `pto_wsp` vocabulary.
+    pub fn resolve(&mut self, name: &str, range: TextRange) -> Value<'db> {
+        if let Some(l) = self.locals.iter().rev().find(|l| l.name == name) {
+            let (def, value) = (l.def, l.value.clone());
+            self.use_local(range, def);
+            return value;
+        }
+        if let Some(b) = self.scope.lookup(name) {
+            self.record(range, Symbol::Item(b.item));
+            if b.index < self.position {
+                return item_value(self.db, b.item).value.clone();
+            }
+            if b.item != self.item {
+                let def = Span {
+                    item: b.item,
+                    range: name_range(self.db, b.item).unwrap_or_default(),
+                };
+                let d = Diag::new(
+                    Code::UnknownName,
+                    self.span(range),
+                    format!(
+                        "`{name}` is used before it is defined; move its definition above this use"
+                    ),
+                )
+                .with_related(def, format!("`{name}` is defined here"));
+                self.push(d);
+                return Value::Unknown;
+            }
+        }
+        if let Some(b) = Builtin::lookup(name) {
+            return Value::Builtin(b);
+        }
+        let locals: Vec<&str> = self.locals.iter().map(|l| l.name.as_str()).collect();
+        let candidates = locals
+            .into_iter()
+            .chain(
+                self.scope
+                    .names_near(name_index(self.db, self.item.file(self.db)), name),
+            )
+            .chain(Builtin::ALL.iter().map(|b| b.name()));
+        let mut d = Diag::new(
+            Code::UnknownName,
+            self.span(range),
+            format!("unknown name `{name}`"),
+        );
+        if let Some(best) = suggest(name, candidates) {
+            d.message.push_str(&format!("; did you mean `{best}`?"));
+            let span = self.span(range);
+            d = d.with_fix(
+                format!("replace with `{best}`"),
+                vec![(span, best.to_string())],
+            );
+        }
+        self.push(d);
+        Value::Unknown
+    }
+
+}
+
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// "a list comprehension", for WSP002 messages.
+pub(crate) fn describe_syntax(node: &SyntaxNode) -> String {
+    use SyntaxKind as K;
+    match node.kind() {
+        K::LIST_COMP => "a list comprehension",
+        K::SET_COMP => "a set comprehension",
+        K::DICT_COMP => "a dict comprehension",
+        K::GENERATOR_EXPR => "a generator expression",
+        K::DICT_EXPR => "a dict display",
+        K::SET_EXPR => "a set display",
+        K::NAMED_EXPR => "`:=`",
+        K::YIELD_EXPR => "`yield`",
+        K::AWAIT_EXPR => "`await`",
+        K::STARRED_EXPR => "a starred expression",
+        K::COND_EXPR => "a conditional expression",
+        K::LAMBDA_EXPR => "`lambda` here",
+        K::SLICE => "a slice here",
+        K::CLASS_DEF => "a class definition",
+        K::IF_STMT => "an `if` statement",
+        K::WHILE_STMT => "a `while` loop",
+        K::TRY_STMT => "a `try` statement",
+        K::MATCH_STMT => "a `match` statement",
+        K::RETURN_STMT => "`return`",
+        K::GLOBAL_STMT => "`global`",
+        K::NONLOCAL_STMT => "`nonlocal`",
+        K::DEL_STMT => "`del`",
+        K::ASSERT_STMT => "`assert`",
+        K::RAISE_STMT => "`raise`",
+        K::BREAK_STMT => "`break`",
+        K::CONTINUE_STMT => "`continue`",
+        K::AUG_ASSIGN_STMT => "an augmented assignment",
+        K::ANN_ASSIGN_STMT => "an annotated assignment",
+        K::FUNCTION_DEF => "a `def` without `@kernel` or `@workload`",
+        _ => "this construct",
+    }
+    .to_string()
+}

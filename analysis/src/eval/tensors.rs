@@ -1,0 +1,544 @@
+//! Tensors and axes: `Tensor(...)`, `Ragged`, `Sparse`, shapes and dtypes.
+
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::TextRange;
+use crate::diagnostics::{Code, Diag, Span};
+use crate::types::{shape_text, DType};
+use crate::values::{Axis, AxisKind, DimLayout, Layout, Tensor, TensorOrigin, Value, View, ViewIndex, IntSource};
+use crate::vocabulary::Builtin;
+use wsp_ir::Affine;
+use super::Eval;
+
+
+
+impl<'db> Eval<'db> {
+    pub(crate) fn ragged(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind(c, "`Ragged`", &["rows", "lengths"])?;
+        let (v, r) = args.get(0)?.clone();
+        let rows = self.positive(&v, r, "the number of rows")?;
+        let mut a = axis(self.span(range), AxisKind::Ragged, rows);
+        let (lv, lr) = args.get(1)?.clone();
+        match self.int_data(&lv, lr, "`lengths`")? {
+            IntSource::List(lengths) => {
+                if lengths.len() as u64 != rows {
+                    self.error(
+                        Code::WrongArguments,
+                        lr,
+                        format!("`lengths` has {} entries for {rows} rows", lengths.len()),
+                    );
+                    return None;
+                }
+                a.row_extent = lengths.iter().copied().max();
+                a.lengths = Some(IntSource::List(lengths));
+            }
+            tensor => a.lengths = Some(tensor),
+        }
+        Some(Value::Axis(a))
+    }
+
+    pub(crate) fn sparse(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind(c, "`Sparse`", &["rows", "indptr", "indices"])?;
+        let (v, r) = args.get(0)?.clone();
+        let rows = self.positive(&v, r, "the number of rows")?;
+        let mut a = axis(self.span(range), AxisKind::Sparse, rows);
+        let (pv, pr) = args.get(1)?.clone();
+        let (iv, ir) = args.get(2)?.clone();
+        let indptr = self.int_data(&pv, pr, "`indptr`")?;
+        let indices = self.int_data(&iv, ir, "`indices`")?;
+        match (&indptr, &indices) {
+            (IntSource::List(p), IntSource::List(ix)) => {
+                let monotone = p.windows(2).all(|w| w[0] <= w[1]);
+                if p.len() as u64 != rows + 1
+                    || p.first() != Some(&0)
+                    || !monotone
+                    || p.last() != Some(&(ix.len() as u64))
+                {
+                    self.error(
+                        Code::WrongArguments,
+                        pr,
+                        format!("`indptr` must rise from 0 to len(indices) = {} in {} entries (rows + 1)", ix.len(), rows + 1),
+                    );
+                    return None;
+                }
+                a.row_extent = Some(ix.iter().copied().max().map_or(0, |m| m + 1));
+            }
+            _ => {}
+        }
+        a.indptr = Some(indptr);
+        a.indices = Some(indices);
+        Some(Value::Axis(a))
+    }
+
+    pub(crate) fn int_data(&mut self, v: &Value<'db>, r: TextRange, what: &str) -> Option<IntSource> {
+        match v {
+            Value::List(items) | Value::Tuple(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    match i {
+                        Value::Int(n) if *n >= 0 => out.push(*n as u64),
+                        Value::Unknown => return None,
+                        other => {
+                            self.error(
+                                Code::WrongKind,
+                                r,
+                                format!(
+                                    "{what} holds non-negative integers, not {}",
+                                    other.describe()
+                                ),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Some(IntSource::List(out))
+            }
+            Value::Tensor(t) if t.dtype.is_integer() && t.shape.len() == 1 => {
+                Some(IntSource::Tensor(t.name.clone()))
+            }
+            Value::Unknown => None,
+            other => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "{what} is a list of integers or a 1-D integer tensor, not {}",
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    pub(crate) fn tensor(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind(c, "`Tensor`", &["shape", "dtype", "init?", "layout?"])?;
+        let (sv, sr) = args.get(0)?.clone();
+        let shape = self.shape(&sv, sr)?;
+        let (dv, dr) = args.get(1)?.clone();
+        let dtype = self.dtype(&dv, dr)?;
+        let init = match args.get(2) {
+            Some((Value::Init(i), _)) => Some(i.clone()),
+            Some((Value::Unknown, _)) => return None,
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                self.error(Code::WrongKind, r, format!("`init` is zeros(), ones(), full(v), arange(), randn(...) or load_npy(path), not {}", v.describe()));
+                return None;
+            }
+            None => None,
+        };
+        let layout = match args.get(3) {
+            Some((Value::Layout(l), r)) => {
+                if l.dims.len() != shape.len() {
+                    let r = *r;
+                    self.error(
+                        Code::LayoutConflict,
+                        r,
+                        format!(
+                            "the layout has rank {} but the tensor {} has rank {}",
+                            l.dims.len(),
+                            shape_text(&shape),
+                            shape.len()
+                        ),
+                    );
+                    return None;
+                }
+                l.clone()
+            }
+            Some((Value::Unknown, _)) => return None,
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`layout` is a TensorLayout, not {}", v.describe()),
+                );
+                return None;
+            }
+            None => Layout::replicated(shape.len()),
+        };
+        Some(Value::Tensor(Tensor {
+            name: String::new(),
+            def: self.span(range),
+            shape,
+            dtype,
+            layout,
+            init,
+            origin: TensorOrigin::Declared,
+        }))
+    }
+
+    pub(crate) fn shape(&mut self, v: &Value<'db>, r: TextRange) -> Option<Vec<u64>> {
+        match v {
+            Value::Tuple(items) | Value::List(items) if !items.is_empty() => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.push(self.positive(i, r, "a dimension")?);
+                }
+                Some(out)
+            }
+            Value::Int(_) => Some(vec![self.positive(v, r, "a dimension")?]),
+            Value::Unknown => None,
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "a shape is a tuple of positive integers, not {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    pub(crate) fn dtype(&mut self, v: &Value<'db>, r: TextRange) -> Option<DType> {
+        match v {
+            Value::DType(d) => Some(*d),
+            Value::Unknown => None,
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!("expected a dtype (`DType.F32`, ...), not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+}
+
+pub(crate) fn axis<'db>(def: Span<'db>, kind: AxisKind, size: u64) -> Axis<'db> {
+    Axis {
+        name: String::new(),
+        def,
+        kind,
+        size,
+        row_extent: None,
+        lengths: None,
+        indptr: None,
+        indices: None,
+    }
+}
+
+impl<'db> Eval<'db> {
+    /// `X[i, j]` (a view), `routing[b]` (an axis row) and `k[i]` misuse, for the evaluator.
+    pub(crate) fn view_subscript(
+        &mut self,
+        base: Value<'db>,
+        s: &ast::SubscriptExpr,
+    ) -> Option<Value<'db>> {
+        let range = s.syntax().text_range();
+        let indices = s.indices();
+        match base {
+            Value::Tensor(t) => {
+                let view = View {
+                    tensor: t,
+                    indices: Vec::new(),
+                    span: self.span(range),
+                };
+                Some(self.index_view(view, &indices, range))
+            }
+            Value::View(mut v) => {
+                v.span = self.span(range);
+                Some(self.index_view(v, &indices, range))
+            }
+            Value::Axis(a) if matches!(a.kind, AxisKind::Sparse | AxisKind::Ragged) => {
+                let [i] = indices.as_slice() else {
+                    self.error(
+                        Code::TooManyIndices,
+                        range,
+                        format!("a {} axis takes one row index", a.kind.name()),
+                    );
+                    return Some(Value::Unknown);
+                };
+                let v = self.expr(i);
+                match v {
+                    Value::Index(_) | Value::Int(_) => Some(Value::AxisRow(a)),
+                    Value::Unknown => Some(Value::Unknown),
+                    v => {
+                        self.error(
+                            Code::WrongKind,
+                            i.syntax().text_range(),
+                            format!(
+                                "a row index is a loop variable or a constant, not {}",
+                                v.describe()
+                            ),
+                        );
+                        Some(Value::Unknown)
+                    }
+                }
+            }
+            Value::Axis(a) => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    format!(
+                        "`{}` is a {} axis, which has no rows; only Sparse and Ragged axes are indexed (`routing[b]`)",
+                        a.name,
+                        a.kind.name()
+                    ),
+                );
+                Some(Value::Unknown)
+            }
+            Value::Kernel(_) => {
+                self.error(
+                    Code::WrongKind,
+                    range,
+                    "a task is called with its arguments: `kernel[i](param=view, ...)`",
+                );
+                Some(Value::Unknown)
+            }
+            _ => None,
+        }
+    }
+
+    fn index_view(
+        &mut self,
+        mut view: View<'db>,
+        indices: &[Expr],
+        range: TextRange,
+    ) -> Value<'db> {
+        let rank = view.tensor.shape.len();
+        for e in indices {
+            let r = e.syntax().text_range();
+            let dim = view.indices.len();
+            if dim >= rank {
+                self.error(
+                    Code::TooManyIndices,
+                    r,
+                    format!(
+                        "`{}` has rank {rank} ({}) and takes at most {rank} indices",
+                        view.tensor.name,
+                        shape_text(&view.tensor.shape)
+                    ),
+                );
+                return Value::Unknown;
+            }
+            let extent = view.tensor.shape[dim];
+            let index = match e {
+                Expr::Slice(sl) => {
+                    let [lo, hi, step] = sl.parts();
+                    if step.is_some() {
+                        self.error(Code::OutsideSubset, r, "a view slice has no step: `lo:hi`");
+                        return Value::Unknown;
+                    }
+                    let mut bound = |part: Option<Expr>, default: i64| -> Option<i64> {
+                        match part.map(|p| (self.expr(&p), p.syntax().text_range())) {
+                            None => Some(default),
+                            Some((Value::Int(i), _)) => Some(i),
+                            Some((Value::Unknown, _)) => None,
+                            Some((v, pr)) => {
+                                self.error(
+                                    Code::WrongKind,
+                                    pr,
+                                    format!("a view slice has constant bounds, not {}", v.describe()),
+                                );
+                                None
+                            }
+                        }
+                    };
+                    let (Some(lo), Some(hi)) = (bound(lo, 0), bound(hi, extent as i64)) else {
+                        return Value::Unknown;
+                    };
+                    if lo < 0 || hi > extent as i64 || lo >= hi {
+                        self.error(
+                            Code::IndexOutOfRange,
+                            r,
+                            format!("the slice {lo}:{hi} is not a non-empty range inside dimension {dim} of `{}`, which has extent {extent}", view.tensor.name),
+                        );
+                        return Value::Unknown;
+                    }
+                    ViewIndex::Range(lo, hi)
+                }
+                _ => match self.expr(e) {
+                    Value::Int(i) => {
+                        if i < 0 || i >= extent as i64 {
+                            self.error(Code::IndexOutOfRange, r, format!("index {i} is out of range for dimension {dim} of `{}`, which has extent {extent}", view.tensor.name));
+                            return Value::Unknown;
+                        }
+                        ViewIndex::At(Affine::constant(i))
+                    }
+                    Value::Index(a) => {
+                        let extents = self.extents.clone();
+                        let lookup = |v: &str| {
+                            extents
+                                .iter()
+                                .rev()
+                                .find(|(n, _)| n == v)
+                                .and_then(|(_, e)| *e)
+                        };
+                        if let Some((lo, hi)) = a.bounds(lookup)
+                            && (lo < 0 || hi >= extent as i64)
+                        {
+                            let shown = if lo < 0 { lo } else { hi };
+                            self.error(
+                                Code::IndexOutOfRange,
+                                r,
+                                format!("`{a}` reaches {shown}, out of range for dimension {dim} of `{}`, which has extent {extent}", view.tensor.name),
+                            );
+                            return Value::Unknown;
+                        }
+                        ViewIndex::At(a)
+                    }
+                    Value::Unknown => return Value::Unknown,
+                    v => {
+                        self.error(Code::WrongKind, r, format!("a view index is an affine expression of loop variables and constants, not {}", v.describe()));
+                        return Value::Unknown;
+                    }
+                },
+            };
+            view.indices.push(index);
+        }
+        view.span = self.span(range);
+        Value::View(view)
+    }
+
+    /// `relayout`, `allreduce`, `allgather`, `reduce_scatter`: a new tensor from another.
+    pub(crate) fn collective(
+        &mut self,
+        b: Builtin,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let what = format!("`{}`", b.name());
+        let params: &[&str] = match b {
+            Builtin::Relayout => &["tensor", "layout"],
+            Builtin::Allgather => &["tensor", "mesh_axis"],
+            _ => &["tensor", "op?", "mesh_axis"],
+        };
+        let args = self.bind(c, &what, params)?;
+        let (tv, tr) = args.get(0)?.clone();
+        let source = match tv {
+            Value::Tensor(t) => t,
+            Value::Unknown => return None,
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    tr,
+                    format!("{what} takes a tensor, not {}", v.describe()),
+                );
+                return None;
+            }
+        };
+        let derived = |shape: Vec<u64>, layout: Layout| Tensor {
+            name: String::new(),
+            def: self.span(range),
+            shape,
+            dtype: source.dtype,
+            layout,
+            init: None,
+            origin: TensorOrigin::Derived {
+                op: b.name(),
+                source: source.name.clone(),
+            },
+        };
+        if b == Builtin::Relayout {
+            let (lv, lr) = args.get(1)?.clone();
+            let layout = match lv {
+                Value::Layout(l) => l,
+                Value::Unknown => return None,
+                v => {
+                    self.error(
+                        Code::WrongKind,
+                        lr,
+                        format!("`relayout` takes a TensorLayout, not {}", v.describe()),
+                    );
+                    return None;
+                }
+            };
+            if layout.dims.len() != source.shape.len() {
+                self.error(
+                    Code::LayoutConflict,
+                    lr,
+                    format!(
+                        "the layout has rank {} but `{}` {} has rank {}",
+                        layout.dims.len(),
+                        source.name,
+                        shape_text(&source.shape),
+                        source.shape.len()
+                    ),
+                );
+                return None;
+            }
+            return Some(Value::Tensor(derived(source.shape.clone(), layout)));
+        }
+        if let Some(i) = params.iter().position(|p| *p == "op?")
+            && let Some((ov, or)) = args.get(i).cloned()
+        {
+            match ov {
+                Value::Str(op) if REDUCE_OPS.contains(&op.as_str()) => {}
+                Value::Unknown => return None,
+                v => {
+                    self.error(
+                        Code::UnknownMember,
+                        or,
+                        format!(
+                            "the reduction is \"sum\", \"max\" or \"min\", not {}",
+                            v.describe()
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        let mi = params.iter().position(|p| *p == "mesh_axis")?;
+        let (mv, mr) = args.get(mi)?.clone();
+        let mesh = match mv {
+            Value::Int(m) if m >= 0 => m as u32,
+            Value::Unknown => return None,
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    mr,
+                    format!(
+                        "a mesh axis is a non-negative integer, not {}",
+                        v.describe()
+                    ),
+                );
+                return None;
+            }
+        };
+        let Some((dim, _)) = source.layout.mesh_axes().find(|(_, m)| *m == mesh) else {
+            let d = Diag::new(
+                Code::LayoutConflict,
+                self.span(tr),
+                format!(
+                    "{what} over mesh axis {mesh}, but `{}` (layout {}) is not sharded on it",
+                    source.name, source.layout
+                ),
+            )
+            .with_related(source.def, format!("`{}` is defined here", source.name));
+            self.push(d);
+            return None;
+        };
+        let rank = source.shape.len();
+        Some(Value::Tensor(match b {
+            Builtin::Allgather => {
+                let mut layout = source.layout.clone();
+                layout.dims[dim] = DimLayout::Replicate;
+                derived(source.shape.clone(), layout)
+            }
+            _ => {
+                // The sharded dimension is summed away.
+                let mut shape = source.shape.clone();
+                shape.remove(dim);
+                if shape.is_empty() {
+                    shape.push(1);
+                }
+                let mut layout = Layout::replicated(shape.len().max(1));
+                if b == Builtin::ReduceScatter {
+                    layout.dims[0] = DimLayout::Shard(mesh);
+                }
+                let _ = rank;
+                derived(shape, layout)
+            }
+        }))
+    }
+}
+
+const REDUCE_OPS: &[&str] = &["sum", "max", "min"];
