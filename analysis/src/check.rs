@@ -2,21 +2,21 @@
 //! ordered. This is the one query front ends call.
 
 use std::collections::{HashMap, HashSet};
-
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
-
 use crate::dependencies;
 use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
-use crate::eval::{describe_syntax, item_value};
+use crate::eval::{describe_syntax, item_value, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::npu_kernels::npu_kernel_checks;
-use crate::programs::{calls, program_checks, tensor_size_checks};
+use crate::programs::{execute_checks, calls, program_checks, tensor_size_checks};
 use crate::values::{Value, WorkloadCall};
-use crate::workloads::{PlanNode, workload_generic, workload_instance, workload_params};
+use crate::workloads::{PlanNode, workload_generic, workload_instance};
+
+
 
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
@@ -28,8 +28,13 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         match item.kind(db) {
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
-                diags.extend(item_value(db, item).diags.iter().cloned());
+                let value = item_value(db, item);
+                diags.extend(value.diags.iter().cloned());
+                for &call in &value.calls {
+                    diags.extend(workload_instance(db, call).1.iter().cloned());
+                }
                 diags.extend(program_checks(db, item).iter().cloned());
+                diags.extend(execute_checks(db, item).iter().cloned());
             }
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());

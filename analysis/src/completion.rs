@@ -4,19 +4,17 @@
 
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-
-use crate::eval::{Eval, member_names};
+use crate::eval::{Eval, member_names, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::ops;
-use crate::symbols::{
-    Symbol, SymbolKind, annotation_text, item_at, item_detail, item_kind, item_uses,
-};
+use crate::symbols::{Symbol, SymbolKind, annotation_text, item_at, item_detail, item_kind, item_uses};
 use crate::values::Value;
 use crate::vocabulary::Builtin;
-use crate::workloads::{workload_generic, workload_params};
+use crate::workloads::workload_generic;
+
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {

@@ -3,11 +3,9 @@
 //! vocabulary); nothing here decides a rule of its own.
 
 use std::fmt::Write;
-
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-
-use crate::eval::{item_value, plural};
+use crate::eval::{item_value, plural, Annotation, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind};
 use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
@@ -17,10 +15,9 @@ use crate::schedules::{Applicability, applicability};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;
-use crate::workloads::{
-    Annotation, Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes,
-    workload_generic, workload_params,
-};
+use crate::workloads::{Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, workload_generic};
+
+
 
 /// What to show for a position: the range it describes (in the file) and Markdown.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,10 +3,9 @@
 //! the spatial grid (WSP402), its tensors against the memory of each target (WSP505), and
 //! `execute(...)` bindings against its run-time symbols.
 
-use wsp_syntax::ast::{self, AstNode};
 
 use crate::diagnostics::{Code, Diag, Span};
-use crate::eval::{Eval, item_value};
+use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
@@ -39,48 +38,44 @@ pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(Strin
     out
 }
 
-/// `program.execute(name=value, ...)`: each name is a run-time symbol of the program.
-pub(crate) fn check_execute<'db>(eval: &mut Eval<'db>, s: &Schedule<'db>, c: &ast::CallExpr) {
-    let symbols = runtime_symbols(eval.db, s);
-    for arg in c.args() {
-        let r = arg.syntax().text_range();
-        let value = arg.value().map_or(Value::Unknown, |v| eval.expr(&v));
-        if arg.kind() != ast::ArgKind::Keyword {
-            eval.error(
-                Code::WrongArguments,
-                r,
-                "`execute` binds run-time symbols by name: `program.execute(seq=16)`",
-            );
-            continue;
-        }
-        let Some(kw) = arg.keyword() else { continue };
-        let name = kw.text().to_string();
-        if !symbols.iter().any(|(n, _)| *n == name) {
-            let list: Vec<String> = symbols
-                .iter()
-                .map(|(n, d)| format!("`{n}` (default {d})"))
-                .collect();
-            let known = if list.is_empty() {
-                "it has none".to_string()
-            } else {
-                format!("they are {}", list.join(", "))
-            };
-            eval.error(Code::UnknownMember, kw.text_range(), format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates); {known}"));
-            continue;
-        }
-        match value {
-            Value::Int(n) if n > 0 => {}
-            Value::Unknown => {}
-            v => eval.error(
-                Code::WrongKind,
-                arg.value().map_or(r, |v| v.syntax().text_range()),
-                format!(
-                    "`{name}` is bound to a positive integer, not {}",
-                    v.describe()
-                ),
-            ),
+/// `program.execute(name=value, ...)`: each name is a run-time symbol of the program, bound to
+/// a positive integer. The evaluator records the bindings (`Execute`); they are checked here
+/// because the symbols come from the workload bodies.
+#[salsa::tracked(returns(ref))]
+pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    for execute in &item_value(db, item).executes {
+        let symbols = runtime_symbols(db, &execute.program);
+        for b in &execute.bindings {
+            let name = &b.name;
+            if !symbols.iter().any(|(n, _)| n == name) {
+                let list: Vec<String> = symbols
+                    .iter()
+                    .map(|(n, d)| format!("`{n}` (default {d})"))
+                    .collect();
+                let known = if list.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("they are {}", list.join(", "))
+                };
+                out.push(Diag::new(Code::UnknownMember, Span { item, range: b.name_range }, format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates); {known}")));
+                continue;
+            }
+            match &b.value {
+                Value::Int(n) if *n > 0 => {}
+                Value::Unknown => {}
+                v => out.push(Diag::new(
+                    Code::WrongKind,
+                    Span { item, range: b.value_range },
+                    format!(
+                        "`{name}` is bound to a positive integer, not {}",
+                        v.describe()
+                    ),
+                )),
+            }
         }
     }
+    out
 }
 
 /// The checks of a compiled program item.

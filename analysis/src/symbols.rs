@@ -4,8 +4,7 @@
 //! the record back. WSP files import nothing from one another, so a symbol lives in one file.
 
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
-
-use crate::eval::item_value;
+use crate::eval::{item_value, Annotation, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
@@ -13,7 +12,8 @@ use crate::names::{module_scope, name_range};
 use crate::types::shape_text;
 use crate::values::Value;
 use crate::vocabulary::Builtin;
-use crate::workloads::{Annotation, workload_generic, workload_params};
+use crate::workloads::workload_generic;
+
 
 /// What a name refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]

@@ -1,12 +1,15 @@
 //! Arguments: binding a call's arguments to parameters, and checking counts.
 
 use super::{Eval, plural};
-use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 use wsp_syntax::TextRange;
-
-use crate::diagnostics::{Code, Diag};
+use crate::diagnostics::{Code, Diag, Span};
 use crate::names::suggest;
-use crate::values::Value;
+use crate::values::{Value, Composite, Schedule, WorkloadCall, AxisKind};
+use crate::symbols::Symbol;
+use crate::items::Item;
+use crate::vocabulary::Builtin;
+
 
 
 /// A call's arguments by parameter, unevaluated; `ok` when they matched without error.
@@ -194,4 +197,144 @@ impl<'db> Eval<'db> {
         Bound { slots, ok }
     }
 
+}
+
+/// A parameter of a workload and the kind of value its annotation asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct WorkloadParam {
+    pub name: String,
+    pub range: TextRange,
+    pub annotation: Option<Annotation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Annotation {
+    Axis(Option<AxisKind>),
+    Tensor,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn workload_params<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> (Vec<WorkloadParam>, Vec<Diag<'db>>) {
+    let mut eval = Eval::new(db, item);
+    let mut params = Vec::new();
+    if let Some(Stmt::FunctionDef(f)) = item.stmt(db) {
+        if let Some(r) = f.return_type() {
+            eval.error(
+                Code::OutsideSubset,
+                r.syntax().text_range(),
+                "a workload returns nothing",
+            );
+        }
+        for p in f.param_list().into_iter().flat_map(|l| l.params()) {
+            let Some(name) = p.name() else { continue };
+            if p.kind() != ast::ParamKind::Normal || p.default().is_some() {
+                eval.error(
+                    Code::OutsideSubset,
+                    p.syntax().text_range(),
+                    "workload parameters are plain names, optionally annotated (`batch: DenseDyn`)",
+                );
+                continue;
+            }
+            let annotation = p.annotation().and_then(|a| match eval.expr(&a) {
+                Value::Builtin(Builtin::Dense) => Some(Annotation::Axis(Some(AxisKind::Dense))),
+                Value::Builtin(Builtin::DenseDyn) => Some(Annotation::Axis(Some(AxisKind::DenseDyn))),
+                Value::Builtin(Builtin::Ragged) => Some(Annotation::Axis(Some(AxisKind::Ragged))),
+                Value::Builtin(Builtin::Sparse) => Some(Annotation::Axis(Some(AxisKind::Sparse))),
+                Value::Builtin(Builtin::Tensor) => Some(Annotation::Tensor),
+                Value::Unknown => None,
+                v => {
+                    eval.error(Code::WrongKind, a.syntax().text_range(), format!("a workload parameter is annotated with an axis kind (Dense, DenseDyn, Ragged, Sparse) or Tensor, not {}", v.describe()));
+                    None
+                }
+            });
+            params.push(WorkloadParam {
+                name: name.text().to_string(),
+                range: name.text_range(),
+                annotation,
+            });
+        }
+    }
+    (params, eval.diags)
+}
+
+impl<'db> Eval<'db> {
+    /// `w(a, b)` at module level: binds arguments and instantiates the body.
+    pub(crate) fn call_workload(
+        &mut self,
+        w: Item<'db>,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
+        let db = self.db;
+        let params = &workload_params(db, w).0;
+        let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        let what = format!("`{}`", w.name(db));
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        for kw in c.args().filter_map(|a| a.keyword()) {
+            if let Some(p) = params.iter().find(|p| p.name == kw.text()) {
+                let symbol = Symbol::Local {
+                    item: w,
+                    def: p.range,
+                };
+                self.record(kw.text_range(), symbol);
+            }
+        }
+        let Some(args) = self.bind(c, &what, &refs) else {
+            return Value::Unknown;
+        };
+        let mut values = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            let Some((v, r)) = args.get(i).cloned() else {
+                return Value::Unknown;
+            };
+            if matches!(v, Value::Unknown) {
+                return Value::Unknown;
+            }
+            let ok = match (p.annotation, &v) {
+                (None, _) => true,
+                (Some(Annotation::Axis(None)), Value::Axis(_)) => true,
+                (Some(Annotation::Axis(Some(k))), Value::Axis(a)) => a.kind == k,
+                (Some(Annotation::Tensor), Value::Tensor(_)) => true,
+                _ => false,
+            };
+            if !ok {
+                let want = match p.annotation {
+                    Some(Annotation::Axis(Some(k))) => format!("a {} axis", k.name()),
+                    Some(Annotation::Tensor) => "a tensor".into(),
+                    _ => "an axis".into(),
+                };
+                let d = Diag::new(
+                    Code::WrongKind,
+                    self.span(r),
+                    format!(
+                        "`{}` expects {want} for `{}`, not {}",
+                        w.name(db),
+                        p.name,
+                        v.describe()
+                    ),
+                )
+                .with_related(
+                    Span {
+                        item: w,
+                        range: p.range,
+                    },
+                    format!("`{}` is declared here", p.name),
+                );
+                self.push(d);
+                return Value::Unknown;
+            }
+            values.push(v);
+        }
+        let call = WorkloadCall::new(db, w, values, self.span(c.syntax().text_range()));
+        // Its body is checked for these arguments by whoever owns this evaluation (`check`), so
+        // that the evaluator does not depend on the workload walker.
+        self.calls.push(call);
+        Value::Schedule(Schedule {
+            root: Composite::Call(call),
+            directives: Vec::new(),
+            target: None,
+        })
+    }
 }

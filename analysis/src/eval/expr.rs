@@ -526,7 +526,7 @@ impl<'db> Eval<'db> {
             Value::Builtin(b) => self.builtin_call(b, c),
             Value::Member(b, m) => self.member_call(b, m, c),
             Value::Axis(a) if c.args().next().is_none() => Value::Axis(a),
-            Value::Workload(w) => crate::workloads::call_workload(self, w, c),
+            Value::Workload(w) => self.call_workload(w, c),
             Value::Kernel(_) => {
                 self.error(
                     Code::WrongKind,

@@ -12,16 +12,17 @@ mod tensors;
 
 pub(crate) use builtins::{member_names, members};
 pub(crate) use expr::num;
-
+pub use bind::{Annotation, workload_params};
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
-
 use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
 use crate::names::{ModuleScope, module_scope, name_index, name_range, suggest};
 use crate::symbols::{Symbol, Use};
-use crate::values::Value;
+use crate::values::{Value, WorkloadCall, Schedule};
 use crate::vocabulary::Builtin;
+
+
 
 /// The value a module-level item binds, and what evaluating it found.
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
@@ -29,6 +30,26 @@ pub struct ItemValue<'db> {
     pub value: Value<'db>,
     pub diags: Vec<Diag<'db>>,
     pub uses: Vec<Use<'db>>,
+    /// The workload calls it made, whose bodies are checked for their arguments.
+    pub calls: Vec<WorkloadCall<'db>>,
+    /// The `program.execute(...)` calls it made.
+    pub executes: Vec<Execute<'db>>,
+}
+
+/// `program.execute(name=value, ...)`, its bindings evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Execute<'db> {
+    pub program: Schedule<'db>,
+    pub bindings: Vec<Binding<'db>>,
+}
+
+/// One `name=value` of `execute`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Binding<'db> {
+    pub name: String,
+    pub name_range: TextRange,
+    pub value: Value<'db>,
+    pub value_range: TextRange,
 }
 
 /// A name bound inside a def.
@@ -47,6 +68,8 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 value: Value::Kernel(item),
                 diags: Vec::new(),
                 uses: Vec::new(),
+                calls: Vec::new(),
+                executes: Vec::new(),
             };
         }
         ItemKind::Workload => {
@@ -54,6 +77,8 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 value: Value::Workload(item),
                 diags: Vec::new(),
                 uses: Vec::new(),
+                calls: Vec::new(),
+                executes: Vec::new(),
             };
         }
         _ => {}
@@ -80,6 +105,8 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         value,
         diags: eval.diags,
         uses: eval.uses,
+        calls: eval.calls,
+        executes: eval.executes,
     }
 }
 
@@ -124,6 +151,10 @@ pub(crate) struct Eval<'db> {
     pub uses: Vec<Use<'db>>,
     /// The extent of each loop variable in scope, when it is known.
     pub extents: Vec<(String, Option<u64>)>,
+    /// Workload calls made (`w(T)`): their bodies are checked for these arguments.
+    pub calls: Vec<WorkloadCall<'db>>,
+    /// `program.execute(...)` calls made, checked by `programs::execute_checks`.
+    pub executes: Vec<Execute<'db>>,
 }
 
 impl<'db> Eval<'db> {
@@ -138,6 +169,8 @@ impl<'db> Eval<'db> {
             locals: Vec::new(),
             uses: Vec::new(),
             extents: Vec::new(),
+            calls: Vec::new(),
+            executes: Vec::new(),
         }
     }
 

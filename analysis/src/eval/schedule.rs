@@ -1,20 +1,18 @@
 //! Schedules: methods of workloads and programs (directives, `compile`, `execute`) and task keys.
 
-use super::Eval;
+use super::{Eval, Binding, Execute};
 use super::bind::Args;
 use super::expr::compare_op;
 use super::builtins::{SCHEDULE_METHODS, PROGRAM_MEMBERS};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, TextRange};
-
 use crate::diagnostics::{Code, Diag};
 use crate::names::suggest;
 use crate::schedules::{Directive, DirectiveDetail, DirectiveKind, Target};
-use crate::values::{
-    CompileTarget, Key, Policy, Value,
-};
+use crate::values::{CompileTarget, Key, Policy, Value, Schedule};
 use crate::vocabulary::Builtin;
 use wsp_ir::{ScalarExpr, ScalarOp};
+
 
 
 impl<'db> Eval<'db> {
@@ -475,7 +473,7 @@ impl<'db> Eval<'db> {
             }
             Value::Program(p) => match method {
                 "execute" => {
-                    crate::programs::check_execute(self, &p, c);
+                    self.execute(p, c);
                     Value::None
                 }
                 "synchronize" => {
@@ -510,5 +508,31 @@ impl<'db> Eval<'db> {
                 "this expression has no effect; bind it (`program = ...`) and run it with `.execute()`",
             );
         }
+    }
+
+    /// `program.execute(name=value, ...)`: evaluates the bindings and records them for
+    /// `programs::execute_checks`, which knows the program's run-time symbols.
+    fn execute(&mut self, program: Schedule<'db>, c: &ast::CallExpr) {
+        let mut bindings = Vec::new();
+        for arg in c.args() {
+            let r = arg.syntax().text_range();
+            let value = arg.value().map_or(Value::Unknown, |v| self.expr(&v));
+            if arg.kind() != ast::ArgKind::Keyword {
+                self.error(
+                    Code::WrongArguments,
+                    r,
+                    "`execute` binds run-time symbols by name: `program.execute(seq=16)`",
+                );
+                continue;
+            }
+            let Some(kw) = arg.keyword() else { continue };
+            bindings.push(Binding {
+                name: kw.text().to_string(),
+                name_range: kw.text_range(),
+                value,
+                value_range: arg.value().map_or(r, |v| v.syntax().text_range()),
+            });
+        }
+        self.executes.push(Execute { program, bindings });
     }
 }
