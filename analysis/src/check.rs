@@ -4,15 +4,15 @@
 use std::collections::{HashMap, HashSet};
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
-use crate::dependencies;
+use crate::checks::{self, deadlock, races, read_never_written};
 use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
 use crate::eval::{describe_syntax, item_value, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::npu_kernels::npu_kernel_checks;
-use crate::programs::{execute_checks, calls, program_checks, tensor_size_checks};
+use crate::checks::npu_kernels::npu_kernel_checks;
+use crate::checks::programs::{execute_checks, program_checks, tensor_size_checks};
 use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, workload_generic, workload_instance};
 
@@ -32,6 +32,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 diags.extend(value.diags.iter().cloned());
                 for &call in &value.calls {
                     diags.extend(workload_instance(db, call).1.iter().cloned());
+                    diags.extend(checks::call_checks(db, call).iter().cloned());
                 }
                 diags.extend(program_checks(db, item).iter().cloned());
                 diags.extend(execute_checks(db, item).iter().cloned());
@@ -39,11 +40,13 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
                 diags.extend(kernel_body(db, item).diags.iter().cloned());
+                diags.extend(checks::out_never_stored::check(db, item).iter().cloned());
                 diags.extend(npu_kernel_checks(db, item).iter().cloned());
             }
             ItemKind::Workload => {
                 diags.extend(workload_params(db, item).1.iter().cloned());
                 diags.extend(workload_generic(db, item).diags.iter().cloned());
+                diags.extend(checks::body_checks(db, item).iter().cloned());
             }
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }
@@ -150,7 +153,7 @@ fn file_dependencies(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
         match item.kind(db) {
             ItemKind::Assign | ItemKind::Expr => {
                 if let Value::Schedule(s) | Value::Program(s) = &item_value(db, item).value {
-                    for c in calls(s) {
+                    for c in s.calls() {
                         crate::work::step(1);
                         if listed.insert(c) {
                             call_list.push(c);
@@ -164,17 +167,17 @@ fn file_dependencies(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
     }
     for &call in &call_list {
         let plan = &workload_instance(db, call).0;
-        diags.extend(dependencies::races(&plan.body, Some(call.site(db))));
+        diags.extend(races::races(&plan.body, Some(call.site(db))));
         plans.push(&plan.body);
     }
-    diags.extend(dependencies::read_never_written(&plans));
+    diags.extend(read_never_written::read_never_written(&plans));
     let scope = module_scope(db, file);
     let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
         Value::Channel(c) => Some(c.depth),
         _ => None,
     };
     for plan in &plans {
-        diags.extend(dependencies::deadlocks(plan, &depth_of));
+        diags.extend(deadlock::deadlocks(plan, &depth_of));
     }
     diags
 }

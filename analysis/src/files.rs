@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use wsp_syntax::{Parse, TextRange};
 
-use crate::schedules::Target;
+use wsp_ir::schedule::Target;
 
 /// What applies to every file: the targets whose applicability rules every program is checked
 /// against, besides the target its own `compile(target=...)` names (`wsp.toml` or `--target`).

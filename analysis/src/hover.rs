@@ -11,7 +11,7 @@ use crate::items::{Item, ItemKind};
 use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::ops;
-use crate::schedules::{Applicability, applicability};
+use crate::values::schedule::{Applicability, applicability};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
 use crate::vocabulary::Builtin;

@@ -371,6 +371,8 @@ pub struct KernelBody<'db> {
     pub ops: Vec<BodyOp>,
     /// The type of each expression that has one, by its range in the kernel item (for hover).
     pub types: Vec<(TextRange, KernelType)>,
+    /// The parameters `pto.store` writes, by name.
+    pub stored: Vec<String>,
     pub diags: Vec<Diag<'db>>,
     /// The names the body resolved (for navigation).
     pub uses: Vec<Use<'db>>,
@@ -409,26 +411,11 @@ struct BodyChecker<'db> {
 type Typed = Option<(Operand, KernelType)>;
 
 impl<'db> BodyChecker<'db> {
-    fn finish(mut self) -> KernelBody<'db> {
-        if self.signature.cpp.is_none() {
-            for p in &self.signature.params {
-                if let ParamType::Tile(Direction::Out, _) = p.ty
-                    && !self.stored.contains(&p.name)
-                {
-                    self.eval.error(
-                        Code::OutNeverStored,
-                        p.range,
-                        format!(
-                            "`Out` parameter `{}` is never stored: add `pto.store({}, ...)`",
-                            p.name, p.name
-                        ),
-                    );
-                }
-            }
-        }
+    fn finish(self) -> KernelBody<'db> {
         KernelBody {
             ops: self.ops,
             types: self.types,
+            stored: self.stored,
             diags: self.eval.diags,
             uses: self.eval.uses,
         }

@@ -10,9 +10,9 @@
 //! `file_diagnostics`; and, on a file without errors, → `lower_program` → `lower_file`.
 
 mod check;
+mod checks;
 mod completion;
 mod db;
-mod dependencies;
 mod diagnostics;
 mod eval;
 mod files;
@@ -21,14 +21,9 @@ mod hover;
 mod inlay_hints;
 mod items;
 mod kernels;
-mod layouts;
 mod lower;
 mod names;
-mod npu_kernels;
 pub use wsp_ir::ops;
-mod programs;
-mod races;
-pub mod schedules;
 mod symbols;
 mod types;
 mod values;
@@ -49,7 +44,7 @@ pub use crate::highlight::{FoldKind, Highlight, TokenClass, folding_ranges, high
 pub use crate::hover::{Hover, hover};
 pub use crate::inlay_hints::{InlayHint, InlayKind, inlay_hints};
 pub use crate::lower::{LoweredFile, lower_file, lower_program};
-pub use crate::schedules::Target;
+pub use wsp_ir::schedule::Target;
 pub use crate::symbols::{
     FileSymbol, NameRef, SymbolKind, file_symbols, name_at, references, rename,
 };

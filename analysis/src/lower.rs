@@ -14,8 +14,8 @@ use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{ParamType, kernel_body, kernel_signature};
-use crate::programs::{calls, runtime_symbols};
-use crate::schedules::{DirectiveDetail, DirectiveKind};
+use crate::checks::programs::runtime_symbols;
+use crate::values::schedule::{DirectiveDetail, DirectiveKind};
 use crate::types::KernelType;
 use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, workload_instance};
@@ -101,7 +101,7 @@ pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Opti
     };
     let target = schedule.target?.target;
     let file = item.file(db);
-    let call_list = calls(schedule);
+    let call_list = schedule.calls();
     let mut kernels: Vec<Item<'db>> = Vec::new();
     let workloads = call_list
         .iter()

@@ -11,7 +11,7 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{item_value, workload_params, Eval, plural};
 use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::{Direction, ParamType, kernel_signature};
-use crate::programs::calls;
+
 use crate::symbols::{Symbol, Use};
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Value, View, WorkloadCall};
@@ -197,16 +197,23 @@ pub fn workload_instance<'db>(
 ) -> (WorkloadPlan<'db>, Vec<Diag<'db>>) {
     let item = call.workload(db);
     let mut plan = analyze(db, item, call.args(db));
-    let generic = workload_generic(db, item);
-    let name = item.name(db);
-    let at_call: Vec<Diag<'db>> = std::mem::take(&mut plan.diags)
+    let found = std::mem::take(&mut plan.diags);
+    let moved = at_call(db, call, found, &workload_generic(db, item).diags);
+    (plan, moved)
+}
+
+/// The diagnostics found in a call's body that the generic body (`generic`) does not have,
+/// placed at the call with a note into the body.
+pub(crate) fn at_call<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+    found: Vec<Diag<'db>>,
+    generic: &[Diag<'db>],
+) -> Vec<Diag<'db>> {
+    let name = call.workload(db).name(db);
+    found
         .into_iter()
-        .filter(|d| {
-            !generic
-                .diags
-                .iter()
-                .any(|g| g.code == d.code && g.span == d.span)
-        })
+        .filter(|d| !generic.iter().any(|g| g.code == d.code && g.span == d.span))
         .map(|d| {
             let mut moved = Diag::new(
                 d.code,
@@ -217,8 +224,7 @@ pub fn workload_instance<'db>(
             moved.related.extend(d.related);
             moved
         })
-        .collect();
-    (plan, at_call)
+        .collect()
 }
 
 fn analyze<'db>(
@@ -247,8 +253,6 @@ fn analyze<'db>(
         let diags = &workload_instance(db, call).1;
         walker.eval.diags.extend(diags.iter().cloned());
     }
-    crate::dependencies::check_channels(&mut walker.eval, &body);
-    crate::layouts::check_task_layouts(&body, &mut walker.eval.diags);
     WorkloadPlan {
         body,
         blocks: walker.blocks,
@@ -1092,7 +1096,7 @@ fn first_calls(
             continue;
         }
         if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value {
-            for call in calls(s) {
+            for call in s.calls() {
                 first.entry(call.workload(db)).or_insert(call);
             }
         }

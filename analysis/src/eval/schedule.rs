@@ -8,7 +8,7 @@ use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, TextRange};
 use crate::diagnostics::{Code, Diag};
 use crate::names::suggest;
-use crate::schedules::{Directive, DirectiveDetail, DirectiveKind, Target};
+use crate::values::schedule::{Directive, DirectiveDetail, DirectiveKind, Target};
 use crate::values::{CompileTarget, Key, Policy, Value, Schedule};
 use crate::vocabulary::Builtin;
 use wsp_ir::{ScalarExpr, ScalarOp};
@@ -241,7 +241,7 @@ impl<'db> Eval<'db> {
                         };
                         match args.get(0).cloned() {
                             Some((Value::Policy(p), r)) => {
-                                let kind = crate::schedules::kind_of_policy(&p);
+                                let kind = crate::values::schedule::kind_of_policy(&p);
                                 if !matches!(
                                     kind,
                                     DirectiveKind::RoundRobin
@@ -315,7 +315,7 @@ impl<'db> Eval<'db> {
                         };
                         match args.get(0).cloned() {
                             Some((Value::Policy(p), r)) => {
-                                let kind = crate::schedules::kind_of_policy(&p);
+                                let kind = crate::values::schedule::kind_of_policy(&p);
                                 if !matches!(
                                     kind,
                                     DirectiveKind::Immediate
@@ -367,7 +367,7 @@ impl<'db> Eval<'db> {
                                     if i > 0 && kind == *expected =>
                                 {
                                     s.directives.push(directive(
-                                        crate::schedules::kind_of_policy(&p),
+                                        crate::values::schedule::kind_of_policy(&p),
                                         DirectiveDetail::Policy(p),
                                     ))
                                 }

@@ -1,6 +1,5 @@
-//! Layouts: collectives and `relayout` at module level, and the join of the layouts a task's
-//! views bring to each loop variable (WSP401).
-
+//! WSP401 (conflicting layouts): the views of one task indexed by the same loop variable must
+//! agree on how that dimension is sharded. Page: docs/diagnostics/WSP401.md.
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::values::{DimLayout, Tensor};
@@ -8,7 +7,8 @@ use crate::workloads::{PlanNode, TaskArg, plan_nodes};
 
 /// WSP401: within one task, every view indexed by the same loop variable must agree on how
 /// that dimension is sharded.
-pub(crate) fn check_task_layouts<'db>(nodes: &[PlanNode<'db>], diags: &mut Vec<Diag<'db>>) {
+pub(crate) fn check<'db>(nodes: &[PlanNode<'db>]) -> Vec<Diag<'db>> {
+    let mut diags = Vec::new();
     for node in plan_nodes(nodes) {
         let PlanNode::Task(task) = node else {
             continue;
@@ -72,4 +72,5 @@ pub(crate) fn check_task_layouts<'db>(nodes: &[PlanNode<'db>], diags: &mut Vec<D
             }
         }
     }
+    diags
 }

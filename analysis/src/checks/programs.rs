@@ -8,22 +8,15 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
-use crate::schedules::{Applicability, DirectiveDetail, DirectiveKind, Target, applicability};
-use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value, WorkloadCall};
+use crate::values::schedule::{DirectiveDetail, DirectiveKind, Target};
+use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 use wsp_ir::{ScalarExpr, memory};
-
-/// The workload calls of a schedule, in order.
-pub fn calls<'db>(s: &Schedule<'db>) -> Vec<WorkloadCall<'db>> {
-    let mut out = Vec::new();
-    s.root.calls(&mut out);
-    out
-}
 
 /// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
 pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = Vec::new();
-    for call in calls(s) {
+    for call in s.calls() {
         let plan = &workload_instance(db, call).0;
         for n in plan_nodes(&plan.body) {
             if let PlanNode::Loop { vars, .. } = n {
@@ -85,34 +78,11 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         return Vec::new();
     };
     let mut out = Vec::new();
-    let targets = program_targets(db, item, s);
-    for d in &s.directives {
-        for &t in &targets {
-            let what = d.kind.spelling();
-            match applicability(t, d.kind) {
-                Applicability::Enforced => {}
-                Applicability::Partial(note) => out.push(Diag::new(
-                    Code::NotEnforced,
-                    d.span,
-                    format!("`{what}` is only partly enforced on {}: {note}", t.name()),
-                )),
-                Applicability::EmitOnly(note) => out.push(Diag::new(
-                    Code::NotEnforced,
-                    d.span,
-                    format!("`{what}` is not enforced on {}: {note}", t.name()),
-                )),
-                Applicability::Rejected(why) => out.push(Diag::new(
-                    Code::Rejected,
-                    d.span,
-                    format!("`{what}` is rejected by {}: {why}", t.name()),
-                )),
-            }
-        }
-    }
+    out.extend(super::applicability::check(db, item, s));
     // Keys use task fields.
     let mut fields: Vec<String> = Vec::new();
     let mut tensors = Vec::new();
-    for call in calls(s) {
+    for call in s.calls() {
         let plan = &workload_instance(db, call).0;
         for n in plan_nodes(&plan.body) {
             if let PlanNode::Task(t) = n {

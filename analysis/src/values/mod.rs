@@ -2,7 +2,10 @@
 
 use crate::diagnostics::Span;
 use crate::items::Item;
-use crate::schedules::{Directive, Target};
+use wsp_ir::schedule::Target;
+
+pub mod schedule;
+pub use schedule::Directive;
 use crate::types::{DType, shape_text};
 use crate::vocabulary::Builtin;
 use wsp_ir::Affine;
@@ -195,6 +198,15 @@ pub struct Schedule<'db> {
     pub directives: Vec<Directive<'db>>,
     /// `.compile(target=...)`: the target and the span of the call.
     pub target: Option<CompileTarget<'db>>,
+}
+
+impl<'db> Schedule<'db> {
+    /// The workload calls of the schedule, in order.
+    pub fn calls(&self) -> Vec<WorkloadCall<'db>> {
+        let mut out = Vec::new();
+        self.root.calls(&mut out);
+        out
+    }
 }
 
 /// `.compile(target=...)`: the target and where the call is.

@@ -4,7 +4,7 @@
 pub use wsp_ir::schedule::{Applicability, DirectiveKind, Target, applicability};
 
 use crate::diagnostics::Span;
-use crate::values::Policy;
+use super::Policy;
 
 /// The directive kind a policy is.
 pub fn kind_of_policy(policy: &Policy) -> DirectiveKind {
@@ -38,7 +38,7 @@ pub enum DirectiveDetail {
     None,
     Policy(Policy),
     Count(i64),
-    Key(crate::values::Key),
-    Window(crate::values::Window),
+    Key(super::Key),
+    Window(super::Window),
     Grid(Vec<u64>),
 }

@@ -11,8 +11,8 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::lower::lower_kernel;
-use crate::programs::program_targets;
-use crate::schedules::Target;
+use super::programs::program_targets;
+use crate::values::schedule::Target;
 use crate::values::Value;
 use wsp_ir::instructions::Lowering;
 

@@ -1,15 +1,15 @@
-//! Dependencies: what each task reads and writes (affine regions of tensors), races between
-//! iterations of parallel loops (WSP301/302, decided from the affine indices by `races`, by
-//! enumeration when the search gives up on a small loop, WSP306 otherwise), CSP channel
-//! pairing (WSP303) and deadlock (WSP304), and tensors read but never written (WSP305).
+//! WSP301 (write-write race) and WSP302 (read-write race) between iterations of a parallel
+//! loop: each task's reads and writes are affine regions of tensors; two iterations race when
+//! their regions overlap, decided by the affine search in `overlap`, by enumeration when the
+//! search gives up on a small loop, and reported as WSP306 (undecided) otherwise.
+//! Pages: docs/diagnostics/WSP301.md, WSP302.md, WSP306.md.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::diagnostics::{Code, Diag, Span};
-use crate::eval::Eval;
-use crate::races::{self, Coord, Overlap, Side};
-use crate::values::{AxisKind, TensorOrigin, View, ViewIndex};
-use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg, plan_nodes};
+use crate::values::{AxisKind, View, ViewIndex};
+use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg};
+use super::overlap::{self, Coord, Overlap, Side};
 use wsp_ir::Affine;
 
 /// The most iteration points enumeration decides a race over, when the search cannot.
@@ -37,40 +37,6 @@ struct Access<'p, 'db> {
     write: bool,
     /// Loop variables between the checked loop and the task, with extents.
     inner: Vec<(&'p str, u64)>,
-}
-
-/// WSP303: every channel a workload sends on is consumed in it, and the reverse.
-pub(crate) fn check_channels<'db>(eval: &mut Eval<'db>, body: &[PlanNode<'db>]) {
-    let mut sends: Vec<(String, Span<'db>)> = Vec::new();
-    let mut consumes: Vec<(String, Span<'db>)> = Vec::new();
-    collect_channels(body, &mut sends, &mut consumes);
-    for (ch, span) in &sends {
-        if !consumes.iter().any(|(c, _)| c == ch) {
-            eval.push(Diag::new(Code::UnmatchedChannel, *span, format!("channel `{ch}` is sent on but never consumed: add `with consume({ch}) as t:` in the pipeline")));
-        }
-    }
-    for (ch, span) in &consumes {
-        if !sends.iter().any(|(c, _)| c == ch) {
-            eval.push(Diag::new(Code::UnmatchedChannel, *span, format!("channel `{ch}` is consumed but nothing is sent on it: add `send({ch}, task)` to a stage")));
-        }
-    }
-}
-
-fn collect_channels<'db>(
-    nodes: &[PlanNode<'db>],
-    sends: &mut Vec<(String, Span<'db>)>,
-    consumes: &mut Vec<(String, Span<'db>)>,
-) {
-    for n in plan_nodes(nodes) {
-        let (list, channel, span) = match n {
-            PlanNode::Send { channel, span, .. } => (&mut *sends, channel, span),
-            PlanNode::Consume { channel, span, .. } => (&mut *consumes, channel, span),
-            _ => continue,
-        };
-        if !list.iter().any(|(c, _)| c == channel) {
-            list.push((channel.clone(), *span));
-        }
-    }
 }
 
 /// WSP301/WSP302 for every parallel loop of a plan whose extents are known.
@@ -275,7 +241,7 @@ fn check_loop<'p, 'db>(
                 continue;
             }
             let dims = a.view.indices.len().min(b.view.indices.len());
-            let mut found = races::overlap(outer, own, &side(a), &side(b), dims);
+            let mut found = overlap::overlap(outer, own, &side(a), &side(b), dims);
             // What the search cannot decide, a small enough loop still can by enumeration.
             let small = |x| space_size(x).is_some_and(|t| t <= RACE_BUDGET);
             if found == Overlap::Undecided && small(a) && small(b) {
@@ -438,7 +404,7 @@ fn undecided<'db>(
         write.view.tensor.name,
         write.view.text(),
         other.view.text(),
-        races::SEARCH_BUDGET
+        overlap::SEARCH_BUDGET
     );
     let mut d = Diag::new(Code::RaceUndecided, write.view.span, message);
     if !std::ptr::eq(write.view, other.view) {
@@ -544,277 +510,6 @@ fn region_text(tensor: &str, region: &[Coord]) -> String {
     format!("`{tensor}[{}]`", parts.join(", "))
 }
 
-/// WSP305 over a set of plans: tensors read, never written by any task, and without `init`.
-pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
-    let mut reads: Vec<&View<'db>> = Vec::new();
-    let mut written: HashSet<&str> = HashSet::new();
-    for n in plans.iter().flat_map(|p| plan_nodes(p)) {
-        crate::work::step(1);
-        match n {
-            PlanNode::Task(t) => {
-                for a in &t.args {
-                    if let TaskArg::Tile {
-                        direction, view, ..
-                    } = a
-                    {
-                        if direction.writes() {
-                            written.insert(&view.tensor.name);
-                        } else {
-                            reads.push(view);
-                        }
-                    }
-                }
-            }
-            PlanNode::SlotLoad { view, .. } => reads.push(view),
-            _ => {}
-        }
-    }
-    let mut out: Vec<Diag<'db>> = Vec::new();
-    let mut done: HashSet<&str> = HashSet::new();
-    for v in reads {
-        crate::work::step(1);
-        let t = &v.tensor;
-        if t.init.is_some()
-            || t.origin != TensorOrigin::Declared
-            || written.contains(t.name.as_str())
-            || !done.insert(t.name.as_str())
-        {
-            continue;
-        }
-        out.push(
-            Diag::new(
-                Code::ReadNeverWritten,
-                v.span,
-                format!("`{}` is read here but no task writes it and it has no `init`, so it is all zeros; give it an `init=` or write it first", t.name),
-            )
-            .with_related(t.def, format!("`{}` is declared here", t.name)),
-        );
-    }
-    out
-}
-
-/// A stage's channel operations, loops unrolled.
-enum Action<'p, 'db> {
-    Send(&'p str, Span<'db>),
-    Consume(&'p str, Vec<Action<'p, 'db>>, Span<'db>),
-}
-
-/// Steps simulated before giving up on a pipeline (no diagnostic then).
-const DEADLOCK_BUDGET: usize = 1 << 20;
-
-fn actions<'p, 'db>(
-    nodes: &'p [PlanNode<'db>],
-    out: &mut Vec<Action<'p, 'db>>,
-    budget: &mut usize,
-) -> Option<()> {
-    for n in nodes {
-        *budget = budget.checked_sub(1)?;
-        match n {
-            PlanNode::Send { channel, span, .. } => out.push(Action::Send(channel, *span)),
-            PlanNode::Consume {
-                channel,
-                body,
-                span,
-                ..
-            } => {
-                let mut inner = Vec::new();
-                actions(body, &mut inner, budget)?;
-                out.push(Action::Consume(channel, inner, *span));
-            }
-            PlanNode::Loop { vars, body, .. } => {
-                let mut count = 1u64;
-                for v in vars {
-                    count = count.checked_mul(v.extent?)?;
-                }
-                let mut once = Vec::new();
-                actions(body, &mut once, budget)?;
-                if once.is_empty() {
-                    continue;
-                }
-                for _ in 1..count {
-                    actions(body, out, budget)?;
-                }
-                out.extend(once);
-            }
-            // What a predicate selects is known only at run time; a pipeline that sends or
-            // consumes inside one is not simulated.
-            PlanNode::Conditional { branches, .. } => {
-                let mut probe = Vec::new();
-                for b in branches {
-                    actions(&b.body, &mut probe, budget)?;
-                }
-                if !probe.is_empty() {
-                    return None;
-                }
-            }
-            PlanNode::Pipeline { .. } => return None,
-            PlanNode::Task(_) | PlanNode::SlotLoad { .. } => {}
-        }
-    }
-    Some(())
-}
-
-enum Frame<'a, 'p, 'db> {
-    Seq(&'a [Action<'p, 'db>], usize),
-    /// Receiving on a channel until it is empty and every sender has finished.
-    Receive(&'p str, &'a [Action<'p, 'db>], Span<'db>),
-    /// A rendezvous send waiting for its receiver.
-    Handoff(&'p str, Span<'db>),
-}
-
-/// WSP304: simulates each pipeline's stages over bounded channels; a state where no stage can
-/// move and some have not finished is a deadlock.
-pub fn deadlocks<'db>(
-    body: &[PlanNode<'db>],
-    depth_of: &dyn Fn(&str) -> Option<u64>,
-) -> Vec<Diag<'db>> {
-    let mut out = Vec::new();
-    let pipelines = plan_nodes(body).filter_map(|n| match n {
-        PlanNode::Pipeline { stages, span } => Some((stages, *span)),
-        _ => None,
-    });
-    'pipelines: for (stages, span) in pipelines {
-        let mut budget = DEADLOCK_BUDGET;
-        let mut programs = Vec::new();
-        for stage in stages {
-            let mut acts = Vec::new();
-            if actions(std::slice::from_ref(stage), &mut acts, &mut budget).is_none() {
-                continue 'pipelines;
-            }
-            programs.push(acts);
-        }
-        if let Some(d) = simulate(&programs, span, depth_of) {
-            out.push(d);
-        }
-    }
-    out
-}
-
-fn sends_on(actions: &[Action], ch: &str) -> bool {
-    actions.iter().any(|a| match a {
-        Action::Send(c, _) => *c == ch,
-        Action::Consume(_, body, _) => sends_on(body, ch),
-    })
-}
-
-fn simulate<'db>(
-    programs: &[Vec<Action<'_, 'db>>],
-    span: Span<'db>,
-    depth_of: &dyn Fn(&str) -> Option<u64>,
-) -> Option<Diag<'db>> {
-    let mut stacks: Vec<Vec<Frame>> = programs
-        .iter()
-        .map(|p| vec![Frame::Seq(p.as_slice(), 0)])
-        .collect();
-    let mut queued: HashMap<&str, u64> = HashMap::new();
-    let mut steps = 0usize;
-    loop {
-        let mut progress = false;
-        for i in 0..stacks.len() {
-            // Run stage i until it blocks or finishes.
-            loop {
-                steps += 1;
-                if steps > DEADLOCK_BUDGET {
-                    return None;
-                }
-                let finished: Vec<bool> = stacks.iter().map(Vec::is_empty).collect();
-                let Some(top) = stacks[i].last_mut() else {
-                    break;
-                };
-                match top {
-                    Frame::Seq(acts, pc) => {
-                        let Some(action) = acts.get(*pc) else {
-                            stacks[i].pop();
-                            progress = true;
-                            continue;
-                        };
-                        match action {
-                            Action::Send(ch, s) => {
-                                let depth = depth_of(ch)?;
-                                let q = queued.entry(ch).or_default();
-                                if *q >= depth.max(1) {
-                                    break;
-                                }
-                                *q += 1;
-                                *pc += 1;
-                                if depth == 0 {
-                                    stacks[i].push(Frame::Handoff(ch, *s));
-                                }
-                            }
-                            Action::Consume(ch, body, s) => {
-                                *pc += 1;
-                                stacks[i].push(Frame::Receive(ch, body.as_slice(), *s));
-                            }
-                        }
-                        progress = true;
-                    }
-                    Frame::Receive(ch, body, _) => {
-                        let q = queued.entry(ch).or_default();
-                        if *q > 0 {
-                            *q -= 1;
-                            let body = *body;
-                            stacks[i].push(Frame::Seq(body, 0));
-                            progress = true;
-                        } else {
-                            let ch = *ch;
-                            let open = programs.iter().enumerate().any(|(j, p)| !finished[j] && j != i && sends_on(p, ch))
-                                || stacks[i].iter().any(|f| matches!(f, Frame::Seq(a, pc) if sends_on(&a[(*pc).min(a.len())..], ch)));
-                            if open {
-                                break;
-                            }
-                            stacks[i].pop();
-                            progress = true;
-                        }
-                    }
-                    Frame::Handoff(ch, _) => {
-                        if queued.get(*ch).copied().unwrap_or(0) > 0 {
-                            break;
-                        }
-                        stacks[i].pop();
-                        progress = true;
-                    }
-                }
-            }
-        }
-        if stacks.iter().all(Vec::is_empty) {
-            return None;
-        }
-        if !progress {
-            break;
-        }
-    }
-    // Deadlock: say where each unfinished stage waits.
-    let mut d = Diag::new(Code::Deadlock, span, String::new());
-    let mut waits = Vec::new();
-    for (i, stack) in stacks.iter().enumerate() {
-        let Some(top) = stack.last() else { continue };
-        let (what, at) = match top {
-            Frame::Receive(ch, _, s) => (
-                format!("stage {} waits to receive on `{ch}`, which is empty", i + 1),
-                *s,
-            ),
-            Frame::Handoff(ch, s) => (
-                format!(
-                    "stage {} waits for a receiver of `{ch}` (a rendezvous)",
-                    i + 1
-                ),
-                *s,
-            ),
-            Frame::Seq(acts, pc) => match acts.get(*pc) {
-                Some(Action::Send(ch, s)) => (
-                    format!("stage {} waits to send on `{ch}`, which is full", i + 1),
-                    *s,
-                ),
-                _ => continue,
-            },
-        };
-        waits.push(what.clone());
-        d = d.with_related(at, what);
-    }
-    d.message = format!("this pipeline deadlocks: {}", waits.join("; "));
-    Some(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -891,7 +586,7 @@ mod tests {
             let a = Side { indices: &xa, inner: &inner_a };
             let b = Side { indices: &xb, inner: &inner_b };
             let dims = xa.len().min(xb.len());
-            let searched = races::overlap(&outer, &own, &a, &b, dims);
+            let searched = overlap::overlap(&outer, &own, &a, &b, dims);
             let enumerated = enumerated_overlap(&outer, &own, &a, &b, dims);
             prop_assert_eq!(searched, enumerated);
         }
