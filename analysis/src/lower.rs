@@ -2,7 +2,6 @@
 //! data of `wsp_ir`, which is all codegen and the runtime know of it. A file is lowered only
 //! when it has no errors; the facts come from the same queries the checker ran.
 
-use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
 use wsp_ir::plan::{self as ir_plan, Node};
 use wsp_ir::schedule::{Dispatch, Timing};
 use wsp_ir::{Action, Directive as IrDirective, Program, Shown, Symbol};
@@ -13,10 +12,9 @@ use crate::diagnostics::Severity;
 use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
-use crate::kernels::{ParamType, kernel_body, kernel_signature};
+use crate::kernels::lower_kernel;
 use crate::checks::programs::runtime_symbols;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind};
-use crate::types::KernelType;
 use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, workload_instance};
 
@@ -280,66 +278,6 @@ fn lower_view(v: &View<'_>) -> ir_plan::View {
     ir_plan::View {
         tensor: v.tensor.name.clone(),
         indices: v.indices.clone(),
-    }
-}
-
-pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
-    let signature = kernel_signature(db, item);
-    let params = signature
-        .params
-        .iter()
-        .filter_map(|p| {
-            let ty = match &p.ty {
-                ParamType::Tile(d, t) => ir_kernel::ParamType::Tile(*d, *t),
-                ParamType::Scalar(d) => ir_kernel::ParamType::Scalar(*d, p.default),
-                ParamType::Constexpr => ir_kernel::ParamType::Constexpr(p.default),
-                // Reported; a file with errors is not lowered.
-                ParamType::Unknown => return None,
-            };
-            Some(ir_kernel::Param {
-                name: p.name.clone(),
-                ty,
-            })
-        })
-        .collect();
-    let body = match &signature.cpp {
-        Some(cpp) => {
-            let file = item.file(db);
-            let items = module_items(db, file);
-            let start = items
-                .iter()
-                .position(|&i| i == item)
-                .and_then(|i| item_offsets(db, file).get(i).copied())
-                .unwrap_or_default();
-            let text = file.text(db);
-            let index = wsp_syntax::LineIndex::new(text);
-            let (first_line, _) = wsp_syntax::line_col(&index, start + cpp.range.start());
-            IrBody::Cpp {
-                code: cpp.code.clone(),
-                includes: cpp.includes.clone(),
-                first_line,
-            }
-        }
-        None => IrBody::Ops(
-            kernel_body(db, item)
-                .ops
-                .iter()
-                .map(|op| ir_kernel::Op {
-                    op: op.op.to_string(),
-                    args: op.args.clone(),
-                    ty: match op.ty {
-                        Some(KernelType::Tile(t)) => ValueType::Tile(t),
-                        Some(KernelType::Scalar(d)) => ValueType::Scalar(d),
-                        Some(KernelType::Number) | None => ValueType::Unit,
-                    },
-                })
-                .collect(),
-        ),
-    };
-    wsp_ir::Kernel {
-        name: signature.name.clone(),
-        params,
-        body,
     }
 }
 

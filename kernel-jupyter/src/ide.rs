@@ -27,7 +27,7 @@ pub fn complete(
         .map_or(cursor_byte, |(i, _)| i);
     let prefix = &code[prefix_start..cursor_byte];
     let offset = draft_offset(code, start, cursor_pos);
-    let mut matches: Vec<String> = wsp_analysis::completions(notebook.db(), file, offset)
+    let mut matches: Vec<String> = wsp_ide::completions(notebook.db(), file, offset)
         .into_iter()
         .map(|c| c.insert.unwrap_or(c.label))
         .filter(|m| m.starts_with(prefix))
@@ -48,10 +48,10 @@ pub fn inspect(
     let (file, start) = notebook.with_draft(code, cell_id);
     // The cursor is usually just after the name (`pto.add|`): look there, then before it.
     let at = draft_offset(code, start, cursor_pos);
-    wsp_analysis::hover(notebook.db(), file, at)
+    wsp_ide::hover(notebook.db(), file, at)
         .or_else(|| {
             let before = draft_offset(code, start, cursor_pos.checked_sub(1)?);
-            wsp_analysis::hover(notebook.db(), file, before)
+            wsp_ide::hover(notebook.db(), file, before)
         })
         .map(|h| h.markdown)
 }

@@ -4,10 +4,8 @@
 use std::collections::HashMap;
 
 use tower_lsp_server::ls_types::*;
-use wsp_analysis::{
-    CompletionKind as Kind, Database, File, FoldKind, InlayKind, SymbolKind as Sym, TextRange,
-    TokenClass,
-};
+use wsp_analysis::{Database, File, TextRange};
+use wsp_ide::{CompletionKind as Kind, FoldKind, InlayKind, SymbolKind as Sym, TokenClass};
 
 use crate::convert::{self, Lines};
 
@@ -97,7 +95,7 @@ fn markdown(value: String) -> MarkupContent {
 
 pub fn hover(db: &Database, file: File, at: Position) -> Option<Hover> {
     let lines = Lines::new(file.text(db));
-    let h = wsp_analysis::hover(db, file, lines.offset(at))?;
+    let h = wsp_ide::hover(db, file, lines.offset(at))?;
     Some(Hover {
         contents: HoverContents::Markup(markdown(h.markdown)),
         range: Some(lines.range(h.range)),
@@ -106,7 +104,7 @@ pub fn hover(db: &Database, file: File, at: Position) -> Option<Hover> {
 
 pub fn definition(db: &Database, file: File, uri: &Uri, at: Position) -> Option<Location> {
     let lines = Lines::new(file.text(db));
-    let n = wsp_analysis::name_at(db, file, lines.offset(at))?;
+    let n = wsp_ide::name_at(db, file, lines.offset(at))?;
     Some(Location::new(uri.clone(), lines.range(n.definition)))
 }
 
@@ -118,7 +116,7 @@ pub fn references(
     declaration: bool,
 ) -> Vec<Location> {
     let lines = Lines::new(file.text(db));
-    let all = wsp_analysis::references(db, file, lines.offset(at));
+    let all = wsp_ide::references(db, file, lines.offset(at));
     // The definition comes first.
     all.into_iter()
         .skip(usize::from(!declaration))
@@ -128,7 +126,7 @@ pub fn references(
 
 pub fn prepare_rename(db: &Database, file: File, at: Position) -> Option<PrepareRenameResponse> {
     let lines = Lines::new(file.text(db));
-    let n = wsp_analysis::name_at(db, file, lines.offset(at))?;
+    let n = wsp_ide::name_at(db, file, lines.offset(at))?;
     Some(PrepareRenameResponse::RangeWithPlaceholder {
         range: lines.range(n.range),
         placeholder: n.name,
@@ -143,7 +141,7 @@ pub fn rename(
     new_name: &str,
 ) -> Result<WorkspaceEdit, String> {
     let lines = Lines::new(file.text(db));
-    let ranges = wsp_analysis::rename(db, file, lines.offset(at), new_name)?;
+    let ranges = wsp_ide::rename(db, file, lines.offset(at), new_name)?;
     let edits = ranges
         .into_iter()
         .map(|r| TextEdit::new(lines.range(r), new_name.to_string()))
@@ -163,7 +161,7 @@ fn symbol_kind(k: Sym) -> SymbolKind {
 }
 
 #[allow(deprecated)] // `deprecated` is a required field of the protocol's type.
-fn document_symbol(s: wsp_analysis::FileSymbol, lines: &Lines) -> DocumentSymbol {
+fn document_symbol(s: wsp_ide::FileSymbol, lines: &Lines) -> DocumentSymbol {
     DocumentSymbol {
         name: s.name,
         detail: (!s.detail.is_empty()).then_some(s.detail),
@@ -183,7 +181,7 @@ fn document_symbol(s: wsp_analysis::FileSymbol, lines: &Lines) -> DocumentSymbol
 
 pub fn document_symbols(db: &Database, file: File) -> Vec<DocumentSymbol> {
     let lines = Lines::new(file.text(db));
-    wsp_analysis::file_symbols(db, file)
+    wsp_ide::file_symbols(db, file)
         .into_iter()
         .map(|s| document_symbol(s, &lines))
         .collect()
@@ -204,7 +202,7 @@ pub fn workspace_symbols(
     let mut out = Vec::new();
     for (file, uri) in files {
         let lines = Lines::new(file.text(db));
-        for s in wsp_analysis::file_symbols(db, *file) {
+        for s in wsp_ide::file_symbols(db, *file) {
             if matches(&s.name) {
                 out.push(WorkspaceSymbol {
                     name: s.name,
@@ -226,7 +224,7 @@ pub fn workspace_symbols(
 
 pub fn completion(db: &Database, file: File, at: Position) -> Vec<CompletionItem> {
     let lines = Lines::new(file.text(db));
-    wsp_analysis::completions(db, file, lines.offset(at))
+    wsp_ide::completions(db, file, lines.offset(at))
         .into_iter()
         .enumerate()
         .map(|(i, c)| CompletionItem {
@@ -255,7 +253,7 @@ pub fn completion(db: &Database, file: File, at: Position) -> Vec<CompletionItem
 
 pub fn signature_help(db: &Database, file: File, at: Position) -> Option<SignatureHelp> {
     let lines = Lines::new(file.text(db));
-    let h = wsp_analysis::signature_help(db, file, lines.offset(at))?;
+    let h = wsp_ide::signature_help(db, file, lines.offset(at))?;
     let utf16 = |byte: usize| h.label[..byte].encode_utf16().count() as u32;
     let parameters = h
         .params
@@ -284,7 +282,7 @@ pub fn inlay_hints(db: &Database, file: File, range: Range) -> Vec<InlayHint> {
         lines.offset(range.start),
         lines.offset(range.end).max(lines.offset(range.start)),
     );
-    wsp_analysis::inlay_hints(db, file, range)
+    wsp_ide::inlay_hints(db, file, range)
         .into_iter()
         .map(|h| InlayHint {
             position: lines.position(h.offset),
@@ -308,7 +306,7 @@ pub fn semantic_tokens(db: &Database, file: File) -> SemanticTokens {
     let lines = Lines::new(text);
     let mut data = Vec::new();
     let (mut line, mut start) = (0, 0);
-    for h in wsp_analysis::highlights(db, file) {
+    for h in wsp_ide::highlights(db, file) {
         let Some(class) = TOKEN_TYPES.iter().position(|(c, _)| *c == h.class) else {
             continue;
         };
@@ -347,7 +345,7 @@ pub fn semantic_tokens(db: &Database, file: File) -> SemanticTokens {
 
 pub fn folding_ranges(db: &Database, file: File) -> Vec<FoldingRange> {
     let lines = Lines::new(file.text(db));
-    wsp_analysis::folding_ranges(db, file)
+    wsp_ide::folding_ranges(db, file)
         .into_iter()
         .filter_map(|(r, kind)| {
             let (a, b) = (lines.position(r.start()), lines.position(r.end()));
@@ -372,25 +370,22 @@ pub fn code_actions(db: &Database, file: File, uri: &Uri, range: Range) -> CodeA
     let lines = Lines::new(file.text(db));
     let (start, end) = (lines.offset(range.start), lines.offset(range.end));
     let wanted = TextRange::new(start, end.max(start));
-    let mut out = Vec::new();
-    for d in wsp_analysis::file_diagnostics(db, file) {
-        let Some(fix) = &d.fix else { continue };
-        if d.range.intersect(wanted).is_none() {
-            continue;
-        }
-        let edits = fix
-            .edits
-            .iter()
-            .map(|(r, new)| TextEdit::new(lines.range(*r), new.clone()))
-            .collect();
-        out.push(CodeActionOrCommand::CodeAction(CodeAction {
-            title: fix.title.clone(),
-            kind: Some(CodeActionKind::QUICKFIX),
-            diagnostics: Some(vec![convert::diagnostic(d, &lines, uri)]),
-            edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
-            is_preferred: Some(true),
-            ..Default::default()
-        }));
-    }
-    out
+    wsp_ide::fixes(db, file, wanted)
+        .into_iter()
+        .map(|fix| {
+            let edits = fix
+                .edits
+                .iter()
+                .map(|(r, new)| TextEdit::new(lines.range(*r), new.clone()))
+                .collect();
+            CodeActionOrCommand::CodeAction(CodeAction {
+                title: fix.title,
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![convert::diagnostic(&fix.diagnostic, &lines, uri)]),
+                edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
+                is_preferred: Some(true),
+                ..Default::default()
+            })
+        })
+        .collect()
 }

@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = wsp_analysis::lower_file(&db, file);
         for (at, _) in text.char_indices() {
             let offset = wsp_analysis::TextSize::try_from(at).unwrap();
-            if let Some(h) = wsp_analysis::hover(&db, file, offset) {
+            if let Some(h) = wsp_ide::hover(&db, file, offset) {
                 assert!(usize::from(h.range.end()) <= len);
             }
         }

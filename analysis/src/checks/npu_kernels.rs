@@ -10,7 +10,7 @@ use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
-use crate::lower::lower_kernel;
+use crate::kernels::lower_kernel;
 use super::programs::program_targets;
 use crate::values::schedule::Target;
 use crate::values::Value;

@@ -493,7 +493,7 @@ pub(crate) const SCHEDULE_METHODS: &[&str] = &[
 pub(crate) const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "enable_tracing", "stats"];
 
 /// What may follow `v.`: the members `attribute` and `method` accept (for completion).
-pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
+pub fn member_names(v: &Value) -> Vec<&'static str> {
     match v {
         Value::Builtin(Builtin::DType) => DType::ALL.iter().map(|d| d.name()).collect(),
         Value::Builtin(Builtin::WindowMode) => {
@@ -508,7 +508,7 @@ pub(crate) fn member_names(v: &Value) -> Vec<&'static str> {
 }
 
 /// The members of a namespace builtin.
-pub(crate) fn members(b: Builtin) -> &'static [&'static str] {
+pub fn members(b: Builtin) -> &'static [&'static str] {
     match b {
         Builtin::P => &["seq", "sel", "when", "otherwise", "pipe"],
         Builtin::DispatchPolicy => &[

@@ -10,9 +10,9 @@ mod expr;
 mod schedule;
 mod tensors;
 
-pub(crate) use builtins::{member_names, members};
+pub use builtins::{member_names, members};
 pub(crate) use expr::num;
-pub use bind::{Annotation, workload_params};
+pub use bind::{Annotation, WorkloadParam, workload_params};
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 use crate::diagnostics::{Code, Diag, Span};
@@ -271,7 +271,7 @@ impl<'db> Eval<'db> {
 
 }
 
-pub(crate) fn plural(n: usize) -> &'static str {
+pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

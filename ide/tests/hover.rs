@@ -5,7 +5,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use expect_test::{ExpectFile, expect_file};
-use wsp_analysis::{Database, File, TextSize, Workspace, hover};
+use wsp_analysis::{Database, File, TextSize, Workspace};
+use wsp_ide::{hover};
 
 /// `probes`: (text to find, which occurrence from 0, the cursor's offset inside the text).
 fn check(example: &str, probes: &[(&str, usize, usize)], expect: ExpectFile) {

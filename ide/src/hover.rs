@@ -5,17 +5,8 @@
 use std::fmt::Write;
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-use crate::eval::{item_value, plural, Annotation, workload_params};
-use crate::files::File;
-use crate::items::{Item, ItemKind};
-use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
-use crate::names::module_scope;
-use crate::ops;
-use crate::values::schedule::{Applicability, applicability};
-use crate::types::shape_text;
-use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
-use crate::vocabulary::Builtin;
-use crate::workloads::{Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, workload_generic};
+use wsp_analysis::semantic::{item_value, plural, Annotation, workload_params, Item, ItemKind, KernelSignature, kernel_body, kernel_signature, module_scope, Applicability, applicability, shape_text, Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value, Builtin, Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, workload_generic};
+use wsp_analysis::{File, semantic, ops};
 
 
 
@@ -28,7 +19,7 @@ pub struct Hover {
 
 /// The hover at `offset` in `file`, if the text there has something to say.
 pub fn hover(db: &dyn salsa::Database, file: File, offset: TextSize) -> Option<Hover> {
-    let (item, base) = crate::symbols::item_at(db, file, offset)?;
+    let (item, base) = semantic::item_at(db, file, offset)?;
     let local = offset - base;
     let root = item.syntax(db);
     let token = pick_token(root.token_at_offset(local))?;
@@ -282,7 +273,7 @@ fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> 
             return Some((range, format!("{}\n\n{}", code(&op.signature()), op.doc)));
         }
         let b = Builtin::lookup(&ns.text())?;
-        if !crate::eval::member_names(&Value::Builtin(b)).contains(&name) {
+        if !semantic::member_names(&Value::Builtin(b)).contains(&name) {
             return None;
         }
         return Some((

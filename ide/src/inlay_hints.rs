@@ -3,13 +3,9 @@
 
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{TextRange, TextSize};
+use wsp_analysis::File;
+use wsp_analysis::semantic::{ItemKind, item_offsets, module_items, kernel_body, Symbol, item_uses, BlockKind, first_call_plan, static_task_count, body_has_errors};
 
-use crate::diagnostics::Severity;
-use crate::files::File;
-use crate::items::{ItemKind, item_offsets, module_items};
-use crate::kernels::kernel_body;
-use crate::symbols::{Symbol, item_uses};
-use crate::workloads::{BlockKind, first_call_plan, static_task_count, workload_generic};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlayHint {
@@ -54,10 +50,7 @@ pub fn inlay_hints(db: &dyn salsa::Database, file: File, range: TextRange) -> Ve
             ItemKind::Workload => {
                 let plan = first_call_plan(db, item);
                 // A body with errors lost the tasks it could not build: no count then.
-                let sound = !workload_generic(db, item)
-                    .diags
-                    .iter()
-                    .any(|d| d.code.severity() == Severity::Error);
+                let sound = !body_has_errors(db, item);
                 if sound
                     && let Some(n) = static_task_count(&plan.body)
                     && let Some(def) = ast::FunctionDef::cast(root.clone())

@@ -4,9 +4,8 @@
 use std::fmt::Write;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{
-    Database, File, TextRange, TextSize, Workspace, file_symbols, name_at, references, rename,
-};
+use wsp_analysis::{Database, File, TextRange, TextSize, Workspace};
+use wsp_ide::{file_symbols, name_at, references, rename};
 
 const PROGRAM: &str = r#"from pto_wsp import *
 

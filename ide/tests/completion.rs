@@ -3,9 +3,8 @@
 use std::fmt::Write;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{
-    CompletionKind, Database, File, TextSize, Workspace, completions, signature_help,
-};
+use wsp_analysis::{Database, File, TextSize, Workspace};
+use wsp_ide::{CompletionKind, completions, signature_help};
 
 const PROGRAM: &str = r#"from pto_wsp import *
 

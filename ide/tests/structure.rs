@@ -4,7 +4,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, TextRange, Workspace, folding_ranges, highlights, inlay_hints};
+use wsp_analysis::{Database, File, TextRange, Workspace};
+use wsp_ide::{folding_ranges, highlights, inlay_hints};
 
 fn example(name: &str) -> (Database, File, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

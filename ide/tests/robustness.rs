@@ -175,14 +175,14 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
 fn structure_within(db: &Database, file: File, text: &str) {
     let len = wsp_syntax::TextSize::of(text);
     let mut last = 0.into();
-    for h in wsp_analysis::highlights(db, file) {
+    for h in wsp_ide::highlights(db, file) {
         assert!(h.range.start() >= last && h.range.end() <= len, "{h:?}");
         last = h.range.end();
     }
-    for (r, _) in wsp_analysis::folding_ranges(db, file) {
+    for (r, _) in wsp_ide::folding_ranges(db, file) {
         assert!(r.end() <= len);
     }
-    for h in wsp_analysis::inlay_hints(db, file, wsp_syntax::TextRange::up_to(len)) {
+    for h in wsp_ide::inlay_hints(db, file, wsp_syntax::TextRange::up_to(len)) {
         assert!(h.offset <= len && text.is_char_boundary(h.offset.into()));
     }
 }
@@ -193,7 +193,7 @@ fn queries_everywhere(db: &Database, file: File, text: &str) {
     let len = wsp_syntax::TextSize::of(text);
     for (at, _) in text.char_indices().chain([(text.len(), ' ')]) {
         let offset = wsp_syntax::TextSize::try_from(at).expect("offset");
-        if let Some(h) = wsp_analysis::hover(db, file, offset) {
+        if let Some(h) = wsp_ide::hover(db, file, offset) {
             assert!(h.range.end() <= len, "hover past the end at {at}: {h:?}");
             assert!(
                 h.range.start() <= offset && offset <= h.range.end(),
@@ -202,10 +202,10 @@ fn queries_everywhere(db: &Database, file: File, text: &str) {
             );
             assert!(!h.markdown.is_empty());
         }
-        for c in wsp_analysis::completions(db, file, offset) {
+        for c in wsp_ide::completions(db, file, offset) {
             assert!(!c.label.is_empty(), "an empty completion at {at}");
         }
-        if let Some(h) = wsp_analysis::signature_help(db, file, offset) {
+        if let Some(h) = wsp_ide::signature_help(db, file, offset) {
             for &(a, b) in &h.params {
                 assert!(a <= b && b <= h.label.len() && h.label.is_char_boundary(a));
             }
@@ -214,8 +214,8 @@ fn queries_everywhere(db: &Database, file: File, text: &str) {
                 "at {at}: {h:?}"
             );
         }
-        if let Some(n) = wsp_analysis::name_at(db, file, offset) {
-            let refs = wsp_analysis::references(db, file, offset);
+        if let Some(n) = wsp_ide::name_at(db, file, offset) {
+            let refs = wsp_ide::references(db, file, offset);
             assert_eq!(refs.first(), Some(&n.definition), "at {at}");
             for r in refs {
                 assert_eq!(&text[r], n.name, "a reference of `{}` at {at}", n.name);
@@ -308,10 +308,10 @@ fn deep_trees_on_a_small_stack() {
                 structure_within(&db, file, &text);
                 for (at, _) in text.char_indices().step_by(331) {
                     let offset = TextSize::try_from(at).expect("offset");
-                    let _ = wsp_analysis::hover(&db, file, offset);
-                    let _ = wsp_analysis::completions(&db, file, offset);
-                    let _ = wsp_analysis::signature_help(&db, file, offset);
-                    let _ = wsp_analysis::references(&db, file, offset);
+                    let _ = wsp_ide::hover(&db, file, offset);
+                    let _ = wsp_ide::completions(&db, file, offset);
+                    let _ = wsp_ide::signature_help(&db, file, offset);
+                    let _ = wsp_ide::references(&db, file, offset);
                 }
             })
             .expect("spawn")

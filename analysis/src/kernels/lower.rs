@@ -1,0 +1,67 @@
+//! A checked kernel as `wsp_ir`: its parameters and its body's ops, for codegen (and for the
+//! NPU checks, which look at what would be emitted).
+
+use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
+use crate::items::{Item, item_offsets, module_items};
+use crate::types::KernelType;
+use super::{ParamType, kernel_body, kernel_signature};
+
+pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
+    let signature = kernel_signature(db, item);
+    let params = signature
+        .params
+        .iter()
+        .filter_map(|p| {
+            let ty = match &p.ty {
+                ParamType::Tile(d, t) => ir_kernel::ParamType::Tile(*d, *t),
+                ParamType::Scalar(d) => ir_kernel::ParamType::Scalar(*d, p.default),
+                ParamType::Constexpr => ir_kernel::ParamType::Constexpr(p.default),
+                // Reported; a file with errors is not lowered.
+                ParamType::Unknown => return None,
+            };
+            Some(ir_kernel::Param {
+                name: p.name.clone(),
+                ty,
+            })
+        })
+        .collect();
+    let body = match &signature.cpp {
+        Some(cpp) => {
+            let file = item.file(db);
+            let items = module_items(db, file);
+            let start = items
+                .iter()
+                .position(|&i| i == item)
+                .and_then(|i| item_offsets(db, file).get(i).copied())
+                .unwrap_or_default();
+            let text = file.text(db);
+            let index = wsp_syntax::LineIndex::new(text);
+            let (first_line, _) = wsp_syntax::line_col(&index, start + cpp.range.start());
+            IrBody::Cpp {
+                code: cpp.code.clone(),
+                includes: cpp.includes.clone(),
+                first_line,
+            }
+        }
+        None => IrBody::Ops(
+            kernel_body(db, item)
+                .ops
+                .iter()
+                .map(|op| ir_kernel::Op {
+                    op: op.op.to_string(),
+                    args: op.args.clone(),
+                    ty: match op.ty {
+                        Some(KernelType::Tile(t)) => ValueType::Tile(t),
+                        Some(KernelType::Scalar(d)) => ValueType::Scalar(d),
+                        Some(KernelType::Number) | None => ValueType::Unit,
+                    },
+                })
+                .collect(),
+        ),
+    };
+    wsp_ir::Kernel {
+        name: signature.name.clone(),
+        params,
+        body,
+    }
+}

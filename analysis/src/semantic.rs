@@ -1,0 +1,170 @@
+//! The semantic model: the one door the editor features (`wsp-ide`) have into the checker.
+//! It answers what an editor asks — the item at an offset, what a name refers to and where it
+//! is bound, the names in scope, the value (type) of an expression, the members of a value,
+//! a builtin's row — and re-exports the facts the checker computed (kernel signatures and
+//! bodies, workload plans, module values) as read-only data. Nothing here reports
+//! diagnostics: evaluating an expression for an editor drops what evaluating it found.
+
+use wsp_syntax::ast::Expr;
+use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
+
+use crate::diagnostics::Severity;
+use crate::eval::Eval;
+use crate::files::File;
+
+pub use crate::eval::{Annotation, ItemValue, WorkloadParam, item_value, member_names, members, plural, workload_params};
+pub use crate::items::{Item, ItemKind, item_offsets, module_items};
+pub use crate::kernels::{KernelSignature, KernelBody, ParamType, kernel_body, kernel_signature};
+pub use crate::names::{module_scope, name_range};
+pub use crate::symbols::{Symbol, Use};
+pub use crate::types::{KernelType, shape_text};
+pub use crate::values::schedule::{Applicability, applicability};
+pub use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
+pub use crate::vocabulary::Builtin;
+pub use crate::workloads::{
+    Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, static_task_count,
+    workload_generic,
+};
+
+/// Whether a workload's body has errors (its plan then lacks what they broke).
+pub fn body_has_errors(db: &dyn salsa::Database, item: Item<'_>) -> bool {
+    workload_generic(db, item)
+        .diags
+        .iter()
+        .chain(crate::checks::body_checks(db, item))
+        .any(|d| d.code.severity() == Severity::Error)
+}
+
+/// The value of `expr` evaluated in `item`'s module scope (the type an editor shows), without
+/// its diagnostics.
+pub fn value_of<'db>(db: &'db dyn salsa::Database, item: Item<'db>, expr: &Expr) -> Value<'db> {
+    Eval::new(db, item).expr(expr)
+}
+
+/// Every name in an item that refers to a symbol of the file (definitions included), in order.
+#[salsa::tracked(returns(ref))]
+pub fn item_uses<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Use<'db>> {
+    let mut uses = Vec::new();
+    if let Some(r) = name_range(db, item).filter(|_| !item.name(db).is_empty()) {
+        uses.push(Use::new(r, Symbol::Item(item)));
+    }
+    match item.kind(db) {
+        ItemKind::Kernel => {
+            uses.extend_from_slice(&kernel_signature(db, item).uses);
+            uses.extend_from_slice(&kernel_body(db, item).uses);
+        }
+        ItemKind::Workload => uses.extend_from_slice(&workload_generic(db, item).uses),
+        ItemKind::Assign | ItemKind::Expr => uses.extend_from_slice(&item_value(db, item).uses),
+        ItemKind::Import | ItemKind::Other => {}
+    }
+    uses.sort_by_key(|u| (u.range.start(), u.range.end()));
+    uses.dedup();
+    uses
+}
+
+/// What kind of thing a symbol is, for symbols and semantic tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolKind {
+    Kernel,
+    Workload,
+    Tensor,
+    Axis,
+    Channel,
+    /// A schedule or a compiled program.
+    Program,
+    Constant,
+    Parameter,
+    /// A loop variable or a local value.
+    Variable,
+}
+
+/// The symbol named at `offset`, its name token and the token's range in the file.
+pub fn symbol_at<'db>(
+    db: &'db dyn salsa::Database,
+    file: File,
+    offset: TextSize,
+) -> Option<(Symbol<'db>, SyntaxToken, TextRange)> {
+    let (item, base) = item_at(db, file, offset)?;
+    let token = name_token(item.syntax(db), offset - base)?;
+    let range = token.text_range();
+    let symbol = item_uses(db, item)
+        .iter()
+        .find(|u| u.range.contains_range(range))?
+        .symbol;
+    Some((symbol, token, range + base))
+}
+
+/// The item whose text holds `offset`, and where it starts.
+pub fn item_at(
+    db: &dyn salsa::Database,
+    file: File,
+    offset: TextSize,
+) -> Option<(Item<'_>, TextSize)> {
+    let offsets = item_offsets(db, file);
+    let i = offsets
+        .partition_point(|&start| start <= offset)
+        .checked_sub(1)?;
+    let item = *module_items(db, file).get(i)?;
+    (offset - offsets[i] <= item.syntax(db).text_range().end()).then_some((item, offsets[i]))
+}
+
+/// Where an item starts in its file.
+pub fn item_start(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextSize> {
+    let file = item.file(db);
+    let i = module_items(db, file).iter().position(|&i| i == item)?;
+    item_offsets(db, file).get(i).copied()
+}
+
+/// The name token touching `offset` in an item's syntax.
+pub fn name_token(root: wsp_syntax::SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
+    if offset > root.text_range().end() {
+        return None;
+    }
+    root.token_at_offset(offset)
+        .find(|t| t.kind() == SyntaxKind::NAME)
+}
+
+/// Where a symbol is bound, in its file.
+pub fn definition_range(db: &dyn salsa::Database, symbol: Symbol<'_>) -> Option<TextRange> {
+    let (item, range) = match symbol {
+        Symbol::Item(item) => (item, name_range(db, item)?),
+        Symbol::Local { item, def } => (item, def),
+    };
+    Some(range + item_start(db, item)?)
+}
+
+pub fn symbol_kind(db: &dyn salsa::Database, symbol: Symbol<'_>) -> SymbolKind {
+    match symbol {
+        Symbol::Item(item) => item_kind(db, item),
+        Symbol::Local { item, def } => {
+            let is_param = match item.kind(db) {
+                ItemKind::Kernel => kernel_signature(db, item)
+                    .params
+                    .iter()
+                    .any(|p| p.range == def),
+                ItemKind::Workload => workload_params(db, item).0.iter().any(|p| p.range == def),
+                _ => false,
+            };
+            if is_param {
+                SymbolKind::Parameter
+            } else {
+                SymbolKind::Variable
+            }
+        }
+    }
+}
+
+/// What a module-level item binds.
+pub fn item_kind(db: &dyn salsa::Database, item: Item<'_>) -> SymbolKind {
+    match item.kind(db) {
+        ItemKind::Kernel => SymbolKind::Kernel,
+        ItemKind::Workload => SymbolKind::Workload,
+        _ => match item_value(db, item).value {
+            Value::Tensor(_) => SymbolKind::Tensor,
+            Value::Axis(_) => SymbolKind::Axis,
+            Value::Channel(_) => SymbolKind::Channel,
+            Value::Schedule(_) | Value::Program(_) => SymbolKind::Program,
+            _ => SymbolKind::Constant,
+        },
+    }
+}
