@@ -1,0 +1,304 @@
+//! Workloads: parameters, calls, and the body walked into a plan of loops, blocks and tasks,
+//! with task arguments checked against kernel parameters and views against tensors.
+//!
+//! A body is analyzed once generically (unannotated parameters unknown), reporting what holds
+//! for every call, and once per call with the call's arguments: what only the call reveals is
+//! reported at the call with a note into the body.
+
+use wsp_syntax::TextRange;
+use crate::diagnostics::{Diag, Span};
+use crate::eval::{item_value, workload_params};
+use crate::items::{Item, ItemKind, module_items};
+use crate::kernels::Direction;
+use crate::symbols::Use;
+use crate::values::{AxisKind, Value, View, WorkloadCall};
+use wsp_ir::{Affine, ScalarExpr};
+pub use wsp_ir::plan::{LoopKind, LoopVar};
+use walker::analyze;
+
+
+
+
+/// How a task uses one kernel argument.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum TaskArg<'db> {
+    Tile {
+        param: String,
+        direction: Direction,
+        view: View<'db>,
+    },
+    Scalar {
+        param: String,
+        value: crate::values::F64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Task<'db> {
+    pub id: u32,
+    pub kernel: Item<'db>,
+    pub kernel_name: String,
+    /// `k[b, h]`: the index, and the field names keys use (`t.b`).
+    pub index: Vec<Affine>,
+    pub fields: Vec<String>,
+    pub args: Vec<TaskArg<'db>>,
+    pub span: Span<'db>,
+}
+
+/// A predicate (`None` for `P.otherwise()`) and the nodes it guards.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Branch<'db> {
+    pub predicate: Option<ScalarExpr>,
+    pub body: Vec<PlanNode<'db>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum PlanNode<'db> {
+    Loop {
+        kind: LoopKind,
+        vars: Vec<LoopVar>,
+        body: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+        callee: Span<'db>,
+    },
+    /// `with P.when(...)` / `P.otherwise()` chains: the first branch whose predicate holds.
+    Conditional {
+        branches: Vec<Branch<'db>>,
+        span: Span<'db>,
+    },
+    Pipeline {
+        stages: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+    },
+    Consume {
+        channel: String,
+        var: String,
+        extent: Option<u64>,
+        body: Vec<PlanNode<'db>>,
+        span: Span<'db>,
+    },
+    Task(Task<'db>),
+    Send {
+        channel: String,
+        task: u32,
+        span: Span<'db>,
+    },
+    SlotLoad {
+        slot: i64,
+        view: View<'db>,
+        row: i64,
+        col: i64,
+    },
+}
+
+impl<'db> PlanNode<'db> {
+    /// The nodes directly inside this one, in order.
+    pub fn children(&self) -> impl Iterator<Item = &PlanNode<'db>> {
+        let (blocks, branches): (&[PlanNode<'db>], &[Branch<'db>]) = match self {
+            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => (body, &[]),
+            PlanNode::Pipeline { stages, .. } => (stages, &[]),
+            PlanNode::Conditional { branches, .. } => (&[], branches),
+            PlanNode::Task(_) | PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => (&[], &[]),
+        };
+        blocks.iter().chain(branches.iter().flat_map(|b| &b.body))
+    }
+}
+
+/// Every node of a plan, each before the nodes inside it.
+pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &'p PlanNode<'db>> {
+    let mut stack: Vec<&'p PlanNode<'db>> = nodes.iter().rev().collect();
+    std::iter::from_fn(move || {
+        let n = stack.pop()?;
+        let start = stack.len();
+        stack.extend(n.children());
+        stack[start..].reverse();
+        Some(n)
+    })
+}
+
+/// What orders the iterations or branches of a block: its dependency kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum BlockKind {
+    Loop(LoopKind),
+    Pipeline,
+    Conditional,
+    /// `with consume(ch) as t:`, on this channel.
+    Consume(String),
+}
+
+impl BlockKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BlockKind::Loop(k) => k.name(),
+            BlockKind::Pipeline => "Pipeline",
+            BlockKind::Conditional => "Conditional",
+            BlockKind::Consume(_) => "Consume",
+        }
+    }
+
+    /// What the kind means for the order of the block's work.
+    pub fn meaning(&self) -> &'static str {
+        match self {
+            BlockKind::Loop(LoopKind::Independent) => {
+                "iterations have no order between them and may run in parallel"
+            }
+            BlockKind::Loop(LoopKind::Sequential) => "each iteration runs after the one before",
+            BlockKind::Loop(LoopKind::Selected) => {
+                "iterates the selected entries of one sparse row, in parallel"
+            }
+            BlockKind::Pipeline => "the stages run concurrently, connected by channels",
+            BlockKind::Conditional => {
+                "runs the first branch whose predicate holds, decided at run time"
+            }
+            BlockKind::Consume(_) => {
+                "runs the body once per task received, after that task finished"
+            }
+        }
+    }
+}
+
+/// A loop or `with` block of a workload body.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Block {
+    /// `for b in P(batch)` / `with P.pipe()`, relative to the workload item.
+    pub header: TextRange,
+    /// The whole statement: where its variables are in scope.
+    pub scope: TextRange,
+    pub kind: BlockKind,
+    pub vars: Vec<LoopVar>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct WorkloadPlan<'db> {
+    pub body: Vec<PlanNode<'db>>,
+    /// The body's loops and `with` blocks, in source order, for hover.
+    pub blocks: Vec<Block>,
+    pub diags: Vec<Diag<'db>>,
+    /// The names the body resolved (for navigation).
+    pub uses: Vec<Use<'db>>,
+}
+
+/// The body analyzed for every call: parameters are unknown.
+#[salsa::tracked(returns(ref))]
+pub fn workload_generic<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> WorkloadPlan<'db> {
+    let params = &workload_params(db, item).0;
+    let args: Vec<Value<'db>> = params.iter().map(|_| Value::Unknown).collect();
+    analyze(db, item, &args)
+}
+
+/// The body for one call's arguments. Its diagnostics are those the generic analysis did not
+/// find, placed at the call with a note into the body.
+#[salsa::tracked(returns(ref))]
+pub fn workload_instance<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+) -> (WorkloadPlan<'db>, Vec<Diag<'db>>) {
+    let item = call.workload(db);
+    let mut plan = analyze(db, item, call.args(db));
+    let found = std::mem::take(&mut plan.diags);
+    let moved = at_call(db, call, found, &workload_generic(db, item).diags);
+    (plan, moved)
+}
+
+/// The diagnostics found in a call's body that the generic body (`generic`) does not have,
+/// placed at the call with a note into the body.
+pub(crate) fn at_call<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+    found: Vec<Diag<'db>>,
+    generic: &[Diag<'db>],
+) -> Vec<Diag<'db>> {
+    let name = call.workload(db).name(db);
+    found
+        .into_iter()
+        .filter(|d| !generic.iter().any(|g| g.code == d.code && g.span == d.span))
+        .map(|d| {
+            let mut moved = Diag::new(
+                d.code,
+                call.site(db),
+                format!("in this call of `{name}`: {}", d.message),
+            )
+            .with_related(d.span, "here in the body");
+            moved.related.extend(d.related);
+            moved
+        })
+        .collect()
+}
+
+/// The plan of the workload's first call in its file (its axes and extents are known), or
+/// the generic plan when nothing calls it.
+pub fn first_call_plan<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> &'db WorkloadPlan<'db> {
+    match first_calls(db, item.file(db)).get(&item) {
+        Some(&call) => &workload_instance(db, call).0,
+        None => workload_generic(db, item),
+    }
+}
+
+/// Each called workload's first call in the file, found in one pass over the items (inlay
+/// hints ask for every workload: a pass per workload made them workloads × items).
+#[salsa::tracked(returns(ref))]
+fn first_calls(
+    db: &dyn salsa::Database,
+    file: crate::files::File,
+) -> std::collections::HashMap<Item<'_>, WorkloadCall<'_>> {
+    let mut first = std::collections::HashMap::new();
+    for &other in module_items(db, file) {
+        crate::work::step(1);
+        if !matches!(other.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            continue;
+        }
+        if let Value::Schedule(s) | Value::Program(s) = &item_value(db, other).value {
+            for call in s.calls() {
+                first.entry(call.workload(db)).or_insert(call);
+            }
+        }
+    }
+    first
+}
+
+/// The number of tasks a plan makes when it is the same on every run: loops over static
+/// `Dense` extents, conditionals whose every branch (an `otherwise` among them) makes as many.
+pub fn static_task_count(nodes: &[PlanNode<'_>]) -> Option<u64> {
+    nodes
+        .iter()
+        .try_fold(0u64, |sum, n| sum.checked_add(node_task_count(n)?))
+}
+
+fn node_task_count(node: &PlanNode<'_>) -> Option<u64> {
+    match node {
+        PlanNode::Task(_) => Some(1),
+        PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => Some(0),
+        PlanNode::Loop { vars, body, .. } => {
+            vars.iter().try_fold(static_task_count(body)?, |n, v| {
+                let fixed = v.axis_kind == AxisKind::Dense && v.row.is_none();
+                if fixed {
+                    n.checked_mul(v.extent?)
+                } else {
+                    None
+                }
+            })
+        }
+        PlanNode::Pipeline { stages, .. } => static_task_count(stages),
+        PlanNode::Consume { extent, body, .. } => {
+            extent.as_ref()?.checked_mul(static_task_count(body)?)
+        }
+        PlanNode::Conditional { branches, .. } => {
+            let counts: Option<Vec<u64>> = branches
+                .iter()
+                .map(|b| static_task_count(&b.body))
+                .collect();
+            let counts = counts?;
+            let exhaustive = branches.last().is_some_and(|b| b.predicate.is_none());
+            match counts.first() {
+                None => Some(0),
+                Some(&c) if counts.iter().all(|&n| n == c) && (exhaustive || c == 0) => Some(c),
+                _ => None,
+            }
+        }
+    }
+}
+
+mod walker;
