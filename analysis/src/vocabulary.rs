@@ -1,8 +1,188 @@
-//! The names `pto_wsp` exports: what `from pto_wsp import ...` may import, and what every file
-//! sees without importing anything. One row per name.
+//! The builtin table: every name `pto_wsp` exports (what `from pto_wsp import ...` may import,
+//! and what every file sees without importing anything) and the Python builtins the subset
+//! allows. One row per name, with its parameters, its members and its doc; binding, completion,
+//! signature help and hover all read the row. The methods of schedules and programs, which
+//! are values rather than names, have rows of the same shape (`SCHEDULE_METHODS`,
+//! `PROGRAM_MEMBERS`). The `pto.*` ops have their own table (`wsp_ir::ops`).
+
+use wsp_ir::DType;
+use wsp_ir::schedule::WindowMode;
+
+/// What a parameter takes, as a signature shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    Int,
+    /// An int or a float.
+    Number,
+    Str,
+    /// A tuple of ints: `(4, 128)`.
+    Shape,
+    DType,
+    /// `zeros()`, `randn(seed=1)`, `load_npy("x.npy")`, ...
+    Init,
+    Layout,
+    Axis,
+    Tensor,
+    /// A tensor region inside a workload: `X[b, 0:128]`.
+    View,
+    Channel,
+    /// A task call inside a workload: `k[i](...)`.
+    Task,
+    /// `lambda t: ...` over a task's fields.
+    Key,
+    Policy,
+    Window,
+    /// A predicate over loop variables and slots: `SeqLens[b] <= 128`.
+    Predicate,
+    /// A member of an enumeration (`WindowMode.STALL`, `DepsMode.explicit`, `TraceLevel.FULL`).
+    Member,
+    /// A workload call or composition.
+    Workload,
+    /// Any value.
+    Value,
+}
+
+impl ParamKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamKind::Int => "int",
+            ParamKind::Number => "float",
+            ParamKind::Str => "str",
+            ParamKind::Shape => "tuple[int, ...]",
+            ParamKind::DType => "DType",
+            ParamKind::Init => "Init",
+            ParamKind::Layout => "TensorLayout",
+            ParamKind::Axis => "axis",
+            ParamKind::Tensor => "Tensor",
+            ParamKind::View => "view",
+            ParamKind::Channel => "Channel",
+            ParamKind::Task => "task",
+            ParamKind::Key => "lambda t: int",
+            ParamKind::Policy => "policy",
+            ParamKind::Window => "TaskWindow",
+            ParamKind::Predicate => "predicate",
+            ParamKind::Member => "member",
+            ParamKind::Workload => "workload",
+            ParamKind::Value => "value",
+        }
+    }
+}
+
+/// One parameter of a builtin, a member or a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    pub name: &'static str,
+    /// The default as Python source, when the parameter may be left out.
+    pub default: Option<&'static str>,
+    pub kind: ParamKind,
+    /// `*name`: any number of positional arguments.
+    pub variadic: bool,
+}
+
+impl Param {
+    /// What a signature shows for the parameter: `shape`, `depth=...`, `*axes`.
+    pub fn label(&self) -> String {
+        match (self.variadic, self.default) {
+            (true, _) => format!("*{}", self.name),
+            (false, Some(_)) => format!("{}=...", self.name),
+            (false, None) => self.name.to_string(),
+        }
+    }
+
+    /// The parameter in full, for its documentation: `depth: int = 1`.
+    pub fn detail(&self) -> String {
+        let star = if self.variadic { "*" } else { "" };
+        match self.default {
+            Some(d) => format!("{star}{}: {} = {d}", self.name, self.kind.name()),
+            None => format!("{star}{}: {}", self.name, self.kind.name()),
+        }
+    }
+
+    /// The parameter as `Eval::bind` reads it: the name, with `?` when it may be left out.
+    pub fn bind_name(&self) -> String {
+        match self.default {
+            Some(_) => format!("{}?", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+const fn req(name: &'static str, kind: ParamKind) -> Param {
+    Param {
+        name,
+        default: None,
+        kind,
+        variadic: false,
+    }
+}
+
+const fn opt(name: &'static str, default: &'static str, kind: ParamKind) -> Param {
+    Param {
+        name,
+        default: Some(default),
+        kind,
+        variadic: false,
+    }
+}
+
+const fn many(name: &'static str, kind: ParamKind) -> Param {
+    Param {
+        name,
+        default: None,
+        kind,
+        variadic: true,
+    }
+}
+
+/// A member of a namespace builtin (`DispatchPolicy.round_robin`), or a method of a schedule or
+/// program: called with `params`, or a plain value when `params` is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member {
+    pub name: &'static str,
+    pub params: Option<&'static [Param]>,
+    pub doc: &'static str,
+}
+
+impl Member {
+    /// `round_robin(num_aicpus)`, or the bare name of a value member.
+    pub fn signature(&self) -> String {
+        call_signature(self.name, self.params)
+    }
+}
+
+fn call_signature(name: &str, params: Option<&[Param]>) -> String {
+    match params {
+        Some(ps) => {
+            let labels: Vec<String> = ps.iter().map(Param::label).collect();
+            format!("{name}({})", labels.join(", "))
+        }
+        None => name.to_string(),
+    }
+}
+
+/// A member called with parameters (a macro, so that the parameter list is a constant).
+macro_rules! call {
+    ($name:literal, [$($param:expr),* $(,)?], $doc:literal $(,)?) => {
+        Member {
+            name: $name,
+            params: Some(&[$($param),*]),
+            doc: $doc,
+        }
+    };
+}
+
+const fn value(name: &'static str, doc: &'static str) -> Member {
+    Member {
+        name,
+        params: None,
+        doc,
+    }
+}
+
+use ParamKind as K;
 
 macro_rules! vocabulary {
-    ($($variant:ident = $name:literal: $doc:literal;)*) => {
+    ($($variant:ident = $name:literal $(($($param:expr),* $(,)?))? $([$($member:expr),* $(,)?])?: $doc:literal;)*) => {
         /// A name exported by `pto_wsp` (or a Python builtin the subset allows).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Builtin {
@@ -18,19 +198,39 @@ macro_rules! vocabulary {
                 }
             }
 
-            pub fn doc(self) -> &'static str {
+            /// What the name is, without its call form (`doc` adds it).
+            pub fn description(self) -> &'static str {
                 match self {
                     $(Builtin::$variant => $doc,)*
                 }
             }
+
+            /// The parameters of a call of the name; `None` when it is not called.
+            pub fn params(self) -> Option<&'static [Param]> {
+                match self {
+                    $(Builtin::$variant => vocabulary!(@params $(($($param),*))?),)*
+                }
+            }
+
+            /// The members written `Name.member`, in the order completion lists them. `DType`'s
+            /// and `WindowMode`'s come from their own tables (`wsp_ir`).
+            pub fn members(self) -> &'static [Member] {
+                match self {
+                    $(Builtin::$variant => vocabulary!(@members $([$($member),*])?),)*
+                }
+            }
         }
     };
+    (@params) => { None };
+    (@params ($($param:expr),*)) => { Some(const { &[$($param),*] }) };
+    (@members) => { &[] };
+    (@members [$($member:expr),*]) => { const { &[$($member),*] } };
 }
 
 vocabulary! {
     // Kernels
-    Kernel = "kernel": "Decorator: a tile kernel over `pto.*` ops.";
-    JitKernel = "jit_kernel": "Decorator: the same as `kernel`.";
+    Kernel = "kernel"(opt("cpp_src", "None", K::Str), opt("cpp_includes", "[]", K::Value)): "Decorator: a tile kernel over `pto.*` ops, or with `cpp_src` a custom C++ body.";
+    JitKernel = "jit_kernel"(opt("cpp_src", "None", K::Str), opt("cpp_includes", "[]", K::Value)): "Decorator: the same as `kernel`.";
     Pto = "pto": "The tile ops (`pto.add`, `pto.matmul`, ...).";
     Tl = "tl": "Deprecated spelling of `pto`.";
     In = "In": "Annotation: a tile the kernel reads.";
@@ -39,54 +239,90 @@ vocabulary! {
     Tile = "Tile": "`Tile[M, N, dtype]`: a 2-D tile type.";
     Scalar = "Scalar": "`Scalar[dtype]`: a scalar kernel parameter.";
     Constexpr = "Constexpr": "`Constexpr[int]`: a compile-time integer parameter.";
-    DType = "DType": "Element types: F16 BF16 F32 F64 I8 I16 I32 I64 U8 U16 U32 U64.";
+    DType = "DType": "Element types:";
     // Axes and tensors
-    Dense = "Dense": "`Dense[n]`: a static axis of n iterations.";
-    DenseDyn = "DenseDyn": "`DenseDyn(n)`: an axis whose size is bound at run time (n by default).";
-    Ragged = "Ragged": "`Ragged(n, lengths=...)`: n rows of run-time lengths.";
-    Sparse = "Sparse": "`Sparse(n, indptr=..., indices=...)`: CSR routing; `P.sel` enumerates it.";
-    Tensor = "Tensor": "`Tensor(shape, dtype, init=..., layout=...)`: a global tensor.";
-    Zeros = "zeros": "Tensor init: all zeros (the default).";
-    Ones = "ones": "Tensor init: all ones.";
-    Full = "full": "Tensor init: `full(v)`, every element v.";
-    Arange = "arange": "Tensor init: the row-major element index.";
-    Randn = "randn": "Tensor init: `randn(seed=s, std=1.0)`, normal with mean 0.";
-    LoadNpy = "load_npy": "Tensor init: `load_npy(path)`, relative to the file's folder.";
-    SaveNpy = "save_npy": "`save_npy(T, path)`: writes a tensor after the program ran.";
+    Dense = "Dense"(req("size", K::Int)): "a static axis of `size` iterations, also written `Dense[size]`.";
+    DenseDyn = "DenseDyn"(req("size", K::Int)): "an axis whose size is bound at run time (`size` by default).";
+    Ragged = "Ragged"(req("rows", K::Int), req("lengths", K::Tensor)): "`rows` rows of run-time lengths.";
+    Sparse = "Sparse"(req("rows", K::Int), req("indptr", K::Tensor), req("indices", K::Tensor)): "CSR routing; `P.sel` enumerates it.";
+    Tensor = "Tensor"(req("shape", K::Shape), req("dtype", K::DType), opt("init", "zeros()", K::Init), opt("layout", "TensorLayout.default(len(shape))", K::Layout)): "a global tensor.";
+    Zeros = "zeros"(): "Tensor init: all zeros (the default).";
+    Ones = "ones"(): "Tensor init: all ones.";
+    Full = "full"(req("value", K::Number)): "Tensor init: every element `value`.";
+    Arange = "arange"(): "Tensor init: the row-major element index.";
+    Randn = "randn"(opt("seed", "0", K::Int), opt("std", "1.0", K::Number)): "Tensor init: normal with mean 0.";
+    LoadNpy = "load_npy"(req("path", K::Str)): "Tensor init: an `.npy` file, relative to the file's folder.";
+    SaveNpy = "save_npy"(req("tensor", K::Tensor), req("path", K::Str)): "writes a tensor after the program ran.";
     // Workloads
     Workload = "workload": "Decorator: a workload over axes.";
-    P = "P": "Loops: `P(...)` parallel, `P.seq` sequential, `P.sel` sparse, `P.when`/`P.otherwise`, `P.pipe`.";
-    Channel = "Channel": "`Channel(name, depth=n)`: a CSP channel of task completions.";
-    Event = "Event": "`Event(name)`: a rendezvous channel (depth 0).";
-    Send = "send": "`send(ch, task)`: sends a task's completion on a channel.";
-    Consume = "consume": "`with consume(ch) as t:` runs its body once per task received.";
-    Combine = "combine": "`combine(w1, w2, ...)`: workloads whose order the schedule decides.";
-    Sequential = "sequential": "`sequential(w1, w2, ...)`: workloads run in order.";
-    SlotLoadU64 = "slot_load_u64": "`slot_load_u64(slot, T[i], row=0, col=0)`: loads a tensor element into a slot.";
-    SlotU64 = "slot_u64": "`slot_u64(slot)`: a slot's value in a predicate or key.";
+    P = "P"(many("axes", K::Axis)) [
+        call!("seq", [many("axes", K::Axis)], "A sequential loop: each iteration after the one before."),
+        call!("sel", [req("row", K::Axis)], "A loop over the entries a Sparse axis selects for a row: `P.sel(routing[b])`."),
+        call!("when", [req("predicate", K::Predicate)], "`with P.when(pred):` runs its body where the predicate holds."),
+        call!("otherwise", [], "`with P.otherwise():` runs where no `when` before it held."),
+        call!("pipe", [], "`with P.pipe():` a pipeline whose stages talk over channels."),
+    ]: "a parallel loop over axes (inside a workload).";
+    Channel = "Channel"(req("name", K::Str), opt("depth", "1", K::Int)): "a CSP channel of task completions.";
+    Event = "Event"(req("name", K::Str)): "a rendezvous channel (depth 0).";
+    Send = "send"(req("channel", K::Channel), req("task", K::Task)): "sends a task's completion on a channel.";
+    Consume = "consume"(req("channel", K::Channel)): "`with consume(ch) as t:` runs its body once per task received.";
+    Combine = "combine"(many("workloads", K::Workload)): "workloads whose order the schedule decides.";
+    Sequential = "sequential"(many("workloads", K::Workload)): "workloads run in order.";
+    SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot.";
+    SlotU64 = "slot_u64"(req("slot", K::Int)): "a slot's value in a predicate or key.";
     // Schedules
-    DispatchPolicy = "DispatchPolicy": "round_robin(n), affinity(key), hash(key), dispatch_by(key), work_steal().";
-    TimingPolicy = "TimingPolicy": "immediate, batched(n), interleaved(n), rate_limit(x).";
-    TaskWindow = "TaskWindow": "`TaskWindow(size, unit, mode)`: bounds the tasks in flight.";
-    WindowMode = "WindowMode": "STALL, ABORT, BENCHMARK.";
-    Deps = "Deps": "`Deps(mode=DepsMode...)`: how task dependencies are found.";
-    DepsMode = "DepsMode": "tensor_map_exact, tensor_map_coarse, explicit.";
-    ReadyPolicy = "ReadyPolicy": "fifo(), work_steal(), priority(key).";
-    Pools = "Pools": "single(), by_exec_unit().";
-    TraceLevel = "TraceLevel": "NONE, SUMMARY, TIMING, FULL: `program.enable_tracing(level)` records the simulated timeline (shown in a notebook; `wsp run --trace` writes it).";
+    DispatchPolicy = "DispatchPolicy" [
+        call!("round_robin", [req("num_aicpus", K::Int)], "Tasks go to the AICPUs in turn."),
+        call!("affinity", [req("key", K::Key)], "Tasks with the same key go to the same AICPU."),
+        call!("hash", [req("key", K::Key)], "Tasks go to the AICPU the key hashes to."),
+        call!("dispatch_by", [req("key", K::Key)], "Tasks go to the AICPU the key names."),
+        call!("work_steal", [], "Idle AICPUs take tasks from busy ones."),
+    ]: "";
+    TimingPolicy = "TimingPolicy" [
+        value("immediate", "Each task is issued when it is ready."),
+        call!("batched", [req("n", K::Int)], "Tasks are issued `n` at a time."),
+        call!("interleaved", [req("n", K::Int)], "Streams take turns, `n` tasks each."),
+        call!("rate_limit", [req("tasks_per_ms", K::Number)], "At most this many tasks are issued per millisecond."),
+    ]: "";
+    TaskWindow = "TaskWindow"(req("size", K::Int), opt("unit", "\"tasks\"", K::Str), opt("mode", "WindowMode.STALL", K::Member)): "bounds the tasks in flight.";
+    WindowMode = "WindowMode": "";
+    Deps = "Deps"(opt("mode", "DepsMode.tensor_map_exact", K::Member)): "how task dependencies are found.";
+    DepsMode = "DepsMode" [
+        value("tensor_map_exact", "Dependencies from the exact regions tasks read and write."),
+        value("tensor_map_coarse", "Dependencies from whole tensors."),
+        value("explicit", "Only the dependencies the workload states."),
+    ]: "";
+    ReadyPolicy = "ReadyPolicy" [
+        call!("fifo", [], "Ready tasks run in the order they became ready."),
+        call!("work_steal", [], "Idle workers take ready tasks from busy ones."),
+        call!("priority", [], "Ready tasks run by priority."),
+    ]: "";
+    Pools = "Pools" [
+        call!("single", [], "One pool of workers for every task."),
+        call!("by_exec_unit", [], "One pool per execution unit (cube, vector)."),
+    ]: "";
+    TraceLevel = "TraceLevel" [
+        value("NONE", "No trace."),
+        value("SUMMARY", "Counts only."),
+        value("TIMING", "Each task's start and end on the simulated clock."),
+        value("FULL", "Timing and each task's arguments."),
+    ]: "`program.enable_tracing(level)` records the simulated timeline (shown in a notebook; `wsp run --trace` writes it).";
     // Layouts
-    TensorLayout = "TensorLayout": "default(rank=r), sharded(dim=d, rank=r, mesh_axis=m).";
-    TensorShard = "TensorShard": "`TensorShard(mesh_axis)`: a dimension split over a mesh axis.";
-    TensorReplicate = "TensorReplicate": "`TensorReplicate()`: a dimension held whole everywhere.";
+    TensorLayout = "TensorLayout"(req("dims", K::Layout)) [
+        call!("default", [req("rank", K::Int)], "Every dimension replicated."),
+        call!("sharded", [req("dim", K::Int), req("rank", K::Int), opt("mesh_axis", "0", K::Int)], "Dimension `dim` sharded over a mesh axis, the others replicated."),
+    ]: "a tensor's layout: one TensorShard or TensorReplicate per dimension.";
+    TensorShard = "TensorShard"(req("mesh_axis", K::Int)): "a dimension split over a mesh axis.";
+    TensorReplicate = "TensorReplicate"(): "a dimension held whole everywhere.";
     MemLayout = "MemLayout": "The memory order of a tensor.";
-    Relayout = "relayout": "`relayout(T, layout)`: T with another layout.";
-    Allreduce = "allreduce": "`allreduce(T, op=\"sum\", mesh_axis=m)`: sums over the sharded dimension.";
-    Allgather = "allgather": "`allgather(T, mesh_axis=m)`: replicates a sharded tensor.";
-    ReduceScatter = "reduce_scatter": "`reduce_scatter(T, op=\"sum\", mesh_axis=m)`: sums and shards dimension 0.";
+    Relayout = "relayout"(req("tensor", K::Tensor), req("layout", K::Layout)): "the tensor with another layout.";
+    Allreduce = "allreduce"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums over the sharded dimension.";
+    Allgather = "allgather"(req("tensor", K::Tensor), req("mesh_axis", K::Int)): "replicates a sharded tensor.";
+    ReduceScatter = "reduce_scatter"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums and shards dimension 0.";
     // Python builtins the subset allows
-    Print = "print": "Prints values when the file runs (`print(program.stats)`).";
-    Min = "min": "The smaller of integers (in predicates and keys).";
-    Max = "max": "The larger of integers (in predicates and keys).";
+    Print = "print"(many("values", K::Value)): "Prints values when the file runs (`print(program.stats)`).";
+    Min = "min"(many("values", K::Int)): "The smaller of integers (in predicates and keys).";
+    Max = "max"(many("values", K::Int)): "The larger of integers (in predicates and keys).";
 }
 
 impl Builtin {
@@ -98,4 +334,83 @@ impl Builtin {
     pub fn is_python_builtin(self) -> bool {
         matches!(self, Builtin::Print | Builtin::Min | Builtin::Max)
     }
+
+    /// `Tensor(shape, dtype, init=..., layout=...)`, or the bare name when it is not called.
+    pub fn signature(self) -> String {
+        call_signature(self.name(), self.params())
+    }
+
+    /// The member called `name`, from the row (or `DType`'s and `WindowMode`'s tables).
+    pub fn member(self, name: &str) -> Option<Member> {
+        if let Some(m) = self.members().iter().find(|m| m.name == name) {
+            return Some(*m);
+        }
+        let name = self.member_names().into_iter().find(|&m| m == name)?;
+        Some(value(name, ""))
+    }
+
+    /// The names of the members, in order.
+    pub fn member_names(self) -> Vec<&'static str> {
+        match self {
+            Builtin::DType => DType::ALL.iter().map(|d| d.name()).collect(),
+            Builtin::WindowMode => WindowMode::MEMBERS.iter().map(|(n, _)| *n).collect(),
+            b => b.members().iter().map(|m| m.name).collect(),
+        }
+    }
+
+    /// The documentation: the call form and what the name is, then the members.
+    pub fn doc(self) -> String {
+        let description = self.description();
+        let members = self.members();
+        let called = members.iter().any(|m| m.params.is_some());
+        let list = if called {
+            let list: Vec<String> = members.iter().map(Member::signature).collect();
+            list.join(", ")
+        } else {
+            let sep = if self == Builtin::DType { " " } else { ", " };
+            self.member_names().join(sep)
+        };
+        match (self.params(), list.is_empty()) {
+            (Some(_), true) => format!("`{}`: {description}", self.signature()),
+            (Some(_), false) => format!("`{}`: {description} Members: {list}.", self.signature()),
+            (None, true) => description.to_string(),
+            (None, false) if description.is_empty() => format!("{list}."),
+            // "Element types: F16 BF16 ...".
+            (None, false) if description.ends_with(':') => format!("{description} {list}."),
+            (None, false) => format!("{list}: {description}"),
+        }
+    }
+}
+
+/// The methods of a workload call or composition: the schedule's directives and `compile`.
+pub const SCHEDULE_METHODS: &[Member] = &[
+    call!("dispatch", [req("policy", K::Policy)], "How tasks are assigned to AICPUs."),
+    call!("streams", [req("n", K::Int)], "The number of streams tasks are issued on."),
+    call!("stream_by", [req("key", K::Key)], "The stream each task goes to."),
+    call!("timing", [req("policy", K::Policy)], "When tasks are issued."),
+    call!(
+        "task_graph",
+        [
+            opt("window", "None", K::Window),
+            opt("deps", "Deps()", K::Policy),
+            opt("ready", "ReadyPolicy.fifo()", K::Policy),
+            opt("pools", "Pools.single()", K::Policy),
+        ],
+        "Task-graph execution: window, dependency mode, ready policy, pools.",
+    ),
+    call!("spatial_map", [req("grid", K::Shape)], "The spatial grid sharded tensors map onto."),
+    call!("compile", [opt("target", "\"cpu_sim\"", K::Str)], "A program for a target."),
+];
+
+/// The members of a compiled program.
+pub const PROGRAM_MEMBERS: &[Member] = &[
+    call!("execute", [], "Runs the program; binds run-time symbols by name: `program.execute(seq=16)`."),
+    call!("synchronize", [], "Waits for the program to finish."),
+    call!("enable_tracing", [opt("level", "TraceLevel.FULL", K::Member)], "Records the simulated timeline."),
+    value("stats", "The run's statistics."),
+];
+
+/// The row of a method or member of a schedule or program.
+pub fn method(list: &'static [Member], name: &str) -> Option<&'static Member> {
+    list.iter().find(|m| m.name == name)
 }

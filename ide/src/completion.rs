@@ -4,7 +4,7 @@
 
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-use wsp_analysis::semantic::{member_names, value_of, workload_params, Item, ItemKind, item_offsets, module_items, kernel_body, kernel_signature, module_scope, Symbol, SymbolKind, item_at, item_kind, item_uses, Value, Builtin, workload_generic};
+use wsp_analysis::semantic::{member_names, value_of, workload_params, Item, ItemKind, item_offsets, module_items, kernel_body, kernel_signature, module_scope, Symbol, SymbolKind, item_at, item_kind, item_uses, Value, Builtin, workload_generic, PROGRAM_MEMBERS, SCHEDULE_METHODS, method};
 use wsp_analysis::{File, semantic, ops};
 use crate::symbols::{annotation_text, item_detail};
 
@@ -100,21 +100,38 @@ fn members(db: &dyn salsa::Database, item: Item<'_>, receiver: &Expr) -> Vec<Com
             .collect();
     }
     let value = value_of(db, item, receiver);
-    let (kind, doc) = match &value {
-        Value::Builtin(b) => (CompletionKind::Member, b.doc()),
-        _ => (CompletionKind::Method, ""),
+    let kind = match &value {
+        Value::Builtin(_) => CompletionKind::Member,
+        _ => CompletionKind::Method,
     };
     member_names(&value)
         .into_iter()
-        .map(|m| Completion {
-            label: m.to_string(),
-            kind,
-            detail: match &value {
-                Value::Builtin(b) => format!("{}.{m}", b.name()),
-                _ => format!(".{m}"),
-            },
-            doc: doc.to_string(),
-            insert: None,
+        .map(|m| {
+            let (detail, doc) = match &value {
+                Value::Builtin(b) => {
+                    let own = b.member(m).map_or("", |row| row.doc);
+                    let doc = if own.is_empty() { b.doc() } else { own.to_string() };
+                    (format!("{}.{m}", b.name()), doc)
+                }
+                Value::Schedule(_) | Value::Program(_) => {
+                    let rows = match &value {
+                        Value::Schedule(_) => SCHEDULE_METHODS,
+                        _ => PROGRAM_MEMBERS,
+                    };
+                    let doc = method(rows, m).map_or_else(String::new, |row| {
+                        format!("`{}`: {}", row.signature(), row.doc)
+                    });
+                    (format!(".{m}"), doc)
+                }
+                _ => (format!(".{m}"), String::new()),
+            };
+            Completion {
+                label: m.to_string(),
+                kind,
+                detail,
+                doc,
+                insert: None,
+            }
         })
         .collect()
 }
@@ -227,7 +244,7 @@ fn names_in_scope(
             label: b.name().to_string(),
             kind: CompletionKind::Builtin,
             detail: String::new(),
-            doc: b.doc().to_string(),
+            doc: b.doc(),
             insert: None,
         });
     }

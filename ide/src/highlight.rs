@@ -3,7 +3,7 @@
 
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange};
-use wsp_analysis::semantic::{members, item_offsets, module_items, Symbol, SymbolKind, item_uses, symbol_kind, Builtin};
+use wsp_analysis::semantic::{item_offsets, module_items, Symbol, SymbolKind, item_uses, symbol_kind, Builtin};
 use wsp_analysis::{File, semantic};
 
 
@@ -162,7 +162,7 @@ fn classify_name(token: &SyntaxToken) -> Option<(TokenClass, bool)> {
     let class = if matches!(
         b,
         Builtin::Pto | Builtin::Tl | Builtin::DType | Builtin::WindowMode
-    ) || !members(b).is_empty()
+    ) || !b.members().is_empty()
     {
         TokenClass::Namespace
     } else if b.name().starts_with(char::is_uppercase) {

@@ -273,13 +273,14 @@ fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> 
             return Some((range, format!("{}\n\n{}", code(&op.signature()), op.doc)));
         }
         let b = Builtin::lookup(&ns.text())?;
-        if !semantic::member_names(&Value::Builtin(b)).contains(&name) {
-            return None;
-        }
-        return Some((
-            range,
-            format!("{}\n\n{}", code(&format!("{}.{name}", b.name())), b.doc()),
-        ));
+        let member = b.member(name)?;
+        // A member without its own doc (`DType.F16`) is described by its namespace.
+        let doc = match member.doc {
+            "" => b.doc(),
+            doc => doc.to_string(),
+        };
+        let signature = format!("{}.{}", b.name(), member.signature());
+        return Some((range, format!("{}\n\n{doc}", code(&signature))));
     }
     let scope = module_scope(db, item.file(db));
     match scope.lookup(name) {
@@ -295,7 +296,7 @@ fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> 
         Some(_) => None,
         None => {
             let b = Builtin::lookup(name)?;
-            Some((range, format!("{}\n\n{}", code(b.name()), b.doc())))
+            Some((range, format!("{}\n\n{}", code(&b.signature()), builtin_doc(b))))
         }
     }
 }
@@ -483,4 +484,24 @@ fn axis_text(name: &str, a: &Axis) -> String {
         }
     }
     md
+}
+
+/// A builtin's documentation under its signature: what it is, its parameters and its members.
+fn builtin_doc(b: Builtin) -> String {
+    let mut doc = match b.description() {
+        // Namespaces are described by their members.
+        "" => b.doc(),
+        d => d.to_string(),
+    };
+    for p in b.params().unwrap_or(&[]) {
+        doc.push_str(&format!("\n- `{}`", p.detail()));
+    }
+    let members = b.members();
+    if !members.is_empty() && !b.description().is_empty() {
+        doc.push_str("\n\nMembers:");
+        for m in members {
+            doc.push_str(&format!("\n- `{}`: {}", m.signature(), m.doc));
+        }
+    }
+    doc
 }

@@ -3,7 +3,7 @@
 
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, TextSize, TokenAtOffset};
-use wsp_analysis::semantic::{value_of, workload_params, Item, ItemKind, kernel_signature, item_at, Value};
+use wsp_analysis::semantic::{Param, value_of, workload_params, Item, ItemKind, kernel_signature, item_at, Value};
 use wsp_analysis::{File, ops};
 use crate::completion::callee_item;
 
@@ -146,18 +146,18 @@ fn signature_of(
             }
         });
     }
-    // A builtin whose doc opens with its call: "`Tensor(shape, dtype, ...)`: a global tensor."
-    let Value::Builtin(b) = value_of(db, item, &callee) else {
-        return None;
+    // A builtin or a namespace member: its row of the builtin table.
+    let (label, params, description) = match value_of(db, item, &callee) {
+        Value::Builtin(b) => (b.name().to_string(), b.params()?, b.description()),
+        Value::Member(b, m) => {
+            let row = b.member(m)?;
+            (format!("{}.{m}", b.name()), row.params?, row.doc)
+        }
+        _ => return None,
     };
-    let doc = b.doc();
-    let written = doc.strip_prefix('`')?.split('`').next()?;
-    let open = written.find('(')?;
-    let inner = written.get(open + 1..written.rfind(')')?)?;
-    let params = inner
-        .split(", ")
-        .filter(|p| !p.is_empty() && *p != "...")
-        .map(str::to_string);
-    let rest = doc[written.len() + 2..].trim_start_matches(':').trim();
-    Some(Signature::new(&written[..open], params, rest.to_string()))
+    let mut doc = description.to_string();
+    for p in params {
+        doc.push_str(&format!("\n- `{}`", p.detail()));
+    }
+    Some(Signature::new(&label, params.iter().map(Param::label), doc))
 }

@@ -182,7 +182,7 @@ fn signature_help_names_the_active_parameter() {
         "scale[b](y=Y[$0b])": scale[...](x: In[Tile[16, 128, F32]], y: Out[Tile[16, 128, F32]]) [x: In[Tile[16, 128, F32]] | y: Out[Tile[16, 128, F32]]] active Some("y: Out[Tile[16, 128, F32]]")
         "run($0b_axis=batch)": run(b_axis) [b_axis] active Some("b_axis")
         "Tensor((4, ROWS, 128), $0DType.F32)": Tensor(shape, dtype, init=..., layout=...) [shape | dtype | init=... | layout=...] active Some("dtype")
-        "DispatchPolicy.round_robin(2$0)": none
+        "DispatchPolicy.round_robin(2$0)": DispatchPolicy.round_robin(num_aicpus) [num_aicpus] active Some("num_aicpus")
         "program.execute()$0": none
     "#]].assert_eq(&out);
 }

@@ -8,7 +8,7 @@ use crate::names::suggest;
 use crate::values::{Value, Composite, Schedule, WorkloadCall, AxisKind};
 use crate::symbols::Symbol;
 use crate::items::Item;
-use crate::vocabulary::Builtin;
+use crate::vocabulary::{Builtin, Param, Member, method};
 
 
 
@@ -80,6 +80,48 @@ impl<'db> Eval<'db> {
                 None
             }
         }
+    }
+
+    /// Binds a call of a builtin against its row of the table.
+    pub(crate) fn bind_builtin(&mut self, call: &ast::CallExpr, b: Builtin) -> Option<Args<'db>> {
+        let what = format!("`{}`", b.name());
+        self.bind_params(call, &what, b.params().unwrap_or(&[]))
+    }
+
+    /// Binds a call of a namespace member (`DispatchPolicy.round_robin(4)`) against its row.
+    pub(crate) fn bind_member(
+        &mut self,
+        call: &ast::CallExpr,
+        b: Builtin,
+        m: &str,
+    ) -> Option<Args<'db>> {
+        let what = format!("`{}.{m}`", b.name());
+        let params = b.member(m).and_then(|m| m.params).unwrap_or(&[]);
+        self.bind_params(call, &what, params)
+    }
+
+    /// Binds a call of a schedule's or program's method against its row.
+    pub(crate) fn bind_method(
+        &mut self,
+        call: &ast::CallExpr,
+        what: &str,
+        rows: &'static [Member],
+        name: &str,
+    ) -> Option<Args<'db>> {
+        let params = method(rows, name).and_then(|m| m.params).unwrap_or(&[]);
+        self.bind_params(call, what, params)
+    }
+
+    /// Binds a call against a list of parameters from the table.
+    pub(crate) fn bind_params(
+        &mut self,
+        call: &ast::CallExpr,
+        what: &str,
+        params: &[Param],
+    ) -> Option<Args<'db>> {
+        let names: Vec<String> = params.iter().map(Param::bind_name).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.bind(call, what, &refs)
     }
 
     /// Binds a call's arguments to named parameters (`?` marks optional ones) and evaluates

@@ -6,12 +6,11 @@ use super::tensors::axis;
 use wsp_syntax::ast::{self, AstNode};
 
 use crate::diagnostics::Code;
-use crate::types::DType;
 use crate::values::{
     AxisKind, Channel, Composite, DimLayout, F64, Init,
     Layout, Policy, Schedule, Value, Window, WindowMode,
 };
-use crate::vocabulary::Builtin;
+use crate::vocabulary::{Builtin, PROGRAM_MEMBERS, SCHEDULE_METHODS};
 use wsp_ir::ScalarOp;
 
 
@@ -22,12 +21,10 @@ impl<'db> Eval<'db> {
 
     pub(crate) fn builtin_call_inner(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let what = format!("`{}`", b.name());
-        let what = what.as_str();
         match b {
             Builtin::Tensor => self.tensor(c),
             Builtin::Dense | Builtin::DenseDyn => {
-                let args = self.bind(c, what, &["size"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (v, r) = args.get(0)?.clone();
                 let n = self.positive(&v, r, "an axis size")?;
                 let kind = if b == Builtin::Dense {
@@ -40,7 +37,7 @@ impl<'db> Eval<'db> {
             Builtin::Ragged => self.ragged(c),
             Builtin::Sparse => self.sparse(c),
             Builtin::Channel => {
-                let args = self.bind(c, what, &["name", "depth?"])?;
+                let args = self.bind_builtin(c, b)?;
                 let label = self.string_arg(&args, 0)?;
                 let depth = match args.get(1) {
                     Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
@@ -54,7 +51,7 @@ impl<'db> Eval<'db> {
                 }))
             }
             Builtin::Event => {
-                let args = self.bind(c, what, &["name"])?;
+                let args = self.bind_builtin(c, b)?;
                 let label = self.string_arg(&args, 0)?;
                 Some(Value::Channel(Channel {
                     name: String::new(),
@@ -64,7 +61,7 @@ impl<'db> Eval<'db> {
                 }))
             }
             Builtin::Zeros | Builtin::Ones | Builtin::Arange => {
-                self.bind(c, what, &[])?;
+                self.bind_builtin(c, b)?;
                 Some(Value::Init(match b {
                     Builtin::Zeros => Init::Zeros,
                     Builtin::Ones => Init::Ones,
@@ -72,7 +69,7 @@ impl<'db> Eval<'db> {
                 }))
             }
             Builtin::Full => {
-                let args = self.bind(c, what, &["value"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (v, r) = args.get(0)?.clone();
                 match v {
                     Value::Int(_) | Value::Float(_) => Some(Value::Init(Init::Full(F64(num(&v))))),
@@ -87,7 +84,7 @@ impl<'db> Eval<'db> {
                 }
             }
             Builtin::Randn => {
-                let args = self.bind(c, what, &["seed?", "std?"])?;
+                let args = self.bind_builtin(c, b)?;
                 let seed = match args.get(0) {
                     Some((Value::Int(s), _)) => *s,
                     Some((v, r)) => {
@@ -124,7 +121,7 @@ impl<'db> Eval<'db> {
                 }))
             }
             Builtin::LoadNpy => {
-                let args = self.bind(c, what, &["path"])?;
+                let args = self.bind_builtin(c, b)?;
                 let path = self.string_arg(&args, 0)?;
                 Some(Value::Init(Init::LoadNpy(path)))
             }
@@ -133,7 +130,7 @@ impl<'db> Eval<'db> {
             | Builtin::Allgather
             | Builtin::ReduceScatter => self.collective(b, c),
             Builtin::TensorLayout => {
-                let args = self.bind(c, what, &["dims"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (v, r) = args.get(0)?.clone();
                 let dims = match v {
                     Value::List(items) | Value::Tuple(items) => items,
@@ -156,7 +153,7 @@ impl<'db> Eval<'db> {
                 Some(Value::Layout(Layout { dims: out }))
             }
             Builtin::TensorShard => {
-                let args = self.bind(c, what, &["mesh_axis"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (v, r) = args.get(0)?.clone();
                 let m = self.non_negative(&v, r, "a mesh axis")?;
                 Some(Value::Layout(Layout {
@@ -164,13 +161,13 @@ impl<'db> Eval<'db> {
                 }))
             }
             Builtin::TensorReplicate => {
-                self.bind(c, what, &[])?;
+                self.bind_builtin(c, b)?;
                 Some(Value::Layout(Layout {
                     dims: vec![DimLayout::Replicate],
                 }))
             }
             Builtin::TaskWindow => {
-                let args = self.bind(c, what, &["size", "unit?", "mode?"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (v, r) = args.get(0)?.clone();
                 let size = match v {
                     Value::Int(n) if n > 0 => n,
@@ -220,7 +217,7 @@ impl<'db> Eval<'db> {
                 Some(Value::Window(Window { size, unit, mode }))
             }
             Builtin::Deps => {
-                let args = self.bind(c, what, &["mode?"])?;
+                let args = self.bind_builtin(c, b)?;
                 let mode = match args.get(0) {
                     Some((Value::Member(Builtin::DepsMode, m), _)) => m.to_string(),
                     Some((Value::Unknown, _)) => return None,
@@ -291,7 +288,7 @@ impl<'db> Eval<'db> {
                 Some(Value::None)
             }
             Builtin::SaveNpy => {
-                let args = self.bind(c, what, &["tensor", "path"])?;
+                let args = self.bind_builtin(c, b)?;
                 let (t, r) = args.get(0)?.clone();
                 if !matches!(t, Value::Tensor(_) | Value::Unknown) {
                     self.error(
@@ -347,11 +344,9 @@ impl<'db> Eval<'db> {
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let what = format!("`{}.{m}`", b.name());
-        let what = what.as_str();
         let result: Option<Value<'db>> = match (b, m) {
             (Builtin::DispatchPolicy, "round_robin") => {
-                let args = self.bind(c, what, &["num_aicpus"])?;
+                let args = self.bind_member(c, b, m)?;
                 let (v, r) = args.get(0)?.clone();
                 match v {
                     Value::Int(n) if n > 0 => Some(Value::Policy(Policy::RoundRobin(n))),
@@ -370,7 +365,7 @@ impl<'db> Eval<'db> {
                 }
             }
             (Builtin::DispatchPolicy, "affinity" | "hash" | "dispatch_by") => {
-                let args = self.bind(c, what, &["key"])?;
+                let args = self.bind_member(c, b, m)?;
                 let key = self.key_arg(&args, 0)?;
                 Some(Value::Policy(match m {
                     "affinity" => Policy::Affinity(key),
@@ -379,11 +374,11 @@ impl<'db> Eval<'db> {
                 }))
             }
             (Builtin::DispatchPolicy, "work_steal") => {
-                self.bind(c, what, &[])?;
+                self.bind_member(c, b, m)?;
                 Some(Value::Policy(Policy::WorkSteal))
             }
             (Builtin::TimingPolicy, "batched" | "interleaved") => {
-                let args = self.bind(c, what, &["n"])?;
+                let args = self.bind_member(c, b, m)?;
                 let (v, r) = args.get(0)?.clone();
                 match v {
                     Value::Int(n) if n > 0 => Some(Value::Policy(if m == "batched" {
@@ -403,7 +398,7 @@ impl<'db> Eval<'db> {
                 }
             }
             (Builtin::TimingPolicy, "rate_limit") => {
-                let args = self.bind(c, what, &["tasks_per_ms"])?;
+                let args = self.bind_member(c, b, m)?;
                 let (v, r) = args.get(0)?.clone();
                 match v {
                     Value::Int(_) | Value::Float(_) if num(&v) > 0.0 => {
@@ -421,7 +416,7 @@ impl<'db> Eval<'db> {
                 }
             }
             (Builtin::ReadyPolicy | Builtin::Pools, _) => {
-                self.bind(c, what, &[])?;
+                self.bind_member(c, b, m)?;
                 Some(Value::Policy(Policy::TaskGraph(
                     if b == Builtin::Pools {
                         "Pools"
@@ -432,13 +427,13 @@ impl<'db> Eval<'db> {
                 )))
             }
             (Builtin::TensorLayout, "default") => {
-                let args = self.bind(c, what, &["rank"])?;
+                let args = self.bind_member(c, b, m)?;
                 let (v, r) = args.get(0)?.clone();
                 let rank = self.positive(&v, r, "a rank")?;
                 Some(Value::Layout(Layout::replicated(rank as usize)))
             }
             (Builtin::TensorLayout, "sharded") => {
-                let args = self.bind(c, what, &["dim", "rank", "mesh_axis?"])?;
+                let args = self.bind_member(c, b, m)?;
                 let (dv, dr) = args.get(0)?.clone();
                 let (rv, rr) = args.get(1)?.clone();
                 let dim = self.non_negative(&dv, dr, "a dimension")?;
@@ -481,49 +476,13 @@ impl<'db> Eval<'db> {
 
 }
 
-pub(crate) const SCHEDULE_METHODS: &[&str] = &[
-    "dispatch",
-    "streams",
-    "stream_by",
-    "timing",
-    "task_graph",
-    "spatial_map",
-    "compile",
-];
-pub(crate) const PROGRAM_MEMBERS: &[&str] = &["execute", "synchronize", "enable_tracing", "stats"];
-
 /// What may follow `v.`: the members `attribute` and `method` accept (for completion).
 pub fn member_names(v: &Value) -> Vec<&'static str> {
     match v {
-        Value::Builtin(Builtin::DType) => DType::ALL.iter().map(|d| d.name()).collect(),
-        Value::Builtin(Builtin::WindowMode) => {
-            WindowMode::MEMBERS.iter().map(|(n, _)| *n).collect()
-        }
-        Value::Builtin(b) => members(*b).to_vec(),
-        Value::Schedule(_) => SCHEDULE_METHODS.to_vec(),
-        Value::Program(_) => PROGRAM_MEMBERS.to_vec(),
+        Value::Builtin(b) => b.member_names(),
+        Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
+        Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
         Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
         _ => Vec::new(),
-    }
-}
-
-/// The members of a namespace builtin.
-pub fn members(b: Builtin) -> &'static [&'static str] {
-    match b {
-        Builtin::P => &["seq", "sel", "when", "otherwise", "pipe"],
-        Builtin::DispatchPolicy => &[
-            "round_robin",
-            "affinity",
-            "hash",
-            "dispatch_by",
-            "work_steal",
-        ],
-        Builtin::TimingPolicy => &["immediate", "batched", "interleaved", "rate_limit"],
-        Builtin::TensorLayout => &["default", "sharded"],
-        Builtin::DepsMode => &["tensor_map_exact", "tensor_map_coarse", "explicit"],
-        Builtin::ReadyPolicy => &["fifo", "work_steal", "priority"],
-        Builtin::Pools => &["single", "by_exec_unit"],
-        Builtin::TraceLevel => &["NONE", "SUMMARY", "TIMING", "FULL"],
-        _ => &[],
     }
 }

@@ -1,7 +1,6 @@
 //! Expressions: names, literals, operators, comparisons, attributes, subscripts and calls.
 
 use super::{Eval, describe_syntax};
-use super::builtins::members;
 use super::tensors::axis;
 use wsp_syntax::ast::{self, AstNode, Expr, LiteralKind};
 use wsp_syntax::{SyntaxKind, TextRange};
@@ -398,11 +397,12 @@ impl<'db> Eval<'db> {
                     ),
                 }
             }
-            Value::Builtin(b) => match members(*b).iter().find(|m| **m == name) {
-                Some(m) => Value::Member(*b, m),
+            Value::Builtin(b) => match b.members().iter().find(|m| m.name == name) {
+                Some(m) => Value::Member(*b, m.name),
                 None => {
                     let b = *b;
-                    self.unknown_member(b.name(), &name, attr_range, members(b).iter().copied())
+                    let names = b.members().iter().map(|m| m.name);
+                    self.unknown_member(b.name(), &name, attr_range, names)
                 }
             },
             Value::Program(_) if name == "stats" => Value::Stats,

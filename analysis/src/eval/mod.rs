@@ -10,7 +10,7 @@ mod expr;
 mod schedule;
 mod tensors;
 
-pub use builtins::{member_names, members};
+pub use builtins::member_names;
 pub(crate) use expr::num;
 pub use bind::{Annotation, WorkloadParam, workload_params};
 use wsp_syntax::ast::{self, AstNode};

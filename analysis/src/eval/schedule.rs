@@ -3,7 +3,7 @@
 use super::{Eval, Binding, Execute};
 use super::bind::Args;
 use super::expr::compare_op;
-use super::builtins::{SCHEDULE_METHODS, PROGRAM_MEMBERS};
+use crate::vocabulary::{PROGRAM_MEMBERS, SCHEDULE_METHODS};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, TextRange};
 use crate::diagnostics::{Code, Diag};
@@ -236,7 +236,7 @@ impl<'db> Eval<'db> {
                 };
                 match method {
                     "dispatch" => {
-                        let Some(args) = self.bind(c, what, &["policy"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         match args.get(0).cloned() {
@@ -276,7 +276,7 @@ impl<'db> Eval<'db> {
                         }
                     }
                     "streams" => {
-                        let Some(args) = self.bind(c, what, &["n"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         match args.get(0).cloned() {
@@ -298,7 +298,7 @@ impl<'db> Eval<'db> {
                         }
                     }
                     "stream_by" => {
-                        let Some(args) = self.bind(c, what, &["key"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         let Some(key) = self.key_arg(&args, 0) else {
@@ -310,7 +310,7 @@ impl<'db> Eval<'db> {
                         ));
                     }
                     "timing" => {
-                        let Some(args) = self.bind(c, what, &["policy"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         match args.get(0).cloned() {
@@ -350,7 +350,7 @@ impl<'db> Eval<'db> {
                     }
                     "task_graph" => {
                         let Some(args) =
-                            self.bind(c, what, &["window?", "deps?", "ready?", "pools?"])
+                            self.bind_method(c, what, SCHEDULE_METHODS, method)
                         else {
                             return Value::Unknown;
                         };
@@ -387,7 +387,7 @@ impl<'db> Eval<'db> {
                         }
                     }
                     "spatial_map" => {
-                        let Some(args) = self.bind(c, what, &["grid"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         let Some((v, r)) = args.get(0).cloned() else {
@@ -413,7 +413,7 @@ impl<'db> Eval<'db> {
                         });
                     }
                     "compile" => {
-                        let Some(args) = self.bind(c, what, &["target?"]) else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         let target = match args.get(0).cloned() {
@@ -465,7 +465,7 @@ impl<'db> Eval<'db> {
                             "workload",
                             method,
                             range,
-                            SCHEDULE_METHODS.iter().copied(),
+                            SCHEDULE_METHODS.iter().map(|m| m.name),
                         );
                     }
                 }
@@ -477,11 +477,11 @@ impl<'db> Eval<'db> {
                     Value::None
                 }
                 "synchronize" => {
-                    self.bind(c, what, &[]);
+                    self.bind_method(c, what, PROGRAM_MEMBERS, method);
                     Value::None
                 }
                 "enable_tracing" => {
-                    if let Some(args) = self.bind(c, what, &["level?"])
+                    if let Some(args) = self.bind_method(c, what, PROGRAM_MEMBERS, method)
                         && let Some((v, r)) = args.get(0)
                         && !matches!(v, Value::Member(Builtin::TraceLevel, _) | Value::Unknown)
                     {
@@ -493,7 +493,7 @@ impl<'db> Eval<'db> {
                     }
                     Value::None
                 }
-                _ => self.unknown_member("program", method, range, PROGRAM_MEMBERS.iter().copied()),
+                _ => self.unknown_member("program", method, range, PROGRAM_MEMBERS.iter().map(|m| m.name)),
             },
             _ => Value::Unknown,
         }

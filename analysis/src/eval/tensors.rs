@@ -14,7 +14,7 @@ use super::Eval;
 impl<'db> Eval<'db> {
     pub(crate) fn ragged(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let args = self.bind(c, "`Ragged`", &["rows", "lengths"])?;
+        let args = self.bind_builtin(c, Builtin::Ragged)?;
         let (v, r) = args.get(0)?.clone();
         let rows = self.positive(&v, r, "the number of rows")?;
         let mut a = axis(self.span(range), AxisKind::Ragged, rows);
@@ -39,7 +39,7 @@ impl<'db> Eval<'db> {
 
     pub(crate) fn sparse(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let args = self.bind(c, "`Sparse`", &["rows", "indptr", "indices"])?;
+        let args = self.bind_builtin(c, Builtin::Sparse)?;
         let (v, r) = args.get(0)?.clone();
         let rows = self.positive(&v, r, "the number of rows")?;
         let mut a = axis(self.span(range), AxisKind::Sparse, rows);
@@ -114,7 +114,7 @@ impl<'db> Eval<'db> {
 
     pub(crate) fn tensor(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let args = self.bind(c, "`Tensor`", &["shape", "dtype", "init?", "layout?"])?;
+        let args = self.bind_builtin(c, Builtin::Tensor)?;
         let (sv, sr) = args.get(0)?.clone();
         let shape = self.shape(&sv, sr)?;
         let (dv, dr) = args.get(1)?.clone();
@@ -406,12 +406,8 @@ impl<'db> Eval<'db> {
     ) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
         let what = format!("`{}`", b.name());
-        let params: &[&str] = match b {
-            Builtin::Relayout => &["tensor", "layout"],
-            Builtin::Allgather => &["tensor", "mesh_axis"],
-            _ => &["tensor", "op?", "mesh_axis"],
-        };
-        let args = self.bind(c, &what, params)?;
+        let params = b.params().unwrap_or(&[]);
+        let args = self.bind_builtin(c, b)?;
         let (tv, tr) = args.get(0)?.clone();
         let source = match tv {
             Value::Tensor(t) => t,
@@ -467,7 +463,7 @@ impl<'db> Eval<'db> {
             }
             return Some(Value::Tensor(derived(source.shape.clone(), layout)));
         }
-        if let Some(i) = params.iter().position(|p| *p == "op?")
+        if let Some(i) = params.iter().position(|p| p.name == "op")
             && let Some((ov, or)) = args.get(i).cloned()
         {
             match ov {
@@ -486,7 +482,7 @@ impl<'db> Eval<'db> {
                 }
             }
         }
-        let mi = params.iter().position(|p| *p == "mesh_axis")?;
+        let mi = params.iter().position(|p| p.name == "mesh_axis")?;
         let (mv, mr) = args.get(mi)?.clone();
         let mesh = match mv {
             Value::Int(m) if m >= 0 => m as u32,

@@ -179,7 +179,7 @@ pub fn kernel_signature<'db>(
 }
 
 fn decorator_args(eval: &mut Eval<'_>, c: &ast::CallExpr) -> Option<CppSource> {
-    let args = eval.bind(c, "`@kernel`", &["cpp_src?", "cpp_includes?"])?;
+    let args = eval.bind_params(c, "`@kernel`", Builtin::Kernel.params().unwrap_or(&[]))?;
     let (code, range) = match args.get(0)? {
         (Value::Str(s), r) => (s.clone(), *r),
         (Value::Unknown, _) => return None,
