@@ -1,9 +1,8 @@
 //! A file's diagnostics: every stage's results gathered, placed in the file, deduplicated and
 //! ordered. This is the one query front ends call.
 
-use std::collections::{HashMap, HashSet};
-use wsp_syntax::ast::AstNode;
-use wsp_syntax::{TextRange, TextSize};
+use crate::checks::npu_kernels::npu_kernel_checks;
+use crate::checks::programs::{execute_checks, program_checks, tensor_size_checks};
 use crate::checks::{self, deadlock, races, read_never_written};
 use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
 use crate::eval::{describe_syntax, item_value, workload_params};
@@ -11,12 +10,11 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::checks::npu_kernels::npu_kernel_checks;
-use crate::checks::programs::{execute_checks, program_checks, tensor_size_checks};
 use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, workload_generic, workload_instance};
-
-
+use std::collections::{HashMap, HashSet};
+use wsp_syntax::ast::AstNode;
+use wsp_syntax::{TextRange, TextSize};
 
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {

@@ -8,12 +8,12 @@ use wsp_ir::{Action, Directive as IrDirective, Program, Shown, Symbol};
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
+use crate::checks::programs::runtime_symbols;
 use crate::diagnostics::Severity;
 use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::lower_kernel;
-use crate::checks::programs::runtime_symbols;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind};
 use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, workload_instance};

@@ -12,15 +12,19 @@ use crate::diagnostics::Severity;
 use crate::eval::Eval;
 use crate::files::File;
 
-pub use crate::eval::{Annotation, ItemValue, WorkloadParam, item_value, member_names, plural, workload_params};
+pub use crate::eval::{
+    Annotation, ItemValue, WorkloadParam, item_value, member_names, plural, workload_params,
+};
 pub use crate::items::{Item, ItemKind, item_offsets, module_items};
-pub use crate::kernels::{KernelSignature, KernelBody, ParamType, kernel_body, kernel_signature};
+pub use crate::kernels::{KernelBody, KernelSignature, ParamType, kernel_body, kernel_signature};
 pub use crate::names::{module_scope, name_range};
 pub use crate::symbols::{Symbol, Use};
 pub use crate::types::{KernelType, shape_text};
 pub use crate::values::schedule::{Applicability, applicability};
 pub use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
-pub use crate::vocabulary::{Builtin, Member, PROGRAM_MEMBERS, Param, ParamKind, SCHEDULE_METHODS, method};
+pub use crate::vocabulary::{
+    Builtin, Member, PROGRAM_MEMBERS, Param, ParamKind, SCHEDULE_METHODS, method,
+};
 pub use crate::workloads::{
     Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, static_task_count,
     workload_generic,

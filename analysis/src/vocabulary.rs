@@ -384,10 +384,26 @@ impl Builtin {
 
 /// The methods of a workload call or composition: the schedule's directives and `compile`.
 pub const SCHEDULE_METHODS: &[Member] = &[
-    call!("dispatch", [req("policy", K::Policy)], "How tasks are assigned to AICPUs."),
-    call!("streams", [req("n", K::Int)], "The number of streams tasks are issued on."),
-    call!("stream_by", [req("key", K::Key)], "The stream each task goes to."),
-    call!("timing", [req("policy", K::Policy)], "When tasks are issued."),
+    call!(
+        "dispatch",
+        [req("policy", K::Policy)],
+        "How tasks are assigned to AICPUs."
+    ),
+    call!(
+        "streams",
+        [req("n", K::Int)],
+        "The number of streams tasks are issued on."
+    ),
+    call!(
+        "stream_by",
+        [req("key", K::Key)],
+        "The stream each task goes to."
+    ),
+    call!(
+        "timing",
+        [req("policy", K::Policy)],
+        "When tasks are issued."
+    ),
     call!(
         "task_graph",
         [
@@ -398,15 +414,31 @@ pub const SCHEDULE_METHODS: &[Member] = &[
         ],
         "Task-graph execution: window, dependency mode, ready policy, pools.",
     ),
-    call!("spatial_map", [req("grid", K::Shape)], "The spatial grid sharded tensors map onto."),
-    call!("compile", [opt("target", "\"cpu_sim\"", K::Str)], "A program for a target."),
+    call!(
+        "spatial_map",
+        [req("grid", K::Shape)],
+        "The spatial grid sharded tensors map onto."
+    ),
+    call!(
+        "compile",
+        [opt("target", "\"cpu_sim\"", K::Str)],
+        "A program for a target."
+    ),
 ];
 
 /// The members of a compiled program.
 pub const PROGRAM_MEMBERS: &[Member] = &[
-    call!("execute", [], "Runs the program; binds run-time symbols by name: `program.execute(seq=16)`."),
+    call!(
+        "execute",
+        [],
+        "Runs the program; binds run-time symbols by name: `program.execute(seq=16)`."
+    ),
     call!("synchronize", [], "Waits for the program to finish."),
-    call!("enable_tracing", [opt("level", "TraceLevel.FULL", K::Member)], "Records the simulated timeline."),
+    call!(
+        "enable_tracing",
+        [opt("level", "TraceLevel.FULL", K::Member)],
+        "Records the simulated timeline."
+    ),
     value("stats", "The run's statistics."),
 ];
 

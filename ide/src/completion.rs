@@ -2,12 +2,15 @@
 //! table, the vocabulary, `member_names`) or from what it resolved (scopes, signatures); which
 //! names are visible where is read off the checker's record of uses and blocks.
 
+use crate::symbols::{annotation_text, item_detail};
+use wsp_analysis::semantic::{
+    Builtin, Item, ItemKind, PROGRAM_MEMBERS, SCHEDULE_METHODS, Symbol, SymbolKind, Value, item_at,
+    item_kind, item_offsets, item_uses, kernel_body, kernel_signature, member_names, method,
+    module_items, module_scope, value_of, workload_generic, workload_params,
+};
+use wsp_analysis::{File, ops, semantic};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-use wsp_analysis::semantic::{member_names, value_of, workload_params, Item, ItemKind, item_offsets, module_items, kernel_body, kernel_signature, module_scope, Symbol, SymbolKind, item_at, item_kind, item_uses, Value, Builtin, workload_generic, PROGRAM_MEMBERS, SCHEDULE_METHODS, method};
-use wsp_analysis::{File, semantic, ops};
-use crate::symbols::{annotation_text, item_detail};
-
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
@@ -110,7 +113,11 @@ fn members(db: &dyn salsa::Database, item: Item<'_>, receiver: &Expr) -> Vec<Com
             let (detail, doc) = match &value {
                 Value::Builtin(b) => {
                     let own = b.member(m).map_or("", |row| row.doc);
-                    let doc = if own.is_empty() { b.doc() } else { own.to_string() };
+                    let doc = if own.is_empty() {
+                        b.doc()
+                    } else {
+                        own.to_string()
+                    };
                     (format!("{}.{m}", b.name()), doc)
                 }
                 Value::Schedule(_) | Value::Program(_) => {
@@ -321,4 +328,3 @@ fn statement_end(root: &SyntaxNode, def: TextRange) -> TextSize {
 fn is_param(db: &dyn salsa::Database, item: Item<'_>, def: TextRange) -> bool {
     semantic::symbol_kind(db, Symbol::Local { item, def }) == SymbolKind::Parameter
 }
-

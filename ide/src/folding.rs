@@ -1,8 +1,8 @@
 //! Folding ranges: defs, loops and `with` blocks, bracketed expressions, docstrings, runs of
 //! comments and of imports.
 
-use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 use wsp_analysis::File;
+use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FoldKind {

@@ -1,11 +1,12 @@
 //! The file's structure for the editor: a class for every token (semantic highlighting), read
 //! off the checker's record of what each name refers to, and the ranges that fold.
 
+use wsp_analysis::semantic::{
+    Builtin, Symbol, SymbolKind, item_offsets, item_uses, module_items, symbol_kind,
+};
+use wsp_analysis::{File, semantic};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange};
-use wsp_analysis::semantic::{item_offsets, module_items, Symbol, SymbolKind, item_uses, symbol_kind, Builtin};
-use wsp_analysis::{File, semantic};
-
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenClass {
@@ -172,4 +173,3 @@ fn classify_name(token: &SyntaxToken) -> Option<(TokenClass, bool)> {
     };
     Some((class, true))
 }
-

@@ -3,12 +3,15 @@
 //! vocabulary); nothing here decides a rule of its own.
 
 use std::fmt::Write;
+use wsp_analysis::semantic::{
+    Annotation, Applicability, Axis, AxisKind, Block, BlockKind, Builtin, Composite, Init,
+    IntSource, Item, ItemKind, KernelSignature, LoopVar, PlanNode, TaskArg, Tensor, TensorOrigin,
+    Value, applicability, first_call_plan, item_value, kernel_body, kernel_signature, module_scope,
+    plan_nodes, plural, shape_text, workload_generic, workload_params,
+};
+use wsp_analysis::{File, ops, semantic};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize, TokenAtOffset};
-use wsp_analysis::semantic::{item_value, plural, Annotation, workload_params, Item, ItemKind, KernelSignature, kernel_body, kernel_signature, module_scope, Applicability, applicability, shape_text, Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value, Builtin, Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, workload_generic};
-use wsp_analysis::{File, semantic, ops};
-
-
 
 /// What to show for a position: the range it describes (in the file) and Markdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,7 +299,10 @@ fn name_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> 
         Some(_) => None,
         None => {
             let b = Builtin::lookup(name)?;
-            Some((range, format!("{}\n\n{}", code(&b.signature()), builtin_doc(b))))
+            Some((
+                range,
+                format!("{}\n\n{}", code(&b.signature()), builtin_doc(b)),
+            ))
         }
     }
 }

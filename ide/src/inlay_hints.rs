@@ -1,11 +1,13 @@
 //! Inlay hints: facts the checker inferred, shown inline. The tile type of each kernel local,
 //! the dependency kind of each workload loop, and a workload's task count when it is static.
 
+use wsp_analysis::File;
+use wsp_analysis::semantic::{
+    BlockKind, ItemKind, Symbol, body_has_errors, first_call_plan, item_offsets, item_uses,
+    kernel_body, module_items, static_task_count,
+};
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{TextRange, TextSize};
-use wsp_analysis::File;
-use wsp_analysis::semantic::{ItemKind, item_offsets, module_items, kernel_body, Symbol, item_uses, BlockKind, first_call_plan, static_task_count, body_has_errors};
-
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlayHint {

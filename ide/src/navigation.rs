@@ -1,10 +1,12 @@
 //! Navigation: the symbol under the cursor, its references and renaming it, read off the
 //! checker's record of what each name refers to (`semantic::item_uses`).
 
-use wsp_syntax::{SyntaxKind, TextRange, TextSize};
-use wsp_analysis::semantic::{Symbol, SymbolKind, definition_range, item_uses, symbol_at, symbol_kind, item_offsets, module_items, module_scope, Builtin};
 use wsp_analysis::File;
-
+use wsp_analysis::semantic::{
+    Builtin, Symbol, SymbolKind, definition_range, item_offsets, item_uses, module_items,
+    module_scope, symbol_at, symbol_kind,
+};
+use wsp_syntax::{SyntaxKind, TextRange, TextSize};
 
 /// A name under the cursor and the symbol it refers to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,11 +1,13 @@
 //! Signature help: the parameters of the kernel, workload or builtin a call names, and the
 //! one the cursor is in.
 
+use crate::completion::callee_item;
+use wsp_analysis::semantic::{
+    Item, ItemKind, Param, Value, item_at, kernel_signature, value_of, workload_params,
+};
+use wsp_analysis::{File, ops};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, TextSize, TokenAtOffset};
-use wsp_analysis::semantic::{Param, value_of, workload_params, Item, ItemKind, kernel_signature, item_at, Value};
-use wsp_analysis::{File, ops};
-use crate::completion::callee_item;
 
 /// The signature of the call around the cursor, and which parameter the cursor is in.
 #[derive(Debug, Clone, PartialEq, Eq)]

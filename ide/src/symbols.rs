@@ -1,10 +1,12 @@
 //! Document symbols: the file's module-level definitions for the editor's outline, with the
 //! parameters of kernels and workloads.
 
-use wsp_syntax::TextRange;
-use wsp_analysis::semantic::{item_value, Annotation, workload_params, SymbolKind, item_kind, Item, ItemKind, item_offsets, module_items, kernel_signature, name_range, shape_text, Value};
 use wsp_analysis::File;
-
+use wsp_analysis::semantic::{
+    Annotation, Item, ItemKind, SymbolKind, Value, item_kind, item_offsets, item_value,
+    kernel_signature, module_items, name_range, shape_text, workload_params,
+};
+use wsp_syntax::TextRange;
 
 /// The file's module-level definitions in order, with the parameters of kernels and workloads.
 pub fn file_symbols(db: &dyn salsa::Database, file: File) -> Vec<FileSymbol> {

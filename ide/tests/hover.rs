@@ -6,7 +6,7 @@ use std::path::Path;
 
 use expect_test::{ExpectFile, expect_file};
 use wsp_analysis::{Database, File, TextSize, Workspace};
-use wsp_ide::{hover};
+use wsp_ide::hover;
 
 /// `probes`: (text to find, which occurrence from 0, the cursor's offset inside the text).
 fn check(example: &str, probes: &[(&str, usize, usize)], expect: ExpectFile) {

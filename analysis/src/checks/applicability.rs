@@ -2,11 +2,11 @@
 //! compiled program against the applicability table (`wsp_ir::schedule::applicability`) of
 //! every target the program is checked for. Pages: docs/diagnostics/WSP501.md, WSP502.md.
 
+use super::programs::program_targets;
 use crate::diagnostics::{Code, Diag};
 use crate::items::Item;
 use crate::values::Schedule;
 use crate::values::schedule::{Applicability, applicability};
-use super::programs::program_targets;
 
 pub(crate) fn check<'db>(
     db: &'db dyn salsa::Database,

@@ -1,7 +1,6 @@
 //! WSP303 (unmatched channel): every channel a workload sends on is consumed in it, and the
 //! reverse. Page: docs/diagnostics/WSP303.md.
 
-
 use crate::diagnostics::{Code, Diag, Span};
 use crate::workloads::{PlanNode, plan_nodes};
 

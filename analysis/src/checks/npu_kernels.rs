@@ -5,15 +5,15 @@
 
 use wsp_syntax::ast::Stmt;
 
+use super::programs::program_targets;
 use crate::diagnostics::{Code, Diag, Severity, Span};
 use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
-use crate::kernels::{kernel_body, kernel_signature};
 use crate::kernels::lower_kernel;
-use super::programs::program_targets;
-use crate::values::schedule::Target;
+use crate::kernels::{kernel_body, kernel_signature};
 use crate::values::Value;
+use crate::values::schedule::Target;
 use wsp_ir::instructions::Lowering;
 
 /// Whether the file is checked for `ascend_npu`: the workspace adds it (`wsp check --target

@@ -20,7 +20,10 @@ pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db
         .map(|p| {
             Diag::new(
                 Code::OutNeverStored,
-                Span { item, range: p.range },
+                Span {
+                    item,
+                    range: p.range,
+                },
                 format!(
                     "`Out` parameter `{}` is never stored: add `pto.store({}, ...)`",
                     p.name, p.name

@@ -3,7 +3,6 @@
 //! the spatial grid (WSP402), its tensors against the memory of each target (WSP505), and
 //! `execute(...)` bindings against its run-time symbols.
 
-
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::item_value;
 use crate::files::File;
@@ -59,7 +58,10 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 Value::Unknown => {}
                 v => out.push(Diag::new(
                     Code::WrongKind,
-                    Span { item, range: b.value_range },
+                    Span {
+                        item,
+                        range: b.value_range,
+                    },
                     format!(
                         "`{name}` is bound to a positive integer, not {}",
                         v.describe()

@@ -6,10 +6,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::overlap::{self, Coord, Overlap, Side};
 use crate::diagnostics::{Code, Diag, Span};
 use crate::values::{AxisKind, View, ViewIndex};
 use crate::workloads::{LoopKind, LoopVar, PlanNode, TaskArg};
-use super::overlap::{self, Coord, Overlap, Side};
 use wsp_ir::Affine;
 
 /// The most iteration points enumeration decides a race over, when the search cannot.

@@ -1,16 +1,14 @@
 //! Arguments: binding a call's arguments to parameters, and checking counts.
 
 use super::{Eval, plural};
-use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
-use wsp_syntax::TextRange;
 use crate::diagnostics::{Code, Diag, Span};
-use crate::names::suggest;
-use crate::values::{Value, Composite, Schedule, WorkloadCall, AxisKind};
-use crate::symbols::Symbol;
 use crate::items::Item;
-use crate::vocabulary::{Builtin, Param, Member, method};
-
-
+use crate::names::suggest;
+use crate::symbols::Symbol;
+use crate::values::{AxisKind, Composite, Schedule, Value, WorkloadCall};
+use crate::vocabulary::{Builtin, Member, Param, method};
+use wsp_syntax::TextRange;
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 /// A call's arguments by parameter, unevaluated; `ok` when they matched without error.
 pub(crate) struct Bound {
@@ -64,7 +62,12 @@ impl<'db> Eval<'db> {
         }
     }
 
-    pub(crate) fn non_negative(&mut self, v: &Value<'db>, range: TextRange, what: &str) -> Option<i64> {
+    pub(crate) fn non_negative(
+        &mut self,
+        v: &Value<'db>,
+        range: TextRange,
+        what: &str,
+    ) -> Option<i64> {
         match v {
             Value::Int(i) if *i >= 0 => Some(*i),
             Value::Unknown => None,
@@ -126,7 +129,12 @@ impl<'db> Eval<'db> {
 
     /// Binds a call's arguments to named parameters (`?` marks optional ones) and evaluates
     /// them. Reports WSP203 for missing, unknown and repeated arguments.
-    pub(crate) fn bind(&mut self, call: &ast::CallExpr, what: &str, params: &[&str]) -> Option<Args<'db>> {
+    pub(crate) fn bind(
+        &mut self,
+        call: &ast::CallExpr,
+        what: &str,
+        params: &[&str],
+    ) -> Option<Args<'db>> {
         let names: Vec<(&str, bool)> = params
             .iter()
             .map(|p| (p.trim_end_matches('?'), p.ends_with('?')))
@@ -238,7 +246,6 @@ impl<'db> Eval<'db> {
         }
         Bound { slots, ok }
     }
-
 }
 
 /// A parameter of a workload and the kind of value its annotation asks for.
@@ -304,11 +311,7 @@ pub fn workload_params<'db>(
 
 impl<'db> Eval<'db> {
     /// `w(a, b)` at module level: binds arguments and instantiates the body.
-    pub(crate) fn call_workload(
-        &mut self,
-        w: Item<'db>,
-        c: &ast::CallExpr,
-    ) -> Value<'db> {
+    pub(crate) fn call_workload(&mut self, w: Item<'db>, c: &ast::CallExpr) -> Value<'db> {
         let db = self.db;
         let params = &workload_params(db, w).0;
         let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();

@@ -7,19 +7,22 @@ use wsp_syntax::ast::{self, AstNode};
 
 use crate::diagnostics::Code;
 use crate::values::{
-    AxisKind, Channel, Composite, DimLayout, F64, Init,
-    Layout, Policy, Schedule, Value, Window, WindowMode,
+    AxisKind, Channel, Composite, DimLayout, F64, Init, Layout, Policy, Schedule, Value, Window,
+    WindowMode,
 };
 use crate::vocabulary::{Builtin, PROGRAM_MEMBERS, SCHEDULE_METHODS};
 use wsp_ir::ScalarOp;
-
 
 impl<'db> Eval<'db> {
     pub(crate) fn builtin_call(&mut self, b: Builtin, c: &ast::CallExpr) -> Value<'db> {
         self.builtin_call_inner(b, c).unwrap_or(Value::Unknown)
     }
 
-    pub(crate) fn builtin_call_inner(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+    pub(crate) fn builtin_call_inner(
+        &mut self,
+        b: Builtin,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
         match b {
             Builtin::Tensor => self.tensor(c),
@@ -333,7 +336,12 @@ impl<'db> Eval<'db> {
         }
     }
 
-    pub(crate) fn member_call(&mut self, b: Builtin, m: &'static str, c: &ast::CallExpr) -> Value<'db> {
+    pub(crate) fn member_call(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
         self.member_call_inner(b, m, c).unwrap_or(Value::Unknown)
     }
 
@@ -473,7 +481,6 @@ impl<'db> Eval<'db> {
         };
         result
     }
-
 }
 
 /// What may follow `v.`: the members `attribute` and `method` accept (for completion).

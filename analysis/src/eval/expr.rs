@@ -1,19 +1,16 @@
 //! Expressions: names, literals, operators, comparisons, attributes, subscripts and calls.
 
-use super::{Eval, describe_syntax};
 use super::tensors::axis;
+use super::{Eval, describe_syntax};
 use wsp_syntax::ast::{self, AstNode, Expr, LiteralKind};
 use wsp_syntax::{SyntaxKind, TextRange};
 
 use crate::diagnostics::{Code, Diag};
 use crate::names::suggest;
 use crate::types::DType;
-use crate::values::{
-    AxisKind, F64, Policy, Value, WindowMode,
-};
+use crate::values::{AxisKind, F64, Policy, Value, WindowMode};
 use crate::vocabulary::Builtin;
 use wsp_ir::{Affine, ScalarExpr, ScalarOp};
-
 
 impl<'db> Eval<'db> {
     pub(crate) fn expr(&mut self, e: &Expr) -> Value<'db> {
@@ -114,7 +111,12 @@ impl<'db> Eval<'db> {
         }
     }
 
-    pub(crate) fn unary(&mut self, op: Option<SyntaxKind>, v: Value<'db>, range: TextRange) -> Value<'db> {
+    pub(crate) fn unary(
+        &mut self,
+        op: Option<SyntaxKind>,
+        v: Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
         match (op, v) {
             (_, Value::Unknown) => Value::Unknown,
             (Some(SyntaxKind::MINUS), Value::Int(i)) => {
@@ -268,7 +270,12 @@ impl<'db> Eval<'db> {
         }
     }
 
-    pub(crate) fn bad_operands(&mut self, l: &Value<'db>, r: &Value<'db>, range: TextRange) -> Value<'db> {
+    pub(crate) fn bad_operands(
+        &mut self,
+        l: &Value<'db>,
+        r: &Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
         self.error(
             Code::WrongKind,
             range,
@@ -486,7 +493,11 @@ impl<'db> Eval<'db> {
     }
 
     /// Subscripts of values other than `Dense`: overridden in workload bodies (views).
-    pub(crate) fn subscript_value(&mut self, base: Value<'db>, s: &ast::SubscriptExpr) -> Value<'db> {
+    pub(crate) fn subscript_value(
+        &mut self,
+        base: Value<'db>,
+        s: &ast::SubscriptExpr,
+    ) -> Value<'db> {
         if let Some(view) = self.view_subscript(base.clone(), s) {
             return view;
         }
@@ -559,7 +570,6 @@ impl<'db> Eval<'db> {
             }
         }
     }
-
 }
 
 /// The scalar op of a comparison WSP allows (not `in`, `is`, ...).

@@ -10,19 +10,17 @@ mod expr;
 mod schedule;
 mod tensors;
 
-pub use builtins::member_names;
-pub(crate) use expr::num;
-pub use bind::{Annotation, WorkloadParam, workload_params};
-use wsp_syntax::ast::{self, AstNode};
-use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
 use crate::names::{ModuleScope, module_scope, name_index, name_range, suggest};
 use crate::symbols::{Symbol, Use};
-use crate::values::{Value, WorkloadCall, Schedule};
+use crate::values::{Schedule, Value, WorkloadCall};
 use crate::vocabulary::Builtin;
-
-
+pub use bind::{Annotation, WorkloadParam, workload_params};
+pub use builtins::member_names;
+pub(crate) use expr::num;
+use wsp_syntax::ast::{self, AstNode};
+use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 
 /// The value a module-level item binds, and what evaluating it found.
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
@@ -268,7 +266,6 @@ impl<'db> Eval<'db> {
         self.push(d);
         Value::Unknown
     }
-
 }
 
 pub fn plural(n: usize) -> &'static str {

@@ -1,19 +1,17 @@
 //! Schedules: methods of workloads and programs (directives, `compile`, `execute`) and task keys.
 
-use super::{Eval, Binding, Execute};
 use super::bind::Args;
 use super::expr::compare_op;
-use crate::vocabulary::{PROGRAM_MEMBERS, SCHEDULE_METHODS};
-use wsp_syntax::ast::{self, AstNode, Expr};
-use wsp_syntax::{SyntaxKind, TextRange};
+use super::{Binding, Eval, Execute};
 use crate::diagnostics::{Code, Diag};
 use crate::names::suggest;
 use crate::values::schedule::{Directive, DirectiveDetail, DirectiveKind, Target};
-use crate::values::{CompileTarget, Key, Policy, Value, Schedule};
+use crate::values::{CompileTarget, Key, Policy, Schedule, Value};
 use crate::vocabulary::Builtin;
+use crate::vocabulary::{PROGRAM_MEMBERS, SCHEDULE_METHODS};
 use wsp_ir::{ScalarExpr, ScalarOp};
-
-
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::{SyntaxKind, TextRange};
 
 impl<'db> Eval<'db> {
     pub(crate) fn key_arg(&mut self, args: &Args<'db>, i: usize) -> Option<Key> {
@@ -349,9 +347,7 @@ impl<'db> Eval<'db> {
                         }
                     }
                     "task_graph" => {
-                        let Some(args) =
-                            self.bind_method(c, what, SCHEDULE_METHODS, method)
-                        else {
+                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
                             return Value::Unknown;
                         };
                         for (i, expected) in ["TaskWindow", "Deps", "ReadyPolicy", "Pools"]
@@ -493,7 +489,12 @@ impl<'db> Eval<'db> {
                     }
                     Value::None
                 }
-                _ => self.unknown_member("program", method, range, PROGRAM_MEMBERS.iter().map(|m| m.name)),
+                _ => self.unknown_member(
+                    "program",
+                    method,
+                    range,
+                    PROGRAM_MEMBERS.iter().map(|m| m.name),
+                ),
             },
             _ => Value::Unknown,
         }

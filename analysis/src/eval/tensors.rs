@@ -1,15 +1,15 @@
 //! Tensors and axes: `Tensor(...)`, `Ragged`, `Sparse`, shapes and dtypes.
 
-use wsp_syntax::ast::{self, AstNode, Expr};
-use wsp_syntax::TextRange;
+use super::Eval;
 use crate::diagnostics::{Code, Diag, Span};
-use crate::types::{shape_text, DType};
-use crate::values::{Axis, AxisKind, DimLayout, Layout, Tensor, TensorOrigin, Value, View, ViewIndex, IntSource};
+use crate::types::{DType, shape_text};
+use crate::values::{
+    Axis, AxisKind, DimLayout, IntSource, Layout, Tensor, TensorOrigin, Value, View, ViewIndex,
+};
 use crate::vocabulary::Builtin;
 use wsp_ir::Affine;
-use super::Eval;
-
-
+use wsp_syntax::TextRange;
+use wsp_syntax::ast::{self, AstNode, Expr};
 
 impl<'db> Eval<'db> {
     pub(crate) fn ragged(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
@@ -47,31 +47,34 @@ impl<'db> Eval<'db> {
         let (iv, ir) = args.get(2)?.clone();
         let indptr = self.int_data(&pv, pr, "`indptr`")?;
         let indices = self.int_data(&iv, ir, "`indices`")?;
-        match (&indptr, &indices) {
-            (IntSource::List(p), IntSource::List(ix)) => {
-                let monotone = p.windows(2).all(|w| w[0] <= w[1]);
-                if p.len() as u64 != rows + 1
-                    || p.first() != Some(&0)
-                    || !monotone
-                    || p.last() != Some(&(ix.len() as u64))
-                {
-                    self.error(
-                        Code::WrongArguments,
-                        pr,
-                        format!("`indptr` must rise from 0 to len(indices) = {} in {} entries (rows + 1)", ix.len(), rows + 1),
-                    );
-                    return None;
-                }
-                a.row_extent = Some(ix.iter().copied().max().map_or(0, |m| m + 1));
+        // Literal routing is checked here; routing read from tensors is checked by the run.
+        if let (IntSource::List(p), IntSource::List(ix)) = (&indptr, &indices) {
+            let monotone = p.windows(2).all(|w| w[0] <= w[1]);
+            if p.len() as u64 != rows + 1
+                || p.first() != Some(&0)
+                || !monotone
+                || p.last() != Some(&(ix.len() as u64))
+            {
+                self.error(
+                    Code::WrongArguments,
+                    pr,
+                    format!("`indptr` must rise from 0 to len(indices) = {} in {} entries (rows + 1)", ix.len(), rows + 1),
+                );
+                return None;
             }
-            _ => {}
+            a.row_extent = Some(ix.iter().copied().max().map_or(0, |m| m + 1));
         }
         a.indptr = Some(indptr);
         a.indices = Some(indices);
         Some(Value::Axis(a))
     }
 
-    pub(crate) fn int_data(&mut self, v: &Value<'db>, r: TextRange, what: &str) -> Option<IntSource> {
+    pub(crate) fn int_data(
+        &mut self,
+        v: &Value<'db>,
+        r: TextRange,
+        what: &str,
+    ) -> Option<IntSource> {
         match v {
             Value::List(items) | Value::Tuple(items) => {
                 let mut out = Vec::new();
@@ -209,7 +212,6 @@ impl<'db> Eval<'db> {
             }
         }
     }
-
 }
 
 pub(crate) fn axis<'db>(def: Span<'db>, kind: AxisKind, size: u64) -> Axis<'db> {
@@ -336,7 +338,10 @@ impl<'db> Eval<'db> {
                                 self.error(
                                     Code::WrongKind,
                                     pr,
-                                    format!("a view slice has constant bounds, not {}", v.describe()),
+                                    format!(
+                                        "a view slice has constant bounds, not {}",
+                                        v.describe()
+                                    ),
                                 );
                                 None
                             }
@@ -399,11 +404,7 @@ impl<'db> Eval<'db> {
     }
 
     /// `relayout`, `allreduce`, `allgather`, `reduce_scatter`: a new tensor from another.
-    pub(crate) fn collective(
-        &mut self,
-        b: Builtin,
-        c: &ast::CallExpr,
-    ) -> Option<Value<'db>> {
+    pub(crate) fn collective(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
         let what = format!("`{}`", b.name());
         let params = b.params().unwrap_or(&[]);

@@ -1,8 +1,7 @@
 //! A kernel body checked op by op: each `pto.*` call against its row of the op table (tile
 //! shapes, dtypes, operand kinds), locals, and the stores to parameters.
 
-use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
-use wsp_syntax::{SyntaxKind, TextRange};
+use super::{Direction, KernelSignature, ParamType, kernel_signature};
 use crate::diagnostics::{Code, Diag};
 use crate::eval::{Eval, num};
 use crate::items::Item;
@@ -11,7 +10,8 @@ use crate::ops::{self, DtypeRule, Op, OpParamKind, ShapeRule};
 use crate::symbols::Use;
 use crate::types::{DType, KernelType, TileType};
 use crate::values::{F64, Value};
-use super::{Direction, KernelSignature, ParamType, kernel_signature};
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+use wsp_syntax::{SyntaxKind, TextRange};
 
 pub use wsp_ir::kernel::Operand;
 
@@ -322,11 +322,7 @@ impl<'db> BodyChecker<'db> {
     }
 
     /// Binds and types the arguments of an op call by the op table's parameter list.
-    fn op_args(
-        &mut self,
-        op: &'static Op,
-        c: &ast::CallExpr,
-    ) -> Option<Vec<Option<(Operand, KernelType, TextRange)>>> {
+    fn op_args(&mut self, op: &'static Op, c: &ast::CallExpr) -> Option<Vec<OpArg>> {
         let what = format!("`pto.{}`", op.name);
         let params: Vec<(&str, bool)> = op.params.iter().map(|p| (p.name, p.optional)).collect();
         let hint = format!(": {}", op.signature());
@@ -448,33 +444,43 @@ impl<'db> BodyChecker<'db> {
         Some((Operand::Param(name), KernelType::Tile(t)))
     }
 
-    fn apply(
-        &mut self,
-        op: &'static Op,
-        c: &ast::CallExpr,
-        args: Vec<Option<(Operand, KernelType, TextRange)>>,
-    ) -> Typed {
-        let range = c.syntax().text_range();
-        let what = format!("`pto.{}`", op.name);
-        let tiles: Vec<(KernelType, TextRange)> = args
-            .iter()
-            .zip(op.params)
-            .filter(|(_, p)| matches!(p.kind, OpParamKind::Tile | OpParamKind::Param))
-            .filter_map(|(a, _)| a.as_ref().map(|(_, t, r)| (*t, *r)))
-            .collect();
-        let dtype_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
-            Operand::DType(d) => Some(*d),
-            _ => None,
-        });
-        let shape_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
-            Operand::Shape(m, n) => Some([*m, *n]),
-            _ => None,
-        });
+    /// Checks an op call by its row of the op table and records it: the dtype rule, then the
+    /// shape rule (`store` has its own), then the result's dtype.
+    fn apply(&mut self, op: &'static Op, c: &ast::CallExpr, args: Vec<OpArg>) -> Typed {
+        let call = OpCall::new(op, c, &args);
+        if op.shape == ShapeRule::Store {
+            if self.store_rule(&call).is_some() {
+                self.push_op(&call, args, None);
+            }
+            return None;
+        }
+        let dtype = self.operand_dtype(&call)?;
+        let result = result_dtype(self.result_type(&call)?, dtype, op.dtype);
+        let value = self.push_op(&call, args, Some(result));
+        Some((Operand::Value(value), result))
+    }
 
-        // The dtype all tile operands share (scalars must agree too; numbers adapt).
+    /// Records the op with its operands and returns the value it defines.
+    fn push_op(&mut self, call: &OpCall, args: Vec<OpArg>, ty: Option<KernelType>) -> u32 {
+        let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
+        self.ops.push(BodyOp {
+            op: call.op.name,
+            args: operands,
+            ty,
+            range: call.range,
+        });
+        self.ops.len() as u32 - 1
+    }
+
+    /// The `Same` and `Float` dtype rules: the dtype all tile operands share (scalars must agree
+    /// too; numbers adapt), and a float one for `Float`. `None` after an error; `Some(None)` if no
+    /// operand has a dtype or the op's rule is another.
+    fn operand_dtype(&mut self, call: &OpCall) -> Option<Option<DType>> {
+        let what = &call.what;
+        let tiles = &call.tiles;
         let mut dtype: Option<DType> = None;
-        if matches!(op.dtype, DtypeRule::Same | DtypeRule::Float) && op.shape != ShapeRule::Store {
-            for (t, r) in &tiles {
+        if matches!(call.op.dtype, DtypeRule::Same | DtypeRule::Float) {
+            for (t, r) in tiles {
                 let d = match t {
                     KernelType::Tile(t) => t.dtype,
                     KernelType::Scalar(d) => *d,
@@ -499,7 +505,7 @@ impl<'db> BodyChecker<'db> {
                 }
             }
         }
-        if op.dtype == DtypeRule::Float
+        if call.op.dtype == DtypeRule::Float
             && let Some(d) = dtype
             && !d.is_float()
         {
@@ -513,272 +519,277 @@ impl<'db> BodyChecker<'db> {
             );
             return None;
         }
+        Some(dtype)
+    }
 
-        let tile = |i: usize| match tiles.get(i) {
-            Some((KernelType::Tile(t), _)) => Some(*t),
-            _ => None,
-        };
-        let result: KernelType = match op.shape {
-            ShapeRule::Same => match (tiles.first(), op.dtype) {
-                (Some((KernelType::Tile(t), _)), DtypeRule::FromArgument) => {
-                    KernelType::Tile(t.with_dtype(dtype_arg?))
-                }
-                (Some((t, _)), DtypeRule::FromArgument) => match t {
-                    KernelType::Scalar(_) | KernelType::Number => KernelType::Scalar(dtype_arg?),
-                    _ => *t,
-                },
-                (Some((t, _)), _) => *t,
-                (None, _) => return None,
-            },
-            ShapeRule::Broadcast => {
-                let (a, ra) = *tiles.first()?;
-                let (b, rb) = *tiles.get(1)?;
-                match (a, b) {
-                    (KernelType::Tile(x), KernelType::Tile(y)) => {
-                        match broadcast(x.shape(), y.shape()) {
-                            Some(s) => KernelType::Tile(x.with_shape(s)),
-                            None => {
-                                self.eval.error(
-                                Code::ShapeMismatch,
-                                range,
-                                format!("{what}: `{}` is {x} and `{}` is {y}; the shapes do not broadcast", self.text(ra), self.text(rb)),
-                            );
-                                return None;
-                            }
-                        }
-                    }
-                    (KernelType::Tile(x), _) => KernelType::Tile(x),
-                    (_, KernelType::Tile(y)) => KernelType::Tile(y),
-                    (KernelType::Scalar(d), _) | (_, KernelType::Scalar(d)) => {
-                        KernelType::Scalar(d)
-                    }
-                    _ => KernelType::Number,
-                }
-            }
+    /// The result type by the op's shape rule; `None` after an error, and for `store`, which
+    /// defines no value (`store_rule` checks it).
+    fn result_type(&mut self, call: &OpCall) -> Option<KernelType> {
+        match call.op.shape {
+            ShapeRule::Same => same_rule(call),
+            ShapeRule::Broadcast => self.broadcast_rule(call),
             ShapeRule::RowReduce
             | ShapeRule::ColReduce
             | ShapeRule::Transpose
-            | ShapeRule::HalfCols => {
-                let (a, ra) = *tiles.first()?;
-                let Some(t) = tile(0) else {
-                    self.eval
-                        .error(Code::WrongKind, ra, format!("{what} takes a tile, not {a}"));
-                    return None;
-                };
-                KernelType::Tile(match op.shape {
-                    ShapeRule::RowReduce => t.with_shape([t.rows, 1]),
-                    ShapeRule::ColReduce => t.with_shape([1, t.cols]),
-                    ShapeRule::Transpose => t.with_shape([t.cols, t.rows]),
-                    _ => {
-                        if t.cols % 2 != 0 {
-                            self.eval.error(
-                                Code::ShapeMismatch,
-                                ra,
-                                format!(
-                                    "{what} needs an even number of columns, but `{}` is {t}",
-                                    self.text(ra)
-                                ),
-                            );
-                            return None;
-                        }
-                        t.with_shape([t.rows, t.cols / 2])
-                    }
-                })
+            | ShapeRule::HalfCols => self.reshape_rule(call),
+            ShapeRule::RowBroadcast | ShapeRule::ColBroadcast => self.row_col_broadcast_rule(call),
+            ShapeRule::BroadcastTo => self.broadcast_to_rule(call),
+            ShapeRule::Matmul => self.matmul_rule(call),
+            ShapeRule::Interleave => self.interleave_rule(call),
+            ShapeRule::Scalar => Some(KernelType::Scalar(call.dtype_arg?)),
+            ShapeRule::Alloc => {
+                let [m, n] = call.shape_arg?;
+                Some(KernelType::Tile(TileType::new(m, n, call.dtype_arg?)))
             }
-            ShapeRule::RowBroadcast | ShapeRule::ColBroadcast => {
-                let (x, rx) = tile(0).zip(tiles.first().map(|t| t.1))?;
-                let (other, ro) = *tiles.get(1)?;
-                let row = op.shape == ShapeRule::RowBroadcast;
-                let want = if row { [x.rows, 1] } else { [1, x.cols] };
-                match other {
-                    KernelType::Tile(y) if y.shape() == want => {}
-                    KernelType::Tile(y) => {
-                        self.eval.error(
-                            Code::ShapeMismatch,
-                            ro,
-                            format!(
-                                "{what}: `{}` is {x}, so `{}` must be [{},{}], but it is {y}",
-                                self.text(rx),
-                                self.text(ro),
-                                want[0],
-                                want[1]
-                            ),
-                        );
-                        return None;
-                    }
-                    _ => {}
-                }
-                KernelType::Tile(x)
-            }
-            ShapeRule::BroadcastTo => {
-                let (x, rx) = tile(0).zip(tiles.first().map(|t| t.1))?;
-                let [m, n] = shape_arg?;
-                if !((x.rows == m || x.rows == 1) && (x.cols == n || x.cols == 1)) {
+            ShapeRule::Store => None,
+        }
+    }
+
+    /// `Broadcast`: NumPy broadcasting of two operands; a tile with a scalar or number keeps
+    /// the tile's type.
+    fn broadcast_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (a, ra) = *call.tiles.first()?;
+        let (b, rb) = *call.tiles.get(1)?;
+        Some(match (a, b) {
+            (KernelType::Tile(x), KernelType::Tile(y)) => match broadcast(x.shape(), y.shape()) {
+                Some(s) => KernelType::Tile(x.with_shape(s)),
+                None => {
                     self.eval.error(
                         Code::ShapeMismatch,
-                        rx,
+                        call.range,
                         format!(
-                            "{what}: `{}` is {x} and cannot broadcast to [{m},{n}]",
-                            self.text(rx)
-                        ),
-                    );
-                    return None;
-                }
-                KernelType::Tile(x.with_shape([m, n]))
-            }
-            ShapeRule::Matmul => {
-                let (a, ra) = tile(0).zip(tiles.first().map(|t| t.1))?;
-                let (b, rb) = tile(1).zip(tiles.get(1).map(|t| t.1))?;
-                if a.cols != b.rows {
-                    self.eval.error(
-                        Code::ShapeMismatch,
-                        range,
-                        format!("{what}: `{}` is {a} and `{}` is {b}; the inner dimensions {} and {} differ", self.text(ra), self.text(rb), a.cols, b.rows),
-                    );
-                    return None;
-                }
-                if a.dtype != b.dtype {
-                    self.eval.error(
-                        Code::DtypeMismatch,
-                        rb,
-                        format!(
-                            "{what}: `{}` is {} but `{}` is {}; convert one with `pto.cast`",
-                            self.text(ra),
-                            a.dtype,
-                            self.text(rb),
-                            b.dtype
-                        ),
-                    );
-                    return None;
-                }
-                if !a.dtype.is_float() {
-                    self.eval.error(
-                        Code::DtypeMismatch,
-                        ra,
-                        format!("{what} multiplies F16, BF16 or F32 tiles, not {}", a.dtype),
-                    );
-                    return None;
-                }
-                let out = TileType::new(
-                    a.rows,
-                    b.cols,
-                    if a.dtype == DType::F64 {
-                        DType::F64
-                    } else {
-                        DType::F32
-                    },
-                );
-                if let Some((acc, racc)) = tiles.get(2).copied() {
-                    match acc {
-                        KernelType::Tile(t) if t == out => {}
-                        _ => {
-                            self.eval.error(
-                                Code::ShapeMismatch,
-                                racc,
-                                format!("{what}: the accumulator must be {out} (the product's type), but `{}` is {acc}", self.text(racc)),
-                            );
-                            return None;
-                        }
-                    }
-                }
-                KernelType::Tile(out)
-            }
-            ShapeRule::Interleave => {
-                let (a, ra) = tile(0).zip(tiles.first().map(|t| t.1))?;
-                let (b, rb) = tile(1).zip(tiles.get(1).map(|t| t.1))?;
-                if a.shape() != b.shape() {
-                    self.eval.error(
-                        Code::ShapeMismatch,
-                        range,
-                        format!(
-                            "{what}: `{}` is {a} and `{}` is {b}; both must have one shape",
+                            "{what}: `{}` is {x} and `{}` is {y}; the shapes do not broadcast",
                             self.text(ra),
                             self.text(rb)
                         ),
                     );
                     return None;
                 }
-                KernelType::Tile(a.with_shape([a.rows, a.cols * 2]))
-            }
-            ShapeRule::Scalar => KernelType::Scalar(dtype_arg?),
-            ShapeRule::Alloc => {
-                let [m, n] = shape_arg?;
-                KernelType::Tile(TileType::new(m, n, dtype_arg?))
-            }
-            ShapeRule::Store => {
-                let (dst, rd) = tile(0).zip(tiles.first().map(|t| t.1))?;
-                let (v, rv) = *tiles.get(1)?;
-                match v {
-                    KernelType::Tile(t) if t.shape() != dst.shape() => {
-                        self.eval.error(
-                            Code::ShapeMismatch,
-                            rv,
-                            format!(
-                                "`pto.store`: `{}` is {dst} but the value `{}` is {t}",
-                                self.text(rd),
-                                self.text(rv)
-                            ),
-                        );
-                        return None;
-                    }
-                    KernelType::Tile(t) if t.dtype != dst.dtype => {
-                        let text = self.text(rv);
-                        let d = Diag::new(
-                            Code::DtypeMismatch,
-                            self.eval.span(rv),
-                            format!(
-                                "`pto.store`: `{}` is {dst} but the value `{text}` is {t}",
-                                self.text(rd)
-                            ),
-                        )
-                        .with_fix(
-                            format!("convert with `pto.cast(..., {})`", dst.dtype),
-                            vec![(
-                                self.eval.span(rv),
-                                format!("pto.cast({text}, DType.{})", dst.dtype),
-                            )],
-                        );
-                        self.eval.push(d);
-                        return None;
-                    }
-                    KernelType::Scalar(d) if d != dst.dtype => {
-                        self.eval.error(
-                            Code::DtypeMismatch,
-                            rv,
-                            format!(
-                                "`pto.store`: `{}` is {dst} but the value is Scalar {d}",
-                                self.text(rd)
-                            ),
-                        );
-                        return None;
-                    }
-                    _ => {}
+            },
+            (KernelType::Tile(x), _) => KernelType::Tile(x),
+            (_, KernelType::Tile(y)) => KernelType::Tile(y),
+            (KernelType::Scalar(d), _) | (_, KernelType::Scalar(d)) => KernelType::Scalar(d),
+            _ => KernelType::Number,
+        })
+    }
+
+    /// `RowReduce`, `ColReduce`, `Transpose` and `HalfCols`: one tile reshaped (`HalfCols`
+    /// needs an even number of columns).
+    fn reshape_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (a, ra) = *call.tiles.first()?;
+        let Some((t, _)) = call.tile(0) else {
+            self.eval
+                .error(Code::WrongKind, ra, format!("{what} takes a tile, not {a}"));
+            return None;
+        };
+        Some(KernelType::Tile(match call.op.shape {
+            ShapeRule::RowReduce => t.with_shape([t.rows, 1]),
+            ShapeRule::ColReduce => t.with_shape([1, t.cols]),
+            ShapeRule::Transpose => t.with_shape([t.cols, t.rows]),
+            _ => {
+                if t.cols % 2 != 0 {
+                    self.eval.error(
+                        Code::ShapeMismatch,
+                        ra,
+                        format!(
+                            "{what} needs an even number of columns, but `{}` is {t}",
+                            self.text(ra)
+                        ),
+                    );
+                    return None;
                 }
-                let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
-                self.ops.push(BodyOp {
-                    op: op.name,
-                    args: operands,
-                    ty: None,
-                    range,
-                });
+                t.with_shape([t.rows, t.cols / 2])
+            }
+        }))
+    }
+
+    /// `RowBroadcast` and `ColBroadcast`: an [M,N] tile with an [M,1] (or [1,N]) one.
+    fn row_col_broadcast_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (x, rx) = call.tile(0)?;
+        let (other, ro) = *call.tiles.get(1)?;
+        let row = call.op.shape == ShapeRule::RowBroadcast;
+        let want = if row { [x.rows, 1] } else { [1, x.cols] };
+        match other {
+            KernelType::Tile(y) if y.shape() == want => {}
+            KernelType::Tile(y) => {
+                self.eval.error(
+                    Code::ShapeMismatch,
+                    ro,
+                    format!(
+                        "{what}: `{}` is {x}, so `{}` must be [{},{}], but it is {y}",
+                        self.text(rx),
+                        self.text(ro),
+                        want[0],
+                        want[1]
+                    ),
+                );
                 return None;
             }
-        };
-        let result = match (result, dtype, op.dtype) {
-            (KernelType::Tile(t), _, DtypeRule::MatmulAccumulate | DtypeRule::FromArgument) => {
-                KernelType::Tile(t)
+            _ => {}
+        }
+        Some(KernelType::Tile(x))
+    }
+
+    /// `BroadcastTo`: a tile whose dimensions are the shape argument's or 1, to that shape.
+    fn broadcast_to_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (x, rx) = call.tile(0)?;
+        let [m, n] = call.shape_arg?;
+        if !((x.rows == m || x.rows == 1) && (x.cols == n || x.cols == 1)) {
+            self.eval.error(
+                Code::ShapeMismatch,
+                rx,
+                format!(
+                    "{what}: `{}` is {x} and cannot broadcast to [{m},{n}]",
+                    self.text(rx)
+                ),
+            );
+            return None;
+        }
+        Some(KernelType::Tile(x.with_shape([m, n])))
+    }
+
+    /// `Matmul`: [M,K] × [K,N] of one float dtype gives [M,N] (F64 stays F64, the rest give
+    /// F32), and the optional accumulator is of that type.
+    fn matmul_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (a, ra) = call.tile(0)?;
+        let (b, rb) = call.tile(1)?;
+        if a.cols != b.rows {
+            self.eval.error(
+                Code::ShapeMismatch,
+                call.range,
+                format!(
+                    "{what}: `{}` is {a} and `{}` is {b}; the inner dimensions {} and {} differ",
+                    self.text(ra),
+                    self.text(rb),
+                    a.cols,
+                    b.rows
+                ),
+            );
+            return None;
+        }
+        if a.dtype != b.dtype {
+            self.eval.error(
+                Code::DtypeMismatch,
+                rb,
+                format!(
+                    "{what}: `{}` is {} but `{}` is {}; convert one with `pto.cast`",
+                    self.text(ra),
+                    a.dtype,
+                    self.text(rb),
+                    b.dtype
+                ),
+            );
+            return None;
+        }
+        if !a.dtype.is_float() {
+            self.eval.error(
+                Code::DtypeMismatch,
+                ra,
+                format!("{what} multiplies F16, BF16 or F32 tiles, not {}", a.dtype),
+            );
+            return None;
+        }
+        let out = TileType::new(
+            a.rows,
+            b.cols,
+            if a.dtype == DType::F64 {
+                DType::F64
+            } else {
+                DType::F32
+            },
+        );
+        if let Some((acc, racc)) = call.tiles.get(2).copied() {
+            match acc {
+                KernelType::Tile(t) if t == out => {}
+                _ => {
+                    self.eval.error(
+                        Code::ShapeMismatch,
+                        racc,
+                        format!("{what}: the accumulator must be {out} (the product's type), but `{}` is {acc}", self.text(racc)),
+                    );
+                    return None;
+                }
             }
-            (KernelType::Tile(t), Some(d), _) => KernelType::Tile(t.with_dtype(d)),
-            (r, _, _) => r,
-        };
-        let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
-        self.ops.push(BodyOp {
-            op: op.name,
-            args: operands,
-            ty: Some(result),
-            range,
-        });
-        Some((Operand::Value(self.ops.len() as u32 - 1), result))
+        }
+        Some(KernelType::Tile(out))
+    }
+
+    /// `Interleave`: two tiles of one shape [M,N] give [M,2N].
+    fn interleave_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let (a, ra) = call.tile(0)?;
+        let (b, rb) = call.tile(1)?;
+        if a.shape() != b.shape() {
+            self.eval.error(
+                Code::ShapeMismatch,
+                call.range,
+                format!(
+                    "{what}: `{}` is {a} and `{}` is {b}; both must have one shape",
+                    self.text(ra),
+                    self.text(rb)
+                ),
+            );
+            return None;
+        }
+        Some(KernelType::Tile(a.with_shape([a.rows, a.cols * 2])))
+    }
+
+    /// `Store`: the value has the destination's shape and dtype (a scalar, its dtype); `None`
+    /// after an error.
+    fn store_rule(&mut self, call: &OpCall) -> Option<()> {
+        let (dst, rd) = call.tile(0)?;
+        let (v, rv) = *call.tiles.get(1)?;
+        match v {
+            KernelType::Tile(t) if t.shape() != dst.shape() => {
+                self.eval.error(
+                    Code::ShapeMismatch,
+                    rv,
+                    format!(
+                        "`pto.store`: `{}` is {dst} but the value `{}` is {t}",
+                        self.text(rd),
+                        self.text(rv)
+                    ),
+                );
+                None
+            }
+            KernelType::Tile(t) if t.dtype != dst.dtype => {
+                let text = self.text(rv);
+                let d = Diag::new(
+                    Code::DtypeMismatch,
+                    self.eval.span(rv),
+                    format!(
+                        "`pto.store`: `{}` is {dst} but the value `{text}` is {t}",
+                        self.text(rd)
+                    ),
+                )
+                .with_fix(
+                    format!("convert with `pto.cast(..., {})`", dst.dtype),
+                    vec![(
+                        self.eval.span(rv),
+                        format!("pto.cast({text}, DType.{})", dst.dtype),
+                    )],
+                );
+                self.eval.push(d);
+                None
+            }
+            KernelType::Scalar(d) if d != dst.dtype => {
+                self.eval.error(
+                    Code::DtypeMismatch,
+                    rv,
+                    format!(
+                        "`pto.store`: `{}` is {dst} but the value is Scalar {d}",
+                        self.text(rd)
+                    ),
+                );
+                None
+            }
+            _ => Some(()),
+        }
     }
 
     fn text(&self, range: TextRange) -> String {
@@ -794,6 +805,87 @@ impl<'db> BodyChecker<'db> {
         } else {
             String::new()
         }
+    }
+}
+
+/// A bound op argument: its operand, type and where it is written (`None` where omitted).
+type OpArg = Option<(Operand, KernelType, TextRange)>;
+
+/// One op call as its dtype and shape rules read it.
+struct OpCall {
+    op: &'static Op,
+    /// The op as messages name it: `` `pto.add` ``.
+    what: String,
+    /// The call.
+    range: TextRange,
+    /// The tile and parameter operands that were given, in order, with where each is written.
+    tiles: Vec<(KernelType, TextRange)>,
+    /// The dtype argument, if any.
+    dtype_arg: Option<DType>,
+    /// The shape argument, if any.
+    shape_arg: Option<[u64; 2]>,
+}
+
+impl OpCall {
+    /// Sorts the bound arguments into the operands each rule reads.
+    fn new(op: &'static Op, c: &ast::CallExpr, args: &[OpArg]) -> Self {
+        let tiles = args
+            .iter()
+            .zip(op.params)
+            .filter(|(_, p)| matches!(p.kind, OpParamKind::Tile | OpParamKind::Param))
+            .filter_map(|(a, _)| a.as_ref().map(|(_, t, r)| (*t, *r)))
+            .collect();
+        let dtype_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
+            Operand::DType(d) => Some(*d),
+            _ => None,
+        });
+        let shape_arg = args.iter().flatten().find_map(|(o, _, _)| match o {
+            Operand::Shape(m, n) => Some([*m, *n]),
+            _ => None,
+        });
+        OpCall {
+            op,
+            what: format!("`pto.{}`", op.name),
+            range: c.syntax().text_range(),
+            tiles,
+            dtype_arg,
+            shape_arg,
+        }
+    }
+
+    /// Tile operand `i` and where it is written, if it is a tile.
+    fn tile(&self, i: usize) -> Option<(TileType, TextRange)> {
+        match self.tiles.get(i) {
+            Some((KernelType::Tile(t), r)) => Some((*t, *r)),
+            _ => None,
+        }
+    }
+}
+
+/// `Same`: the first operand's type; with a dtype argument (`FromArgument`), that dtype.
+fn same_rule(call: &OpCall) -> Option<KernelType> {
+    match (call.tiles.first(), call.op.dtype) {
+        (Some((KernelType::Tile(t), _)), DtypeRule::FromArgument) => {
+            Some(KernelType::Tile(t.with_dtype(call.dtype_arg?)))
+        }
+        (Some((t, _)), DtypeRule::FromArgument) => match t {
+            KernelType::Scalar(_) | KernelType::Number => Some(KernelType::Scalar(call.dtype_arg?)),
+            _ => Some(*t),
+        },
+        (Some((t, _)), _) => Some(*t),
+        (None, _) => None,
+    }
+}
+
+/// The result tile takes the operands' shared dtype, unless the op's dtype rule fixed it
+/// (matmul's accumulator dtype, a dtype argument).
+fn result_dtype(result: KernelType, dtype: Option<DType>, rule: DtypeRule) -> KernelType {
+    match (result, dtype, rule) {
+        (KernelType::Tile(t), _, DtypeRule::MatmulAccumulate | DtypeRule::FromArgument) => {
+            KernelType::Tile(t)
+        }
+        (KernelType::Tile(t), Some(d), _) => KernelType::Tile(t.with_dtype(d)),
+        (r, _, _) => r,
     }
 }
 

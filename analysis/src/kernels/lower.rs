@@ -1,10 +1,10 @@
 //! A checked kernel as `wsp_ir`: its parameters and its body's ops, for codegen (and for the
 //! NPU checks, which look at what would be emitted).
 
-use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
+use super::{ParamType, kernel_body, kernel_signature};
 use crate::items::{Item, item_offsets, module_items};
 use crate::types::KernelType;
-use super::{ParamType, kernel_body, kernel_signature};
+use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
 
 pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
     let signature = kernel_signature(db, item);

@@ -2,8 +2,8 @@
 //! the body's type inference over the op table, giving every expression a type and the body as
 //! SSA ops for lowering.
 
-use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 use wsp_syntax::TextRange;
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 use crate::diagnostics::{Code, Diag};
 use crate::eval::{Eval, num};

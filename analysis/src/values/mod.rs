@@ -5,9 +5,9 @@ use crate::items::Item;
 use wsp_ir::schedule::Target;
 
 pub mod schedule;
-pub use schedule::Directive;
 use crate::types::{DType, shape_text};
 use crate::vocabulary::Builtin;
+pub use schedule::Directive;
 use wsp_ir::Affine;
 use wsp_ir::ScalarExpr;
 pub use wsp_ir::plan::{AxisKind, DimLayout, F64, Init, IntSource, Layout, ViewIndex};

@@ -3,8 +3,8 @@
 
 pub use wsp_ir::schedule::{Applicability, DirectiveKind, Target, applicability};
 
-use crate::diagnostics::Span;
 use super::Policy;
+use crate::diagnostics::Span;
 
 /// The directive kind a policy is.
 pub fn kind_of_policy(policy: &Policy) -> DirectiveKind {

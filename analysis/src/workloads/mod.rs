@@ -5,19 +5,16 @@
 //! for every call, and once per call with the call's arguments: what only the call reveals is
 //! reported at the call with a note into the body.
 
-use wsp_syntax::TextRange;
 use crate::diagnostics::{Diag, Span};
 use crate::eval::{item_value, workload_params};
 use crate::items::{Item, ItemKind, module_items};
 use crate::kernels::Direction;
 use crate::symbols::Use;
 use crate::values::{AxisKind, Value, View, WorkloadCall};
-use wsp_ir::{Affine, ScalarExpr};
-pub use wsp_ir::plan::{LoopKind, LoopVar};
 use walker::analyze;
-
-
-
+pub use wsp_ir::plan::{LoopKind, LoopVar};
+use wsp_ir::{Affine, ScalarExpr};
+use wsp_syntax::TextRange;
 
 /// How a task uses one kernel argument.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]

@@ -1,18 +1,22 @@
 //! The walker: a workload body statement by statement (loops over axes, conditionals, tasks
 //! and their views, channels, pipelines, slots) into a plan, with its diagnostics.
 
-use wsp_syntax::TextRange;
-use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
+use super::{
+    Block, BlockKind, Branch, LoopKind, LoopVar, PlanNode, Task, TaskArg, WorkloadPlan,
+    workload_instance,
+};
 use crate::diagnostics::{Code, Diag, Span};
-use crate::eval::{workload_params, Eval, plural};
+use crate::eval::{Eval, plural, workload_params};
 use crate::items::Item;
-use crate::kernels::{ParamType, kernel_signature};
+use crate::kernels::{Direction, KernelParam, KernelSignature, ParamType, kernel_signature};
 use crate::symbols::Symbol;
+use crate::types::TileType;
 use crate::types::shape_text;
 use crate::values::{Axis, AxisKind, Value, View};
 use crate::vocabulary::Builtin;
 use wsp_ir::{Affine, ScalarExpr};
-use super::{Block, BlockKind, Branch, LoopKind, LoopVar, PlanNode, Task, TaskArg, WorkloadPlan, workload_instance};
+use wsp_syntax::TextRange;
+use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 pub(super) fn analyze<'db>(
     db: &'db dyn salsa::Database,
@@ -194,6 +198,7 @@ impl<'db> Walker<'db> {
         }
     }
 
+    /// A loop `for i in P(axis)` (or `P.seq`, `P.sel`): its header, its variables and its body.
     fn for_loop(&mut self, f: &ast::ForStmt) -> Option<PlanNode<'db>> {
         let range = f.syntax().text_range();
         if f.is_async() || f.else_clause().is_some() {
@@ -203,18 +208,7 @@ impl<'db> Walker<'db> {
                 "`async for` and `for ... else` are not part of WSP",
             );
         }
-        let targets: Vec<(String, TextRange)> = match f.target()? {
-            Expr::NameExpr(n) => vec![(n.text(), n.syntax().text_range())],
-            Expr::TupleExpr(t) => t
-                .elements()
-                .map(|e| match e {
-                    Expr::NameExpr(n) => Some((n.text(), n.syntax().text_range())),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let targets = loop_targets(&f.target()?);
         let iterable = f.iterable()?;
         let Expr::CallExpr(c) = &iterable else {
             self.eval.error(
@@ -224,12 +218,38 @@ impl<'db> Walker<'db> {
             );
             return None;
         };
+        let kind = self.loop_kind(c, &iterable)?;
+        let args: Vec<ast::Arg> = c.args().collect();
+        self.loop_arity(f, c, kind, &targets, &args)?;
+        let (vars, ok) = self.loop_vars(kind, &targets, &args);
+        self.blocks.push(Block {
+            header: TextRange::new(range.start(), iterable.syntax().text_range().end()),
+            scope: range,
+            kind: BlockKind::Loop(kind),
+            vars: vars.clone(),
+        });
+        let body = self.loop_body(f, &targets, &vars);
+        let callee = self.eval.span(c.callee()?.syntax().text_range());
+        ok.then(|| PlanNode::Loop {
+            kind,
+            vars,
+            body,
+            span: self.eval.span(TextRange::new(
+                range.start(),
+                iterable.syntax().text_range().end(),
+            )),
+            callee,
+        })
+    }
+
+    /// The kind of loop the iterable's callee makes: `P`, `P.seq` or `P.sel`.
+    fn loop_kind(&mut self, c: &ast::CallExpr, iterable: &Expr) -> Option<LoopKind> {
         let callee = self.eval.expr(&c.callee()?);
-        let kind = match callee {
-            Value::Builtin(Builtin::P) => LoopKind::Independent,
-            Value::Member(Builtin::P, "seq") => LoopKind::Sequential,
-            Value::Member(Builtin::P, "sel") => LoopKind::Selected,
-            Value::Unknown => return None,
+        match callee {
+            Value::Builtin(Builtin::P) => Some(LoopKind::Independent),
+            Value::Member(Builtin::P, "seq") => Some(LoopKind::Sequential),
+            Value::Member(Builtin::P, "sel") => Some(LoopKind::Selected),
+            Value::Unknown => None,
             v => {
                 self.eval.error(
                     Code::WrongKind,
@@ -239,15 +259,21 @@ impl<'db> Walker<'db> {
                         v.describe()
                     ),
                 );
-                return None;
+                None
             }
-        };
-        let loop_name = match kind {
-            LoopKind::Independent => "P",
-            LoopKind::Sequential => "P.seq",
-            LoopKind::Selected => "P.sel",
-        };
-        let args: Vec<ast::Arg> = c.args().collect();
+        }
+    }
+
+    /// One loop variable per axis, plain names, and one axis for `P.seq` and `P.sel`.
+    fn loop_arity(
+        &mut self,
+        f: &ast::ForStmt,
+        c: &ast::CallExpr,
+        kind: LoopKind,
+        targets: &[(String, TextRange)],
+        args: &[ast::Arg],
+    ) -> Option<()> {
+        let loop_name = loop_name(kind);
         if targets.is_empty() {
             self.eval.error(
                 Code::OutsideSubset,
@@ -278,14 +304,23 @@ impl<'db> Walker<'db> {
             );
             return None;
         }
+        Some(())
+    }
+
+    /// The loop variables, each from its axis argument; `false` if one is missing or wrong.
+    fn loop_vars(
+        &mut self,
+        kind: LoopKind,
+        targets: &[(String, TextRange)],
+        args: &[ast::Arg],
+    ) -> (Vec<LoopVar>, bool) {
         let mut vars = Vec::new();
         let mut ok = true;
-        for ((name, _), arg) in targets.iter().zip(&args) {
+        for ((name, _), arg) in targets.iter().zip(args) {
             let Some(e) = arg.value() else {
                 ok = false;
                 continue;
             };
-            let r = e.syntax().text_range();
             let v = self.eval.expr(&e);
             let var = match (kind, v) {
                 // An unknown axis (a parameter in the generic analysis): iterations unknown.
@@ -296,78 +331,102 @@ impl<'db> Walker<'db> {
                     extent: None,
                     row: None,
                 }),
-                (LoopKind::Selected, Value::AxisRow(a)) if a.kind == AxisKind::Sparse => Some(
-                    loop_var(name, &a, a.row_extent, row_index(&e, &mut self.eval)),
-                ),
-                (LoopKind::Selected, Value::Axis(a)) if a.kind == AxisKind::Sparse => {
-                    self.eval.error(
-                        Code::WrongKind,
-                        r,
-                        format!(
-                            "`P.sel` enumerates one row of a Sparse axis: `P.sel({}[b])`",
-                            a.name
-                        ),
-                    );
-                    None
-                }
-                (LoopKind::Selected, v) => {
-                    self.eval.error(
-                        Code::WrongKind,
-                        r,
-                        format!("`P.sel` needs a Sparse axis, but this is {}", v.describe()),
-                    );
-                    None
-                }
-                (_, Value::Axis(a)) => Some(loop_var(name, &a, Some(a.size), None)),
-                (_, Value::AxisRow(a)) if a.kind == AxisKind::Ragged => Some(loop_var(
-                    name,
-                    &a,
-                    a.row_extent,
-                    row_index(&e, &mut self.eval),
-                )),
-                (_, Value::AxisRow(a)) => {
-                    self.eval.error(
-                        Code::WrongKind,
-                        r,
-                        format!(
-                            "a row of the Sparse axis `{}` is enumerated with `P.sel`",
-                            a.name
-                        ),
-                    );
-                    None
-                }
-                (_, Value::Int(n)) if n > 0 => Some(LoopVar {
-                    name: name.clone(),
-                    axis: n.to_string(),
-                    axis_kind: AxisKind::Dense,
-                    extent: Some(n as u64),
-                    row: None,
-                }),
-                (_, v) => {
-                    self.eval.error(
-                        Code::WrongKind,
-                        r,
-                        format!(
-                            "`{loop_name}` iterates an axis, but this is {}",
-                            v.describe()
-                        ),
-                    );
-                    None
-                }
+                (LoopKind::Selected, v) => self.selected_var(name, &e, v),
+                (_, v) => self.axis_var(kind, name, &e, v),
             };
             match var {
                 Some(v) => vars.push(v),
                 None => ok = false,
             }
         }
-        self.blocks.push(Block {
-            header: TextRange::new(range.start(), iterable.syntax().text_range().end()),
-            scope: range,
-            kind: BlockKind::Loop(kind),
-            vars: vars.clone(),
-        });
+        (vars, ok)
+    }
+
+    /// A `P.sel` variable: it enumerates one row of a Sparse axis.
+    fn selected_var(&mut self, name: &str, e: &Expr, v: Value<'db>) -> Option<LoopVar> {
+        let r = e.syntax().text_range();
+        match v {
+            Value::AxisRow(a) if a.kind == AxisKind::Sparse => Some(loop_var(
+                name,
+                &a,
+                a.row_extent,
+                row_index(e, &mut self.eval),
+            )),
+            Value::Axis(a) if a.kind == AxisKind::Sparse => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`P.sel` enumerates one row of a Sparse axis: `P.sel({}[b])`",
+                        a.name
+                    ),
+                );
+                None
+            }
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`P.sel` needs a Sparse axis, but this is {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A `P` or `P.seq` variable: over an axis, a row of a Ragged axis, or a positive count.
+    fn axis_var(&mut self, kind: LoopKind, name: &str, e: &Expr, v: Value<'db>) -> Option<LoopVar> {
+        let r = e.syntax().text_range();
+        let loop_name = loop_name(kind);
+        match v {
+            Value::Axis(a) => Some(loop_var(name, &a, Some(a.size), None)),
+            Value::AxisRow(a) if a.kind == AxisKind::Ragged => Some(loop_var(
+                name,
+                &a,
+                a.row_extent,
+                row_index(e, &mut self.eval),
+            )),
+            Value::AxisRow(a) => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "a row of the Sparse axis `{}` is enumerated with `P.sel`",
+                        a.name
+                    ),
+                );
+                None
+            }
+            Value::Int(n) if n > 0 => Some(LoopVar {
+                name: name.to_string(),
+                axis: n.to_string(),
+                axis_kind: AxisKind::Dense,
+                extent: Some(n as u64),
+                row: None,
+            }),
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`{loop_name}` iterates an axis, but this is {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The loop body, walked with the loop variables bound as indices with their extents.
+    fn loop_body(
+        &mut self,
+        f: &ast::ForStmt,
+        targets: &[(String, TextRange)],
+        vars: &[LoopVar],
+    ) -> Vec<PlanNode<'db>> {
         let depth = (self.eval.locals.len(), self.eval.extents.len());
-        for (name, def) in &targets {
+        for (name, def) in targets {
             let extent = vars.iter().find(|v| &v.name == name).and_then(|v| v.extent);
             self.eval
                 .bind_local(name.clone(), Value::Index(Affine::var(name)), *def);
@@ -376,19 +435,10 @@ impl<'db> Walker<'db> {
         let body = f.body().map(|b| self.block(&b)).unwrap_or_default();
         self.eval.locals.truncate(depth.0);
         self.eval.extents.truncate(depth.1);
-        let callee = self.eval.span(c.callee()?.syntax().text_range());
-        ok.then(|| PlanNode::Loop {
-            kind,
-            vars,
-            body,
-            span: self.eval.span(TextRange::new(
-                range.start(),
-                iterable.syntax().text_range().end(),
-            )),
-            callee,
-        })
+        body
     }
 
+    /// A `with` block other than `P.when`/`P.otherwise`: `P.pipe()` or `consume(ch) as t`.
     fn with_block(&mut self, w: &ast::WithStmt) -> Option<PlanNode<'db>> {
         let range = w.syntax().text_range();
         let items: Vec<ast::WithItem> = w.items().collect();
@@ -405,7 +455,7 @@ impl<'db> Walker<'db> {
         let callee = self.eval.expr(&c.callee()?);
         match callee {
             Value::Member(Builtin::P, "pipe") => {
-                self.eval.bind(c, "`P.pipe`", &[]);
+                self.eval.bind_member(c, Builtin::P, "pipe");
                 self.push_with_block(w, BlockKind::Pipeline, Vec::new());
                 let stages = w.body().map(|b| self.block(&b)).unwrap_or_default();
                 Some(PlanNode::Pipeline {
@@ -413,59 +463,7 @@ impl<'db> Walker<'db> {
                     span: self.eval.span(e.syntax().text_range()),
                 })
             }
-            Value::Builtin(Builtin::Consume) => {
-                let args = self.eval.bind(c, "`consume`", &["channel"])?;
-                let channel = match args.get(0).cloned() {
-                    Some((Value::Channel(ch), _)) => ch.name,
-                    Some((Value::Unknown, _)) | None => return None,
-                    Some((v, r)) => {
-                        self.eval.error(
-                            Code::WrongKind,
-                            r,
-                            format!("`consume` takes a channel, not {}", v.describe()),
-                        );
-                        return None;
-                    }
-                };
-                let (var, def) = match item.target() {
-                    Some(Expr::NameExpr(n)) => (n.text(), n.syntax().text_range()),
-                    _ => {
-                        self.eval.error(
-                            Code::WrongKind,
-                            range,
-                            "`consume` binds the received task's index: `with consume(ch) as t:`",
-                        );
-                        return None;
-                    }
-                };
-                let extent = self
-                    .channel_extents
-                    .iter()
-                    .find(|(c, _)| *c == channel)
-                    .and_then(|(_, e)| *e);
-                let depth = (self.eval.locals.len(), self.eval.extents.len());
-                self.eval
-                    .bind_local(var.clone(), Value::Index(Affine::var(&var)), def);
-                self.eval.extents.push((var.clone(), extent));
-                let var_fact = LoopVar {
-                    name: var.clone(),
-                    axis: String::new(),
-                    axis_kind: AxisKind::Dense,
-                    extent,
-                    row: None,
-                };
-                self.push_with_block(w, BlockKind::Consume(channel.clone()), vec![var_fact]);
-                let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
-                self.eval.locals.truncate(depth.0);
-                self.eval.extents.truncate(depth.1);
-                Some(PlanNode::Consume {
-                    channel,
-                    var,
-                    extent,
-                    body,
-                    span: self.eval.span(e.syntax().text_range()),
-                })
-            }
+            Value::Builtin(Builtin::Consume) => self.consume_block(w, item, c, &e),
             Value::Unknown => None,
             v => {
                 self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a workload `with` block opens `P.when(...)`, `P.otherwise()`, `P.pipe()` or `consume(ch)`, not {}", v.describe()));
@@ -474,6 +472,70 @@ impl<'db> Walker<'db> {
         }
     }
 
+    /// `with consume(ch) as t:`: the channel, and the body with `t` bound to the received
+    /// task's index (with the extent of the tasks sent on `ch`).
+    fn consume_block(
+        &mut self,
+        w: &ast::WithStmt,
+        item: &ast::WithItem,
+        c: &ast::CallExpr,
+        e: &Expr,
+    ) -> Option<PlanNode<'db>> {
+        let range = w.syntax().text_range();
+        let args = self.eval.bind_builtin(c, Builtin::Consume)?;
+        let channel = match args.get(0).cloned() {
+            Some((Value::Channel(ch), _)) => ch.name,
+            Some((Value::Unknown, _)) | None => return None,
+            Some((v, r)) => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`consume` takes a channel, not {}", v.describe()),
+                );
+                return None;
+            }
+        };
+        let (var, def) = match item.target() {
+            Some(Expr::NameExpr(n)) => (n.text(), n.syntax().text_range()),
+            _ => {
+                self.eval.error(
+                    Code::WrongKind,
+                    range,
+                    "`consume` binds the received task's index: `with consume(ch) as t:`",
+                );
+                return None;
+            }
+        };
+        let extent = self
+            .channel_extents
+            .iter()
+            .find(|(c, _)| *c == channel)
+            .and_then(|(_, e)| *e);
+        let depth = (self.eval.locals.len(), self.eval.extents.len());
+        self.eval
+            .bind_local(var.clone(), Value::Index(Affine::var(&var)), def);
+        self.eval.extents.push((var.clone(), extent));
+        let var_fact = LoopVar {
+            name: var.clone(),
+            axis: String::new(),
+            axis_kind: AxisKind::Dense,
+            extent,
+            row: None,
+        };
+        self.push_with_block(w, BlockKind::Consume(channel.clone()), vec![var_fact]);
+        let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
+        self.eval.locals.truncate(depth.0);
+        self.eval.extents.truncate(depth.1);
+        Some(PlanNode::Consume {
+            channel,
+            var,
+            extent,
+            body,
+            span: self.eval.span(e.syntax().text_range()),
+        })
+    }
+
+    /// A statement call: a task, `send(ch, task)` or `slot_load_u64(...)`.
     fn expr_stmt(&mut self, e: &Expr) -> Vec<PlanNode<'db>> {
         let range = e.syntax().text_range();
         let Expr::CallExpr(c) = e else {
@@ -485,117 +547,8 @@ impl<'db> Walker<'db> {
         }
         let callee = c.callee().map_or(Value::Unknown, |e| self.eval.expr(&e));
         match callee {
-            Value::Builtin(Builtin::Send) => {
-                let args: Vec<ast::Arg> = c.args().collect();
-                let [ch, t] = args.as_slice() else {
-                    self.eval.error(
-                        Code::WrongArguments,
-                        c.syntax().text_range(),
-                        "`send` takes a channel and a task: `send(ch, kernel[i](...))`",
-                    );
-                    return Vec::new();
-                };
-                let chv = ch.value().map_or(Value::Unknown, |e| self.eval.expr(&e));
-                let task_expr = t.value();
-                let task = match &task_expr {
-                    Some(Expr::CallExpr(tc)) => self.task(tc),
-                    _ => None,
-                };
-                let Some(task) = task else {
-                    self.eval.error(
-                        Code::WrongKind,
-                        t.syntax().text_range(),
-                        "`send`'s second argument is a task: `kernel[i](...)`",
-                    );
-                    return Vec::new();
-                };
-                let Some(node) = task else { return Vec::new() };
-                let PlanNode::Task(tk) = &node else {
-                    return vec![node];
-                };
-                let channel = match chv {
-                    Value::Channel(ch) => ch.name,
-                    Value::Unknown => return vec![node],
-                    v => {
-                        self.eval.error(
-                            Code::WrongKind,
-                            ch.syntax().text_range(),
-                            format!("`send` sends on a channel, not {}", v.describe()),
-                        );
-                        return vec![node];
-                    }
-                };
-                let extent = tk.index.first().and_then(|a| match a.terms.as_slice() {
-                    [(v, 1)] if a.constant == 0 => self
-                        .eval
-                        .extents
-                        .iter()
-                        .rev()
-                        .find(|(n, _)| n == v)
-                        .and_then(|(_, e)| *e),
-                    _ => None,
-                });
-                if !self.channel_extents.iter().any(|(c, _)| *c == channel) {
-                    self.channel_extents.push((channel.clone(), extent));
-                }
-                let id = tk.id;
-                let span = self.eval.span(range);
-                vec![
-                    node,
-                    PlanNode::Send {
-                        channel,
-                        task: id,
-                        span,
-                    },
-                ]
-            }
-            Value::Builtin(Builtin::SlotLoadU64) => {
-                let Some(args) =
-                    self.eval
-                        .bind(c, "`slot_load_u64`", &["slot", "view", "row?", "col?"])
-                else {
-                    return Vec::new();
-                };
-                let slot = match args.get(0).cloned() {
-                    Some((Value::Int(s), _)) if s >= 0 => s,
-                    Some((Value::Unknown, _)) | None => return Vec::new(),
-                    Some((v, r)) => {
-                        self.eval.error(
-                            Code::WrongKind,
-                            r,
-                            format!("a slot is a non-negative integer, not {}", v.describe()),
-                        );
-                        return Vec::new();
-                    }
-                };
-                let view = match args.get(1).cloned() {
-                    Some((Value::View(v), _)) => v,
-                    Some((Value::Tensor(t), r)) => View {
-                        tensor: t,
-                        indices: Vec::new(),
-                        span: self.eval.span(r),
-                    },
-                    Some((Value::Unknown, _)) | None => return Vec::new(),
-                    Some((v, r)) => {
-                        self.eval.error(
-                            Code::WrongKind,
-                            r,
-                            format!("`slot_load_u64` reads a tensor view, not {}", v.describe()),
-                        );
-                        return Vec::new();
-                    }
-                };
-                let coord = |i: usize| match args.get(i) {
-                    Some((Value::Int(n), _)) => *n,
-                    _ => 0,
-                };
-                vec![PlanNode::SlotLoad {
-                    slot,
-                    view,
-                    row: coord(2),
-                    col: coord(3),
-                }]
-            }
+            Value::Builtin(Builtin::Send) => self.send(c),
+            Value::Builtin(Builtin::SlotLoadU64) => self.slot_load(c),
             Value::Workload(_) | Value::Schedule(_) => {
                 self.eval.error(Code::OutsideSubset, range, "workloads are composed at module level with `sequential(...)` or `combine(...)`, not called inside a workload");
                 Vec::new()
@@ -608,6 +561,125 @@ impl<'db> Walker<'db> {
         }
     }
 
+    /// `send(ch, kernel[i](...))`: the task, then the send on the channel, which records the
+    /// extent of the task's index for `consume`.
+    fn send(&mut self, c: &ast::CallExpr) -> Vec<PlanNode<'db>> {
+        let range = c.syntax().text_range();
+        let args: Vec<ast::Arg> = c.args().collect();
+        let [ch, t] = args.as_slice() else {
+            self.eval.error(
+                Code::WrongArguments,
+                c.syntax().text_range(),
+                "`send` takes a channel and a task: `send(ch, kernel[i](...))`",
+            );
+            return Vec::new();
+        };
+        let chv = ch.value().map_or(Value::Unknown, |e| self.eval.expr(&e));
+        let task_expr = t.value();
+        let task = match &task_expr {
+            Some(Expr::CallExpr(tc)) => self.task(tc),
+            _ => None,
+        };
+        let Some(task) = task else {
+            self.eval.error(
+                Code::WrongKind,
+                t.syntax().text_range(),
+                "`send`'s second argument is a task: `kernel[i](...)`",
+            );
+            return Vec::new();
+        };
+        let Some(node) = task else { return Vec::new() };
+        let PlanNode::Task(tk) = &node else {
+            return vec![node];
+        };
+        let channel = match chv {
+            Value::Channel(ch) => ch.name,
+            Value::Unknown => return vec![node],
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    ch.syntax().text_range(),
+                    format!("`send` sends on a channel, not {}", v.describe()),
+                );
+                return vec![node];
+            }
+        };
+        let extent = self.sent_extent(tk);
+        if !self.channel_extents.iter().any(|(c, _)| *c == channel) {
+            self.channel_extents.push((channel.clone(), extent));
+        }
+        let id = tk.id;
+        let span = self.eval.span(range);
+        vec![
+            node,
+            PlanNode::Send {
+                channel,
+                task: id,
+                span,
+            },
+        ]
+    }
+
+    /// The extent of a sent task's index: that of the loop variable its first index is.
+    fn sent_extent(&self, tk: &Task<'db>) -> Option<u64> {
+        tk.index.first().and_then(|a| match a.terms.as_slice() {
+            [(v, 1)] if a.constant == 0 => self
+                .eval
+                .extents
+                .iter()
+                .rev()
+                .find(|(n, _)| n == v)
+                .and_then(|(_, e)| *e),
+            _ => None,
+        })
+    }
+
+    /// `slot_load_u64(slot, view, row, col)`: a non-negative slot and a tensor view.
+    fn slot_load(&mut self, c: &ast::CallExpr) -> Vec<PlanNode<'db>> {
+        let Some(args) = self.eval.bind_builtin(c, Builtin::SlotLoadU64) else {
+            return Vec::new();
+        };
+        let slot = match args.get(0).cloned() {
+            Some((Value::Int(s), _)) if s >= 0 => s,
+            Some((Value::Unknown, _)) | None => return Vec::new(),
+            Some((v, r)) => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("a slot is a non-negative integer, not {}", v.describe()),
+                );
+                return Vec::new();
+            }
+        };
+        let view = match args.get(1).cloned() {
+            Some((Value::View(v), _)) => v,
+            Some((Value::Tensor(t), r)) => View {
+                tensor: t,
+                indices: Vec::new(),
+                span: self.eval.span(r),
+            },
+            Some((Value::Unknown, _)) | None => return Vec::new(),
+            Some((v, r)) => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`slot_load_u64` reads a tensor view, not {}", v.describe()),
+                );
+                return Vec::new();
+            }
+        };
+        let coord = |i: usize| match args.get(i) {
+            Some((Value::Int(n), _)) => *n,
+            _ => 0,
+        };
+        vec![PlanNode::SlotLoad {
+            slot,
+            view,
+            row: coord(2),
+            col: coord(3),
+        }]
+    }
+
     /// `kernel[i, j](param=view, ...)`. `None` if the call is not a task at all.
     fn task(&mut self, c: &ast::CallExpr) -> Option<Option<PlanNode<'db>>> {
         let Some(Expr::SubscriptExpr(s)) = c.callee() else {
@@ -617,7 +689,7 @@ impl<'db> Walker<'db> {
         // Only a kernel makes a task; look it up quietly so other subscripts go the usual way.
         let before = self.eval.diags.len();
         let kv = self.eval.expr(&base);
-        let kernel = match kv {
+        let item = match kv {
             Value::Kernel(k) => k,
             Value::Unknown => return Some(None),
             _ => {
@@ -626,7 +698,36 @@ impl<'db> Walker<'db> {
             }
         };
         let db = self.eval.db;
-        let signature = kernel_signature(db, kernel);
+        let signature = kernel_signature(db, item);
+        let Some((index, fields)) = self.task_index(&s) else {
+            return Some(None);
+        };
+        let kernel = TaskKernel {
+            item,
+            signature,
+            name: item.name(db).clone(),
+        };
+        let (args, given, args_ok) = self.task_args(c, &kernel);
+        let params_ok = self.missing_task_params(c, &kernel, &given);
+        if !(args_ok && params_ok) {
+            return Some(None);
+        }
+        let id = self.tasks;
+        self.tasks += 1;
+        Some(Some(PlanNode::Task(Task {
+            id,
+            kernel: item,
+            kernel_name: kernel.name,
+            index,
+            fields,
+            args,
+            span: self.eval.span(c.syntax().text_range()),
+        })))
+    }
+
+    /// The task index `[i, j]`: loop variables or affine expressions of them, and the field
+    /// names keys use (`t.i`, or `i0` for an expression); `None` after an error.
+    fn task_index(&mut self, s: &ast::SubscriptExpr) -> Option<(Vec<Affine>, Vec<String>)> {
         let mut index = Vec::new();
         let mut fields = Vec::new();
         for e in s.indices() {
@@ -642,15 +743,23 @@ impl<'db> Walker<'db> {
                     fields.push(format!("i{}", fields.len()));
                     index.push(Affine::constant(i));
                 }
-                Value::Unknown => return Some(None),
+                Value::Unknown => return None,
                 v => {
                     self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a task index is a loop variable or an affine expression of them, not {}", v.describe()));
-                    return Some(None);
+                    return None;
                 }
             }
         }
-        let kname = kernel.name(db).clone();
-        let what = format!("`{kname}`");
+        Some((index, fields))
+    }
+
+    /// The task's keyword arguments bound to the kernel's parameters: the arguments, the names
+    /// given (with where), and `false` if one is wrong.
+    fn task_args(
+        &mut self,
+        c: &ast::CallExpr,
+        kernel: &TaskKernel<'db>,
+    ) -> (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool) {
         let mut given: Vec<(String, TextRange)> = Vec::new();
         let mut args = Vec::new();
         let mut ok = true;
@@ -660,136 +769,190 @@ impl<'db> Walker<'db> {
                 self.eval.error(
                     Code::WrongArguments,
                     r,
-                    format!("task arguments are given by keyword: `{kname}[...](param=view)`"),
+                    format!(
+                        "task arguments are given by keyword: `{}[...](param=view)`",
+                        kernel.name
+                    ),
                 );
                 ok = false;
                 continue;
             }
             let Some(kw) = arg.keyword() else { continue };
-            let name = kw.text().to_string();
-            let value = arg.value().map_or(Value::Unknown, |v| self.eval.expr(&v));
-            let vr = arg.value().map_or(r, |v| v.syntax().text_range());
-            if let Some((_, first)) = given.iter().find(|(n, _)| *n == name) {
-                let d = Diag::new(
-                    Code::WrongArguments,
-                    self.eval.span(r),
-                    format!("{what} got `{name}` twice"),
-                )
-                .with_related(self.eval.span(*first), "first given here");
-                self.eval.push(d);
-                ok = false;
-                continue;
-            }
-            given.push((name.clone(), r));
-            let Some(param) = signature.param(&name) else {
-                let mut d = Diag::new(
-                    Code::WrongArguments,
-                    self.eval.span(kw.text_range()),
-                    format!("{what} has no parameter `{name}`"),
-                );
-                if let Some(best) =
-                    crate::names::suggest(&name, signature.params.iter().map(|p| p.name.as_str()))
-                {
-                    d.message.push_str(&format!("; did you mean `{best}`?"));
-                    d = d.with_fix(
-                        format!("replace with `{best}`"),
-                        vec![(self.eval.span(kw.text_range()), best.to_string())],
-                    );
-                }
-                d = d.with_related(
-                    Span {
-                        item: kernel,
-                        range: TextRange::default(),
-                    },
-                    format!("`{kname}` is defined here"),
-                );
-                self.eval.push(d);
-                ok = false;
-                continue;
-            };
-            let symbol = Symbol::Local {
-                item: kernel,
-                def: param.range,
-            };
-            self.eval.record(kw.text_range(), symbol);
-            match (&param.ty, value) {
-                (_, Value::Unknown) => ok = false,
-                (ParamType::Tile(dir, tile), v @ (Value::View(_) | Value::Tensor(_))) => {
-                    let view = match v {
-                        Value::View(v) => v,
-                        Value::Tensor(t) => View {
-                            tensor: t,
-                            indices: Vec::new(),
-                            span: self.eval.span(vr),
-                        },
-                        _ => continue,
-                    };
-                    let shape = view.shape();
-                    if shape != tile.shape() || view.tensor.dtype != tile.dtype {
-                        let code = Code::TaskArgument;
-                        let d = Diag::new(
-                            code,
-                            self.eval.span(vr),
-                            format!(
-                                "`{name}` is a tile {} {} but `{}` is {} {}",
-                                shape_text(&tile.shape()),
-                                tile.dtype,
-                                view.text(),
-                                shape_text(&shape),
-                                view.tensor.dtype
-                            ),
-                        )
-                        .with_related(
-                            Span {
-                                item: kernel,
-                                range: param.range,
-                            },
-                            format!(
-                                "`{name}` is declared `{}[Tile[{}, {}, {}]]` here",
-                                dir.name(),
-                                tile.rows,
-                                tile.cols,
-                                tile.dtype
-                            ),
-                        );
-                        self.eval.push(d);
-                        ok = false;
-                        continue;
-                    }
-                    args.push(TaskArg::Tile {
-                        param: name,
-                        direction: *dir,
-                        view,
-                    });
-                }
-                (
-                    ParamType::Scalar(_) | ParamType::Constexpr,
-                    v @ (Value::Int(_) | Value::Float(_)),
-                ) => {
-                    args.push(TaskArg::Scalar {
-                        param: name,
-                        value: crate::values::F64(crate::eval::num(&v)),
-                    });
-                }
-                (ParamType::Unknown, _) => ok = false,
-                (ParamType::Tile(..), v) => {
-                    self.eval.error(Code::TaskArgument, vr, format!("`{name}` is a tile parameter and takes a tensor view such as `X[i]`, not {}", v.describe()));
-                    ok = false;
-                }
-                (_, v) => {
-                    self.eval.error(
-                        Code::TaskArgument,
-                        vr,
-                        format!(
-                            "`{name}` is a scalar parameter and takes a number, not {}",
-                            v.describe()
-                        ),
-                    );
-                    ok = false;
-                }
+            match self.keyword_arg(&arg, &kw, kernel, &mut given) {
+                Some(a) => args.push(a),
+                None => ok = false,
             }
         }
-        for p in &signature.params {
+        (args, given, ok)
+    }
+
+    /// One `param=value` of a task: given once, a parameter of the kernel, of its kind; `None`
+    /// if not.
+    fn keyword_arg(
+        &mut self,
+        arg: &ast::Arg,
+        kw: &wsp_syntax::SyntaxToken,
+        kernel: &TaskKernel<'db>,
+        given: &mut Vec<(String, TextRange)>,
+    ) -> Option<TaskArg<'db>> {
+        let r = arg.syntax().text_range();
+        let what = kernel.what();
+        let name = kw.text().to_string();
+        let value = arg.value().map_or(Value::Unknown, |v| self.eval.expr(&v));
+        let vr = arg.value().map_or(r, |v| v.syntax().text_range());
+        if let Some((_, first)) = given.iter().find(|(n, _)| *n == name) {
+            let d = Diag::new(
+                Code::WrongArguments,
+                self.eval.span(r),
+                format!("{what} got `{name}` twice"),
+            )
+            .with_related(self.eval.span(*first), "first given here");
+            self.eval.push(d);
+            return None;
+        }
+        given.push((name.clone(), r));
+        let Some(param) = kernel.signature.param(&name) else {
+            self.unknown_task_param(kw, &name, kernel);
+            return None;
+        };
+        let symbol = Symbol::Local {
+            item: kernel.item,
+            def: param.range,
+        };
+        self.eval.record(kw.text_range(), symbol);
+        match (&param.ty, value) {
+            (_, Value::Unknown) => None,
+            (ParamType::Tile(dir, tile), Value::View(view)) => {
+                self.tile_arg(kernel, param, *dir, *tile, view, vr)
+            }
+            (ParamType::Tile(dir, tile), Value::Tensor(t)) => {
+                let view = View {
+                    tensor: t,
+                    indices: Vec::new(),
+                    span: self.eval.span(vr),
+                };
+                self.tile_arg(kernel, param, *dir, *tile, view, vr)
+            }
+            (
+                ParamType::Scalar(_) | ParamType::Constexpr,
+                v @ (Value::Int(_) | Value::Float(_)),
+            ) => Some(TaskArg::Scalar {
+                param: name,
+                value: crate::values::F64(crate::eval::num(&v)),
+            }),
+            (ParamType::Unknown, _) => None,
+            (ParamType::Tile(..), v) => {
+                self.eval.error(Code::TaskArgument, vr, format!("`{name}` is a tile parameter and takes a tensor view such as `X[i]`, not {}", v.describe()));
+                None
+            }
+            (_, v) => {
+                self.eval.error(
+                    Code::TaskArgument,
+                    vr,
+                    format!(
+                        "`{name}` is a scalar parameter and takes a number, not {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// A keyword that names no parameter of the kernel, with the nearest name as a fix.
+    fn unknown_task_param(
+        &mut self,
+        kw: &wsp_syntax::SyntaxToken,
+        name: &str,
+        kernel: &TaskKernel<'db>,
+    ) {
+        let what = kernel.what();
+        let kname = &kernel.name;
+        let mut d = Diag::new(
+            Code::WrongArguments,
+            self.eval.span(kw.text_range()),
+            format!("{what} has no parameter `{name}`"),
+        );
+        if let Some(best) = crate::names::suggest(
+            name,
+            kernel.signature.params.iter().map(|p| p.name.as_str()),
+        ) {
+            d.message.push_str(&format!("; did you mean `{best}`?"));
+            d = d.with_fix(
+                format!("replace with `{best}`"),
+                vec![(self.eval.span(kw.text_range()), best.to_string())],
+            );
+        }
+        d = d.with_related(
+            Span {
+                item: kernel.item,
+                range: TextRange::default(),
+            },
+            format!("`{kname}` is defined here"),
+        );
+        self.eval.push(d);
+    }
+
+    /// A tile parameter's view: the view has the tile's shape and dtype.
+    fn tile_arg(
+        &mut self,
+        kernel: &TaskKernel<'db>,
+        param: &KernelParam,
+        dir: Direction,
+        tile: TileType,
+        view: View<'db>,
+        vr: TextRange,
+    ) -> Option<TaskArg<'db>> {
+        // The keyword is the parameter's name.
+        let name = param.name.clone();
+        let shape = view.shape();
+        if shape != tile.shape() || view.tensor.dtype != tile.dtype {
+            let code = Code::TaskArgument;
+            let d = Diag::new(
+                code,
+                self.eval.span(vr),
+                format!(
+                    "`{name}` is a tile {} {} but `{}` is {} {}",
+                    shape_text(&tile.shape()),
+                    tile.dtype,
+                    view.text(),
+                    shape_text(&shape),
+                    view.tensor.dtype
+                ),
+            )
+            .with_related(
+                Span {
+                    item: kernel.item,
+                    range: param.range,
+                },
+                format!(
+                    "`{name}` is declared `{}[Tile[{}, {}, {}]]` here",
+                    dir.name(),
+                    tile.rows,
+                    tile.cols,
+                    tile.dtype
+                ),
+            );
+            self.eval.push(d);
+            return None;
+        }
+        Some(TaskArg::Tile {
+            param: name,
+            direction: dir,
+            view,
+        })
+    }
+
+    /// Every parameter without a default is given; `false` (with a diagnostic each) if not.
+    fn missing_task_params(
+        &mut self,
+        c: &ast::CallExpr,
+        kernel: &TaskKernel<'db>,
+        given: &[(String, TextRange)],
+    ) -> bool {
+        let what = kernel.what();
+        let mut ok = true;
+        for p in &kernel.signature.params {
             if p.default.is_none()
                 && p.ty != ParamType::Unknown
                 && !given.iter().any(|(n, _)| *n == p.name)
@@ -804,7 +967,7 @@ impl<'db> Walker<'db> {
                 )
                 .with_related(
                     Span {
-                        item: kernel,
+                        item: kernel.item,
                         range: p.range,
                     },
                     format!("`{}` is declared here", p.name),
@@ -813,20 +976,46 @@ impl<'db> Walker<'db> {
                 ok = false;
             }
         }
-        if !ok {
-            return Some(None);
-        }
-        let id = self.tasks;
-        self.tasks += 1;
-        Some(Some(PlanNode::Task(Task {
-            id,
-            kernel,
-            kernel_name: kname,
-            index,
-            fields,
-            args,
-            span: self.eval.span(c.syntax().text_range()),
-        })))
+        ok
+    }
+}
+
+/// The kernel a task calls, as its argument checks read it.
+struct TaskKernel<'db> {
+    item: Item<'db>,
+    signature: &'db KernelSignature<'db>,
+    name: String,
+}
+
+impl TaskKernel<'_> {
+    /// The kernel as messages name it: `` `attention` ``.
+    fn what(&self) -> String {
+        format!("`{}`", self.name)
+    }
+}
+
+/// A loop's variables: a name or a tuple of names (empty if any is not a plain name).
+fn loop_targets(target: &Expr) -> Vec<(String, TextRange)> {
+    match target {
+        Expr::NameExpr(n) => vec![(n.text(), n.syntax().text_range())],
+        Expr::TupleExpr(t) => t
+            .elements()
+            .map(|e| match e {
+                Expr::NameExpr(n) => Some((n.text(), n.syntax().text_range())),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The builtin a loop of this kind iterates, as messages name it.
+fn loop_name(kind: LoopKind) -> &'static str {
+    match kind {
+        LoopKind::Independent => "P",
+        LoopKind::Sequential => "P.seq",
+        LoopKind::Selected => "P.sel",
     }
 }
 
