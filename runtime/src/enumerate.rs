@@ -19,7 +19,8 @@ use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
 
 use crate::RunError;
-use crate::graph::{Launch, Sig, Strided, Task, TaskId, TaskKind};
+use crate::graph::{Launch, Sig, Task, TaskId, TaskKind};
+use crate::regions::Strided;
 use crate::run::Run;
 
 /// More tasks than this in one ordered step are joined by a barrier, so that the next step
@@ -428,7 +429,7 @@ impl<'a> Enumerator<'a> {
     /// instances' views step by a fixed amount per iteration, so their tiles and regions are
     /// known without enumerating them. Taken when the instances are provably independent of
     /// each other and their regions can be recorded exactly in one record per tile
-    /// ([`crate::graph::Regions::can_launch`]); returns whether it was.
+    /// ([`crate::regions::Regions::can_launch`]); returns whether it was.
     fn launch(
         &mut self,
         var: &'a str,

@@ -26,8 +26,12 @@ pub struct Collective {
     pub tensor: String,
 }
 
-// SAFETY: as for `Graph`: the pointers outlive the run and the graph orders their use.
+// SAFETY: as for `Graph`: the pointers point into tensor buffers the run owns, which outlive
+// every execution, and moving a collective moves no buffer.
 unsafe impl Send for Collective {}
+// SAFETY: a shared collective is only read; `run` writes through `dst`, and the graph's edges
+// order its task against every task that writes the source or touches the destination, so no
+// other thread touches those bytes meanwhile.
 unsafe impl Sync for Collective {}
 
 impl Collective {
@@ -36,10 +40,12 @@ impl Collective {
         let (dp, dd, ds) = &self.dst;
         let n_src: u64 = ss.iter().product();
         let n_dst: u64 = ds.iter().product();
-        // SAFETY: both buffers hold their shapes' elements; the graph gives this task sole
-        // access to the destination and read access to the source.
+        // SAFETY: the source buffer holds its shape's elements, and the graph orders this task
+        // after every writer of the source, so nothing writes it while this slice lives.
         let src =
             unsafe { std::slice::from_raw_parts(*sp, (n_src * sd.size_bytes() as u64) as usize) };
+        // SAFETY: the destination buffer holds its shape's elements and is a different tensor
+        // from the source; the graph gives this task sole access to it while the slice lives.
         let dst = unsafe {
             std::slice::from_raw_parts_mut(*dp, (n_dst * dd.size_bytes() as u64) as usize)
         };

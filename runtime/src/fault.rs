@@ -94,7 +94,9 @@ extern "C" fn handler(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut 
     let graph = GRAPH.load(Ordering::Acquire);
     let names = NAMES.load(Ordering::Acquire);
     if task != u32::MAX && !graph.is_null() && !names.is_null() {
-        // SAFETY: both were published before any task ran and live until the process ends.
+        // SAFETY: `CURRENT` names a task only inside `exec::execute`, which published the graph
+        // it borrows before running any task and does not return while one runs, so the graph
+        // is alive and unchanged; the names were leaked by `install` and are never freed.
         let (graph, names) = unsafe { (&*graph, &*names) };
         if let Some(TaskKind::Kernel(k)) = graph.kind_of(task) {
             buf.push(b" in task ");

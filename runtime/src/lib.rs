@@ -10,6 +10,7 @@ pub mod files;
 mod graph;
 pub mod preview;
 pub mod process;
+mod regions;
 mod run;
 pub mod sim;
 pub mod target;
@@ -337,7 +338,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 binds.extend(job.bindings.iter().cloned());
                 let began = Instant::now();
                 // Tasks of earlier executions have run, and no task here waits for them.
-                run.regions = graph::Regions::default();
+                run.regions = regions::Regions::default();
                 let lo = run.graph.next_id();
                 let first_edge = run.graph.edges.len();
                 let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);

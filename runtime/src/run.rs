@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use crate::RunError;
 use crate::exec::{self, Collective, KernelFn};
-use crate::graph::{Graph, Regions};
+use crate::graph::Graph;
+use crate::regions::Regions;
 use crate::tensors::Tensors;
 
 /// Bytes of host memory counted per task. A task of a sequential loop measured about 94 bytes

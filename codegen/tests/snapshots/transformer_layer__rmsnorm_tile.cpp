@@ -1,0 +1,30 @@
+extern "C" void wsp_kernel_rmsnorm_tile(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc) {
+  float* const p_x = (float*)wsp_t[0]; const int64_t p_x_rs = wsp_s[0], p_x_cs = wsp_s[1];
+  float* const p_g = (float*)wsp_t[1]; const int64_t p_g_rs = wsp_s[2], p_g_cs = wsp_s[3];
+  uint16_t* const p_out = (uint16_t*)wsp_t[2]; const int64_t p_out_rs = wsp_s[4], p_out_cs = wsp_s[5];
+  const float p_eps = (float)wsp_sc[0]; (void)p_eps;
+  float v_x[8192]; wsp::load<64, 128, wsp::Plain<float>>(v_x, p_x, p_x_rs, p_x_cs);
+  // %0 = mul
+  float v0[8192];
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float a = v_x[i * 128 + j]; const float b = v_x[i * 128 + j]; v0[i * 128 + j] = (float)(a * b); }
+  // %1 = rowmean
+  float v1[64];
+  for (int i = 0; i < 64; ++i) { float acc = (float)0; for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; acc = acc + x; } v1[i] = acc / (float)128; }
+  // %2 = add
+  float v2[64];
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 1; ++j) { const float a = v1[i * 1 + 0]; const float b = p_eps; v2[i * 1 + j] = (float)(a + b); }
+  // %3 = rsqrt
+  float v3[64];
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 1; ++j) { const float x = v2[i * 1 + 0]; v3[i * 1 + j] = (float)(1 / std::sqrt(x)); }
+  // %4 = rowmul
+  float v4[8192];
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float a = v_x[i * 128 + j]; const float b = v3[i * 1 + 0]; v4[i * 128 + j] = (float)(a * b); }
+  float v_g[128]; wsp::load<1, 128, wsp::Plain<float>>(v_g, p_g, p_g_rs, p_g_cs);
+  // %5 = mul
+  float v5[8192];
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float a = v4[i * 128 + j]; const float b = v_g[0 + j]; v5[i * 128 + j] = (float)(a * b); }
+  // %6 = cast
+  float v6[8192]; for (int k = 0; k < 8192; ++k) v6[k] = wsp::F16::round((float)v5[k]);
+  // %7 = store
+  wsp::store<64, 128, wsp::F16>(p_out, p_out_rs, p_out_cs, v6);
+}
