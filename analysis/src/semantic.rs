@@ -5,7 +5,7 @@
 //! bodies, workload plans, module values) as read-only data. Nothing here reports
 //! diagnostics: evaluating an expression for an editor drops what evaluating it found.
 
-use wsp_syntax::ast::Expr;
+use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
 
 use crate::diagnostics::Severity;
@@ -171,4 +171,91 @@ pub fn item_kind(db: &dyn salsa::Database, item: Item<'_>) -> SymbolKind {
             _ => SymbolKind::Constant,
         },
     }
+}
+
+/// A name visible at an offset and what it refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeEntry<'db> {
+    pub name: String,
+    pub symbol: Symbol<'db>,
+}
+
+/// The names visible at `offset` (relative to `item` when given, else a file offset between
+/// items), innermost first: the def's locals, then the module names bound before it. The
+/// builtins (`Builtin::ALL`) are visible everywhere besides these.
+pub fn scope_at<'db>(
+    db: &'db dyn salsa::Database,
+    file: File,
+    item: Option<Item<'db>>,
+    offset: TextSize,
+) -> Vec<ScopeEntry<'db>> {
+    let mut out = Vec::new();
+    if let Some(item) = item {
+        out.extend(locals_at(db, item, offset));
+    }
+    let scope = module_scope(db, file);
+    // Names bound by the items before this one (before the cursor, between items).
+    let position = match item {
+        Some(item) => scope.position(item),
+        None => item_offsets(db, file).partition_point(|&s| s <= offset),
+    }
+    .min(module_items(db, file).len());
+    for name in scope.names() {
+        let Some(b) = scope.lookup(name) else {
+            continue;
+        };
+        if b.index < position {
+            out.push(ScopeEntry {
+                name: name.to_string(),
+                symbol: Symbol::Item(b.item),
+            });
+        }
+    }
+    out
+}
+
+/// The def's local names visible at `offset`, innermost first.
+fn locals_at<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    offset: TextSize,
+) -> Vec<ScopeEntry<'db>> {
+    let root = item.syntax(db);
+    let blocks = match item.kind(db) {
+        ItemKind::Workload => &workload_generic(db, item).blocks[..],
+        ItemKind::Kernel => &[],
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for u in item_uses(db, item).iter().rev() {
+        let Symbol::Local { item: owner, def } = u.symbol else {
+            continue;
+        };
+        if owner != item || u.range != def {
+            continue;
+        }
+        // A loop variable is visible in its block; a parameter everywhere; a local after it.
+        let visible = match blocks.iter().find(|b| b.header.contains_range(def)) {
+            Some(b) => b.scope.contains(offset),
+            None => {
+                symbol_kind(db, u.symbol) == SymbolKind::Parameter
+                    || statement_end(&root, def) <= offset
+            }
+        };
+        if visible {
+            out.push(ScopeEntry {
+                name: root.text().slice(def).to_string(),
+                symbol: u.symbol,
+            });
+        }
+    }
+    out
+}
+
+/// Where the statement that binds `def` ends: a local is visible after it.
+fn statement_end(root: &wsp_syntax::SyntaxNode, def: TextRange) -> TextSize {
+    root.covering_element(def)
+        .ancestors()
+        .find(|n| ast::AssignStmt::can_cast(n.kind()))
+        .map_or(def.end(), |n| n.text_range().end())
 }

@@ -5,10 +5,10 @@
 use crate::symbols::{annotation_text, item_detail};
 use wsp_analysis::semantic::{
     Builtin, Item, ItemKind, PROGRAM_MEMBERS, SCHEDULE_METHODS, Symbol, SymbolKind, Value, item_at,
-    item_kind, item_offsets, item_uses, kernel_body, kernel_signature, member_names, method,
-    module_items, module_scope, value_of, workload_generic, workload_params,
+    item_kind, kernel_body, kernel_signature, member_names, method, module_scope, scope_at,
+    symbol_kind, value_of, workload_generic, workload_params,
 };
-use wsp_analysis::{File, ops, semantic};
+use wsp_analysis::{File, ops};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize, TokenAtOffset};
 
@@ -197,9 +197,6 @@ pub(crate) fn callee_item<'db>(
     matches!(target.kind(db), ItemKind::Kernel | ItemKind::Workload).then_some(target)
 }
 
-/// The names visible at `offset` (relative to `item`, or in the file at module level): the
-/// def's parameters, locals and loop variables in scope, module names bound before, and the
-/// `pto_wsp` vocabulary.
 fn names_in_scope(
     db: &dyn salsa::Database,
     file: File,
@@ -212,36 +209,17 @@ fn names_in_scope(
             out.push(c);
         }
     };
-    if let Some(item) = item {
-        for (name, def, detail) in locals_in_scope(db, item, offset) {
-            let symbol = Symbol::Local { item, def };
-            push(Completion {
-                label: name,
-                kind: CompletionKind::Symbol(semantic::symbol_kind(db, symbol)),
-                detail,
-                doc: String::new(),
-                insert: None,
-            });
-        }
-    }
-    let scope = module_scope(db, file);
-    // Names bound by the items before this one (before the cursor, between items).
-    let position = match item {
-        Some(item) => scope.position(item),
-        None => item_offsets(db, file).partition_point(|&s| s <= offset),
-    }
-    .min(module_items(db, file).len());
-    for name in scope.names() {
-        let Some(b) = scope.lookup(name) else {
-            continue;
+    for entry in scope_at(db, file, item, offset) {
+        let (kind, detail) = match entry.symbol {
+            Symbol::Item(target) => (item_kind(db, target), item_detail(db, target)),
+            Symbol::Local { item, def } => {
+                (symbol_kind(db, entry.symbol), local_detail(db, item, def))
+            }
         };
-        if b.index >= position {
-            continue;
-        }
         push(Completion {
-            label: name.to_string(),
-            kind: CompletionKind::Symbol(item_kind(db, b.item)),
-            detail: item_detail(db, b.item),
+            label: entry.name,
+            kind: CompletionKind::Symbol(kind),
+            detail,
             doc: String::new(),
             insert: None,
         });
@@ -258,73 +236,35 @@ fn names_in_scope(
     out
 }
 
-/// The def's local names visible at `offset`, innermost first: (name, where bound, detail).
-fn locals_in_scope(
-    db: &dyn salsa::Database,
-    item: Item<'_>,
-    offset: TextSize,
-) -> Vec<(String, TextRange, String)> {
-    let root = item.syntax(db);
-    let blocks = match item.kind(db) {
-        ItemKind::Workload => &workload_generic(db, item).blocks[..],
-        ItemKind::Kernel => &[],
-        _ => return Vec::new(),
-    };
-    let types = match item.kind(db) {
-        ItemKind::Kernel => &kernel_body(db, item).types[..],
-        _ => &[],
-    };
-    let mut out = Vec::new();
-    for u in item_uses(db, item).iter().rev() {
-        let Symbol::Local { item: owner, def } = u.symbol else {
-            continue;
-        };
-        if owner != item || u.range != def {
-            continue;
+/// What a local is, in a few words: a kernel value's type, "loop variable", a workload
+/// parameter's annotation.
+fn local_detail(db: &dyn salsa::Database, item: Item<'_>, def: TextRange) -> String {
+    match item.kind(db) {
+        ItemKind::Kernel => kernel_signature(db, item)
+            .params
+            .iter()
+            .find(|p| p.range == def)
+            .map(|p| p.ty.to_string())
+            .or_else(|| {
+                kernel_body(db, item)
+                    .types
+                    .iter()
+                    .find(|(r, _)| *r == def)
+                    .map(|(_, t)| t.to_string())
+            })
+            .unwrap_or_default(),
+        _ if workload_generic(db, item)
+            .blocks
+            .iter()
+            .any(|b| b.header.contains_range(def)) =>
+        {
+            "loop variable".into()
         }
-        // A loop variable is visible in its block; a parameter everywhere; a local after it.
-        let block = blocks.iter().find(|b| b.header.contains_range(def));
-        let visible = match block {
-            Some(b) => b.scope.contains(offset),
-            None => is_param(db, item, def) || statement_end(&root, def) <= offset,
-        };
-        if !visible {
-            continue;
-        }
-        let detail = match item.kind(db) {
-            ItemKind::Kernel => kernel_signature(db, item)
-                .params
-                .iter()
-                .find(|p| p.range == def)
-                .map(|p| p.ty.to_string())
-                .or_else(|| {
-                    types
-                        .iter()
-                        .find(|(r, _)| *r == def)
-                        .map(|(_, t)| t.to_string())
-                })
-                .unwrap_or_default(),
-            _ if block.is_some() => "loop variable".into(),
-            _ => workload_params(db, item)
-                .0
-                .iter()
-                .find(|p| p.range == def)
-                .map(|p| annotation_text(p.annotation))
-                .unwrap_or_default(),
-        };
-        out.push((root.text().slice(def).to_string(), def, detail));
+        _ => workload_params(db, item)
+            .0
+            .iter()
+            .find(|p| p.range == def)
+            .map(|p| annotation_text(p.annotation))
+            .unwrap_or_default(),
     }
-    out
-}
-
-/// Where the statement that binds `def` ends: a local is visible after it.
-fn statement_end(root: &SyntaxNode, def: TextRange) -> TextSize {
-    root.covering_element(def)
-        .ancestors()
-        .find(|n| ast::AssignStmt::can_cast(n.kind()))
-        .map_or(def.end(), |n| n.text_range().end())
-}
-
-fn is_param(db: &dyn salsa::Database, item: Item<'_>, def: TextRange) -> bool {
-    semantic::symbol_kind(db, Symbol::Local { item, def }) == SymbolKind::Parameter
 }

@@ -58,7 +58,11 @@ impl<'db> Eval<'db> {
                 self.error(
                     Code::WrongArguments,
                     pr,
-                    format!("`indptr` must rise from 0 to len(indices) = {} in {} entries (rows + 1)", ix.len(), rows + 1),
+                    format!(
+                        "`indptr` must rise from 0 to len(indices) = {} in {} entries (rows + 1)",
+                        ix.len(),
+                        rows + 1
+                    ),
                 );
                 return None;
             }
