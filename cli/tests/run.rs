@@ -44,9 +44,12 @@ fn stats(file: &Path, dir: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Each file `--dump-tensors` wrote: its name and bytes.
+type Dump = Vec<(String, Vec<u8>)>;
+
 /// The files `--dump-tensors` wrote, by name.
-fn dumped(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+fn dumped(dir: &Path) -> Dump {
+    let mut files: Dump = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
             let p = e.unwrap().path();
@@ -97,7 +100,7 @@ fn every_example_matches_its_numpy_reference() {
 fn worker_count_changes_neither_numbers_nor_cycles() {
     for example in examples() {
         let name = example.file_stem().unwrap().to_str().unwrap().to_string();
-        let mut first: Option<(Value, Vec<(String, Vec<u8>)>)> = None;
+        let mut first: Option<(Value, Dump)> = None;
         for workers in ["1", "2", "4"] {
             let dir = scratch(&format!("workers-{name}-{workers}"));
             let dump = dir.join("dump");

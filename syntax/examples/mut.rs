@@ -1,3 +1,7 @@
+//! Dev aid for the CPython conformance work: reads mutated source cases from
+//! `/tmp/mut/cases.json` (path, mutation number, text, CPython's syntax error or null), parses
+//! each with our parser and prints those where only one side reports an error.
+
 fn main() {
     let cases: Vec<(String, u32, String, Option<String>)> =
         serde_json::from_str(&std::fs::read_to_string("/tmp/mut/cases.json").unwrap()).unwrap();

@@ -1,11 +1,13 @@
 //! `cargo xtask`: the one entry point for the project's chores.
 //!
-//! - `test`: every test of the workspace, then the language server's end-to-end tests with
-//!   pytest-lsp (in a venv under `target/`), the editor packages (`editors/`: the VS Code
+//! - `test`: `tidy`, every test of the workspace, then the language server's end-to-end tests
+//!   with pytest-lsp (in a venv under `target/`), the editor packages (`editors/`: the VS Code
 //!   extension's tests and `.vsix`, the Neovim plugin in Debian's Neovim 0.7 and two current
 //!   ones), the Jupyter kernel's tests with real clients (jupyter_kernel_test, nbclient,
 //!   jupyter_client, JupyterLab in Debian's Chromium driven by Playwright, in another venv), and
 //!   the extension in real VS Code (code-server) in Chromium, installed as needed.
+//! - `tidy`: rustfmt's check, clippy with warnings denied and `// SAFETY:` comments required,
+//!   and a `//!` line opening every Rust file (`tidy.rs`).
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 
@@ -15,6 +17,7 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod editors;
+mod tidy;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask")]
@@ -25,8 +28,10 @@ struct Xtask {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Run every test.
+    /// Run every test (after `tidy`).
     Test,
+    /// Check formatting, clippy, SAFETY comments and the `//!` line of every Rust file.
+    Tidy,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
         /// Which benchmark: `syntax`, `analysis`, `runtime`, `lsp` or `kernel`.
@@ -50,6 +55,7 @@ const BENCHES: &[(&str, Option<&str>)] = &[
 fn main() -> ExitCode {
     let result = match Xtask::parse().task {
         Task::Test => test(),
+        Task::Tidy => tidy::tidy(),
         Task::Bench { name } => bench(name.as_deref()),
         Task::TreeSitter => tree_sitter(),
     };
@@ -90,6 +96,8 @@ fn cargo() -> Command {
 }
 
 fn test() -> Result<(), String> {
+    // Cheap once clippy's results are cached, and a failure here needs no test run to find.
+    tidy::tidy()?;
     let python = test_venv()?;
     // The emitted NPU trees are configured, built and tested with CMake and ctest.
     if !has_program("cmake") {
