@@ -1,8 +1,10 @@
 //! `cargo xtask tidy`: the source checks that need no tests. rustfmt in check mode; clippy
 //! with warnings denied, plus the lints that want a `// SAFETY:` comment on every `unsafe`
 //! block and `unsafe impl` and a `# Safety` doc section on every public `unsafe fn`; and every
-//! Rust file of the workspace's packages opening with a `//!` line saying what it is.
+//! Rust file of the workspace's packages opening with a `//!` line saying what it is; and no
+//! two top-level modules of a crate importing each other in a circle.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,10 +15,11 @@ type Check = fn() -> Result<(), String>;
 
 /// Runs every check, even after one fails, so that one run lists all the offenders.
 pub fn tidy() -> Result<(), String> {
-    let checks: [(&str, Check); 3] = [
+    let checks: [(&str, Check); 4] = [
         ("rustfmt", rustfmt),
         ("clippy", clippy),
         ("//! doc lines", doc_lines),
+        ("module circles", module_circles),
     ];
     let mut failed = Vec::new();
     for (name, check) in checks {
@@ -104,9 +107,7 @@ fn opens_with_doc_line(text: &str) -> bool {
 }
 
 /// The folders of the workspace's packages, as cargo resolves `members` and `exclude` (so the
-/// excluded fuzz crates are not among them). Read from `cargo metadata --no-deps`, whose
-/// packages are exactly the members; xtask has no JSON parser, and each `"manifest_path"`
-/// value is all it needs.
+/// excluded fuzz crates are not among them): the packages of `cargo metadata --no-deps`.
 fn package_dirs() -> Result<Vec<PathBuf>, String> {
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
@@ -119,22 +120,14 @@ fn package_dirs() -> Result<Vec<PathBuf>, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let json = String::from_utf8_lossy(&out.stdout);
-    let key = "\"manifest_path\":\"";
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
     let mut dirs = Vec::new();
-    for piece in json.split(key).skip(1) {
-        let mut path = String::new();
-        let mut chars = piece.chars();
-        // A JSON string up to its closing quote; paths only need `\\` and `\"` undone.
-        while let Some(c) = chars.next() {
-            match c {
-                '"' => break,
-                '\\' => path.extend(chars.next()),
-                c => path.push(c),
-            }
-        }
-        let manifest = PathBuf::from(path);
-        let dir = manifest
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let manifest = package["manifest_path"]
+            .as_str()
+            .ok_or("cargo metadata: a package without a manifest_path")?;
+        let dir = Path::new(manifest)
             .parent()
             .ok_or("a manifest path without a folder")?;
         dirs.push(dir.to_path_buf());
@@ -169,9 +162,159 @@ fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
+/// No two top-level modules of a crate import each other, directly or through others: each
+/// crate's modules form layers a reader can take in order (docs/architecture.md). A module is
+/// a file or folder of `src/`; it imports another when its code (not its comments) names
+/// `crate::other`, or `super::other` from a file directly in `src/`.
+fn module_circles() -> Result<(), String> {
+    let mut circles = 0;
+    for package in package_dirs()? {
+        let src = package.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let graph = module_graph(&src)?;
+        for circle in strongly_connected(&graph) {
+            let shown = src.strip_prefix(root()).unwrap_or(&src);
+            eprintln!(
+                "{}: modules import each other in a circle: {}",
+                shown.display(),
+                circle.join(", ")
+            );
+            circles += 1;
+        }
+    }
+    match circles {
+        0 => Ok(()),
+        n => Err(format!("{n} module circle(s)")),
+    }
+}
+
+/// Each top-level module of `src` and the top-level modules it imports.
+fn module_graph(src: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    let mut modules = BTreeMap::new();
+    for entry in std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
+        let path = entry.map_err(|e| format!("{}: {e}", src.display()))?.path();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let module = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+        // The crate root and binaries are above every module.
+        if matches!(module.as_str(), "lib" | "main" | "bin") {
+            continue;
+        }
+        let mut files = Vec::new();
+        if path.is_dir() {
+            rust_files(&path, &mut files)?;
+        } else if name.ends_with(".rs") {
+            files.push(path.clone());
+        } else {
+            continue;
+        }
+        let mut imports = BTreeSet::new();
+        for file in &files {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let top_level = file.parent() == Some(src);
+            imports.extend(imported_modules(&text, top_level));
+        }
+        modules.insert(module, imports);
+    }
+    let names: BTreeSet<String> = modules.keys().cloned().collect();
+    for (module, imports) in &mut modules {
+        imports.retain(|m| m != module && names.contains(m));
+    }
+    Ok(modules)
+}
+
+/// The names after `crate::` (and after `super::` in a file directly in `src/`) in the code
+/// of a file, comments left out.
+fn imported_modules(text: &str, top_level: bool) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or_default();
+        for prefix in ["crate::", "super::"] {
+            if prefix == "super::" && !top_level {
+                continue;
+            }
+            for piece in code.split(prefix).skip(1) {
+                let name: String = piece
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The circles of a graph: its strongly connected components of more than one node
+/// (Tarjan's algorithm), each sorted.
+fn strongly_connected(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'g> {
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        circles: Vec<Vec<String>>,
+    }
+    impl<'g> Walk<'g> {
+        fn visit(&mut self, v: &'g str) {
+            let i = self.index.len();
+            self.index.insert(v, i);
+            self.low.insert(v, i);
+            self.stack.push(v);
+            for w in self.graph.get(v).into_iter().flatten() {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.low[v].min(self.low[w]);
+                    self.low.insert(v, low);
+                } else if self.stack.contains(&w) {
+                    let low = self.low[v].min(self.index[w]);
+                    self.low.insert(v, low);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.circles.push(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        circles: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.circles
+}
+
 #[cfg(test)]
 mod tests {
-    use super::opens_with_doc_line;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::{imported_modules, opens_with_doc_line, strongly_connected};
 
     #[test]
     fn a_doc_line_may_follow_blank_lines_and_inner_attributes() {
@@ -190,5 +333,38 @@ mod tests {
         assert!(!opens_with_doc_line("// A plain comment.\n//! x\n"));
         assert!(!opens_with_doc_line("/// An outer doc.\nfn f() {}\n"));
         assert!(!opens_with_doc_line("\n\n"));
+    }
+
+    #[test]
+    fn imports_are_read_from_code_not_comments() {
+        let text = "use crate::items::Item;\n// see crate::check\nlet x = crate::work::step(1);\n";
+        let found: Vec<String> = imported_modules(text, false).into_iter().collect();
+        assert_eq!(found, ["items", "work"]);
+        assert!(imported_modules("use super::eval::Eval;", false).is_empty());
+        assert!(imported_modules("use super::eval::Eval;", true).contains("eval"));
+    }
+
+    #[test]
+    fn a_circle_is_reported_once_and_layers_are_not() {
+        let graph = |edges: &[(&str, &str)]| {
+            let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for (a, b) in edges {
+                g.entry(a.to_string()).or_default().insert(b.to_string());
+                g.entry(b.to_string()).or_default();
+            }
+            g
+        };
+        let layers = graph(&[("check", "eval"), ("eval", "values"), ("check", "values")]);
+        assert!(strongly_connected(&layers).is_empty());
+        let circle = graph(&[
+            ("eval", "workloads"),
+            ("workloads", "checks"),
+            ("checks", "eval"),
+            ("eval", "values"),
+        ]);
+        assert_eq!(
+            strongly_connected(&circle),
+            [["checks", "eval", "workloads"]]
+        );
     }
 }
