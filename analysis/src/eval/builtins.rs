@@ -1,6 +1,7 @@
 //! Builtin constructors: calls of the names `pto_wsp` exports and of their members.
 
 use super::Eval;
+use super::bind::Args;
 use super::expr::num;
 use super::tensors::axis;
 use wsp_syntax::ast::{self, AstNode};
@@ -18,314 +19,38 @@ impl<'db> Eval<'db> {
         self.builtin_call_inner(b, c).unwrap_or(Value::Unknown)
     }
 
+    /// The value of a call of a builtin, by the builtin; `None` after an error.
     pub(crate) fn builtin_call_inner(
         &mut self,
         b: Builtin,
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
-        let range = c.syntax().text_range();
         match b {
             Builtin::Tensor => self.tensor(c),
-            Builtin::Dense | Builtin::DenseDyn => {
-                let args = self.bind_builtin(c, b)?;
-                let (v, r) = args.get(0)?.clone();
-                let n = self.positive(&v, r, "an axis size")?;
-                let kind = if b == Builtin::Dense {
-                    AxisKind::Dense
-                } else {
-                    AxisKind::DenseDyn
-                };
-                Some(Value::Axis(axis(self.span(range), kind, n)))
-            }
+            Builtin::Dense | Builtin::DenseDyn => self.dense_axis(b, c),
             Builtin::Ragged => self.ragged(c),
             Builtin::Sparse => self.sparse(c),
-            Builtin::Channel => {
-                let args = self.bind_builtin(c, b)?;
-                let label = self.string_arg(&args, 0)?;
-                let depth = match args.get(1) {
-                    Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
-                    None => 1,
-                };
-                Some(Value::Channel(Channel {
-                    name: String::new(),
-                    label,
-                    depth,
-                    def: self.span(range),
-                }))
-            }
-            Builtin::Event => {
-                let args = self.bind_builtin(c, b)?;
-                let label = self.string_arg(&args, 0)?;
-                Some(Value::Channel(Channel {
-                    name: String::new(),
-                    label,
-                    depth: 0,
-                    def: self.span(range),
-                }))
-            }
-            Builtin::Zeros | Builtin::Ones | Builtin::Arange => {
-                self.bind_builtin(c, b)?;
-                Some(Value::Init(match b {
-                    Builtin::Zeros => Init::Zeros,
-                    Builtin::Ones => Init::Ones,
-                    _ => Init::Arange,
-                }))
-            }
-            Builtin::Full => {
-                let args = self.bind_builtin(c, b)?;
-                let (v, r) = args.get(0)?.clone();
-                match v {
-                    Value::Int(_) | Value::Float(_) => Some(Value::Init(Init::Full(F64(num(&v))))),
-                    v => {
-                        self.error(
-                            Code::WrongKind,
-                            r,
-                            format!("`full` takes a number, not {}", v.describe()),
-                        );
-                        None
-                    }
-                }
-            }
-            Builtin::Randn => {
-                let args = self.bind_builtin(c, b)?;
-                let seed = match args.get(0) {
-                    Some((Value::Int(s), _)) => *s,
-                    Some((v, r)) => {
-                        let (v, r) = (v.clone(), *r);
-                        if !matches!(v, Value::Unknown) {
-                            self.error(
-                                Code::WrongKind,
-                                r,
-                                format!("`seed` must be an integer, not {}", v.describe()),
-                            );
-                        }
-                        return None;
-                    }
-                    None => 0,
-                };
-                let std = match args.get(1) {
-                    Some((v @ (Value::Int(_) | Value::Float(_)), _)) if num(v) > 0.0 => num(v),
-                    Some((v, r)) => {
-                        let (v, r) = (v.clone(), *r);
-                        if !matches!(v, Value::Unknown) {
-                            self.error(
-                                Code::WrongKind,
-                                r,
-                                format!("`std` must be a positive number, not {}", v.describe()),
-                            );
-                        }
-                        return None;
-                    }
-                    None => 1.0,
-                };
-                Some(Value::Init(Init::Randn {
-                    seed,
-                    std: F64(std),
-                }))
-            }
-            Builtin::LoadNpy => {
-                let args = self.bind_builtin(c, b)?;
-                let path = self.string_arg(&args, 0)?;
-                Some(Value::Init(Init::LoadNpy(path)))
-            }
+            Builtin::Channel => self.channel(b, c),
+            Builtin::Event => self.event(b, c),
+            Builtin::Zeros | Builtin::Ones | Builtin::Arange => self.constant_init(b, c),
+            Builtin::Full => self.full_init(b, c),
+            Builtin::Randn => self.randn_init(b, c),
+            Builtin::LoadNpy => self.load_npy_init(b, c),
             Builtin::Relayout
             | Builtin::Allreduce
             | Builtin::Allgather
             | Builtin::ReduceScatter => self.collective(b, c),
-            Builtin::TensorLayout => {
-                let args = self.bind_builtin(c, b)?;
-                let (v, r) = args.get(0)?.clone();
-                let dims = match v {
-                    Value::List(items) | Value::Tuple(items) => items,
-                    v => {
-                        self.error(Code::WrongKind, r, format!("`TensorLayout` takes a list of TensorShard/TensorReplicate, not {}", v.describe()));
-                        return Some(Value::Unknown);
-                    }
-                };
-                let mut out = Vec::new();
-                for d in dims {
-                    match d {
-                        Value::Layout(l) if l.dims.len() == 1 => out.push(l.dims[0]),
-                        Value::Unknown => return Some(Value::Unknown),
-                        d => {
-                            self.error(Code::WrongKind, r, format!("a layout dimension is TensorShard(m) or TensorReplicate(), not {}", d.describe()));
-                            return Some(Value::Unknown);
-                        }
-                    }
-                }
-                Some(Value::Layout(Layout { dims: out }))
-            }
-            Builtin::TensorShard => {
-                let args = self.bind_builtin(c, b)?;
-                let (v, r) = args.get(0)?.clone();
-                let m = self.non_negative(&v, r, "a mesh axis")?;
-                Some(Value::Layout(Layout {
-                    dims: vec![DimLayout::Shard(m as u32)],
-                }))
-            }
-            Builtin::TensorReplicate => {
-                self.bind_builtin(c, b)?;
-                Some(Value::Layout(Layout {
-                    dims: vec![DimLayout::Replicate],
-                }))
-            }
-            Builtin::TaskWindow => {
-                let args = self.bind_builtin(c, b)?;
-                let (v, r) = args.get(0)?.clone();
-                let size = match v {
-                    Value::Int(n) if n > 0 => n,
-                    Value::Unknown => return None,
-                    v => {
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!(
-                                "a task window holds at least one task; the size is {}",
-                                v.describe()
-                            ),
-                        );
-                        return None;
-                    }
-                };
-                let unit = match args.get(1) {
-                    Some(_) => self.string_arg(&args, 1)?,
-                    None => "tasks".to_string(),
-                };
-                if unit != "tasks" {
-                    let r = args.get(1).map_or(range, |a| a.1);
-                    self.error(
-                        Code::ScheduleArgument,
-                        r,
-                        format!("the task window's unit is \"tasks\", not \"{unit}\""),
-                    );
-                    return None;
-                }
-                let mode = match args.get(2) {
-                    Some((Value::Member(Builtin::WindowMode, m), _)) => WindowMode::MEMBERS
-                        .iter()
-                        .find(|(n, _)| n == m)
-                        .map(|(_, w)| *w)?,
-                    Some((Value::Unknown, _)) => return None,
-                    Some((v, r)) => {
-                        let (v, r) = (v.clone(), *r);
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!("the window mode is a `WindowMode`, not {}", v.describe()),
-                        );
-                        return None;
-                    }
-                    None => WindowMode::Stall,
-                };
-                Some(Value::Window(Window { size, unit, mode }))
-            }
-            Builtin::Deps => {
-                let args = self.bind_builtin(c, b)?;
-                let mode = match args.get(0) {
-                    Some((Value::Member(Builtin::DepsMode, m), _)) => m.to_string(),
-                    Some((Value::Unknown, _)) => return None,
-                    Some((v, r)) => {
-                        let (v, r) = (v.clone(), *r);
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!("`Deps(mode=...)` takes a `DepsMode`, not {}", v.describe()),
-                        );
-                        return None;
-                    }
-                    None => "tensor_map_exact".to_string(),
-                };
-                Some(Value::Policy(Policy::TaskGraph("Deps", mode)))
-            }
-            Builtin::Sequential | Builtin::Combine => {
-                let mut parts = Vec::new();
-                let mut ok = true;
-                for arg in c.args() {
-                    let v = arg.value().map_or(Value::Unknown, |e| self.expr(&e));
-                    match v {
-                        Value::Schedule(s) if s.directives.is_empty() => parts.push(s.root),
-                        Value::Unknown => ok = false,
-                        v => {
-                            self.error(
-                                Code::WrongKind,
-                                arg.syntax().text_range(),
-                                format!(
-                                    "`{}` takes workload calls, not {}",
-                                    b.name(),
-                                    v.describe()
-                                ),
-                            );
-                            ok = false;
-                        }
-                    }
-                }
-                if parts.is_empty() && ok {
-                    self.error(
-                        Code::WrongArguments,
-                        range,
-                        format!("`{}` needs at least one workload", b.name()),
-                    );
-                    return Some(Value::Unknown);
-                }
-                let root = if b == Builtin::Sequential {
-                    Composite::Sequential(parts)
-                } else {
-                    Composite::Combine(parts)
-                };
-                Some(if ok {
-                    Value::Schedule(Schedule {
-                        root,
-                        directives: Vec::new(),
-                        target: None,
-                    })
-                } else {
-                    Value::Unknown
-                })
-            }
-            Builtin::Print => {
-                for arg in c.args() {
-                    if let Some(v) = arg.value() {
-                        self.expr(&v);
-                    }
-                }
-                Some(Value::None)
-            }
-            Builtin::SaveNpy => {
-                let args = self.bind_builtin(c, b)?;
-                let (t, r) = args.get(0)?.clone();
-                if !matches!(t, Value::Tensor(_) | Value::Unknown) {
-                    self.error(
-                        Code::WrongKind,
-                        r,
-                        format!("`save_npy` saves a tensor, not {}", t.describe()),
-                    );
-                }
-                self.string_arg(&args, 1)?;
-                Some(Value::None)
-            }
-            Builtin::Min | Builtin::Max => {
-                let vals: Vec<Value<'db>> = c
-                    .args()
-                    .filter_map(|a| a.value())
-                    .map(|v| self.expr(&v))
-                    .collect();
-                let op = if b == Builtin::Min {
-                    ScalarOp::Min
-                } else {
-                    ScalarOp::Max
-                };
-                let mut it = vals.into_iter();
-                let first = it.next()?;
-                Some(it.fold(first, |acc, v| match (&acc, &v) {
-                    (Value::Int(a), Value::Int(b)) => Value::Int(if op == ScalarOp::Min {
-                        *a.min(b)
-                    } else {
-                        *a.max(b)
-                    }),
-                    _ => self.scalar_binary(op, acc, v, range),
-                }))
-            }
+            Builtin::TensorLayout => self.tensor_layout(b, c),
+            Builtin::TensorShard => self.tensor_shard(b, c),
+            Builtin::TensorReplicate => self.tensor_replicate(b, c),
+            Builtin::TaskWindow => self.task_window(b, c),
+            Builtin::Deps => self.deps(b, c),
+            Builtin::Sequential | Builtin::Combine => self.composite(b, c),
+            Builtin::Print => self.print(c),
+            Builtin::SaveNpy => self.save_npy(b, c),
+            Builtin::Min | Builtin::Max => self.min_max(b, c),
             _ => {
+                let range = c.syntax().text_range();
                 self.error(
                     Code::WrongKind,
                     c.callee().map_or(range, |e| e.syntax().text_range()),
@@ -334,6 +59,356 @@ impl<'db> Eval<'db> {
                 None
             }
         }
+    }
+
+    /// `Dense(n)` and `DenseDyn(n)`: an axis of a positive size.
+    fn dense_axis(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        let n = self.positive(&v, r, "an axis size")?;
+        let kind = if b == Builtin::Dense {
+            AxisKind::Dense
+        } else {
+            AxisKind::DenseDyn
+        };
+        Some(Value::Axis(axis(self.span(range), kind, n)))
+    }
+
+    /// `Channel(label, depth=1)`: a channel holding up to `depth` tasks.
+    fn channel(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind_builtin(c, b)?;
+        let label = self.string_arg(&args, 0)?;
+        let depth = match args.get(1) {
+            Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
+            None => 1,
+        };
+        Some(Value::Channel(Channel {
+            name: String::new(),
+            label,
+            depth,
+            def: self.span(range),
+        }))
+    }
+
+    /// `Event(label)`: a channel of depth 0.
+    fn event(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind_builtin(c, b)?;
+        let label = self.string_arg(&args, 0)?;
+        Some(Value::Channel(Channel {
+            name: String::new(),
+            label,
+            depth: 0,
+            def: self.span(range),
+        }))
+    }
+
+    /// `zeros()`, `ones()` and `arange()`: tensor initialisers without arguments.
+    fn constant_init(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        self.bind_builtin(c, b)?;
+        Some(Value::Init(match b {
+            Builtin::Zeros => Init::Zeros,
+            Builtin::Ones => Init::Ones,
+            _ => Init::Arange,
+        }))
+    }
+
+    /// `full(value)`: every element the number `value`.
+    fn full_init(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        match v {
+            Value::Int(_) | Value::Float(_) => Some(Value::Init(Init::Full(F64(num(&v))))),
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!("`full` takes a number, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `randn(seed=0, std=1.0)`: normal samples from an integer seed with a positive deviation.
+    fn randn_init(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let seed = match args.get(0) {
+            Some((Value::Int(s), _)) => *s,
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                if !matches!(v, Value::Unknown) {
+                    self.error(
+                        Code::WrongKind,
+                        r,
+                        format!("`seed` must be an integer, not {}", v.describe()),
+                    );
+                }
+                return None;
+            }
+            None => 0,
+        };
+        let std = match args.get(1) {
+            Some((v @ (Value::Int(_) | Value::Float(_)), _)) if num(v) > 0.0 => num(v),
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                if !matches!(v, Value::Unknown) {
+                    self.error(
+                        Code::WrongKind,
+                        r,
+                        format!("`std` must be a positive number, not {}", v.describe()),
+                    );
+                }
+                return None;
+            }
+            None => 1.0,
+        };
+        Some(Value::Init(Init::Randn {
+            seed,
+            std: F64(std),
+        }))
+    }
+
+    /// `load_npy(path)`: the elements of a `.npy` file.
+    fn load_npy_init(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let path = self.string_arg(&args, 0)?;
+        Some(Value::Init(Init::LoadNpy(path)))
+    }
+
+    /// `TensorLayout([...])`: one dimension per `TensorShard`/`TensorReplicate` in the list.
+    fn tensor_layout(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        let dims = match v {
+            Value::List(items) | Value::Tuple(items) => items,
+            v => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`TensorLayout` takes a list of TensorShard/TensorReplicate, not {}",
+                        v.describe()
+                    ),
+                );
+                return Some(Value::Unknown);
+            }
+        };
+        let mut out = Vec::new();
+        for d in dims {
+            match d {
+                Value::Layout(l) if l.dims.len() == 1 => out.push(l.dims[0]),
+                Value::Unknown => return Some(Value::Unknown),
+                d => {
+                    self.error(
+                        Code::WrongKind,
+                        r,
+                        format!(
+                            "a layout dimension is TensorShard(m) or TensorReplicate(), not {}",
+                            d.describe()
+                        ),
+                    );
+                    return Some(Value::Unknown);
+                }
+            }
+        }
+        Some(Value::Layout(Layout { dims: out }))
+    }
+
+    /// `TensorShard(m)`: one dimension sharded over mesh axis `m`.
+    fn tensor_shard(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        let m = self.non_negative(&v, r, "a mesh axis")?;
+        Some(Value::Layout(Layout {
+            dims: vec![DimLayout::Shard(m as u32)],
+        }))
+    }
+
+    /// `TensorReplicate()`: one replicated dimension.
+    fn tensor_replicate(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        self.bind_builtin(c, b)?;
+        Some(Value::Layout(Layout {
+            dims: vec![DimLayout::Replicate],
+        }))
+    }
+
+    /// `TaskWindow(size, "tasks", mode)`: at least one task, counted in tasks, with a
+    /// `WindowMode` (stall by default).
+    fn task_window(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        let size = match v {
+            Value::Int(n) if n > 0 => n,
+            Value::Unknown => return None,
+            v => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!(
+                        "a task window holds at least one task; the size is {}",
+                        v.describe()
+                    ),
+                );
+                return None;
+            }
+        };
+        let unit = match args.get(1) {
+            Some(_) => self.string_arg(&args, 1)?,
+            None => "tasks".to_string(),
+        };
+        if unit != "tasks" {
+            let r = args.get(1).map_or(range, |a| a.1);
+            self.error(
+                Code::ScheduleArgument,
+                r,
+                format!("the task window's unit is \"tasks\", not \"{unit}\""),
+            );
+            return None;
+        }
+        let mode = self.window_mode(&args)?;
+        Some(Value::Window(Window { size, unit, mode }))
+    }
+
+    /// A task window's third argument: a `WindowMode` member, or stall when omitted.
+    fn window_mode(&mut self, args: &Args<'db>) -> Option<WindowMode> {
+        match args.get(2) {
+            Some((Value::Member(Builtin::WindowMode, m), _)) => WindowMode::MEMBERS
+                .iter()
+                .find(|(n, _)| n == m)
+                .map(|(_, w)| *w),
+            Some((Value::Unknown, _)) => None,
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("the window mode is a `WindowMode`, not {}", v.describe()),
+                );
+                None
+            }
+            None => Some(WindowMode::Stall),
+        }
+    }
+
+    /// `Deps(mode)`: the task graph's dependency policy, a `DepsMode` (exact tensor maps by
+    /// default).
+    fn deps(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let mode = match args.get(0) {
+            Some((Value::Member(Builtin::DepsMode, m), _)) => m.to_string(),
+            Some((Value::Unknown, _)) => return None,
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`Deps(mode=...)` takes a `DepsMode`, not {}", v.describe()),
+                );
+                return None;
+            }
+            None => "tensor_map_exact".to_string(),
+        };
+        Some(Value::Policy(Policy::TaskGraph("Deps", mode)))
+    }
+
+    /// `sequential(...)` and `combine(...)`: a schedule over one or more workload calls
+    /// without directives.
+    fn composite(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let mut parts = Vec::new();
+        let mut ok = true;
+        for arg in c.args() {
+            let v = arg.value().map_or(Value::Unknown, |e| self.expr(&e));
+            match v {
+                Value::Schedule(s) if s.directives.is_empty() => parts.push(s.root),
+                Value::Unknown => ok = false,
+                v => {
+                    self.error(
+                        Code::WrongKind,
+                        arg.syntax().text_range(),
+                        format!("`{}` takes workload calls, not {}", b.name(), v.describe()),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if parts.is_empty() && ok {
+            self.error(
+                Code::WrongArguments,
+                range,
+                format!("`{}` needs at least one workload", b.name()),
+            );
+            return Some(Value::Unknown);
+        }
+        let root = if b == Builtin::Sequential {
+            Composite::Sequential(parts)
+        } else {
+            Composite::Combine(parts)
+        };
+        Some(if ok {
+            Value::Schedule(Schedule {
+                root,
+                directives: Vec::new(),
+                target: None,
+            })
+        } else {
+            Value::Unknown
+        })
+    }
+
+    /// `print(...)`: evaluates its arguments (for their diagnostics and uses).
+    fn print(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
+        for arg in c.args() {
+            if let Some(v) = arg.value() {
+                self.expr(&v);
+            }
+        }
+        Some(Value::None)
+    }
+
+    /// `save_npy(tensor, path)`: a tensor and a path string.
+    fn save_npy(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (t, r) = args.get(0)?.clone();
+        if !matches!(t, Value::Tensor(_) | Value::Unknown) {
+            self.error(
+                Code::WrongKind,
+                r,
+                format!("`save_npy` saves a tensor, not {}", t.describe()),
+            );
+        }
+        self.string_arg(&args, 1)?;
+        Some(Value::None)
+    }
+
+    /// `min(...)` and `max(...)`: folded over the arguments (integers now, other scalars as
+    /// scalar expressions).
+    fn min_max(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let range = c.syntax().text_range();
+        let vals: Vec<Value<'db>> = c
+            .args()
+            .filter_map(|a| a.value())
+            .map(|v| self.expr(&v))
+            .collect();
+        let op = if b == Builtin::Min {
+            ScalarOp::Min
+        } else {
+            ScalarOp::Max
+        };
+        let mut it = vals.into_iter();
+        let first = it.next()?;
+        Some(it.fold(first, |acc, v| match (&acc, &v) {
+            (Value::Int(a), Value::Int(b)) => Value::Int(if op == ScalarOp::Min {
+                *a.min(b)
+            } else {
+                *a.max(b)
+            }),
+            _ => self.scalar_binary(op, acc, v, range),
+        }))
     }
 
     pub(crate) fn member_call(
@@ -345,6 +420,8 @@ impl<'db> Eval<'db> {
         self.member_call_inner(b, m, c).unwrap_or(Value::Unknown)
     }
 
+    /// The value of a call of a builtin's member (`DispatchPolicy.round_robin(4)`), by the
+    /// member; `None` after an error.
     pub(crate) fn member_call_inner(
         &mut self,
         b: Builtin,
@@ -352,116 +429,20 @@ impl<'db> Eval<'db> {
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let result: Option<Value<'db>> = match (b, m) {
-            (Builtin::DispatchPolicy, "round_robin") => {
-                let args = self.bind_member(c, b, m)?;
-                let (v, r) = args.get(0)?.clone();
-                match v {
-                    Value::Int(n) if n > 0 => Some(Value::Policy(Policy::RoundRobin(n))),
-                    Value::Unknown => None,
-                    v => {
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!(
-                                "`round_robin` needs at least one AICPU, not {}",
-                                v.describe()
-                            ),
-                        );
-                        None
-                    }
-                }
-            }
+        match (b, m) {
+            (Builtin::DispatchPolicy, "round_robin") => self.round_robin(b, m, c),
             (Builtin::DispatchPolicy, "affinity" | "hash" | "dispatch_by") => {
-                let args = self.bind_member(c, b, m)?;
-                let key = self.key_arg(&args, 0)?;
-                Some(Value::Policy(match m {
-                    "affinity" => Policy::Affinity(key),
-                    "hash" => Policy::Hash(key),
-                    _ => Policy::DispatchBy(key),
-                }))
+                self.keyed_dispatch(b, m, c)
             }
             (Builtin::DispatchPolicy, "work_steal") => {
                 self.bind_member(c, b, m)?;
                 Some(Value::Policy(Policy::WorkSteal))
             }
-            (Builtin::TimingPolicy, "batched" | "interleaved") => {
-                let args = self.bind_member(c, b, m)?;
-                let (v, r) = args.get(0)?.clone();
-                match v {
-                    Value::Int(n) if n > 0 => Some(Value::Policy(if m == "batched" {
-                        Policy::Batched(n)
-                    } else {
-                        Policy::Interleaved(n)
-                    })),
-                    Value::Unknown => None,
-                    v => {
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!("`{m}` needs a positive count, not {}", v.describe()),
-                        );
-                        None
-                    }
-                }
-            }
-            (Builtin::TimingPolicy, "rate_limit") => {
-                let args = self.bind_member(c, b, m)?;
-                let (v, r) = args.get(0)?.clone();
-                match v {
-                    Value::Int(_) | Value::Float(_) if num(&v) > 0.0 => {
-                        Some(Value::Policy(Policy::RateLimit(F64(num(&v)))))
-                    }
-                    Value::Unknown => None,
-                    v => {
-                        self.error(
-                            Code::ScheduleArgument,
-                            r,
-                            format!("`rate_limit` needs a positive rate, not {}", v.describe()),
-                        );
-                        None
-                    }
-                }
-            }
-            (Builtin::ReadyPolicy | Builtin::Pools, _) => {
-                self.bind_member(c, b, m)?;
-                Some(Value::Policy(Policy::TaskGraph(
-                    if b == Builtin::Pools {
-                        "Pools"
-                    } else {
-                        "ReadyPolicy"
-                    },
-                    m.to_string(),
-                )))
-            }
-            (Builtin::TensorLayout, "default") => {
-                let args = self.bind_member(c, b, m)?;
-                let (v, r) = args.get(0)?.clone();
-                let rank = self.positive(&v, r, "a rank")?;
-                Some(Value::Layout(Layout::replicated(rank as usize)))
-            }
-            (Builtin::TensorLayout, "sharded") => {
-                let args = self.bind_member(c, b, m)?;
-                let (dv, dr) = args.get(0)?.clone();
-                let (rv, rr) = args.get(1)?.clone();
-                let dim = self.non_negative(&dv, dr, "a dimension")?;
-                let rank = self.positive(&rv, rr, "a rank")?;
-                let mesh = match args.get(2) {
-                    Some((v, r)) => self.non_negative(&v.clone(), *r, "a mesh axis")?,
-                    None => 0,
-                };
-                if dim as u64 >= rank {
-                    self.error(
-                        Code::IndexOutOfRange,
-                        dr,
-                        format!("dimension {dim} is out of range for rank {rank}"),
-                    );
-                    return None;
-                }
-                let mut l = Layout::replicated(rank as usize);
-                l.dims[dim as usize] = DimLayout::Shard(mesh as u32);
-                Some(Value::Layout(l))
-            }
+            (Builtin::TimingPolicy, "batched" | "interleaved") => self.counted_timing(b, m, c),
+            (Builtin::TimingPolicy, "rate_limit") => self.rate_limit(b, m, c),
+            (Builtin::ReadyPolicy | Builtin::Pools, _) => self.task_graph_policy(b, m, c),
+            (Builtin::TensorLayout, "default") => self.default_layout(b, m, c),
+            (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
             (Builtin::P, _) => {
                 self.error(
                     Code::WrongKind,
@@ -478,8 +459,158 @@ impl<'db> Eval<'db> {
                 );
                 None
             }
+        }
+    }
+
+    /// `DispatchPolicy.round_robin(n)`: over at least one AICPU.
+    fn round_robin(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let (v, r) = args.get(0)?.clone();
+        match v {
+            Value::Int(n) if n > 0 => Some(Value::Policy(Policy::RoundRobin(n))),
+            Value::Unknown => None,
+            v => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!(
+                        "`round_robin` needs at least one AICPU, not {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `DispatchPolicy.affinity(key)`, `.hash(key)` and `.dispatch_by(key)`: dispatch by a task
+    /// key.
+    fn keyed_dispatch(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let key = self.key_arg(&args, 0)?;
+        Some(Value::Policy(match m {
+            "affinity" => Policy::Affinity(key),
+            "hash" => Policy::Hash(key),
+            _ => Policy::DispatchBy(key),
+        }))
+    }
+
+    /// `TimingPolicy.batched(n)` and `.interleaved(n)`: a positive count.
+    fn counted_timing(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let (v, r) = args.get(0)?.clone();
+        match v {
+            Value::Int(n) if n > 0 => Some(Value::Policy(if m == "batched" {
+                Policy::Batched(n)
+            } else {
+                Policy::Interleaved(n)
+            })),
+            Value::Unknown => None,
+            v => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`{m}` needs a positive count, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `TimingPolicy.rate_limit(rate)`: a positive rate.
+    fn rate_limit(&mut self, b: Builtin, m: &'static str, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let (v, r) = args.get(0)?.clone();
+        match v {
+            Value::Int(_) | Value::Float(_) if num(&v) > 0.0 => {
+                Some(Value::Policy(Policy::RateLimit(F64(num(&v)))))
+            }
+            Value::Unknown => None,
+            v => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`rate_limit` needs a positive rate, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A `ReadyPolicy` or `Pools` member: a task-graph policy named by the member.
+    fn task_graph_policy(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        self.bind_member(c, b, m)?;
+        Some(Value::Policy(Policy::TaskGraph(
+            if b == Builtin::Pools {
+                "Pools"
+            } else {
+                "ReadyPolicy"
+            },
+            m.to_string(),
+        )))
+    }
+
+    /// `TensorLayout.default(rank)`: every dimension replicated.
+    fn default_layout(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let (v, r) = args.get(0)?.clone();
+        let rank = self.positive(&v, r, "a rank")?;
+        Some(Value::Layout(Layout::replicated(rank as usize)))
+    }
+
+    /// `TensorLayout.sharded(dim, rank, mesh_axis=0)`: dimension `dim` (within the rank)
+    /// sharded over the mesh axis, the rest replicated.
+    fn sharded_layout(
+        &mut self,
+        b: Builtin,
+        m: &'static str,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = self.bind_member(c, b, m)?;
+        let (dv, dr) = args.get(0)?.clone();
+        let (rv, rr) = args.get(1)?.clone();
+        let dim = self.non_negative(&dv, dr, "a dimension")?;
+        let rank = self.positive(&rv, rr, "a rank")?;
+        let mesh = match args.get(2) {
+            Some((v, r)) => self.non_negative(&v.clone(), *r, "a mesh axis")?,
+            None => 0,
         };
-        result
+        if dim as u64 >= rank {
+            self.error(
+                Code::IndexOutOfRange,
+                dr,
+                format!("dimension {dim} is out of range for rank {rank}"),
+            );
+            return None;
+        }
+        let mut l = Layout::replicated(rank as usize);
+        l.dims[dim as usize] = DimLayout::Shard(mesh as u32);
+        Some(Value::Layout(l))
     }
 }
 

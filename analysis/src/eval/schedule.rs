@@ -3,7 +3,7 @@
 use super::bind::Args;
 use super::expr::compare_op;
 use super::{Binding, Eval, Execute};
-use crate::diagnostics::{Code, Diag};
+use crate::diagnostics::{Code, Diag, Span};
 use crate::names::suggest;
 use crate::values::schedule::{Directive, DirectiveDetail, DirectiveKind, Target};
 use crate::values::{CompileTarget, Key, Policy, Schedule, Value};
@@ -86,99 +86,35 @@ impl<'db> Eval<'db> {
         self.shallow(key, e.syntax().text_range())
     }
 
+    /// One key expression, by its form; `None` after an error.
     pub(crate) fn key_expr_here(&mut self, task: &str, e: &Expr) -> Option<ScalarExpr> {
         let range = e.syntax().text_range();
-        let bad = |eval: &mut Self, what: String| {
-            eval.error(Code::KeyExpression, range, format!("{what} in a key: a key may use task fields (`{task}.b`, `{task}.get(\"b\")`), integer constants and `slot_u64(i)`"));
-            None
-        };
         match e {
             Expr::ParenExpr(p) => self.key_expr(task, &p.expr()?),
             Expr::Literal(_) => match self.expr(e) {
                 Value::Int(i) => Some(ScalarExpr::Const(i)),
                 Value::Bool(b) => Some(ScalarExpr::Const(b as i64)),
-                v => bad(self, v.describe()),
+                v => self.not_in_key(task, range, v.describe()),
             },
             Expr::AttributeExpr(a) => match a.receiver() {
                 Some(Expr::NameExpr(n)) if n.text() == task => {
                     Some(ScalarExpr::Var(a.attr()?.text().to_string()))
                 }
-                _ => bad(self, format!("`{}`", e.syntax().text())),
+                _ => self.not_in_key(task, range, format!("`{}`", e.syntax().text())),
             },
             Expr::NameExpr(n) => {
                 if n.text() == task {
-                    return bad(self, format!("the task `{task}` itself"));
+                    return self.not_in_key(task, range, format!("the task `{task}` itself"));
                 }
                 match self.expr(e) {
                     Value::Int(i) => Some(ScalarExpr::Const(i)),
                     Value::Unknown => None,
-                    v => bad(self, v.describe()),
+                    v => self.not_in_key(task, range, v.describe()),
                 }
             }
-            Expr::CallExpr(c) => {
-                let callee = c.callee()?;
-                let args: Vec<Expr> = c.args().filter_map(|a| a.value()).collect();
-                if let Expr::AttributeExpr(a) = &callee
-                    && matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == task)
-                    && a.attr().is_some_and(|t| t.text() == "get")
-                {
-                    if let [arg] = args.as_slice()
-                        && let Value::Str(field) = self.expr(arg)
-                    {
-                        return Some(ScalarExpr::Var(field));
-                    }
-                    return bad(self, "`get` without a field name string".into());
-                }
-                match self.expr(&callee) {
-                    Value::Builtin(Builtin::SlotU64) => match args.as_slice() {
-                        [arg] => match self.expr(arg) {
-                            Value::Int(i) if i >= 0 => Some(ScalarExpr::Slot(i)),
-                            v => bad(self, format!("`slot_u64` of {}", v.describe())),
-                        },
-                        _ => bad(self, "`slot_u64` without one slot number".into()),
-                    },
-                    Value::Builtin(b @ (Builtin::Min | Builtin::Max)) => {
-                        let op = if b == Builtin::Min {
-                            ScalarOp::Min
-                        } else {
-                            ScalarOp::Max
-                        };
-                        let mut parts = args
-                            .iter()
-                            .map(|a| self.key_expr(task, a))
-                            .collect::<Option<Vec<_>>>()?
-                            .into_iter();
-                        let first = parts.next()?;
-                        Some(parts.fold(first, |acc, p| {
-                            ScalarExpr::Binary(op, Box::new(acc), Box::new(p))
-                        }))
-                    }
-                    Value::Unknown => None,
-                    v => bad(self, format!("a call of {}", v.describe())),
-                }
-            }
-            Expr::UnaryExpr(u) => {
-                let inner = self.key_expr(task, &u.operand()?)?;
-                match u.op_kind() {
-                    Some(SyntaxKind::MINUS) => Some(ScalarExpr::Neg(Box::new(inner))),
-                    Some(SyntaxKind::NOT_KW) => Some(ScalarExpr::Not(Box::new(inner))),
-                    Some(SyntaxKind::PLUS) => Some(inner),
-                    _ => bad(self, "this operator".into()),
-                }
-            }
-            Expr::BinExpr(b) => {
-                let op = match b.op_kind()? {
-                    SyntaxKind::PLUS => ScalarOp::Add,
-                    SyntaxKind::MINUS => ScalarOp::Sub,
-                    SyntaxKind::STAR => ScalarOp::Mul,
-                    SyntaxKind::DOUBLE_SLASH => ScalarOp::FloorDiv,
-                    SyntaxKind::PERCENT => ScalarOp::Mod,
-                    _ => return bad(self, format!("`{}`", b.op()?.text())),
-                };
-                let l = self.key_expr(task, &b.lhs()?)?;
-                let r = self.key_expr(task, &b.rhs()?)?;
-                Some(ScalarExpr::Binary(op, Box::new(l), Box::new(r)))
-            }
+            Expr::CallExpr(c) => self.key_call(task, c),
+            Expr::UnaryExpr(u) => self.key_unary(task, u),
+            Expr::BinExpr(b) => self.key_arithmetic(task, b),
             Expr::BoolExpr(b) => {
                 let op = if b.op_kind() == Some(SyntaxKind::AND_KW) {
                     ScalarOp::And
@@ -189,28 +125,115 @@ impl<'db> Eval<'db> {
                 let r = self.key_expr(task, &b.rhs()?)?;
                 Some(ScalarExpr::Binary(op, Box::new(l), Box::new(r)))
             }
-            Expr::CompareExpr(c) => {
-                let operands: Vec<Expr> = c.operands().collect();
-                let ops = c.ops();
-                let mut out: Option<ScalarExpr> = None;
-                for (i, op) in ops.iter().enumerate() {
-                    let Some(sop) = compare_op(op) else {
-                        return bad(self, "this comparison".into());
-                    };
-                    let l = self.key_expr(task, operands.get(i)?)?;
-                    let r = self.key_expr(task, operands.get(i + 1)?)?;
-                    let cmp = ScalarExpr::Binary(sop, Box::new(l), Box::new(r));
-                    out = Some(match out {
-                        None => cmp,
-                        Some(prev) => {
-                            ScalarExpr::Binary(ScalarOp::And, Box::new(prev), Box::new(cmp))
-                        }
-                    });
-                }
-                out
-            }
-            _ => bad(self, format!("`{}`", e.syntax().text())),
+            Expr::CompareExpr(c) => self.key_comparison(task, c),
+            _ => self.not_in_key(task, range, format!("`{}`", e.syntax().text())),
         }
+    }
+
+    /// Reports `what` (at `range`) as not allowed in a key, with what a key may use.
+    fn not_in_key(&mut self, task: &str, range: TextRange, what: String) -> Option<ScalarExpr> {
+        self.error(
+            Code::KeyExpression,
+            range,
+            format!(
+                "{what} in a key: a key may use task fields (`{task}.b`, `{task}.get(\"b\")`), integer constants and `slot_u64(i)`"
+            ),
+        );
+        None
+    }
+
+    /// A call in a key: `t.get("b")`, `slot_u64(i)`, or `min`/`max` of keys.
+    fn key_call(&mut self, task: &str, c: &ast::CallExpr) -> Option<ScalarExpr> {
+        let range = c.syntax().text_range();
+        let callee = c.callee()?;
+        let args: Vec<Expr> = c.args().filter_map(|a| a.value()).collect();
+        if let Expr::AttributeExpr(a) = &callee
+            && matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == task)
+            && a.attr().is_some_and(|t| t.text() == "get")
+        {
+            if let [arg] = args.as_slice()
+                && let Value::Str(field) = self.expr(arg)
+            {
+                return Some(ScalarExpr::Var(field));
+            }
+            return self.not_in_key(task, range, "`get` without a field name string".into());
+        }
+        match self.expr(&callee) {
+            Value::Builtin(Builtin::SlotU64) => match args.as_slice() {
+                [arg] => match self.expr(arg) {
+                    Value::Int(i) if i >= 0 => Some(ScalarExpr::Slot(i)),
+                    v => self.not_in_key(task, range, format!("`slot_u64` of {}", v.describe())),
+                },
+                _ => self.not_in_key(task, range, "`slot_u64` without one slot number".into()),
+            },
+            Value::Builtin(b @ (Builtin::Min | Builtin::Max)) => {
+                let op = if b == Builtin::Min {
+                    ScalarOp::Min
+                } else {
+                    ScalarOp::Max
+                };
+                let mut parts = args
+                    .iter()
+                    .map(|a| self.key_expr(task, a))
+                    .collect::<Option<Vec<_>>>()?
+                    .into_iter();
+                let first = parts.next()?;
+                Some(parts.fold(first, |acc, p| {
+                    ScalarExpr::Binary(op, Box::new(acc), Box::new(p))
+                }))
+            }
+            Value::Unknown => None,
+            v => self.not_in_key(task, range, format!("a call of {}", v.describe())),
+        }
+    }
+
+    /// `-k`, `not k` and `+k` in a key.
+    fn key_unary(&mut self, task: &str, u: &ast::UnaryExpr) -> Option<ScalarExpr> {
+        let range = u.syntax().text_range();
+        let inner = self.key_expr(task, &u.operand()?)?;
+        match u.op_kind() {
+            Some(SyntaxKind::MINUS) => Some(ScalarExpr::Neg(Box::new(inner))),
+            Some(SyntaxKind::NOT_KW) => Some(ScalarExpr::Not(Box::new(inner))),
+            Some(SyntaxKind::PLUS) => Some(inner),
+            _ => self.not_in_key(task, range, "this operator".into()),
+        }
+    }
+
+    /// `+`, `-`, `*`, `//` and `%` of two keys.
+    fn key_arithmetic(&mut self, task: &str, b: &ast::BinExpr) -> Option<ScalarExpr> {
+        let range = b.syntax().text_range();
+        let op = match b.op_kind()? {
+            SyntaxKind::PLUS => ScalarOp::Add,
+            SyntaxKind::MINUS => ScalarOp::Sub,
+            SyntaxKind::STAR => ScalarOp::Mul,
+            SyntaxKind::DOUBLE_SLASH => ScalarOp::FloorDiv,
+            SyntaxKind::PERCENT => ScalarOp::Mod,
+            _ => return self.not_in_key(task, range, format!("`{}`", b.op()?.text())),
+        };
+        let l = self.key_expr(task, &b.lhs()?)?;
+        let r = self.key_expr(task, &b.rhs()?)?;
+        Some(ScalarExpr::Binary(op, Box::new(l), Box::new(r)))
+    }
+
+    /// A comparison chain in a key: `a < b < c` is `a < b and b < c`.
+    fn key_comparison(&mut self, task: &str, c: &ast::CompareExpr) -> Option<ScalarExpr> {
+        let range = c.syntax().text_range();
+        let operands: Vec<Expr> = c.operands().collect();
+        let ops = c.ops();
+        let mut out: Option<ScalarExpr> = None;
+        for (i, op) in ops.iter().enumerate() {
+            let Some(sop) = compare_op(op) else {
+                return self.not_in_key(task, range, "this comparison".into());
+            };
+            let l = self.key_expr(task, operands.get(i)?)?;
+            let r = self.key_expr(task, operands.get(i + 1)?)?;
+            let cmp = ScalarExpr::Binary(sop, Box::new(l), Box::new(r));
+            out = Some(match out {
+                None => cmp,
+                Some(prev) => ScalarExpr::Binary(ScalarOp::And, Box::new(prev), Box::new(cmp)),
+            });
+        }
+        out
     }
 
     /// Methods of workloads (schedule directives) and programs.
@@ -221,282 +244,340 @@ impl<'db> Eval<'db> {
         range: TextRange,
         c: &ast::CallExpr,
     ) -> Value<'db> {
+        match receiver {
+            Value::Schedule(s) => self.schedule_method(s, method, range, c),
+            Value::Program(p) => self.program_method(p, method, range, c),
+            _ => Value::Unknown,
+        }
+    }
+
+    /// A workload's method: the schedule with the directives it adds, or, for `compile`, the
+    /// program; `Value::Unknown` after an error.
+    fn schedule_method(
+        &mut self,
+        mut s: Schedule<'db>,
+        method: &str,
+        range: TextRange,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
         let what = format!("`.{method}`");
         let what = what.as_str();
         // From the method name to the closing parenthesis, not the whole chain before it.
         let call_span = self.span(TextRange::new(range.start(), c.syntax().text_range().end()));
-        match receiver {
-            Value::Schedule(mut s) => {
-                let directive = |kind, detail| Directive {
-                    kind,
-                    span: call_span,
-                    detail,
-                };
-                match method {
-                    "dispatch" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        match args.get(0).cloned() {
-                            Some((Value::Policy(p), r)) => {
-                                let kind = crate::values::schedule::kind_of_policy(&p);
-                                if !matches!(
-                                    kind,
-                                    DirectiveKind::RoundRobin
-                                        | DirectiveKind::Affinity
-                                        | DirectiveKind::HashKey
-                                        | DirectiveKind::DispatchBy
-                                        | DirectiveKind::WorkSteal
-                                ) {
-                                    self.error(
-                                        Code::ScheduleArgument,
-                                        r,
-                                        "`.dispatch` takes a DispatchPolicy",
-                                    );
-                                    return Value::Unknown;
-                                }
-                                s.directives
-                                    .push(directive(kind, DirectiveDetail::Policy(p)));
-                            }
-                            Some((Value::Unknown, _)) => return Value::Unknown,
-                            Some((v, r)) => {
-                                self.error(
-                                    Code::ScheduleArgument,
-                                    r,
-                                    format!(
-                                        "`.dispatch` takes a DispatchPolicy, not {}",
-                                        v.describe()
-                                    ),
-                                );
-                                return Value::Unknown;
-                            }
-                            None => return Value::Unknown,
-                        }
-                    }
-                    "streams" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        match args.get(0).cloned() {
-                            Some((Value::Int(n), _)) if n > 0 => s
-                                .directives
-                                .push(directive(DirectiveKind::Streams, DirectiveDetail::Count(n))),
-                            Some((Value::Unknown, _)) | None => return Value::Unknown,
-                            Some((v, r)) => {
-                                self.error(
-                                    Code::ScheduleArgument,
-                                    r,
-                                    format!(
-                                        "`.streams` needs at least one stream, not {}",
-                                        v.describe()
-                                    ),
-                                );
-                                return Value::Unknown;
-                            }
-                        }
-                    }
-                    "stream_by" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        let Some(key) = self.key_arg(&args, 0) else {
-                            return Value::Unknown;
-                        };
-                        s.directives.push(directive(
-                            DirectiveKind::StreamBy,
-                            DirectiveDetail::Key(key),
-                        ));
-                    }
-                    "timing" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        match args.get(0).cloned() {
-                            Some((Value::Policy(p), r)) => {
-                                let kind = crate::values::schedule::kind_of_policy(&p);
-                                if !matches!(
-                                    kind,
-                                    DirectiveKind::Immediate
-                                        | DirectiveKind::Batched
-                                        | DirectiveKind::Interleaved
-                                        | DirectiveKind::RateLimit
-                                ) {
-                                    self.error(
-                                        Code::ScheduleArgument,
-                                        r,
-                                        "`.timing` takes a TimingPolicy",
-                                    );
-                                    return Value::Unknown;
-                                }
-                                s.directives
-                                    .push(directive(kind, DirectiveDetail::Policy(p)));
-                            }
-                            Some((Value::Member(Builtin::TimingPolicy, m), r)) => {
-                                self.error(Code::ScheduleArgument, r, format!("`TimingPolicy.{m}` needs its argument: `TimingPolicy.{m}(n)`"));
-                                return Value::Unknown;
-                            }
-                            Some((Value::Unknown, _)) | None => return Value::Unknown,
-                            Some((v, r)) => {
-                                self.error(
-                                    Code::ScheduleArgument,
-                                    r,
-                                    format!("`.timing` takes a TimingPolicy, not {}", v.describe()),
-                                );
-                                return Value::Unknown;
-                            }
-                        }
-                    }
-                    "task_graph" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        for (i, expected) in ["TaskWindow", "Deps", "ReadyPolicy", "Pools"]
-                            .iter()
-                            .enumerate()
-                        {
-                            match args.get(i).cloned() {
-                                None => {}
-                                Some((Value::Window(w), _)) if i == 0 => s
-                                    .directives
-                                    .push(directive(w.mode.kind(), DirectiveDetail::Window(w))),
-                                Some((Value::Policy(p @ Policy::TaskGraph(kind, _)), _))
-                                    if i > 0 && kind == *expected =>
-                                {
-                                    s.directives.push(directive(
-                                        crate::values::schedule::kind_of_policy(&p),
-                                        DirectiveDetail::Policy(p),
-                                    ))
-                                }
-                                Some((Value::Unknown, _)) => return Value::Unknown,
-                                Some((v, r)) => {
-                                    self.error(
-                                        Code::ScheduleArgument,
-                                        r,
-                                        format!(
-                                            "this argument takes a {expected}, not {}",
-                                            v.describe()
-                                        ),
-                                    );
-                                    return Value::Unknown;
-                                }
-                            }
-                        }
-                    }
-                    "spatial_map" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        let Some((v, r)) = args.get(0).cloned() else {
-                            return Value::Unknown;
-                        };
-                        match self.shape(&v, r) {
-                            Some(grid) => s.directives.push(directive(
-                                DirectiveKind::SpatialMap,
-                                DirectiveDetail::Grid(grid),
-                            )),
-                            None => return Value::Unknown,
-                        }
-                    }
-                    "layout" => {
-                        let d = Diag::new(
-                            Code::Deprecated,
-                            self.span(range),
-                            "`.layout(...)` on a workload is deprecated: a layout is part of a tensor's type; give `Tensor(..., layout=...)` or use `relayout(...)`",
-                        );
-                        self.push(d);
-                        c.args().filter_map(|a| a.value()).for_each(|v| {
-                            self.expr(&v);
-                        });
-                    }
-                    "compile" => {
-                        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
-                            return Value::Unknown;
-                        };
-                        let target = match args.get(0).cloned() {
-                            None => Target::CpuSim,
-                            Some((Value::Str(t), r)) => match Target::from_name(&t) {
-                                Some(t) => t,
-                                None => {
-                                    let mut d = Diag::new(
-                                        Code::ScheduleArgument,
-                                        self.span(r),
-                                        format!(
-                                            "unknown target \"{t}\"; the targets are {}",
-                                            Target::names()
-                                        ),
-                                    );
-                                    if let Some(best) =
-                                        suggest(&t, Target::ALL.iter().map(|t| t.name()))
-                                    {
-                                        d = d.with_fix(
-                                            format!("use \"{best}\""),
-                                            vec![(self.span(r), format!("\"{best}\""))],
-                                        );
-                                    }
-                                    self.push(d);
-                                    return Value::Unknown;
-                                }
-                            },
-                            Some((Value::Unknown, _)) => return Value::Unknown,
-                            Some((v, r)) => {
-                                self.error(
-                                    Code::ScheduleArgument,
-                                    r,
-                                    format!(
-                                        "the target is a string such as \"cpu_sim\", not {}",
-                                        v.describe()
-                                    ),
-                                );
-                                return Value::Unknown;
-                            }
-                        };
-                        s.target = Some(CompileTarget {
-                            target,
-                            span: call_span,
-                        });
-                        return Value::Program(s);
-                    }
-                    _ => {
-                        return self.unknown_member(
-                            "workload",
-                            method,
-                            range,
-                            SCHEDULE_METHODS.iter().map(|m| m.name),
-                        );
-                    }
-                }
-                Value::Schedule(s)
+        let added = match method {
+            "dispatch" => self.dispatch_directive(c, what).map(|d| vec![d]),
+            "streams" => self.streams_directive(c, what).map(|d| vec![d]),
+            "stream_by" => self.stream_by_directive(c, what).map(|d| vec![d]),
+            "timing" => self.timing_directive(c, what).map(|d| vec![d]),
+            "task_graph" => self.task_graph_directives(c, what),
+            "spatial_map" => self.spatial_map_directive(c, what).map(|d| vec![d]),
+            "layout" => {
+                self.workload_layout(range, c);
+                Some(Vec::new())
             }
-            Value::Program(p) => match method {
-                "execute" => {
-                    self.execute(p, c);
-                    Value::None
-                }
-                "synchronize" => {
-                    self.bind_method(c, what, PROGRAM_MEMBERS, method);
-                    Value::None
-                }
-                "enable_tracing" => {
-                    if let Some(args) = self.bind_method(c, what, PROGRAM_MEMBERS, method)
-                        && let Some((v, r)) = args.get(0)
-                        && !matches!(v, Value::Member(Builtin::TraceLevel, _) | Value::Unknown)
-                    {
-                        self.error(
-                            Code::WrongKind,
-                            *r,
-                            format!("the trace level is a `TraceLevel`, not {}", v.describe()),
-                        );
-                    }
-                    Value::None
-                }
-                _ => self.unknown_member(
-                    "program",
+            "compile" => return self.compile(s, c, what, call_span),
+            _ => {
+                return self.unknown_member(
+                    "workload",
                     method,
                     range,
-                    PROGRAM_MEMBERS.iter().map(|m| m.name),
-                ),
-            },
-            _ => Value::Unknown,
+                    SCHEDULE_METHODS.iter().map(|m| m.name),
+                );
+            }
+        };
+        let Some(added) = added else {
+            return Value::Unknown;
+        };
+        s.directives
+            .extend(added.into_iter().map(|(kind, detail)| Directive {
+                kind,
+                span: call_span,
+                detail,
+            }));
+        Value::Schedule(s)
+    }
+
+    /// `.dispatch(policy)`: a `DispatchPolicy`.
+    fn dispatch_directive(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<(DirectiveKind, DirectiveDetail)> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "dispatch")?;
+        match args.get(0).cloned() {
+            Some((Value::Policy(p), r)) => {
+                let kind = crate::values::schedule::kind_of_policy(&p);
+                if !matches!(
+                    kind,
+                    DirectiveKind::RoundRobin
+                        | DirectiveKind::Affinity
+                        | DirectiveKind::HashKey
+                        | DirectiveKind::DispatchBy
+                        | DirectiveKind::WorkSteal
+                ) {
+                    self.error(
+                        Code::ScheduleArgument,
+                        r,
+                        "`.dispatch` takes a DispatchPolicy",
+                    );
+                    return None;
+                }
+                Some((kind, DirectiveDetail::Policy(p)))
+            }
+            Some((Value::Unknown, _)) => None,
+            Some((v, r)) => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`.dispatch` takes a DispatchPolicy, not {}", v.describe()),
+                );
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// `.streams(n)`: at least one stream.
+    fn streams_directive(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<(DirectiveKind, DirectiveDetail)> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "streams")?;
+        match args.get(0).cloned() {
+            Some((Value::Int(n), _)) if n > 0 => {
+                Some((DirectiveKind::Streams, DirectiveDetail::Count(n)))
+            }
+            Some((Value::Unknown, _)) | None => None,
+            Some((v, r)) => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`.streams` needs at least one stream, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `.stream_by(key)`: a task key choosing the stream.
+    fn stream_by_directive(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<(DirectiveKind, DirectiveDetail)> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "stream_by")?;
+        let key = self.key_arg(&args, 0)?;
+        Some((DirectiveKind::StreamBy, DirectiveDetail::Key(key)))
+    }
+
+    /// `.timing(policy)`: a `TimingPolicy`, called when it takes an argument.
+    fn timing_directive(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<(DirectiveKind, DirectiveDetail)> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "timing")?;
+        match args.get(0).cloned() {
+            Some((Value::Policy(p), r)) => {
+                let kind = crate::values::schedule::kind_of_policy(&p);
+                if !matches!(
+                    kind,
+                    DirectiveKind::Immediate
+                        | DirectiveKind::Batched
+                        | DirectiveKind::Interleaved
+                        | DirectiveKind::RateLimit
+                ) {
+                    self.error(Code::ScheduleArgument, r, "`.timing` takes a TimingPolicy");
+                    return None;
+                }
+                Some((kind, DirectiveDetail::Policy(p)))
+            }
+            Some((Value::Member(Builtin::TimingPolicy, m), r)) => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`TimingPolicy.{m}` needs its argument: `TimingPolicy.{m}(n)`"),
+                );
+                None
+            }
+            Some((Value::Unknown, _)) | None => None,
+            Some((v, r)) => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!("`.timing` takes a TimingPolicy, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `.task_graph(window, deps, ready, pools)`: one directive per argument given, each of
+    /// its kind.
+    fn task_graph_directives(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<Vec<(DirectiveKind, DirectiveDetail)>> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "task_graph")?;
+        let mut added = Vec::new();
+        for (i, expected) in ["TaskWindow", "Deps", "ReadyPolicy", "Pools"]
+            .iter()
+            .enumerate()
+        {
+            match args.get(i).cloned() {
+                None => {}
+                Some((Value::Window(w), _)) if i == 0 => {
+                    added.push((w.mode.kind(), DirectiveDetail::Window(w)))
+                }
+                Some((Value::Policy(p @ Policy::TaskGraph(kind, _)), _))
+                    if i > 0 && kind == *expected =>
+                {
+                    added.push((
+                        crate::values::schedule::kind_of_policy(&p),
+                        DirectiveDetail::Policy(p),
+                    ))
+                }
+                Some((Value::Unknown, _)) => return None,
+                Some((v, r)) => {
+                    self.error(
+                        Code::ScheduleArgument,
+                        r,
+                        format!("this argument takes a {expected}, not {}", v.describe()),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(added)
+    }
+
+    /// `.spatial_map(grid)`: the grid's shape.
+    fn spatial_map_directive(
+        &mut self,
+        c: &ast::CallExpr,
+        what: &str,
+    ) -> Option<(DirectiveKind, DirectiveDetail)> {
+        let args = self.bind_method(c, what, SCHEDULE_METHODS, "spatial_map")?;
+        let (v, r) = args.get(0).cloned()?;
+        let grid = self.shape(&v, r)?;
+        Some((DirectiveKind::SpatialMap, DirectiveDetail::Grid(grid)))
+    }
+
+    /// `.layout(...)` on a workload: deprecated and ignored; its arguments are still evaluated.
+    fn workload_layout(&mut self, range: TextRange, c: &ast::CallExpr) {
+        let d = Diag::new(
+            Code::Deprecated,
+            self.span(range),
+            "`.layout(...)` on a workload is deprecated: a layout is part of a tensor's type; give `Tensor(..., layout=...)` or use `relayout(...)`",
+        );
+        self.push(d);
+        c.args().filter_map(|a| a.value()).for_each(|v| {
+            self.expr(&v);
+        });
+    }
+
+    /// `.compile(target="cpu_sim")`: the schedule as a program for the target.
+    fn compile(
+        &mut self,
+        mut s: Schedule<'db>,
+        c: &ast::CallExpr,
+        what: &str,
+        call_span: Span<'db>,
+    ) -> Value<'db> {
+        let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, "compile") else {
+            return Value::Unknown;
+        };
+        let Some(target) = self.compile_target(&args) else {
+            return Value::Unknown;
+        };
+        s.target = Some(CompileTarget {
+            target,
+            span: call_span,
+        });
+        Value::Program(s)
+    }
+
+    /// The target argument of `.compile`: a target's name (with the nearest as a fix if it
+    /// names none), `cpu_sim` when omitted.
+    fn compile_target(&mut self, args: &Args<'db>) -> Option<Target> {
+        match args.get(0).cloned() {
+            None => Some(Target::CpuSim),
+            Some((Value::Str(t), r)) => {
+                let target = Target::from_name(&t);
+                if target.is_none() {
+                    let mut d = Diag::new(
+                        Code::ScheduleArgument,
+                        self.span(r),
+                        format!(
+                            "unknown target \"{t}\"; the targets are {}",
+                            Target::names()
+                        ),
+                    );
+                    if let Some(best) = suggest(&t, Target::ALL.iter().map(|t| t.name())) {
+                        d = d.with_fix(
+                            format!("use \"{best}\""),
+                            vec![(self.span(r), format!("\"{best}\""))],
+                        );
+                    }
+                    self.push(d);
+                }
+                target
+            }
+            Some((Value::Unknown, _)) => None,
+            Some((v, r)) => {
+                self.error(
+                    Code::ScheduleArgument,
+                    r,
+                    format!(
+                        "the target is a string such as \"cpu_sim\", not {}",
+                        v.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// A program's method: `execute`, `synchronize` or `enable_tracing`.
+    fn program_method(
+        &mut self,
+        p: Schedule<'db>,
+        method: &str,
+        range: TextRange,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
+        let what = format!("`.{method}`");
+        let what = what.as_str();
+        match method {
+            "execute" => {
+                self.execute(p, c);
+                Value::None
+            }
+            "synchronize" => {
+                self.bind_method(c, what, PROGRAM_MEMBERS, method);
+                Value::None
+            }
+            "enable_tracing" => {
+                if let Some(args) = self.bind_method(c, what, PROGRAM_MEMBERS, method)
+                    && let Some((v, r)) = args.get(0)
+                    && !matches!(v, Value::Member(Builtin::TraceLevel, _) | Value::Unknown)
+                {
+                    self.error(
+                        Code::WrongKind,
+                        *r,
+                        format!("the trace level is a `TraceLevel`, not {}", v.describe()),
+                    );
+                }
+                Value::None
+            }
+            _ => self.unknown_member(
+                "program",
+                method,
+                range,
+                PROGRAM_MEMBERS.iter().map(|m| m.name),
+            ),
         }
     }
 

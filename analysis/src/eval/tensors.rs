@@ -1,6 +1,7 @@
 //! Tensors and axes: `Tensor(...)`, `Ragged`, `Sparse`, shapes and dtypes.
 
 use super::Eval;
+use super::bind::Args;
 use crate::diagnostics::{Code, Diag, Span};
 use crate::types::{DType, shape_text};
 use crate::values::{
@@ -407,26 +408,21 @@ impl<'db> Eval<'db> {
         Value::View(view)
     }
 
-    /// `relayout`, `allreduce`, `allgather`, `reduce_scatter`: a new tensor from another.
+    /// `relayout`, `allreduce`, `allgather` and `reduce_scatter`: a tensor derived from the
+    /// source, with the shape and layout the collective gives it.
     pub(crate) fn collective(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
-        let what = format!("`{}`", b.name());
-        let params = b.params().unwrap_or(&[]);
         let args = self.bind_builtin(c, b)?;
-        let (tv, tr) = args.get(0)?.clone();
-        let source = match tv {
-            Value::Tensor(t) => t,
-            Value::Unknown => return None,
-            v => {
-                self.error(
-                    Code::WrongKind,
-                    tr,
-                    format!("{what} takes a tensor, not {}", v.describe()),
-                );
-                return None;
-            }
+        let (source, tr) = self.collective_source(b, &args)?;
+        let (shape, layout) = if b == Builtin::Relayout {
+            let layout = self.relayout_layout(&source, &args)?;
+            (source.shape.clone(), layout)
+        } else {
+            let mesh = self.collective_mesh_axis(b, &args)?;
+            let dim = self.sharded_dim(b, &source, tr, mesh)?;
+            collective_result(b, &source, dim, mesh)
         };
-        let derived = |shape: Vec<u64>, layout: Layout| Tensor {
+        Some(Value::Tensor(Tensor {
             name: String::new(),
             def: self.span(range),
             shape,
@@ -437,37 +433,66 @@ impl<'db> Eval<'db> {
                 op: b.name(),
                 source: source.name.clone(),
             },
-        };
-        if b == Builtin::Relayout {
-            let (lv, lr) = args.get(1)?.clone();
-            let layout = match lv {
-                Value::Layout(l) => l,
-                Value::Unknown => return None,
-                v => {
-                    self.error(
-                        Code::WrongKind,
-                        lr,
-                        format!("`relayout` takes a TensorLayout, not {}", v.describe()),
-                    );
-                    return None;
-                }
-            };
-            if layout.dims.len() != source.shape.len() {
+        }))
+    }
+
+    /// A collective's first argument: the source tensor, and where it is written.
+    fn collective_source(
+        &mut self,
+        b: Builtin,
+        args: &Args<'db>,
+    ) -> Option<(Tensor<'db>, TextRange)> {
+        let (tv, tr) = args.get(0)?.clone();
+        match tv {
+            Value::Tensor(t) => Some((t, tr)),
+            Value::Unknown => None,
+            v => {
                 self.error(
-                    Code::LayoutConflict,
+                    Code::WrongKind,
+                    tr,
+                    format!("`{}` takes a tensor, not {}", b.name(), v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `relayout`'s layout: a `TensorLayout` of the source's rank.
+    fn relayout_layout(&mut self, source: &Tensor<'db>, args: &Args<'db>) -> Option<Layout> {
+        let (lv, lr) = args.get(1)?.clone();
+        let layout = match lv {
+            Value::Layout(l) => l,
+            Value::Unknown => return None,
+            v => {
+                self.error(
+                    Code::WrongKind,
                     lr,
-                    format!(
-                        "the layout has rank {} but `{}` {} has rank {}",
-                        layout.dims.len(),
-                        source.name,
-                        shape_text(&source.shape),
-                        source.shape.len()
-                    ),
+                    format!("`relayout` takes a TensorLayout, not {}", v.describe()),
                 );
                 return None;
             }
-            return Some(Value::Tensor(derived(source.shape.clone(), layout)));
+        };
+        if layout.dims.len() != source.shape.len() {
+            self.error(
+                Code::LayoutConflict,
+                lr,
+                format!(
+                    "the layout has rank {} but `{}` {} has rank {}",
+                    layout.dims.len(),
+                    source.name,
+                    shape_text(&source.shape),
+                    source.shape.len()
+                ),
+            );
+            return None;
         }
+        Some(layout)
+    }
+
+    /// A reducing collective's `op` (if it has one: "sum", "max" or "min") and its mesh axis,
+    /// a non-negative integer.
+    fn collective_mesh_axis(&mut self, b: Builtin, args: &Args<'db>) -> Option<u32> {
+        let params = b.params().unwrap_or(&[]);
         if let Some(i) = params.iter().position(|p| p.name == "op")
             && let Some((ov, or)) = args.get(i).cloned()
         {
@@ -489,9 +514,9 @@ impl<'db> Eval<'db> {
         }
         let mi = params.iter().position(|p| p.name == "mesh_axis")?;
         let (mv, mr) = args.get(mi)?.clone();
-        let mesh = match mv {
-            Value::Int(m) if m >= 0 => m as u32,
-            Value::Unknown => return None,
+        match mv {
+            Value::Int(m) if m >= 0 => Some(m as u32),
+            Value::Unknown => None,
             v => {
                 self.error(
                     Code::WrongKind,
@@ -501,45 +526,58 @@ impl<'db> Eval<'db> {
                         v.describe()
                     ),
                 );
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// The source's dimension sharded on the mesh axis; WSP401 (at the source argument `tr`)
+    /// if none is.
+    fn sharded_dim(
+        &mut self,
+        b: Builtin,
+        source: &Tensor<'db>,
+        tr: TextRange,
+        mesh: u32,
+    ) -> Option<usize> {
         let Some((dim, _)) = source.layout.mesh_axes().find(|(_, m)| *m == mesh) else {
             let d = Diag::new(
                 Code::LayoutConflict,
                 self.span(tr),
                 format!(
-                    "{what} over mesh axis {mesh}, but `{}` (layout {}) is not sharded on it",
-                    source.name, source.layout
+                    "`{}` over mesh axis {mesh}, but `{}` (layout {}) is not sharded on it",
+                    b.name(),
+                    source.name,
+                    source.layout
                 ),
             )
             .with_related(source.def, format!("`{}` is defined here", source.name));
             self.push(d);
             return None;
         };
-        let rank = source.shape.len();
-        Some(Value::Tensor(match b {
-            Builtin::Allgather => {
-                let mut layout = source.layout.clone();
-                layout.dims[dim] = DimLayout::Replicate;
-                derived(source.shape.clone(), layout)
-            }
-            _ => {
-                // The sharded dimension is summed away.
-                let mut shape = source.shape.clone();
-                shape.remove(dim);
-                if shape.is_empty() {
-                    shape.push(1);
-                }
-                let mut layout = Layout::replicated(shape.len().max(1));
-                if b == Builtin::ReduceScatter {
-                    layout.dims[0] = DimLayout::Shard(mesh);
-                }
-                let _ = rank;
-                derived(shape, layout)
-            }
-        }))
+        Some(dim)
     }
+}
+
+/// The shape and layout of a reducing collective's result over the source's dimension `dim`
+/// (sharded on mesh axis `mesh`): `allgather` replicates it; `allreduce` and `reduce_scatter`
+/// sum it away, `reduce_scatter` sharding the result's first dimension on the mesh axis.
+fn collective_result(b: Builtin, source: &Tensor<'_>, dim: usize, mesh: u32) -> (Vec<u64>, Layout) {
+    if b == Builtin::Allgather {
+        let mut layout = source.layout.clone();
+        layout.dims[dim] = DimLayout::Replicate;
+        return (source.shape.clone(), layout);
+    }
+    let mut shape = source.shape.clone();
+    shape.remove(dim);
+    if shape.is_empty() {
+        shape.push(1);
+    }
+    let mut layout = Layout::replicated(shape.len().max(1));
+    if b == Builtin::ReduceScatter {
+        layout.dims[0] = DimLayout::Shard(mesh);
+    }
+    (shape, layout)
 }
 
 const REDUCE_OPS: &[&str] = &["sum", "max", "min"];
