@@ -30,21 +30,21 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 diags.extend(value.diags.iter().cloned());
                 for &call in &value.calls {
                     diags.extend(workload_instance(db, call).1.iter().cloned());
-                    diags.extend(checks::call_checks(db, call).iter().cloned());
+                    diags.extend(checks::call_checks(db, call));
                 }
                 diags.extend(program_checks(db, item).iter().cloned());
-                diags.extend(execute_checks(db, item).iter().cloned());
+                diags.extend(execute_checks(db, item));
             }
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
                 diags.extend(kernel_body(db, item).diags.iter().cloned());
-                diags.extend(checks::out_never_stored::check(db, item).iter().cloned());
+                diags.extend(checks::out_never_stored::check(db, item));
                 diags.extend(npu_kernel_checks(db, item).iter().cloned());
             }
             ItemKind::Workload => {
                 diags.extend(workload_params(db, item).1.iter().cloned());
                 diags.extend(workload_generic(db, item).diags.iter().cloned());
-                diags.extend(checks::body_checks(db, item).iter().cloned());
+                diags.extend(checks::body_checks(db, item));
             }
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }

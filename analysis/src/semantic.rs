@@ -32,10 +32,11 @@ pub use crate::workloads::{
 
 /// Whether a workload's body has errors (its plan then lacks what they broke).
 pub fn body_has_errors(db: &dyn salsa::Database, item: Item<'_>) -> bool {
+    let checks = crate::checks::body_checks(db, item);
     workload_generic(db, item)
         .diags
         .iter()
-        .chain(crate::checks::body_checks(db, item))
+        .chain(&checks)
         .any(|d| d.code.severity() == Severity::Error)
 }
 

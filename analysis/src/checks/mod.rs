@@ -5,6 +5,10 @@
 //! Checks of a workload's body that do not depend on its arguments run on the generic plan
 //! (`body_checks`); a call's plan is checked again and what is new is placed at the call
 //! (`call_checks`), as `workload_instance` does for the walker's own diagnostics.
+//!
+//! The cheap checks are plain functions that `file_diagnostics` calls, not queries: a query
+//! per item and rule would add a node to the dependency graph that every edit anywhere in the
+//! workspace re-verifies. The race search, which is not cheap, is its own query (`check.rs`).
 
 pub(crate) mod applicability;
 mod channels;
@@ -30,14 +34,12 @@ fn plan_checks<'db>(body: &[PlanNode<'db>]) -> Vec<Diag<'db>> {
 }
 
 /// The plan checks of a workload's body, for any arguments.
-#[salsa::tracked(returns(ref))]
 pub fn body_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     plan_checks(&workload_generic(db, item).body)
 }
 
 /// The plan checks of one call's body that its generic body does not have, at the call.
-#[salsa::tracked(returns(ref))]
 pub fn call_checks<'db>(db: &'db dyn salsa::Database, call: WorkloadCall<'db>) -> Vec<Diag<'db>> {
     let found = plan_checks(&workload_instance(db, call).0.body);
-    at_call(db, call, found, body_checks(db, call.workload(db)))
+    at_call(db, call, found, &body_checks(db, call.workload(db)))
 }

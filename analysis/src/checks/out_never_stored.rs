@@ -5,7 +5,6 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::items::Item;
 use crate::kernels::{Direction, ParamType, kernel_body, kernel_signature};
 
-#[salsa::tracked(returns(ref))]
 pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     let signature = kernel_signature(db, item);
     // A `cpp_src` kernel's stores are in its C++.

@@ -33,7 +33,6 @@ pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(Strin
 /// `program.execute(name=value, ...)`: each name is a run-time symbol of the program, bound to
 /// a positive integer. The evaluator records the bindings (`Execute`); they are checked here
 /// because the symbols come from the workload bodies.
-#[salsa::tracked(returns(ref))]
 pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     let mut out = Vec::new();
     for execute in &item_value(db, item).executes {
