@@ -2,16 +2,15 @@
 //! ordered. This is the one query front ends call.
 
 use crate::checks::npu_kernels::npu_kernel_checks;
-use crate::checks::programs::{execute_checks, program_checks, tensor_size_checks};
-use crate::checks::{self, deadlock, races, read_never_written};
+use crate::checks::programs::{program_checks, tensor_size_checks};
+use crate::checks::{self};
 use crate::diagnostics::{Code, Diag, Diagnostic, FileFix, Span};
 use crate::eval::{describe_syntax, item_value, workload_params};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::values::{Value, WorkloadCall};
-use crate::workloads::{PlanNode, workload_generic, workload_instance};
+use crate::workloads::workload_generic;
 use std::collections::{HashMap, HashSet};
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
@@ -26,14 +25,8 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         match item.kind(db) {
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
-                let value = item_value(db, item);
-                diags.extend(value.diags.iter().cloned());
-                for &call in &value.calls {
-                    diags.extend(workload_instance(db, call).1.iter().cloned());
-                    diags.extend(checks::call_checks(db, call));
-                }
+                diags.extend(item_value(db, item).diags.iter().cloned());
                 diags.extend(program_checks(db, item).iter().cloned());
-                diags.extend(execute_checks(db, item));
             }
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
@@ -44,13 +37,12 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Workload => {
                 diags.extend(workload_params(db, item).1.iter().cloned());
                 diags.extend(workload_generic(db, item).diags.iter().cloned());
-                diags.extend(checks::body_checks(db, item));
             }
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }
     }
     diags.extend(tensor_size_checks(db, file).iter().cloned());
-    diags.extend(file_dependencies(db, file).iter().cloned());
+    diags.extend(checks::file_plan_checks(db, file).iter().cloned());
 
     let offsets: HashMap<Item, TextSize> = items
         .iter()
@@ -135,49 +127,6 @@ fn broken_items<'db>(
         }
     }
     broken
-}
-
-/// The dependency checks over a file's workloads: races of each call (its extents known),
-/// tensors read but never written, and pipeline deadlocks. Apart from the rest, so that an
-/// edit that leaves every plan equal (a kernel body's) does not repeat them.
-#[salsa::tracked(returns(ref))]
-fn file_dependencies(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
-    let mut diags = Vec::new();
-    let mut call_list: Vec<WorkloadCall> = Vec::new();
-    let mut listed: HashSet<WorkloadCall> = HashSet::new();
-    let mut plans: Vec<&[PlanNode]> = Vec::new();
-    for &item in module_items(db, file) {
-        crate::work::step(1);
-        match item.kind(db) {
-            ItemKind::Assign | ItemKind::Expr => {
-                if let Value::Schedule(s) | Value::Program(s) = &item_value(db, item).value {
-                    for c in s.calls() {
-                        crate::work::step(1);
-                        if listed.insert(c) {
-                            call_list.push(c);
-                        }
-                    }
-                }
-            }
-            ItemKind::Workload => plans.push(&workload_generic(db, item).body),
-            _ => {}
-        }
-    }
-    for &call in &call_list {
-        let plan = &workload_instance(db, call).0;
-        diags.extend(races::races(&plan.body, Some(call.site(db))));
-        plans.push(&plan.body);
-    }
-    diags.extend(read_never_written::read_never_written(&plans));
-    let scope = module_scope(db, file);
-    let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
-        Value::Channel(c) => Some(c.depth),
-        _ => None,
-    };
-    for plan in &plans {
-        diags.extend(deadlock::deadlocks(plan, &depth_of));
-    }
-    diags
 }
 
 /// WSP002 for a top-level statement outside the subset.

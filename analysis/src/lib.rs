@@ -5,9 +5,9 @@
 //! through `semantic`.
 //!
 //! Layers, each using only those above it:
-//! - leaf facts: `files`, `items` (one item per top-level statement), `diagnostics`, `types`,
-//!   `vocabulary` (the builtin table), `symbols` (what a name refers to), `values`, `names`
-//!   (module scope);
+//! - leaf facts: `db`, `work` (the step counter), `files`, `items` (one item per top-level
+//!   statement), `diagnostics`, `types`, `vocabulary` (the builtin table), `symbols` (what a
+//!   name refers to), `values`, `names` (module scope);
 //! - `eval`: the evaluator of module-level values, split by concern;
 //! - `kernels` (signatures, bodies, their IR) and `workloads` (plans of loops and tasks);
 //! - `checks`: flow and program rules, one file each;

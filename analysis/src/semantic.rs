@@ -5,30 +5,25 @@
 //! bodies, workload plans, module values) as read-only data. Nothing here reports
 //! diagnostics: evaluating an expression for an editor drops what evaluating it found.
 
-use wsp_syntax::ast::{self, AstNode, Expr};
-use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
-
 use crate::diagnostics::Severity;
 use crate::eval::Eval;
+pub use crate::eval::{Annotation, item_value, workload_params};
 use crate::files::File;
-
-pub use crate::eval::{
-    Annotation, ItemValue, WorkloadParam, item_value, member_names, plural, workload_params,
-};
 pub use crate::items::{Item, ItemKind, item_offsets, module_items};
-pub use crate::kernels::{KernelBody, KernelSignature, ParamType, kernel_body, kernel_signature};
+pub use crate::kernels::{KernelSignature, kernel_body, kernel_signature};
 pub use crate::names::{module_scope, name_range};
-pub use crate::symbols::{Symbol, Use};
-pub use crate::types::{KernelType, shape_text};
+pub use crate::symbols::Symbol;
+use crate::symbols::Use;
+pub use crate::types::shape_text;
 pub use crate::values::schedule::{Applicability, applicability};
 pub use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
-pub use crate::vocabulary::{
-    Builtin, Member, PROGRAM_MEMBERS, Param, ParamKind, SCHEDULE_METHODS, method,
-};
+pub use crate::vocabulary::{Builtin, Member, PROGRAM_MEMBERS, Param, SCHEDULE_METHODS, method};
 pub use crate::workloads::{
     Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, static_task_count,
     workload_generic,
 };
+use wsp_syntax::ast::{self, AstNode, Expr};
+use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
 
 /// Whether a workload's body has errors (its plan then lacks what they broke).
 pub fn body_has_errors(db: &dyn salsa::Database, item: Item<'_>) -> bool {
@@ -114,14 +109,14 @@ pub fn item_at(
 }
 
 /// Where an item starts in its file.
-pub fn item_start(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextSize> {
+fn item_start(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextSize> {
     let file = item.file(db);
     let i = module_items(db, file).iter().position(|&i| i == item)?;
     item_offsets(db, file).get(i).copied()
 }
 
 /// The name token touching `offset` in an item's syntax.
-pub fn name_token(root: wsp_syntax::SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
+fn name_token(root: wsp_syntax::SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
     if offset > root.text_range().end() {
         return None;
     }
@@ -259,4 +254,15 @@ fn statement_end(root: &wsp_syntax::SyntaxNode, def: TextRange) -> TextSize {
         .ancestors()
         .find(|n| ast::AssignStmt::can_cast(n.kind()))
         .map_or(def.end(), |n| n.text_range().end())
+}
+
+/// What may follow `v.`: the members `attribute` and `method` accept (for completion).
+pub fn member_names(v: &Value) -> Vec<&'static str> {
+    match v {
+        Value::Builtin(b) => b.member_names(),
+        Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
+        Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
+        Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
+        _ => Vec::new(),
+    }
 }

@@ -1,5 +1,5 @@
 //! A count of the steps of the loops over a whole file's items and diagnostics: each step is
-//! one item visited, one name or item looked up, one diagnostic placed. tests/scaling.rs checks
+//! one item visited, one name or item looked up, one diagnostic placed. analysis/tests/scaling.rs checks
 //! that it grows linearly with the number of statements. Counting steps rather than timing
 //! keeps that test deterministic; a scan nested in a loop over items shows as steps squared.
 //!

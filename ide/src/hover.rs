@@ -7,7 +7,7 @@ use wsp_analysis::semantic::{
     Annotation, Applicability, Axis, AxisKind, Block, BlockKind, Builtin, Composite, Init,
     IntSource, Item, ItemKind, KernelSignature, LoopVar, PlanNode, TaskArg, Tensor, TensorOrigin,
     Value, applicability, first_call_plan, item_value, kernel_body, kernel_signature, module_scope,
-    plan_nodes, plural, shape_text, workload_generic, workload_params,
+    plan_nodes, shape_text, workload_generic, workload_params,
 };
 use wsp_analysis::{File, ops, semantic};
 use wsp_syntax::ast::{self, AstNode, Expr};
@@ -199,10 +199,9 @@ fn block_keyword(token: &SyntaxToken) -> bool {
     matches!(
         token.kind(),
         SyntaxKind::FOR_KW | SyntaxKind::IN_KW | SyntaxKind::WITH_KW | SyntaxKind::AS_KW
-    ) || matches!(
-        token.text(),
-        "P" | "seq" | "sel" | "when" | "otherwise" | "pipe" | "consume"
-    )
+    ) || token.text() == Builtin::P.name()
+        || token.text() == Builtin::Consume.name()
+        || Builtin::P.members().iter().any(|m| m.name == token.text())
 }
 
 fn innermost(blocks: &[Block], pred: impl Fn(&Block) -> bool) -> Option<&Block> {
@@ -510,4 +509,8 @@ fn builtin_doc(b: Builtin) -> String {
         }
     }
     doc
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

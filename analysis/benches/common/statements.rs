@@ -2,7 +2,7 @@
 //! `pass` (WSP002), a small kernel, a constant computed from an earlier one, a rebound name
 //! (WSP103, with its first definition related), an assignment with a syntax error (WSP001)
 //! and one that misspells an earlier name (WSP101, with a suggestion). Shared by the analysis
-//! bench and tests/scaling.rs.
+//! bench and analysis/tests/scaling.rs.
 
 pub fn mixed_statements(n: usize) -> String {
     let mut text = String::from("from pto_wsp import *\nF32 = DType.F32\n");

@@ -6,25 +6,30 @@
 //! (`body_checks`); a call's plan is checked again and what is new is placed at the call
 //! (`call_checks`), as `workload_instance` does for the walker's own diagnostics.
 //!
-//! The cheap checks are plain functions that `file_diagnostics` calls, not queries: a query
-//! per item and rule would add a node to the dependency graph that every edit anywhere in the
-//! workspace re-verifies. The race search, which is not cheap, is its own query (`check.rs`).
+//! All of them run in one query per file, `file_plan_checks`, apart from the rest of
+//! `file_diagnostics` so that an edit that leaves every plan equal (a kernel body's) does not
+//! repeat them; and one query rather than one per item and rule, because every node of the
+//! dependency graph is re-verified on every edit anywhere in the workspace.
 
 pub(crate) mod applicability;
 mod channels;
-pub(crate) mod deadlock;
+mod deadlock;
 mod layouts;
 pub(crate) mod npu_kernels;
 pub(crate) mod out_never_stored;
 mod overlap;
 pub(crate) mod programs;
-pub(crate) mod races;
-pub(crate) mod read_never_written;
+mod races;
+mod read_never_written;
 
 use crate::diagnostics::Diag;
-use crate::items::Item;
-use crate::values::WorkloadCall;
+use crate::eval::item_value;
+use crate::files::File;
+use crate::items::{Item, ItemKind, module_items};
+use crate::names::module_scope;
+use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, at_call, workload_generic, workload_instance};
+use std::collections::HashSet;
 
 /// The plan checks that need no extents: channel pairing and task layouts.
 fn plan_checks<'db>(body: &[PlanNode<'db>]) -> Vec<Diag<'db>> {
@@ -42,4 +47,58 @@ pub fn body_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Di
 pub fn call_checks<'db>(db: &'db dyn salsa::Database, call: WorkloadCall<'db>) -> Vec<Diag<'db>> {
     let found = plan_checks(&workload_instance(db, call).0.body);
     at_call(db, call, found, &body_checks(db, call.workload(db)))
+}
+
+/// The checks over a file's plans and programs: each call's body for its arguments (the
+/// walker's diagnostics and the plan checks, at the call), each body's plan checks, `execute`
+/// bindings, races of each call (its extents known), tensors read but never written, and
+/// pipeline deadlocks.
+#[salsa::tracked(returns(ref))]
+pub fn file_plan_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
+    let mut diags = Vec::new();
+    let mut call_list: Vec<WorkloadCall> = Vec::new();
+    let mut listed: HashSet<WorkloadCall> = HashSet::new();
+    let mut plans: Vec<&[PlanNode]> = Vec::new();
+    for &item in module_items(db, file) {
+        crate::work::step(1);
+        match item.kind(db) {
+            ItemKind::Assign | ItemKind::Expr => {
+                let value = item_value(db, item);
+                for &call in &value.calls {
+                    crate::work::step(1);
+                    diags.extend(workload_instance(db, call).1.iter().cloned());
+                    diags.extend(call_checks(db, call));
+                }
+                diags.extend(programs::execute_checks(db, item));
+                if let Value::Schedule(s) | Value::Program(s) = &value.value {
+                    for c in s.calls() {
+                        crate::work::step(1);
+                        if listed.insert(c) {
+                            call_list.push(c);
+                        }
+                    }
+                }
+            }
+            ItemKind::Workload => {
+                plans.push(&workload_generic(db, item).body);
+                diags.extend(body_checks(db, item));
+            }
+            _ => {}
+        }
+    }
+    for &call in &call_list {
+        let plan = &workload_instance(db, call).0;
+        diags.extend(races::races(&plan.body, Some(call.site(db))));
+        plans.push(&plan.body);
+    }
+    diags.extend(read_never_written::read_never_written(&plans));
+    let scope = module_scope(db, file);
+    let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
+        Value::Channel(c) => Some(c.depth),
+        _ => None,
+    };
+    for plan in &plans {
+        diags.extend(deadlock::deadlocks(plan, &depth_of));
+    }
+    diags
 }

@@ -1,7 +1,8 @@
-//! Programs: a compiled schedule checked against the applicability table of each target it is
-//! checked for (WSP501/502), its keys against the tasks' fields (WSP504), its shards against
-//! the spatial grid (WSP402), its tensors against the memory of each target (WSP505), and
-//! `execute(...)` bindings against its run-time symbols.
+//! Programs: a compiled schedule's keys against the tasks' fields (WSP504), its shards against
+//! the spatial grid (WSP402), its tensors against the memory of each target it is checked for
+//! (WSP505), and `execute(...)` bindings against its run-time symbols (WSP102, WSP210); its
+//! directives go to `applicability` (WSP501/502). These share the walk over the program's
+//! calls, so they stay together. Pages: docs/diagnostics/WSP402.md, WSP504.md, WSP505.md.
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::item_value;

@@ -337,7 +337,7 @@ fn check_loop<'p, 'db>(
 }
 
 /// The overlap by enumerating both accesses' iteration spaces (each at most `RACE_BUDGET`
-/// points): what `races::overlap` decides without enumerating, and the proof of it in the
+/// points): what `overlap::overlap` decides without enumerating, and the proof of it in the
 /// property test.
 fn enumerated_overlap(
     outer: &[(&str, u64)],

@@ -11,7 +11,7 @@ use crate::values::{
     AxisKind, Channel, Composite, DimLayout, F64, Init, Layout, Policy, Schedule, Value, Window,
     WindowMode,
 };
-use crate::vocabulary::{Builtin, PROGRAM_MEMBERS, SCHEDULE_METHODS};
+use crate::vocabulary::Builtin;
 use wsp_ir::ScalarOp;
 
 impl<'db> Eval<'db> {
@@ -611,16 +611,5 @@ impl<'db> Eval<'db> {
         let mut l = Layout::replicated(rank as usize);
         l.dims[dim as usize] = DimLayout::Shard(mesh as u32);
         Some(Value::Layout(l))
-    }
-}
-
-/// What may follow `v.`: the members `attribute` and `method` accept (for completion).
-pub fn member_names(v: &Value) -> Vec<&'static str> {
-    match v {
-        Value::Builtin(b) => b.member_names(),
-        Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
-        Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
-        Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
-        _ => Vec::new(),
     }
 }

@@ -16,8 +16,7 @@ use crate::names::{ModuleScope, module_scope, name_index, name_range, suggest};
 use crate::symbols::{Symbol, Use};
 use crate::values::{Schedule, Value, WorkloadCall};
 use crate::vocabulary::Builtin;
-pub use bind::{Annotation, WorkloadParam, workload_params};
-pub use builtins::member_names;
+pub use bind::{Annotation, workload_params};
 pub(crate) use expr::num;
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
@@ -268,7 +267,7 @@ impl<'db> Eval<'db> {
     }
 }
 
-pub fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

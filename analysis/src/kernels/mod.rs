@@ -354,5 +354,5 @@ fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
 mod body;
 mod lower;
 
-pub use body::{KernelBody, kernel_body};
+pub use body::kernel_body;
 pub(crate) use lower::lower_kernel;

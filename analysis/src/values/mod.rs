@@ -97,13 +97,6 @@ impl<'db> Value<'db> {
             Value::Task(_) => "a task".into(),
         }
     }
-
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
-            Value::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
 }
 
 /// An iteration space.
@@ -122,13 +115,6 @@ pub struct Axis<'db> {
     pub lengths: Option<IntSource>,
     pub indptr: Option<IntSource>,
     pub indices: Option<IntSource>,
-}
-
-impl Axis<'_> {
-    /// Whether its extent is only known when the program runs.
-    pub fn is_dynamic(&self) -> bool {
-        self.kind == AxisKind::DenseDyn
-    }
 }
 
 /// How a tensor came to be.

@@ -29,7 +29,8 @@ pub fn kind_of_policy(policy: &Policy) -> DirectiveKind {
 pub struct Directive<'db> {
     pub kind: DirectiveKind,
     pub span: Span<'db>,
-    /// `streams(n)`, `round_robin(n)`, `batched(n)`, window size, `spatial_map` grid.
+    /// The directive's argument: a policy, a count (`streams`, `batched`), a key, a window or a
+    /// `spatial_map` grid.
     pub detail: DirectiveDetail,
 }
 
