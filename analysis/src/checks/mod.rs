@@ -29,7 +29,7 @@ use crate::items::{Item, ItemKind, module_items};
 use crate::names::module_scope;
 use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, at_call, workload_generic, workload_instance};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The plan checks that need no extents: channel pairing and task layouts.
 fn plan_checks<'db>(body: &[PlanNode<'db>]) -> Vec<Diag<'db>> {
@@ -43,10 +43,15 @@ pub fn body_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Di
     plan_checks(&workload_generic(db, item).body)
 }
 
-/// The plan checks of one call's body that its generic body does not have, at the call.
-pub fn call_checks<'db>(db: &'db dyn salsa::Database, call: WorkloadCall<'db>) -> Vec<Diag<'db>> {
+/// The plan checks of one call's body that its generic body (whose checks are `generic`) does
+/// not have, at the call.
+fn call_checks<'db>(
+    db: &'db dyn salsa::Database,
+    call: WorkloadCall<'db>,
+    generic: &[Diag<'db>],
+) -> Vec<Diag<'db>> {
     let found = plan_checks(&workload_instance(db, call).0.body);
-    at_call(db, call, found, &body_checks(db, call.workload(db)))
+    at_call(db, call, found, generic)
 }
 
 /// The checks over a file's plans and programs: each call's body for its arguments (the
@@ -59,6 +64,8 @@ pub fn file_plan_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
     let mut call_list: Vec<WorkloadCall> = Vec::new();
     let mut listed: HashSet<WorkloadCall> = HashSet::new();
     let mut plans: Vec<&[PlanNode]> = Vec::new();
+    // Each workload's body checks, computed once for its own diagnostics and all its calls.
+    let mut generic: HashMap<Item, Vec<Diag>> = HashMap::new();
     for &item in module_items(db, file) {
         crate::work::step(1);
         match item.kind(db) {
@@ -67,7 +74,9 @@ pub fn file_plan_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
                 for &call in &value.calls {
                     crate::work::step(1);
                     diags.extend(workload_instance(db, call).1.iter().cloned());
-                    diags.extend(call_checks(db, call));
+                    let w = call.workload(db);
+                    let generic = generic.entry(w).or_insert_with(|| body_checks(db, w));
+                    diags.extend(call_checks(db, call, generic));
                 }
                 diags.extend(programs::execute_checks(db, item));
                 if let Value::Schedule(s) | Value::Program(s) = &value.value {
@@ -81,7 +90,8 @@ pub fn file_plan_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
             }
             ItemKind::Workload => {
                 plans.push(&workload_generic(db, item).body);
-                diags.extend(body_checks(db, item));
+                let checks = generic.entry(item).or_insert_with(|| body_checks(db, item));
+                diags.extend(checks.iter().cloned());
             }
             _ => {}
         }
