@@ -90,6 +90,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             fix: d.fix.map(|f| FileFix {
                 title: f.title,
                 edits: f.edits.iter().map(|(s, t)| (place(s), t.clone())).collect(),
+                applicability: f.applicability,
             }),
         };
         if seen.insert((placed.code, placed.range, placed.message.clone())) {

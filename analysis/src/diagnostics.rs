@@ -101,11 +101,23 @@ pub struct Related<'db> {
     pub message: String,
 }
 
-/// A machine-applicable fix: replace each range with its text.
+/// How sure a fix is of meaning what the user meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Applicability {
+    /// Keeps the meaning the text evidently has (a known alias, a deprecated spelling, a missing
+    /// import): an editor may apply it unasked (a preferred quick fix) and SARIF lists it.
+    MachineApplicable,
+    /// A guess from spelling (edit distance) that may change what the code means: offered, never
+    /// applied unasked.
+    MaybeIncorrect,
+}
+
+/// A fix: replace each range with its text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Fix<'db> {
     pub title: String,
     pub edits: Vec<(Span<'db>, String)>,
+    pub applicability: Applicability,
 }
 
 /// A diagnostic as the stages produce it, anchored in items.
@@ -137,10 +149,22 @@ impl<'db> Diag<'db> {
         self
     }
 
+    /// A machine-applicable fix.
     pub fn with_fix(mut self, title: impl Into<String>, edits: Vec<(Span<'db>, String)>) -> Self {
         self.fix = Some(Fix {
             title: title.into(),
             edits,
+            applicability: Applicability::MachineApplicable,
+        });
+        self
+    }
+
+    /// A fix guessed from spelling ("did you mean"): offered, never machine-applicable.
+    pub fn with_guess(mut self, title: impl Into<String>, edits: Vec<(Span<'db>, String)>) -> Self {
+        self.fix = Some(Fix {
+            title: title.into(),
+            edits,
+            applicability: Applicability::MaybeIncorrect,
         });
         self
     }
@@ -185,6 +209,7 @@ pub fn not_shown(hidden: usize, file: &str) -> String {
 pub struct FileFix {
     pub title: String,
     pub edits: Vec<(TextRange, String)>,
+    pub applicability: Applicability,
 }
 
 impl FileFix {

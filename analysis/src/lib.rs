@@ -34,7 +34,7 @@ mod workloads;
 pub use crate::check::file_diagnostics;
 pub use crate::db::Database;
 pub use crate::diagnostics::{
-    Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,
+    Applicability, Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,
 };
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::lower::{LoweredFile, lower_file, lower_program};

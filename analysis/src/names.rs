@@ -24,6 +24,8 @@ pub struct ModuleScope<'db> {
     bindings: Vec<(String, Binding<'db>)>,
     /// Each item's position.
     positions: HashMap<Item<'db>, usize>,
+    /// The Python modules imported (`import math`), each with the item importing it.
+    modules: Vec<(String, Item<'db>)>,
     pub diags: Vec<Diag<'db>>,
 }
 
@@ -149,11 +151,12 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
     let mut first: HashMap<&str, usize> = HashMap::new();
     let mut diags = Vec::new();
     let mut positions = HashMap::with_capacity(items.len());
+    let mut modules = Vec::new();
     for (index, &item) in items.iter().enumerate() {
         crate::work::step(1);
         positions.insert(item, index);
         match item.kind(db) {
-            ItemKind::Import => check_import(db, item, &mut diags),
+            ItemKind::Import => check_import(db, item, &mut diags, &mut modules),
             ItemKind::Assign | ItemKind::Kernel | ItemKind::Workload => {
                 let name = item.name(db);
                 if name.is_empty() {
@@ -202,6 +205,7 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
     ModuleScope {
         bindings,
         positions,
+        modules,
         diags,
     }
 }
@@ -215,7 +219,12 @@ pub fn name_range(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextRange>
     }
 }
 
-fn check_import<'db>(db: &'db dyn salsa::Database, item: Item<'db>, diags: &mut Vec<Diag<'db>>) {
+fn check_import<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    diags: &mut Vec<Diag<'db>>,
+    modules: &mut Vec<(String, Item<'db>)>,
+) {
     let span = |range| Span { item, range };
     match item.stmt(db) {
         Some(Stmt::FromImportStmt(imp)) => {
@@ -253,7 +262,7 @@ fn check_import<'db>(db: &'db dyn salsa::Database, item: Item<'db>, diags: &mut 
                             format!("`pto_wsp` has no `{path}`"),
                         );
                         if let Some(best) = suggest(&path, exported_names()) {
-                            d = d.with_fix(
+                            d = d.with_guess(
                                 format!("import `{best}`"),
                                 vec![(span(range), best.to_string())],
                             );
@@ -264,12 +273,38 @@ fn check_import<'db>(db: &'db dyn salsa::Database, item: Item<'db>, diags: &mut 
                 }
             }
         }
-        Some(Stmt::ImportStmt(imp)) => diags.push(Diag::new(
-            Code::OutsideSubset,
-            span(imp.syntax().text_range()),
-            "plain `import` is not supported; use `from pto_wsp import ...`",
-        )),
+        Some(Stmt::ImportStmt(imp)) => {
+            for alias in imp.aliases() {
+                let path = alias.path().unwrap_or_default();
+                let range = alias.path_range().unwrap_or(alias.syntax().text_range());
+                match Builtin::lookup(&path).filter(|b| b.is_module()) {
+                    Some(b) if alias.alias().is_none_or(|a| a.text() == path) => {
+                        modules.push((b.name().to_string(), item));
+                    }
+                    Some(_) => diags.push(Diag::new(
+                        Code::OutsideSubset,
+                        span(alias.syntax().text_range()),
+                        format!("import `{path}` under its own name: `import {path}`"),
+                    )),
+                    None => diags.push(Diag::new(
+                        Code::OutsideSubset,
+                        span(range),
+                        format!("`import {path}` is not supported; the one module a file may import is `math`, and `pto_wsp`'s names come with `from pto_wsp import ...`"),
+                    )),
+                }
+            }
+        }
         _ => {}
+    }
+}
+
+impl<'db> ModuleScope<'db> {
+    /// The item importing the module `b` (`import math`), if the file imports it.
+    pub fn import_of(&self, b: Builtin) -> Option<Item<'db>> {
+        self.modules
+            .iter()
+            .find(|(m, _)| m == b.name())
+            .map(|(_, i)| *i)
     }
 }
 

@@ -323,6 +323,29 @@ vocabulary! {
     Print = "print"(many("values", K::Value)): "Prints values when the file runs (`print(program.stats)`).";
     Min = "min"(many("values", K::Int)): "The smaller of integers (in predicates and keys).";
     Max = "max"(many("values", K::Int)): "The larger of integers (in predicates and keys).";
+    Float = "float"(req("x", K::Value)): "Python's `float`: a number, or a string such as `\"inf\"`, `\"-inf\"`, `\"nan\"` or `\"1e-6\"`.";
+    Int = "int"(req("x", K::Number)): "Python's `int`: an int, or a float truncated toward zero.";
+    Math = "math" [
+        value("pi", "π, 3.141592653589793."),
+        value("e", "e, 2.718281828459045."),
+        value("tau", "τ = 2π."),
+        value("inf", "Positive infinity (`-math.inf` is negative infinity)."),
+        value("nan", "Not a number."),
+        call!("sqrt", [req("x", K::Number)], "The square root of x."),
+        call!("exp", [req("x", K::Number)], "e raised to x."),
+        call!("log", [req("x", K::Number), opt("base", "math.e", K::Number)], "The logarithm of x to `base`."),
+        call!("log2", [req("x", K::Number)], "The base-2 logarithm of x."),
+        call!("log10", [req("x", K::Number)], "The base-10 logarithm of x."),
+        call!("sin", [req("x", K::Number)], "The sine of x radians."),
+        call!("cos", [req("x", K::Number)], "The cosine of x radians."),
+        call!("tan", [req("x", K::Number)], "The tangent of x radians."),
+        call!("tanh", [req("x", K::Number)], "The hyperbolic tangent of x."),
+        call!("fabs", [req("x", K::Number)], "The absolute value of x, as a float."),
+        call!("pow", [req("x", K::Number), req("y", K::Number)], "x raised to y, as a float."),
+        call!("floor", [req("x", K::Number)], "The largest int <= x."),
+        call!("ceil", [req("x", K::Number)], "The smallest int >= x."),
+        call!("isqrt", [req("n", K::Int)], "The integer square root of a non-negative int."),
+    ]: "Python's `math` module (after `import math`), on numbers known when the file is checked.";
 }
 
 impl Builtin {
@@ -332,7 +355,20 @@ impl Builtin {
 
     /// Builtins are not exported by `pto_wsp` (they are Python's own).
     pub fn is_python_builtin(self) -> bool {
-        matches!(self, Builtin::Print | Builtin::Min | Builtin::Max)
+        matches!(
+            self,
+            Builtin::Print
+                | Builtin::Min
+                | Builtin::Max
+                | Builtin::Float
+                | Builtin::Int
+                | Builtin::Math
+        )
+    }
+
+    /// A module of Python's own, visible only after `import NAME`.
+    pub fn is_module(self) -> bool {
+        self == Builtin::Math
     }
 
     /// `Tensor(shape, dtype, init=..., layout=...)`, or the bare name when it is not called.

@@ -10,7 +10,7 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use serde::Serialize;
 use serde_sarif::sarif;
-use wsp_analysis::{Code, Diagnostic, Severity};
+use wsp_analysis::{Applicability, Code, Diagnostic, Severity};
 use wsp_syntax::{LineIndex, TextSize};
 
 /// One file's text and diagnostics.
@@ -68,7 +68,12 @@ pub(crate) fn print_human(checked: &[Checked]) {
             );
             let mut notes = Vec::new();
             if let Some(fix) = &d.fix {
-                notes.push(format!("fix: {}", fix.title));
+                notes.push(match fix.applicability {
+                    Applicability::MachineApplicable => format!("fix: {}", fix.title),
+                    Applicability::MaybeIncorrect => {
+                        format!("help: {} (a guess from spelling)", fix.title)
+                    }
+                });
             }
             let rendered = Rendered::new(level)
                 .with_code(d.code.as_str())
@@ -246,9 +251,11 @@ pub(crate) fn print_sarif(checked: &[Checked]) {
                 .iter()
                 .map(|(r, m)| sarif_location(&uri, sarif_region(&pos, *r), Some(m)))
                 .collect();
+            // SARIF's fixes may be applied by tools unasked: spelling guesses are left out.
             let fixes: Vec<sarif::Fix> = d
                 .fix
                 .iter()
+                .filter(|f| f.applicability == Applicability::MachineApplicable)
                 .map(|f| {
                     let replacements: Vec<sarif::Replacement> = f
                         .edits

@@ -221,7 +221,7 @@ impl Gen<'_> {
                 },
             },
             Operand::Number(n) => Value::Scalar {
-                expr: format!("{:?}", n.0),
+                expr: crate::double(n.0),
             },
             Operand::DType(_) | Operand::Shape(..) => Value::Scalar { expr: "0".into() },
         }

@@ -224,7 +224,12 @@ fn names_in_scope(
             insert: None,
         });
     }
-    for b in Builtin::ALL {
+    // A Python module (`math`) is a name only after its `import`.
+    let scope = module_scope(db, file);
+    for b in Builtin::ALL
+        .iter()
+        .filter(|b| !b.is_module() || scope.import_of(**b).is_some())
+    {
         push(Completion {
             label: b.name().to_string(),
             kind: CompletionKind::Builtin,

@@ -414,8 +414,58 @@ pub fn all() -> impl Iterator<Item = &'static Op> {
         .chain(LAYOUT.iter())
 }
 
+/// The op named `name`, or by an accepted alias (`max` for `maximum`).
 pub fn lookup(name: &str) -> Option<&'static Op> {
+    let name = alias(name).filter(|a| a.accepted).map_or(name, |a| a.op);
     all().find(|op| op.name == name)
+}
+
+/// Another spelling of an op with exactly its meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alias {
+    pub name: &'static str,
+    /// The op's own name.
+    pub op: &'static str,
+    /// Whether `pto.NAME` is accepted as written (the original framework's own aliases). Names of
+    /// other frameworks are not, but replacing them with the op keeps their meaning, so the
+    /// checker offers that as a machine-applicable fix.
+    pub accepted: bool,
+    /// Where the spelling comes from, for the message.
+    pub from: &'static str,
+}
+
+const fn spelling(
+    name: &'static str,
+    op: &'static str,
+    accepted: bool,
+    from: &'static str,
+) -> Alias {
+    Alias {
+        name,
+        op,
+        accepted,
+        from,
+    }
+}
+
+/// Every known alias. Only exact equivalents belong here: a fix taken from this table must never
+/// change what the code computes (Triton's `tl.max(x, axis)` is a reduction, so `max` is listed
+/// as PTO-WSP's elementwise alias only because the original defines it so).
+pub const ALIASES: &[Alias] = &[
+    spelling("max", "maximum", true, "PTO-WSP"),
+    spelling("min", "minimum", true, "PTO-WSP"),
+    spelling("multiply", "mul", false, "NumPy"),
+    spelling("subtract", "sub", false, "NumPy"),
+    spelling("divide", "div", false, "NumPy"),
+    spelling("true_divide", "div", false, "NumPy"),
+    spelling("negative", "neg", false, "NumPy"),
+    spelling("absolute", "abs", false, "NumPy"),
+    spelling("dot", "matmul", false, "Triton"),
+];
+
+/// The alias `name`, if it is one.
+pub fn alias(name: &str) -> Option<&'static Alias> {
+    ALIASES.iter().find(|a| a.name == name)
 }
 
 impl Op {

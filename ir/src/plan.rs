@@ -9,10 +9,44 @@ use crate::affine::Affine;
 use crate::scalar::ScalarExpr;
 use crate::types::DType;
 
-/// An `f64` compared and hashed by its bits, so values can be salsa keys.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(transparent)]
+/// An `f64` compared and hashed by its bits, so values can be salsa keys. JSON has no
+/// infinities or NaN, so those travel as the strings `"inf"`, `"-inf"` and `"nan"` (what
+/// Python's `float()` reads); finite values are plain numbers.
+#[derive(Debug, Clone, Copy)]
 pub struct F64(pub f64);
+
+impl Serialize for F64 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            v if v.is_finite() => s.serialize_f64(v),
+            v if v.is_nan() => s.serialize_str("nan"),
+            v if v > 0.0 => s.serialize_str("inf"),
+            _ => s.serialize_str("-inf"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for F64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<F64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Number(f64),
+            Text(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Number(v) => Ok(F64(v)),
+            Repr::Text(t) => match t.as_str() {
+                "inf" => Ok(F64(f64::INFINITY)),
+                "-inf" => Ok(F64(f64::NEG_INFINITY)),
+                "nan" => Ok(F64(f64::NAN)),
+                _ => Err(serde::de::Error::custom(format!(
+                    "expected a number, \"inf\", \"-inf\" or \"nan\", not {t:?}"
+                ))),
+            },
+        }
+    }
+}
 
 impl PartialEq for F64 {
     fn eq(&self, other: &F64) -> bool {
@@ -348,5 +382,28 @@ impl fmt::Display for View {
         }
         let idx: Vec<String> = self.indices.iter().map(|i| i.to_string()).collect();
         write!(f, "{}[{}]", self.tensor, idx.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::F64;
+
+    #[test]
+    fn non_finite_numbers_survive_json() {
+        for v in [f64::NEG_INFINITY, f64::INFINITY, -1e300, 0.5] {
+            let text = serde_json::to_string(&F64(v)).unwrap();
+            assert_eq!(
+                serde_json::from_str::<F64>(&text).unwrap(),
+                F64(v),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&F64(f64::NEG_INFINITY)).unwrap(),
+            "\"-inf\""
+        );
+        assert!(serde_json::from_str::<F64>("\"nan\"").unwrap().0.is_nan());
+        assert!(serde_json::from_str::<F64>("\"infinity\"").is_err());
     }
 }

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label, Severity as Level};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor};
-use wsp_analysis::{Database, Diagnostic, File, Severity, Shown, TextRange, TextSize, Workspace};
+use wsp_analysis::{
+    Applicability, Database, Diagnostic, File, Severity, Shown, TextRange, TextSize, Workspace,
+};
 
 use wsp_codegen::BuildError;
 use wsp_runtime::process::ChildError;
@@ -722,7 +724,16 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
             message: cell_message(cells, &d.message),
             range: d.range,
             related: &d.related,
-            notes: d.fix.iter().map(|f| format!("fix: {}", f.title)).collect(),
+            notes: d
+                .fix
+                .iter()
+                .map(|f| match f.applicability {
+                    Applicability::MachineApplicable => format!("fix: {}", f.title),
+                    Applicability::MaybeIncorrect => {
+                        format!("help: {} (a guess from spelling)", f.title)
+                    }
+                })
+                .collect(),
         })
         .collect();
     render_located(cells, &located)

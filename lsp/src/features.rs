@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use tower_lsp_server::ls_types::*;
-use wsp_analysis::{Database, File, TextRange};
+use wsp_analysis::{Applicability, Database, File, TextRange};
 use wsp_ide::{CompletionKind as Kind, FoldKind, InlayKind, SymbolKind as Sym, TokenClass};
 
 use crate::convert::{self, Lines};
@@ -383,7 +383,8 @@ pub fn code_actions(db: &Database, file: File, uri: &Uri, range: Range) -> CodeA
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![convert::diagnostic(&fix.diagnostic, &lines, uri)]),
                 edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
-                is_preferred: Some(true),
+                // Only a fix that keeps the meaning may be applied unasked ("fix all").
+                is_preferred: Some(fix.applicability == Applicability::MachineApplicable),
                 ..Default::default()
             })
         })

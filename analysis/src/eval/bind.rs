@@ -196,7 +196,7 @@ impl<'db> Eval<'db> {
                             if let Some(best) = suggest(&kw, params.iter().map(|(n, _)| *n)) {
                                 d.message.push_str(&format!("; did you mean `{best}`?"));
                                 if let Some(k) = arg.keyword() {
-                                    d = d.with_fix(
+                                    d = d.with_guess(
                                         format!("replace with `{best}`"),
                                         vec![(self.span(k.text_range()), best.to_string())],
                                     );

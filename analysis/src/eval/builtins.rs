@@ -49,6 +49,8 @@ impl<'db> Eval<'db> {
             Builtin::Print => self.print(c),
             Builtin::SaveNpy => self.save_npy(b, c),
             Builtin::Min | Builtin::Max => self.min_max(b, c),
+            Builtin::Float => self.float_call(c),
+            Builtin::Int => self.int_call(c),
             _ => {
                 let range = c.syntax().text_range();
                 self.error(
@@ -443,6 +445,7 @@ impl<'db> Eval<'db> {
             (Builtin::ReadyPolicy | Builtin::Pools, _) => self.task_graph_policy(b, m, c),
             (Builtin::TensorLayout, "default") => self.default_layout(b, m, c),
             (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
+            (Builtin::Math, _) => self.math_call(m, c),
             (Builtin::P, _) => {
                 self.error(
                     Code::WrongKind,

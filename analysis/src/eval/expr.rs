@@ -172,7 +172,7 @@ impl<'db> Eval<'db> {
                     K::PLUS => a.checked_add(b),
                     K::MINUS => a.checked_sub(b),
                     K::STAR => a.checked_mul(b),
-                    K::DOUBLE_SLASH | K::PERCENT if b == 0 => {
+                    K::DOUBLE_SLASH | K::PERCENT | K::SLASH if b == 0 => {
                         self.error(
                             Code::OutsideSubset,
                             range,
@@ -192,6 +192,15 @@ impl<'db> Eval<'db> {
             }
             (Some(op), Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
                 let (a, b) = (num(&l), num(&r));
+                if op == K::SLASH && b == 0.0 {
+                    // Python raises ZeroDivisionError rather than giving an infinity.
+                    self.error(
+                        Code::OutsideSubset,
+                        range,
+                        "division by zero in a constant expression (write `math.inf` for an infinity)",
+                    );
+                    return Value::Unknown;
+                }
                 let v = match op {
                     K::PLUS => a + b,
                     K::MINUS => a - b,
@@ -404,6 +413,9 @@ impl<'db> Eval<'db> {
                     ),
                 }
             }
+            Value::Builtin(Builtin::Math) if let Some(v) = super::pymath::math_constant(&name) => {
+                Value::Float(F64(v))
+            }
             Value::Builtin(b) => match b.members().iter().find(|m| m.name == name) {
                 Some(m) => Value::Member(*b, m.name),
                 None => {
@@ -462,7 +474,7 @@ impl<'db> Eval<'db> {
         );
         if let Some(best) = suggest(name, candidates) {
             d.message.push_str(&format!("; did you mean `{best}`?"));
-            d = d.with_fix(
+            d = d.with_guess(
                 format!("replace with `{best}`"),
                 vec![(self.span(range), best.to_string())],
             );

@@ -7,6 +7,7 @@
 mod bind;
 mod builtins;
 mod expr;
+mod pymath;
 mod schedule;
 mod tensors;
 
@@ -239,6 +240,19 @@ impl<'db> Eval<'db> {
             }
         }
         if let Some(b) = Builtin::lookup(name) {
+            if b.is_module()
+                && self
+                    .scope
+                    .import_of(b)
+                    .is_none_or(|i| self.scope.position(i) >= self.position)
+            {
+                self.error(
+                    Code::UnknownName,
+                    range,
+                    format!("`{name}` is not imported; add `import {name}` above this use"),
+                );
+                return Value::Unknown;
+            }
             return Value::Builtin(b);
         }
         let locals: Vec<&str> = self.locals.iter().map(|l| l.name.as_str()).collect();
@@ -257,7 +271,7 @@ impl<'db> Eval<'db> {
         if let Some(best) = suggest(name, candidates) {
             d.message.push_str(&format!("; did you mean `{best}`?"));
             let span = self.span(range);
-            d = d.with_fix(
+            d = d.with_guess(
                 format!("replace with `{best}`"),
                 vec![(span, best.to_string())],
             );

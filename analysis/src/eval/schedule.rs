@@ -516,7 +516,7 @@ impl<'db> Eval<'db> {
                         ),
                     );
                     if let Some(best) = suggest(&t, Target::ALL.iter().map(|t| t.name())) {
-                        d = d.with_fix(
+                        d = d.with_guess(
                             format!("use \"{best}\""),
                             vec![(self.span(r), format!("\"{best}\""))],
                         );

@@ -307,9 +307,22 @@ impl<'db> BodyChecker<'db> {
                 self.eval.span(attr_range),
                 format!("`pto` has no op `{name}`"),
             );
-            if let Some(best) = suggest(&name, ops::all().map(|o| o.name)) {
-                d.message.push_str(&format!("; did you mean `{best}`?"));
+            // A known alias first: replacing it keeps the meaning. A spelling guess may not.
+            if let Some(a) = ops::alias(&name) {
+                d.message
+                    .push_str(&format!("; `{name}` is {}'s name for `{}`", a.from, a.op));
                 d = d.with_fix(
+                    format!("replace with `{}`", a.op),
+                    vec![(self.eval.span(attr_range), a.op.to_string())],
+                );
+            } else if let Some(best) = suggest(
+                &name,
+                ops::all()
+                    .map(|o| o.name)
+                    .chain(ops::ALIASES.iter().filter(|a| a.accepted).map(|a| a.name)),
+            ) {
+                d.message.push_str(&format!("; did you mean `{best}`?"));
+                d = d.with_guess(
                     format!("replace with `{best}`"),
                     vec![(self.eval.span(attr_range), best.to_string())],
                 );

@@ -878,7 +878,7 @@ impl<'db> Walker<'db> {
             kernel.signature.params.iter().map(|p| p.name.as_str()),
         ) {
             d.message.push_str(&format!("; did you mean `{best}`?"));
-            d = d.with_fix(
+            d = d.with_guess(
                 format!("replace with `{best}`"),
                 vec![(self.eval.span(kw.text_range()), best.to_string())],
             );

@@ -399,7 +399,7 @@ impl Gen<'_> {
                 },
             },
             Operand::Number(n) => Arg::Scalar {
-                expr: format!("{:?}", n.0),
+                expr: crate::double(n.0),
             },
             Operand::DType(_) | Operand::Shape(..) => {
                 return Err("a dtype or shape is not a value".into());

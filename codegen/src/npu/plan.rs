@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use crate::double;
 use wsp_ir::kernel::ParamType;
 use wsp_ir::plan::{
     Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View, ViewIndex,
@@ -818,24 +819,6 @@ fn int(v: i64) -> String {
         "std::numeric_limits<int64_t>::min()".into()
     } else {
         format!("{v}")
-    }
-}
-
-/// A `double` literal that reads back to the same bits.
-fn double(v: f64) -> String {
-    if v.is_nan() {
-        "std::numeric_limits<double>::quiet_NaN()".into()
-    } else if v.is_infinite() {
-        let s = if v < 0.0 { "-" } else { "" };
-        format!("{s}std::numeric_limits<double>::infinity()")
-    } else {
-        // Rust prints the shortest text that reads back exactly; C++ parses it the same way.
-        let s = format!("{v:?}");
-        if s.contains(['.', 'e', 'E']) {
-            s
-        } else {
-            format!("{s}.0")
-        }
     }
 }
 
