@@ -41,6 +41,8 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
     let mut programs = Vec::new();
     let mut actions = Vec::new();
     let offsets = item_offsets(db, file);
+    // Symbols bound by `set_symbol_u64`/`set_axis_sizes`, by program, for its later runs.
+    let mut symbols: Vec<(String, Vec<(String, u64)>)> = Vec::new();
     for (&item, &start) in module_items(db, file).iter().zip(offsets) {
         match item.kind(db) {
             ItemKind::Assign => {
@@ -49,7 +51,32 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
                 }
             }
             ItemKind::Expr => {
-                if let Some(a) = action(db, item) {
+                if let Some((program, bound)) = bound_symbols(db, item) {
+                    let at = match symbols.iter().position(|(p, _)| *p == program) {
+                        Some(at) => at,
+                        None => {
+                            symbols.push((program, Vec::new()));
+                            symbols.len() - 1
+                        }
+                    };
+                    for (name, value) in bound {
+                        let known = &mut symbols[at].1;
+                        known.retain(|(n, _)| *n != name);
+                        known.push((name, value));
+                    }
+                    continue;
+                }
+                if let Some(mut a) = action(db, item) {
+                    // An explicit `execute(seq=...)` wins over an earlier `set_symbol_u64`.
+                    if let Action::Execute { program, bindings } = &mut a
+                        && let Some((_, known)) = symbols.iter().find(|(p, _)| p == program)
+                    {
+                        for (name, value) in known {
+                            if !bindings.iter().any(|(n, _)| n == name) {
+                                bindings.push((name.clone(), *value));
+                            }
+                        }
+                    }
                     let len = item.syntax(db).text_range().len();
                     actions.push((TextRange::at(start, len), a));
                 }
@@ -290,13 +317,18 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
                     Policy::RoundRobin(n) => {
                         IrDirective::Dispatch(Dispatch::RoundRobin(u32::try_from(*n).ok()?))
                     }
-                    Policy::Affinity(k) => {
-                        IrDirective::Dispatch(Dispatch::Affinity(k.expr.clone()))
-                    }
-                    Policy::Hash(k) => IrDirective::Dispatch(Dispatch::Hash(k.expr.clone())),
-                    Policy::DispatchBy(k) => {
-                        IrDirective::Dispatch(Dispatch::DispatchBy(k.expr.clone()))
-                    }
+                    Policy::Affinity(k, n) => IrDirective::Dispatch(Dispatch::Affinity(
+                        k.expr.clone(),
+                        u32::try_from(*n).ok()?,
+                    )),
+                    Policy::Hash(k, n) => IrDirective::Dispatch(Dispatch::Hash(
+                        k.expr.clone(),
+                        u32::try_from(*n).ok()?,
+                    )),
+                    Policy::DispatchBy(k, n) => IrDirective::Dispatch(Dispatch::DispatchBy(
+                        k.expr.clone(),
+                        u32::try_from(*n).ok()?,
+                    )),
                     Policy::WorkSteal => IrDirective::Dispatch(Dispatch::WorkSteal),
                     Policy::Immediate => IrDirective::Timing(Timing::Immediate),
                     Policy::Batched(n) => {
@@ -327,6 +359,35 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
             })
         })
         .collect()
+}
+
+/// `program.set_symbol_u64(name, value)` and `program.set_axis_sizes({...})`: the program's
+/// name and the symbols bound (checked by `programs::execute_checks`).
+fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Vec<(String, u64)>)> {
+    let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
+        return None;
+    };
+    let Some(Expr::CallExpr(c)) = s.expr() else {
+        return None;
+    };
+    let Some(Expr::AttributeExpr(a)) = c.callee() else {
+        return None;
+    };
+    let Some(Expr::NameExpr(receiver)) = a.receiver() else {
+        return None;
+    };
+    let bound = item_value(db, item)
+        .executes
+        .iter()
+        .filter(|e| !e.runs)
+        .flat_map(|e| &e.bindings)
+        .filter_map(|b| match b.value {
+            Value::Int(n) => Some((b.name.clone(), u64::try_from(n).ok()?)),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    let setter = matches!(a.attr()?.text(), "set_symbol_u64" | "set_axis_sizes");
+    setter.then(|| (receiver.text().to_string(), bound))
 }
 
 /// What a top-level expression statement does when the file runs: `program.execute(seq=16)`
@@ -378,6 +439,12 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     let method = a.attr()?.text().to_string();
     let mut eval = Eval::new(db, item);
     let program = receiver.text();
+    if method == "disable_tracing" {
+        return Some(Action::EnableTracing {
+            program: program.to_string(),
+            on: false,
+        });
+    }
     if method == "enable_tracing" {
         let level = match c.args().find_map(|a| a.value()) {
             Some(Expr::AttributeExpr(l)) => l.attr()?.text().to_string(),

@@ -273,9 +273,9 @@ vocabulary! {
     // Schedules
     DispatchPolicy = "DispatchPolicy" [
         call!("round_robin", [req("num_aicpus", K::Int)], "Tasks go to the AICPUs in turn."),
-        call!("affinity", [req("key", K::Key)], "Tasks with the same key go to the same AICPU."),
-        call!("hash", [req("key", K::Key)], "Tasks go to the AICPU the key hashes to."),
-        call!("dispatch_by", [req("key", K::Key)], "Tasks go to the AICPU the key names."),
+        call!("affinity", [req("key_fn", K::Key), opt("num_aicpus", "0", K::Int)], "Tasks with the same key go to the same AICPU (`key mod num_aicpus`; 0: every AICPU)."),
+        call!("hash", [req("key_fn", K::Key), opt("num_aicpus", "0", K::Int)], "Tasks go to the AICPU the key hashes to, among the first `num_aicpus` (0: every AICPU)."),
+        call!("dispatch_by", [req("fn", K::Key), opt("num_aicpus", "0", K::Int)], "Tasks go to the AICPU the key names (`key mod num_aicpus`; 0: every AICPU)."),
         call!("work_steal", [], "Idle AICPUs take tasks from busy ones."),
     ]: "";
     TimingPolicy = "TimingPolicy" [
@@ -471,9 +471,24 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
     ),
     call!("synchronize", [], "Waits for the program to finish."),
     call!(
+        "set_symbol_u64",
+        [req("name", K::Str), req("value", K::Int)],
+        "Binds a run-time symbol for this and later `execute()`s: `program.set_symbol_u64(\"seq\", 16)` is `execute(seq=16)`."
+    ),
+    call!(
+        "set_axis_sizes",
+        [req("axis_sizes", K::Value)],
+        "Binds DenseDyn axis sizes by name for later `execute()`s: `program.set_axis_sizes({\"seq\": 16})`."
+    ),
+    call!(
         "enable_tracing",
         [opt("level", "TraceLevel.FULL", K::Member)],
         "Records the simulated timeline."
+    ),
+    call!(
+        "disable_tracing",
+        [],
+        "Stops recording the simulated timeline."
     ),
     value("stats", "The run's statistics."),
 ];

@@ -238,13 +238,14 @@ pub enum Directive {
     SpatialMap(Vec<u64>),
 }
 
-/// Which AICPU dispatch queue a task goes to. Keys are scalar expressions over task fields.
+/// Which AICPU dispatch queue a task goes to. Keys are scalar expressions over task fields;
+/// a keyed policy's count (`num_aicpus=`) limits it to the first that many AICPUs, 0 to all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Dispatch {
     RoundRobin(u32),
-    Affinity(ScalarExpr),
-    Hash(ScalarExpr),
-    DispatchBy(ScalarExpr),
+    Affinity(ScalarExpr, u32),
+    Hash(ScalarExpr, u32),
+    DispatchBy(ScalarExpr, u32),
     WorkSteal,
 }
 
@@ -263,9 +264,9 @@ impl Directive {
     pub fn kind(&self) -> DirectiveKind {
         match self {
             Directive::Dispatch(Dispatch::RoundRobin(_)) => DirectiveKind::RoundRobin,
-            Directive::Dispatch(Dispatch::Affinity(_)) => DirectiveKind::Affinity,
-            Directive::Dispatch(Dispatch::Hash(_)) => DirectiveKind::HashKey,
-            Directive::Dispatch(Dispatch::DispatchBy(_)) => DirectiveKind::DispatchBy,
+            Directive::Dispatch(Dispatch::Affinity(..)) => DirectiveKind::Affinity,
+            Directive::Dispatch(Dispatch::Hash(..)) => DirectiveKind::HashKey,
+            Directive::Dispatch(Dispatch::DispatchBy(..)) => DirectiveKind::DispatchBy,
             Directive::Dispatch(Dispatch::WorkSteal) => DirectiveKind::WorkSteal,
             Directive::Streams(_) => DirectiveKind::Streams,
             Directive::StreamBy(_) => DirectiveKind::StreamBy,

@@ -254,14 +254,23 @@ fn composite(c: &Composite) -> String {
     }
 }
 
+/// A keyed dispatch's `num_aicpus`, shown when it limits the AICPUs.
+fn count(n: u32) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(", num_aicpus={n}")
+    }
+}
+
 impl Display for Directive {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Directive::Dispatch(d) => match d {
                 Dispatch::RoundRobin(n) => write!(f, "dispatch round_robin({n})"),
-                Dispatch::Affinity(k) => write!(f, "dispatch affinity({k})"),
-                Dispatch::Hash(k) => write!(f, "dispatch hash({k})"),
-                Dispatch::DispatchBy(k) => write!(f, "dispatch dispatch_by({k})"),
+                Dispatch::Affinity(k, n) => write!(f, "dispatch affinity({k}{})", count(*n)),
+                Dispatch::Hash(k, n) => write!(f, "dispatch hash({k}{})", count(*n)),
+                Dispatch::DispatchBy(k, n) => write!(f, "dispatch dispatch_by({k}{})", count(*n)),
                 Dispatch::WorkSteal => write!(f, "dispatch work_steal"),
             },
             Directive::Streams(n) => write!(f, "streams {n}"),

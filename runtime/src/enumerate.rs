@@ -128,7 +128,7 @@ impl<'a> Enumerator<'a> {
         for d in &program.schedule {
             match d {
                 Directive::Dispatch(
-                    Dispatch::Affinity(k) | Dispatch::Hash(k) | Dispatch::DispatchBy(k),
+                    Dispatch::Affinity(k, _) | Dispatch::Hash(k, _) | Dispatch::DispatchBy(k, _),
                 ) => dispatch_key = Some(k),
                 Directive::StreamBy(k) => stream_key = Some(k),
                 _ => {}

@@ -62,8 +62,10 @@ pub struct Timeline {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Policy {
     RoundRobin(u32),
-    Key,
-    Hash,
+    /// `key mod n` over the first `n` AICPUs.
+    Key(u32),
+    /// The key's hash over the first `n` AICPUs.
+    Hash(u32),
     WorkSteal,
 }
 
@@ -109,10 +111,14 @@ pub fn placement(
             Directive::Dispatch(Dispatch::RoundRobin(k)) => {
                 policy = Policy::RoundRobin((*k).clamp(1, aicpus))
             }
-            Directive::Dispatch(Dispatch::Affinity(_) | Dispatch::DispatchBy(_)) => {
-                policy = Policy::Key
+            // `num_aicpus=0` (the default) is every AICPU; more than the target has is all of
+            // them, as for round robin.
+            Directive::Dispatch(Dispatch::Affinity(_, k) | Dispatch::DispatchBy(_, k)) => {
+                policy = Policy::Key(if *k == 0 { aicpus } else { (*k).min(aicpus) })
             }
-            Directive::Dispatch(Dispatch::Hash(_)) => policy = Policy::Hash,
+            Directive::Dispatch(Dispatch::Hash(_, k)) => {
+                policy = Policy::Hash(if *k == 0 { aicpus } else { (*k).min(aicpus) })
+            }
             Directive::Dispatch(Dispatch::WorkSteal) => policy = Policy::WorkSteal,
             Directive::Streams(k) => streams = *k,
             Directive::StreamBy(_) => stream_by = true,
@@ -137,8 +143,8 @@ pub fn placement(
         queue_of[i] = match policy {
             Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
             Policy::WorkSteal => 0,
-            Policy::Key => keys.0.rem_euclid(aicpus as i64) as u32,
-            Policy::Hash => (mix(keys.0) % aicpus as u64) as u32,
+            Policy::Key(k) => keys.0.rem_euclid(k as i64) as u32,
+            Policy::Hash(k) => (mix(keys.0) % k as u64) as u32,
         };
         if streams > 0 {
             stream_of[i] = if stream_by {

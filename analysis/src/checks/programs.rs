@@ -109,7 +109,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         let key = match &d.detail {
             DirectiveDetail::Key(k) => Some(k),
             DirectiveDetail::Policy(
-                Policy::Affinity(k) | Policy::Hash(k) | Policy::DispatchBy(k),
+                Policy::Affinity(k, _) | Policy::Hash(k, _) | Policy::DispatchBy(k, _),
             ) => Some(k),
             _ => None,
         };

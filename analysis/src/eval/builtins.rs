@@ -501,10 +501,17 @@ impl<'db> Eval<'db> {
     ) -> Option<Value<'db>> {
         let args = self.bind_member(c, b, m)?;
         let key = self.key_arg(&args, 0)?;
+        let n = match args.get(1) {
+            Some((v, r)) => {
+                let (v, r) = (v.clone(), *r);
+                self.non_negative(&v, r, "`num_aicpus` (0: every AICPU)")?
+            }
+            None => 0,
+        };
         Some(Value::Policy(match m {
-            "affinity" => Policy::Affinity(key),
-            "hash" => Policy::Hash(key),
-            _ => Policy::DispatchBy(key),
+            "affinity" => Policy::Affinity(key, n),
+            "hash" => Policy::Hash(key, n),
+            _ => Policy::DispatchBy(key, n),
         }))
     }
 

@@ -39,6 +39,9 @@ pub struct ItemValue<'db> {
 pub struct Execute<'db> {
     pub program: Schedule<'db>,
     pub bindings: Vec<Binding<'db>>,
+    /// Whether it runs the program (`execute`), or only binds symbols for later runs
+    /// (`set_symbol_u64`, `set_axis_sizes`).
+    pub runs: bool,
 }
 
 /// One `name=value` of `execute`.

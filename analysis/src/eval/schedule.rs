@@ -555,8 +555,12 @@ impl<'db> Eval<'db> {
                 self.execute(p, c);
                 Value::None
             }
-            "synchronize" => {
+            "synchronize" | "disable_tracing" => {
                 self.bind_method(c, what, PROGRAM_MEMBERS, method);
+                Value::None
+            }
+            "set_symbol_u64" | "set_axis_sizes" => {
+                self.set_symbols(p, method, c);
                 Value::None
             }
             "enable_tracing" => {
@@ -615,6 +619,91 @@ impl<'db> Eval<'db> {
                 value_range: arg.value().map_or(r, |v| v.syntax().text_range()),
             });
         }
-        self.executes.push(Execute { program, bindings });
+        self.executes.push(Execute {
+            program,
+            bindings,
+            runs: true,
+        });
+    }
+
+    /// `program.set_symbol_u64("seq", 16)` and `program.set_axis_sizes({"seq": 16})`: bindings
+    /// for this and later runs, checked as `execute`'s are.
+    fn set_symbols(&mut self, program: Schedule<'db>, method: &str, c: &ast::CallExpr) {
+        let what = format!("`.{method}`");
+        // A dict literal is no value of WSP's: `set_axis_sizes` reads its one argument's
+        // entries itself.
+        let dict = match &c.args().collect::<Vec<_>>()[..] {
+            [a] if a.keyword().is_none_or(|k| k.text() == "axis_sizes") => match a.value() {
+                Some(Expr::DictExpr(d)) if method == "set_axis_sizes" => Some(d),
+                _ => None,
+            },
+            _ => None,
+        };
+        let args = match dict {
+            Some(_) => None,
+            None => match self.bind_method(c, &what, PROGRAM_MEMBERS, method) {
+                Some(args) => Some(args),
+                None => return,
+            },
+        };
+        let mut pairs = Vec::new();
+        if let Some(d) = dict {
+            for entry in d.entries() {
+                let (Some(k), Some(v)) = (entry.key(), entry.value()) else {
+                    let r = entry.syntax().text_range();
+                    self.error(Code::OutsideSubset, r, "`**` is not part of WSP");
+                    continue;
+                };
+                let (name, value) = (self.expr(&k), self.expr(&v));
+                pairs.push((
+                    name,
+                    k.syntax().text_range(),
+                    value,
+                    v.syntax().text_range(),
+                ));
+            }
+        } else if let Some(args) = &args
+            && method == "set_symbol_u64"
+        {
+            let (Some((name, name_range)), Some((value, value_range))) = (args.get(0), args.get(1))
+            else {
+                return;
+            };
+            pairs.push((name.clone(), *name_range, value.clone(), *value_range));
+        } else if let Some((v, r)) = args.as_ref().and_then(|a| a.get(0))
+            && !matches!(v, Value::Unknown)
+        {
+            let v = v.describe();
+            self.error(
+                Code::WrongKind,
+                *r,
+                format!("`set_axis_sizes` takes a dict literal of names to sizes: `{{\"seq\": 16}}`, not {v}"),
+            );
+        }
+        let mut bindings = Vec::new();
+        for (name, name_range, value, value_range) in pairs {
+            match name {
+                Value::Str(name) => bindings.push(Binding {
+                    name,
+                    name_range,
+                    value,
+                    value_range,
+                }),
+                Value::Unknown => {}
+                v => {
+                    let v = v.describe();
+                    self.error(
+                        Code::WrongKind,
+                        name_range,
+                        format!("a run-time symbol is named by a string, not {v}"),
+                    );
+                }
+            }
+        }
+        self.executes.push(Execute {
+            program,
+            bindings,
+            runs: false,
+        });
     }
 }

@@ -205,9 +205,10 @@ pub struct CompileTarget<'db> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum Policy {
     RoundRobin(i64),
-    Affinity(Key),
-    Hash(Key),
-    DispatchBy(Key),
+    /// A key and `num_aicpus` (0: every AICPU).
+    Affinity(Key, i64),
+    Hash(Key, i64),
+    DispatchBy(Key, i64),
     WorkSteal,
     Immediate,
     Batched(i64),

@@ -10,9 +10,9 @@ use crate::diagnostics::Span;
 pub fn kind_of_policy(policy: &Policy) -> DirectiveKind {
     match policy {
         Policy::RoundRobin(_) => DirectiveKind::RoundRobin,
-        Policy::Affinity(_) => DirectiveKind::Affinity,
-        Policy::Hash(_) => DirectiveKind::HashKey,
-        Policy::DispatchBy(_) => DirectiveKind::DispatchBy,
+        Policy::Affinity(..) => DirectiveKind::Affinity,
+        Policy::Hash(..) => DirectiveKind::HashKey,
+        Policy::DispatchBy(..) => DirectiveKind::DispatchBy,
         Policy::WorkSteal => DirectiveKind::WorkSteal,
         Policy::Immediate => DirectiveKind::Immediate,
         Policy::Batched(_) => DirectiveKind::Batched,

@@ -656,12 +656,14 @@ impl ProgramTables {
         for d in &cx.program.schedule {
             match d {
                 Directive::Dispatch(Dispatch::RoundRobin(k)) => dispatch = ("RoundRobin", *k),
-                Directive::Dispatch(Dispatch::Affinity(k) | Dispatch::DispatchBy(k)) => {
-                    dispatch = ("Key", 0);
+                // The count is the queues a key spreads over, as for round robin
+                // (UINT32_MAX, the default, is every AICPU).
+                Directive::Dispatch(Dispatch::Affinity(k, n) | Dispatch::DispatchBy(k, n)) => {
+                    dispatch = ("Key", if *n == 0 { u32::MAX } else { *n });
                     dispatch_key = Some(k);
                 }
-                Directive::Dispatch(Dispatch::Hash(k)) => {
-                    dispatch = ("Hash", 0);
+                Directive::Dispatch(Dispatch::Hash(k, n)) => {
+                    dispatch = ("Hash", if *n == 0 { u32::MAX } else { *n });
                     dispatch_key = Some(k);
                 }
                 Directive::Dispatch(Dispatch::WorkSteal) => dispatch = ("WorkSteal", 0),
@@ -1021,7 +1023,7 @@ mod tests {
             }],
             root: Composite::Sequential(vec![Composite::Call(0), Composite::Call(0)]),
             schedule: vec![
-                Directive::Dispatch(Dispatch::Hash(ScalarExpr::Var("b".into()))),
+                Directive::Dispatch(Dispatch::Hash(ScalarExpr::Var("b".into()), 0)),
                 Directive::StreamBy(ScalarExpr::Neg(Box::new(ScalarExpr::Const(i64::MIN)))),
                 Directive::Window {
                     size: 0,

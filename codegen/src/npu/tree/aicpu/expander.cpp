@@ -763,8 +763,8 @@ struct Expander::State {
         switch (s.dispatch) {
         case DispatchKind::RoundRobin: q = int32_t(ordinal % aicpus_rr); break;
         case DispatchKind::WorkSteal: q = 0; break;
-        case DispatchKind::Key: q = int32_t(rem_euclid(dkey, int64_t(aicpus))); break;
-        case DispatchKind::Hash: q = int32_t(mix(dkey) % aicpus); break;
+        case DispatchKind::Key: q = int32_t(rem_euclid(dkey, int64_t(aicpus_rr))); break;
+        case DispatchKind::Hash: q = int32_t(mix(dkey) % aicpus_rr); break;
         }
         int32_t stream = -1;
         if (s.streams > 0)

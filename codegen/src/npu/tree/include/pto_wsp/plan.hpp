@@ -231,7 +231,8 @@ enum class TimingKind : uint8_t { Immediate, Batched, Interleaved };
 
 struct SchedulePlan {
     DispatchKind dispatch;
-    // RoundRobin: over the first clamp(k, 1, aicpus) queues; UINT32_MAX (no policy): all.
+    // RoundRobin, Key, Hash: over the first clamp(k, 1, aicpus) queues (a keyed policy's
+    // `num_aicpus`); UINT32_MAX (no policy, or no `num_aicpus`): all.
     uint32_t round_robin;
     bool has_dispatch_key;  // a key is evaluated per task (affinity, hash, dispatch_by)
     Range dispatch_key;     // Instrs

@@ -1,0 +1,116 @@
+//! Program methods and dispatch keywords of the original framework: `set_symbol_u64`,
+//! `set_axis_sizes`, `disable_tracing`, and `num_aicpus=` on the keyed dispatch policies.
+
+use std::fmt::Write;
+
+use expect_test::{Expect, expect};
+use wsp_analysis::{Action, Database, File, Workspace, file_diagnostics, lower_file};
+
+fn check(tail: &str, expect: Expect) {
+    let text = format!(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((64, 16, 16), F32, init=ones())
+
+@kernel
+def double(x: InOut[Tile[16, 16, F32]]):
+    pto.store(x, pto.add(pto.load(x), pto.load(x)))
+
+@workload
+def w(seq):
+    for s in P(seq):
+        double[s](x=X[s])
+
+{tail}"#
+    );
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "program.wsp".into(), text.clone());
+    let mut shown = String::new();
+    for d in file_diagnostics(&db, file) {
+        let at = &text[d.range];
+        let _ = writeln!(shown, "{} `{at}`: {}", d.code.as_str(), d.message);
+    }
+    if shown.is_empty() {
+        let lowered = lower_file(&db, file).clone().expect("lowered");
+        for p in &lowered.programs {
+            for d in &p.schedule {
+                let _ = writeln!(shown, "{d}");
+            }
+        }
+        for (_, a) in &lowered.actions {
+            let _ = match a {
+                Action::Execute { program, bindings } => {
+                    writeln!(shown, "execute {program} {bindings:?}")
+                }
+                other => writeln!(shown, "{other:?}"),
+            };
+        }
+    }
+    expect.assert_eq(&shown);
+}
+
+#[test]
+fn set_symbol_binds_the_later_runs_and_execute_overrides_it() {
+    check(
+        r#"seq = DenseDyn(64)
+program = w(seq).compile(target="cpu_sim")
+program.execute()
+program.set_symbol_u64("seq", 16)
+program.execute()
+program.execute(seq=8)
+program.set_axis_sizes({"seq": 4})
+program.disable_tracing()
+program.execute()
+"#,
+        expect![[r#"
+            execute program []
+            execute program [("seq", 16)]
+            execute program [("seq", 8)]
+            EnableTracing { program: "program", on: false }
+            execute program [("seq", 4)]
+        "#]],
+    );
+}
+
+#[test]
+fn set_symbol_names_a_runtime_symbol_with_a_positive_value() {
+    check(
+        r#"seq = DenseDyn(64)
+program = w(seq).compile(target="cpu_sim")
+program.set_symbol_u64("seqs", 16)
+program.set_symbol_u64("seq", 0)
+program.set_axis_sizes({1: 4})
+program.set_axis_sizes(["seq"])
+"#,
+        expect![[r#"
+            WSP102 `"seqs"`: `seqs` is not a run-time symbol of this program (a DenseDyn axis it iterates); they are `seq` (default 64)
+            WSP210 `0`: `seq` is bound to a positive integer, not the integer 0
+            WSP210 `1`: a run-time symbol is named by a string, not the integer 1
+            WSP210 `["seq"]`: `set_axis_sizes` takes a dict literal of names to sizes: `{"seq": 16}`, not a list
+        "#]],
+    );
+}
+
+#[test]
+fn keyed_dispatch_takes_the_originals_num_aicpus() {
+    check(
+        r#"a = w(Dense[64]).dispatch(DispatchPolicy.affinity(lambda t: t.s, num_aicpus=4)).compile(target="cpu_sim")
+b = w(Dense[64]).dispatch(DispatchPolicy.hash(key_fn=lambda t: t.s)).compile(target="cpu_sim")
+c = w(Dense[64]).dispatch(DispatchPolicy.dispatch_by(lambda t: t.s, 2)).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            dispatch affinity(s, num_aicpus=4)
+            dispatch hash(s)
+            dispatch dispatch_by(s, num_aicpus=2)
+        "#]],
+    );
+    check(
+        r#"a = w(Dense[64]).dispatch(DispatchPolicy.affinity(lambda t: t.s, num_aicpus=-1)).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            WSP210 `-1`: `num_aicpus` (0: every AICPU) must be a non-negative integer, not the integer -1
+        "#]],
+    );
+}
