@@ -119,3 +119,30 @@ fn math_is_visible_only_after_its_import() {
         "#]],
     );
 }
+
+#[test]
+fn topk_ops_check_their_fixed_shapes() {
+    check(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+I32 = DType.I32
+
+@kernel
+def k(s: In[Tile[1, 16, F32]], t: In[Tile[1, 32, F32]], o: Out[Tile[1, 8, I32]]):
+    a = pto.tsort32(s, pto.iota_u32(16))
+    b = pto.tsort32(t, t)
+    c = pto.extract_topk_indices(t, 8)
+    d = pto.extract_topk_indices(pto.tsort32(t, pto.iota_u32(32)), 33)
+    e = pto.iota_u32(0)
+    pto.store(o, pto.extract_topk_indices(pto.tsort32(t, pto.iota_u32(32)), 8))
+"#,
+        expect![[r#"
+            WSP201 `s`: `pto.tsort32`: `scores` is a [1,32] F32 tile (TSORT32 sorts 32 elements), but `s` is [1,16] F32
+            WSP202 `t`: `pto.tsort32`: `idx` is a [1,32] U32 tile (TSORT32 sorts 32 elements), but `t` is [1,32] F32
+            WSP201 `t`: `pto.extract_topk_indices` takes `tsort32`'s [1,64] F32 pairs, but `t` is [1,32] F32
+            WSP203 `33`: `pto.extract_topk_indices`: `k` is an integer from 1 to 32, not 33
+            WSP203 `0`: `pto.iota_u32`: `cols` is an integer from 1 to 4096, not 0
+        "#]],
+    );
+}

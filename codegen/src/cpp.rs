@@ -378,7 +378,7 @@ impl Gen<'_> {
                     Some(Operand::Number(n)) => n.0,
                     _ => 0.0,
                 };
-                let _ = writeln!(self.out, "  const {ct} {dst} = ({ct}){n:?};");
+                let _ = writeln!(self.out, "  const {ct} {dst} = ({ct}){};", crate::double(n));
             }
             ("alloc", Some(t)) => {
                 let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.elems());
@@ -453,6 +453,34 @@ impl Gen<'_> {
                     s.cols,
                     t.cols,
                     s.cols
+                );
+            }
+            ("iota_u32", Some(t)) => {
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{n}]; for (int k = 0; k < {n}; ++k) {dst}[k] = ({ct})k;",
+                    n = t.elems()
+                );
+            }
+            ("tsort32", Some(_)) => {
+                let (Some((s, _)), Some((x, _))) = (tile_arg(0), tile_arg(1)) else {
+                    return;
+                };
+                // TSORT32: an insertion sort of the 32 (score, index) pairs, by score descending
+                // and, for equal scores, lower index first (stable in the index order).
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[64]; {{ float ks[32]; uint32_t ix[32]; for (int k = 0; k < 32; ++k) {{ const float v = {s}[k]; const uint32_t i = {x}[k]; int j = k; while (j > 0 && (ks[j - 1] < v || (ks[j - 1] == v && ix[j - 1] > i))) {{ ks[j] = ks[j - 1]; ix[j] = ix[j - 1]; --j; }} ks[j] = v; ix[j] = i; }} for (int k = 0; k < 32; ++k) {{ {dst}[2 * k] = ks[k]; {dst}[2 * k + 1] = (float)ix[k]; }} }}"
+                );
+            }
+            ("extract_topk_indices", Some(t)) => {
+                let Some((pairs, _)) = tile_arg(0) else {
+                    return;
+                };
+                let _ = writeln!(
+                    self.out,
+                    "  {ct} {dst}[{k}]; for (int j = 0; j < {k}; ++j) {dst}[j] = ({ct}){pairs}[2 * j + 1];",
+                    k = t.cols
                 );
             }
             (name, _) => {

@@ -201,6 +201,18 @@ pub const TABLE: &[Row] = &[
     // TINTERLEAVE(right, left, b, a) writes the two column halves of the result: each half is
     // a view of the result tile, so N must be even and N elements a whole 32 bytes.
     row("interleave", Sequence(&["TINTERLEAVE"])),
+    row(
+        "iota_u32",
+        Unsupported("`wsp emit` has no AICore lowering of iota_u32 yet"),
+    ),
+    row(
+        "tsort32",
+        Unsupported("`wsp emit` has no AICore lowering of TSORT32 yet"),
+    ),
+    row(
+        "extract_topk_indices",
+        Unsupported("`wsp emit` has no AICore lowering of extract_topk_indices yet"),
+    ),
 ];
 
 pub fn lookup(op: &str) -> Option<&'static Row> {

@@ -55,6 +55,12 @@ pub enum ShapeRule {
     Alloc,
     /// `store(dst, v)`: no value; v must have dst's type.
     Store,
+    /// `iota_u32(cols)`: [1, cols].
+    Iota,
+    /// `tsort32(scores, idx)`: [1,32] scores and [1,32] indices → [1,64] (score, index) pairs.
+    Sort32,
+    /// `extract_topk_indices(pairs, k)`: [1,64] pairs → [1,k].
+    TopK,
 }
 
 /// How the result's dtype follows from the arguments'.
@@ -68,6 +74,8 @@ pub enum DtypeRule {
     MatmulAccumulate,
     /// The dtype argument.
     FromArgument,
+    /// Always this dtype.
+    Fixed(crate::types::DType),
 }
 
 /// What the generated code computes.
@@ -403,6 +411,37 @@ const LAYOUT: [Op; 3] = [
     },
 ];
 
+/// PTO-ISA's TSORT32 and the helpers the original framework's TopK routing uses around it.
+const SORTING: [Op; 3] = [
+    Op {
+        name: "iota_u32",
+        params: &[p("cols", OpParamKind::Number)],
+        shape: ShapeRule::Iota,
+        dtype: DtypeRule::Fixed(crate::types::DType::U32),
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
+        doc: "The indices 0, 1, ..., cols-1 as a [1,cols] U32 tile.",
+    },
+    Op {
+        name: "tsort32",
+        params: &[p("scores", OpParamKind::Tile), p("idx", OpParamKind::Tile)],
+        shape: ShapeRule::Sort32,
+        dtype: DtypeRule::Fixed(crate::types::DType::F32),
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
+        doc: "PTO-ISA TSORT32: [1,32] F32 scores with [1,32] U32 indices → [1,64] F32 (score, index) pairs, by score descending, ties by lower index first.",
+    },
+    Op {
+        name: "extract_topk_indices",
+        params: &[p("pairs", OpParamKind::Tile), p("k", OpParamKind::Number)],
+        shape: ShapeRule::TopK,
+        dtype: DtypeRule::Fixed(crate::types::DType::I32),
+        semantics: Semantics::Structural,
+        unit: Unit::Vector,
+        doc: "The first k indices of `tsort32`'s pairs as a [1,k] I32 tile (1 <= k <= 32).",
+    },
+];
+
 /// Every op, in the order docs and completion list them.
 pub fn all() -> impl Iterator<Item = &'static Op> {
     OTHER[..2]
@@ -412,6 +451,7 @@ pub fn all() -> impl Iterator<Item = &'static Op> {
         .chain(std::iter::once(&SOFTMAX))
         .chain(OTHER[2..].iter())
         .chain(LAYOUT.iter())
+        .chain(SORTING.iter())
 }
 
 /// The op named `name`, or by an accepted alias (`max` for `maximum`).

@@ -555,7 +555,70 @@ impl<'db> BodyChecker<'db> {
                 Some(KernelType::Tile(TileType::new(m, n, call.dtype_arg?)))
             }
             ShapeRule::Store => None,
+            ShapeRule::Iota | ShapeRule::TopK => self.count_rule(call),
+            ShapeRule::Sort32 => self.sort32_rule(call),
         }
+    }
+
+    /// `Iota` and `TopK`: a [1, n] result from a count argument (`cols`, `k`), `TopK` from
+    /// `tsort32`'s [1,64] F32 pairs.
+    fn count_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        let DtypeRule::Fixed(dtype) = call.op.dtype else {
+            return None;
+        };
+        let (max, name) = match call.op.shape {
+            ShapeRule::TopK => (32.0, "k"),
+            _ => (4096.0, "cols"),
+        };
+        if call.op.shape == ShapeRule::TopK {
+            let (pairs, r) = call.tile(0)?;
+            if pairs.shape() != [1, 64] || pairs.dtype != DType::F32 {
+                self.eval.error(
+                    Code::ShapeMismatch,
+                    r,
+                    format!(
+                        "{what} takes `tsort32`'s [1,64] F32 pairs, but `{}` is {pairs}",
+                        self.text(r)
+                    ),
+                );
+                return None;
+            }
+        }
+        let &(n, r) = call.numbers.first()?;
+        if n.fract() != 0.0 || !(1.0..=max).contains(&n) {
+            self.eval.error(
+                Code::WrongArguments,
+                r,
+                format!("{what}: `{name}` is an integer from 1 to {max}, not {n}"),
+            );
+            return None;
+        }
+        Some(KernelType::Tile(TileType::new(1, n as u64, dtype)))
+    }
+
+    /// `Sort32`: [1,32] F32 scores and [1,32] U32 indices give [1,64] F32 pairs.
+    fn sort32_rule(&mut self, call: &OpCall) -> Option<KernelType> {
+        let what = &call.what;
+        for (i, dtype, name) in [(0, DType::F32, "scores"), (1, DType::U32, "idx")] {
+            let (t, r) = call.tile(i)?;
+            if t.shape() != [1, 32] || t.dtype != dtype {
+                self.eval.error(
+                    if t.dtype != dtype {
+                        Code::DtypeMismatch
+                    } else {
+                        Code::ShapeMismatch
+                    },
+                    r,
+                    format!(
+                        "{what}: `{name}` is a [1,32] {dtype} tile (TSORT32 sorts 32 elements), but `{}` is {t}",
+                        self.text(r)
+                    ),
+                );
+                return None;
+            }
+        }
+        Some(KernelType::Tile(TileType::new(1, 64, DType::F32)))
     }
 
     /// `Broadcast`: NumPy broadcasting of two operands; a tile with a scalar or number keeps
@@ -837,6 +900,8 @@ struct OpCall {
     dtype_arg: Option<DType>,
     /// The shape argument, if any.
     shape_arg: Option<[u64; 2]>,
+    /// The number arguments, in order, with where each is written.
+    numbers: Vec<(f64, TextRange)>,
 }
 
 impl OpCall {
@@ -856,6 +921,15 @@ impl OpCall {
             Operand::Shape(m, n) => Some([*m, *n]),
             _ => None,
         });
+        let numbers = args
+            .iter()
+            .zip(op.params)
+            .filter(|(_, p)| p.kind == OpParamKind::Number)
+            .filter_map(|(a, _)| match a {
+                Some((Operand::Number(n), _, r)) => Some((n.0, *r)),
+                _ => None,
+            })
+            .collect();
         OpCall {
             op,
             what: format!("`pto.{}`", op.name),
@@ -863,6 +937,7 @@ impl OpCall {
             tiles,
             dtype_arg,
             shape_arg,
+            numbers,
         }
     }
 
@@ -894,9 +969,11 @@ fn same_rule(call: &OpCall) -> Option<KernelType> {
 /// (matmul's accumulator dtype, a dtype argument).
 fn result_dtype(result: KernelType, dtype: Option<DType>, rule: DtypeRule) -> KernelType {
     match (result, dtype, rule) {
-        (KernelType::Tile(t), _, DtypeRule::MatmulAccumulate | DtypeRule::FromArgument) => {
-            KernelType::Tile(t)
-        }
+        (
+            KernelType::Tile(t),
+            _,
+            DtypeRule::MatmulAccumulate | DtypeRule::FromArgument | DtypeRule::Fixed(_),
+        ) => KernelType::Tile(t),
         (KernelType::Tile(t), Some(d), _) => KernelType::Tile(t.with_dtype(d)),
         (r, _, _) => r,
     }

@@ -1081,7 +1081,7 @@ mod tests {
             // Composition: the same call twice in sequence.
             "    {CompositeKind::Sequential, 0, {9, 2}},\n",
             // Schedule: hash over `b`, stream_by alone makes one stream, window at least 1.
-            "{DispatchKind::Hash, 0u, true, {",
+            "{DispatchKind::Hash, 4294967295u, true, {",
             "\"b\", 1, true, {",
             "TimingKind::Immediate, 0, 1u}",
             // Actions: print is left out.
@@ -1208,7 +1208,7 @@ mod tests {
                     p0_workloads, 1, p0_composites, 3, 2,
                     p0_nodes, p0_lists, p0_vars, p0_branches, p0_code, p0_lins, p0_terms, p0_view_dims, p0_views,
                     p0_tasks, 2, p0_tile_args, p0_scalars, p0_slot_names, 3, 2,
-                    {DispatchKind::Hash, 0u, true, {4, 1}, "b", 1, true, {5, 2}, "(--9223372036854775808)", TimingKind::Immediate, 0, 1u}},
+                    {DispatchKind::Hash, 4294967295u, true, {4, 1}, "b", 1, true, {5, 2}, "(--9223372036854775808)", TimingKind::Immediate, 0, 1u}},
             };
             const BindingPlan action0_bindings[] = {{"n", 3u}};
             const ActionPlan actions[] = {
