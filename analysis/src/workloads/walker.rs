@@ -753,8 +753,9 @@ impl<'db> Walker<'db> {
         Some((index, fields))
     }
 
-    /// The task's keyword arguments bound to the kernel's parameters: the arguments, the names
-    /// given (with where), and `false` if one is wrong.
+    /// The task's arguments bound to the kernel's parameters as Python binds a call's:
+    /// positional ones in parameter order (`attn[b, h](Q[b, h], K[b], V[b], O[b, h])`), then
+    /// keywords. The arguments, the names given (with where), and `false` if one is wrong.
     fn task_args(
         &mut self,
         c: &ast::CallExpr,
@@ -763,22 +764,54 @@ impl<'db> Walker<'db> {
         let mut given: Vec<(String, TextRange)> = Vec::new();
         let mut args = Vec::new();
         let mut ok = true;
+        let params = &kernel.signature.params;
+        let mut position = 0;
         for arg in c.args() {
             let r = arg.syntax().text_range();
-            if arg.kind() != ast::ArgKind::Keyword {
-                self.eval.error(
-                    Code::WrongArguments,
-                    r,
-                    format!(
-                        "task arguments are given by keyword: `{}[...](param=view)`",
-                        kernel.name
-                    ),
-                );
-                ok = false;
-                continue;
-            }
-            let Some(kw) = arg.keyword() else { continue };
-            match self.keyword_arg(&arg, &kw, kernel, &mut given) {
+            let bound = match arg.kind() {
+                ast::ArgKind::Keyword => {
+                    let Some(kw) = arg.keyword() else { continue };
+                    self.task_arg(&arg, &kw.text(), Some(kw.text_range()), kernel, &mut given)
+                }
+                ast::ArgKind::Positional => {
+                    position += 1;
+                    match params.get(position - 1) {
+                        Some(p) => {
+                            let name = p.name.clone();
+                            self.task_arg(&arg, &name, None, kernel, &mut given)
+                        }
+                        None => {
+                            let given_n = c
+                                .args()
+                                .filter(|a| a.kind() == ast::ArgKind::Positional)
+                                .count();
+                            self.eval.error(
+                                Code::WrongArguments,
+                                r,
+                                format!(
+                                    "{} takes {} positional argument{} but {given_n} were given",
+                                    kernel.what(),
+                                    params.len(),
+                                    if params.len() == 1 { "" } else { "s" }
+                                ),
+                            );
+                            None
+                        }
+                    }
+                }
+                ast::ArgKind::Unpack | ast::ArgKind::UnpackKeywords => {
+                    self.eval.error(
+                        Code::OutsideSubset,
+                        r,
+                        format!(
+                            "task arguments are views given in parameter order or by name: `{}[...](X[i], param=view)`",
+                            kernel.name
+                        ),
+                    );
+                    None
+                }
+            };
+            match bound {
                 Some(a) => args.push(a),
                 None => ok = false,
             }
@@ -786,25 +819,28 @@ impl<'db> Walker<'db> {
         (args, given, ok)
     }
 
-    /// One `param=value` of a task: given once, a parameter of the kernel, of its kind; `None`
-    /// if not.
-    fn keyword_arg(
+    /// One argument of a task for the parameter `name` (`keyword` is where a keyword names
+    /// it; positional arguments have none): given once, a parameter of the kernel, of its kind;
+    /// `None` if not.
+    fn task_arg(
         &mut self,
         arg: &ast::Arg,
-        kw: &wsp_syntax::SyntaxToken,
+        name: &str,
+        keyword: Option<TextRange>,
         kernel: &TaskKernel<'db>,
         given: &mut Vec<(String, TextRange)>,
     ) -> Option<TaskArg<'db>> {
         let r = arg.syntax().text_range();
         let what = kernel.what();
-        let name = kw.text().to_string();
+        let name = name.to_string();
         let value = arg.value().map_or(Value::Unknown, |v| self.eval.expr(&v));
         let vr = arg.value().map_or(r, |v| v.syntax().text_range());
         if let Some((_, first)) = given.iter().find(|(n, _)| *n == name) {
+            // As Python says it: a keyword repeating a positional argument.
             let d = Diag::new(
                 Code::WrongArguments,
                 self.eval.span(r),
-                format!("{what} got `{name}` twice"),
+                format!("{what} got multiple values for `{name}`"),
             )
             .with_related(self.eval.span(*first), "first given here");
             self.eval.push(d);
@@ -812,14 +848,18 @@ impl<'db> Walker<'db> {
         }
         given.push((name.clone(), r));
         let Some(param) = kernel.signature.param(&name) else {
-            self.unknown_task_param(kw, &name, kernel);
+            if let Some(kw) = keyword {
+                self.unknown_task_param(kw, &name, kernel);
+            }
             return None;
         };
-        let symbol = Symbol::Local {
-            item: kernel.item,
-            def: param.range,
-        };
-        self.eval.record(kw.text_range(), symbol);
+        if let Some(kw) = keyword {
+            let symbol = Symbol::Local {
+                item: kernel.item,
+                def: param.range,
+            };
+            self.eval.record(kw, symbol);
+        }
         match (&param.ty, value) {
             (_, Value::Unknown) => None,
             (ParamType::Tile(dir, tile), Value::View(view)) => {
@@ -860,17 +900,12 @@ impl<'db> Walker<'db> {
     }
 
     /// A keyword that names no parameter of the kernel, with the nearest name as a fix.
-    fn unknown_task_param(
-        &mut self,
-        kw: &wsp_syntax::SyntaxToken,
-        name: &str,
-        kernel: &TaskKernel<'db>,
-    ) {
+    fn unknown_task_param(&mut self, kw: TextRange, name: &str, kernel: &TaskKernel<'db>) {
         let what = kernel.what();
         let kname = &kernel.name;
         let mut d = Diag::new(
             Code::WrongArguments,
-            self.eval.span(kw.text_range()),
+            self.eval.span(kw),
             format!("{what} has no parameter `{name}`"),
         );
         if let Some(best) = crate::names::suggest(
@@ -880,7 +915,7 @@ impl<'db> Walker<'db> {
             d.message.push_str(&format!("; did you mean `{best}`?"));
             d = d.with_guess(
                 format!("replace with `{best}`"),
-                vec![(self.eval.span(kw.text_range()), best.to_string())],
+                vec![(self.eval.span(kw), best.to_string())],
             );
         }
         d = d.with_related(
