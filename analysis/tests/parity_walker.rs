@@ -102,3 +102,56 @@ fn positional_arguments_get_pythons_errors() {
     "#]],
     );
 }
+
+/// A tier choice as the original's lightning indexer makes it: a tensor element loaded into a
+/// slot, then `P.when` on the slot.
+const TIERS: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+U64 = DType.U64
+EffSeq = Tensor((2, 3, 1, 1), U64, init=arange())
+X = Tensor((2, 3, 16, 16), F32, init=ones())
+Y = Tensor((2, 3, 16, 16), F32)
+
+@kernel
+def scale(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]], s: Scalar[F32]):
+    pto.store(y, pto.mul(x, s))
+
+@workload
+def w():
+    for b in P(Dense[2], names=["b"]):
+        for s in P.seq(Dense[3], name="s"):
+            slot_load_u64(0, EffSeq[b][s], row=0, col=0)
+            with P.when(slot_u64(0) <= 2):
+                scale[b, s](X[b, s], Y[b, s], 2.0)
+            with P.otherwise():
+                scale[b, s](X[b, s], Y[b, s], 3.0)
+
+program = w().compile(target="cpu_sim")
+"#;
+
+#[test]
+fn slots_decide_predicates() {
+    let text = shown(TIERS);
+    assert!(!text.contains("WSP"), "{text}");
+    let when: Vec<&str> = text.lines().filter(|l| l.contains("when")).collect();
+    expect![[r#"
+        [
+            "      when (slot_u64(0) <= 2)",
+        ]
+    "#]]
+    .assert_debug_eq(&when);
+}
+
+#[test]
+fn loop_keywords_name_the_loop_variables_or_are_errors() {
+    let renamed = TIERS.replace("names=[\"b\"]", "names=[\"batch\"]");
+    expect![[r#"
+        WSP203 `names=["batch"]`: `names=` says `batch` but the loop variable is `b`; the `for` names them, and keys use those names
+    "#]].assert_eq(&shown(&renamed));
+    let misspelled = TIERS.replace("name=\"s\"", "nme=\"s\"");
+    expect![[r#"
+        WSP203 `nme`: `P.seq(...)` takes axes and `name=`, not `nme=`
+    "#]]
+    .assert_eq(&shown(&misspelled));
+}

@@ -49,6 +49,7 @@ impl<'db> Eval<'db> {
             Builtin::Print => self.print(c),
             Builtin::SaveNpy => self.save_npy(b, c),
             Builtin::Min | Builtin::Max => self.min_max(b, c),
+            Builtin::SlotU64 => self.slot_value(b, c),
             Builtin::Float => self.float_call(c),
             Builtin::Int => self.int_call(c),
             _ => {
@@ -115,6 +116,15 @@ impl<'db> Eval<'db> {
             Builtin::Ones => Init::Ones,
             _ => Init::Arange,
         }))
+    }
+
+    /// `slot_u64(i)`: the value a `slot_load_u64(i, ...)` put in slot `i`, read when the
+    /// predicate (`with P.when(slot_u64(0) <= 2048):`) is decided at run time.
+    fn slot_value(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (v, r) = args.get(0)?.clone();
+        let i = self.non_negative(&v, r, "a slot number")?;
+        Some(Value::Runtime(wsp_ir::ScalarExpr::Slot(i)))
     }
 
     /// `full(value)`: every element the number `value`.

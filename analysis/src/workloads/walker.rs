@@ -219,7 +219,9 @@ impl<'db> Walker<'db> {
             return None;
         };
         let kind = self.loop_kind(c, &iterable)?;
-        let args: Vec<ast::Arg> = c.args().collect();
+        let (args, keywords): (Vec<ast::Arg>, Vec<ast::Arg>) =
+            c.args().partition(|a| a.kind() != ast::ArgKind::Keyword);
+        self.loop_names(kind, &targets, &keywords)?;
         self.loop_arity(f, c, kind, &targets, &args)?;
         let (vars, ok) = self.loop_vars(kind, &targets, &args);
         self.blocks.push(Block {
@@ -262,6 +264,86 @@ impl<'db> Walker<'db> {
                 None
             }
         }
+    }
+
+    /// The original's `names=[...]` of `P(...)` and `name=` of `P.seq`/`P.sel` name the loop
+    /// variables, which a `for` names already: they must agree (keys and task fields use the
+    /// `for`'s names). Any other keyword is an error.
+    fn loop_names(
+        &mut self,
+        kind: LoopKind,
+        targets: &[(String, TextRange)],
+        keywords: &[ast::Arg],
+    ) -> Option<()> {
+        let loop_name = loop_name(kind);
+        let expected = if kind == LoopKind::Independent {
+            "names"
+        } else {
+            "name"
+        };
+        let mut ok = true;
+        for arg in keywords {
+            let (Some(kw), Some(e)) = (arg.keyword(), arg.value()) else {
+                continue;
+            };
+            let r = arg.syntax().text_range();
+            if kw.text() != expected {
+                self.eval.error(
+                    Code::WrongArguments,
+                    kw.text_range(),
+                    format!(
+                        "`{loop_name}(...)` takes axes and `{expected}=`, not `{}=`",
+                        kw.text()
+                    ),
+                );
+                ok = false;
+                continue;
+            }
+            let given: Vec<String> = match self.eval.expr(&e) {
+                Value::Str(s) if expected == "name" => vec![s],
+                Value::List(vs) | Value::Tuple(vs) if expected == "names" => vs
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::Str(s) => s,
+                        _ => String::new(),
+                    })
+                    .collect(),
+                Value::Unknown => continue,
+                v => {
+                    let want = if expected == "name" {
+                        "a string"
+                    } else {
+                        "a list of strings"
+                    };
+                    self.eval.error(
+                        Code::WrongKind,
+                        e.syntax().text_range(),
+                        format!("`{expected}=` is {want}, not {}", v.describe()),
+                    );
+                    ok = false;
+                    continue;
+                }
+            };
+            let names: Vec<&str> = targets.iter().map(|(n, _)| n.as_str()).collect();
+            if given != names {
+                self.eval.error(
+                    Code::WrongArguments,
+                    r,
+                    format!(
+                        "`{expected}=` says {} but the loop variable{} {}; the `for` names them, and keys use those names",
+                        quoted(&given),
+                        plural(names.len()),
+                        if names.len() == 1 {
+                            format!("is `{}`", names[0])
+                        } else {
+                            format!("are {}", quoted(&names))
+                        }
+                    ),
+                );
+                ok = false;
+            }
+        }
+        ok.then_some(())
     }
 
     /// One loop variable per axis, plain names, and one axis for `P.seq` and `P.sel`.
@@ -1027,6 +1109,12 @@ impl TaskKernel<'_> {
     fn what(&self) -> String {
         format!("`{}`", self.name)
     }
+}
+
+/// `` `a`, `b` ``
+fn quoted<S: AsRef<str>>(names: &[S]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{}`", n.as_ref())).collect();
+    q.join(", ")
 }
 
 /// A loop's variables: a name or a tuple of names (empty if any is not a plain name).
