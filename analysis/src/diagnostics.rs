@@ -66,7 +66,7 @@ codes! {
     DtypeMismatch = "WSP202", Error, "dtype mismatch";
     WrongArguments = "WSP203", Error, "wrong arguments";
     Direction = "WSP204", Error, "parameter direction violated";
-    OutNeverStored = "WSP205", Warning, "`Out` parameter never stored";
+    OutNeverStored = "WSP205", Warning, "`Out` or `InOut` parameter never stored";
     TaskArgument = "WSP206", Error, "task argument does not match the kernel parameter";
     IndexOutOfRange = "WSP208", Error, "index out of range";
     TooManyIndices = "WSP209", Error, "too many indices for the tensor's rank";
