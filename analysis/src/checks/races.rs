@@ -21,13 +21,22 @@ pub const RACE_BUDGET: u64 = 1 << 20;
 /// is a race at every binding that reaches those iterations.
 const RUN_TIME_EXTENT: u64 = 1 << 31;
 
-/// The extent `v` is checked over; `None` for a row whose length is data read at run time (a
-/// ragged or sparse row from a tensor): the data bounds it, and only the run knows how.
+/// The extent `v` is checked over. A `DenseDyn` axis, and a row whose length is data read at
+/// run time (a ragged or sparse row from a tensor), are checked as `RUN_TIME_EXTENT` long: a
+/// race between iterations `i` and `j` happens whenever the run gives the loop more than
+/// `max(i, j)` iterations. `None` for a loop whose axis is not known here.
 fn race_extent(v: &LoopVar) -> Option<u64> {
-    if v.axis_kind == AxisKind::DenseDyn {
+    if v.axis_kind == AxisKind::DenseDyn || data_row(v) {
         return Some(RUN_TIME_EXTENT);
     }
     v.extent
+}
+
+/// Whether `v` runs over a ragged or sparse row whose length is tensor data.
+fn data_row(v: &LoopVar) -> bool {
+    v.extent.is_none()
+        && !v.axis.is_empty()
+        && matches!(v.axis_kind, AxisKind::Ragged | AxisKind::Sparse)
 }
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
@@ -297,13 +306,24 @@ fn check_loop<'p, 'db>(
             };
             let mut message = message;
             for (k, v) in vars.iter().enumerate() {
-                let bound_at_run_time = v.axis_kind == AxisKind::DenseDyn;
-                if let (true, Some(a), Some(b)) = (bound_at_run_time, pw.get(k), po.get(k)) {
+                let (Some(a), Some(b)) = (pw.get(k), po.get(k)) else {
+                    continue;
+                };
+                let n = a.max(b) + 1;
+                if v.axis_kind == AxisKind::DenseDyn {
                     message.push_str(&format!(
-                        "; `{}` runs over `{}`, a `DenseDyn` axis: this happens at every binding of at least {} iterations",
-                        v.name,
-                        v.axis,
-                        a.max(b) + 1
+                        "; `{}` runs over `{}`, a `DenseDyn` axis: this happens at every binding of at least {n} iterations",
+                        v.name, v.axis
+                    ));
+                } else if data_row(v) {
+                    let what = if v.axis_kind == AxisKind::Sparse {
+                        "selects"
+                    } else {
+                        "has"
+                    };
+                    message.push_str(&format!(
+                        "; `{}` runs over a row of `{}`, read from tensor data at run time: this happens whenever a row {what} {n} or more entries",
+                        v.name, v.axis
                     ));
                 }
             }
@@ -322,12 +342,16 @@ fn check_loop<'p, 'db>(
             if let Some(site) = call_site {
                 d = d.with_related(site, "for this call");
             }
-            if kind == LoopKind::Independent
-                && vars.len() == 1
+            if vars.len() == 1
                 && let Some(callee) = callee
             {
+                let from = if kind == LoopKind::Selected {
+                    "P.sel"
+                } else {
+                    "P"
+                };
                 d = d.with_fix(
-                    "make the loop sequential: `P` → `P.seq`",
+                    format!("make the loop sequential: `{from}` → `P.seq`"),
                     vec![(callee, "P.seq".to_string())],
                 );
             }

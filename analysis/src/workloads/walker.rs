@@ -468,12 +468,20 @@ impl<'db> Walker<'db> {
                 a.row_extent,
                 row_index(e, &mut self.eval),
             )),
+            // `P.seq(routing[b])`: the row's entries one after another (an expert combine that
+            // accumulates), where `P.sel` runs them in parallel.
+            Value::AxisRow(a) if kind == LoopKind::Sequential => Some(loop_var(
+                name,
+                &a,
+                a.row_extent,
+                row_index(e, &mut self.eval),
+            )),
             Value::AxisRow(a) => {
                 self.eval.error(
                     Code::WrongKind,
                     r,
                     format!(
-                        "a row of the Sparse axis `{}` is enumerated with `P.sel`",
+                        "a row of the Sparse axis `{}` is enumerated with `P.sel` (in parallel) or `P.seq` (in order)",
                         a.name
                     ),
                 );

@@ -1,0 +1,71 @@
+//! Races in selected loops over routing read from tensors (`Sparse(n, indptr=T, indices=U)`):
+//! decided for any routing, as a race "whenever a row selects 2 or more entries", with
+//! `P.seq(routing[b])`, the sequential selected loop an expert combine accumulates in, as the fix.
+
+use std::fmt::Write;
+
+use expect_test::{Expect, expect};
+use wsp_analysis::{Database, File, Workspace, file_diagnostics};
+
+fn check(loop_: &str, write: &str, expect: Expect) {
+    let text = format!(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+I32 = DType.I32
+Indptr = Tensor((5,), I32, init=load_npy("indptr.npy"))
+Indices = Tensor((8,), I32, init=load_npy("indices.npy"))
+routing = Sparse(4, indptr=Indptr, indices=Indices)
+Gate = Tensor((4, 8, 16, 16), F32, init=randn(seed=1))
+Y = Tensor((4, 16, 16), F32)
+Z = Tensor((4, 8, 16, 16), F32)
+
+@kernel
+def accumulate(g: In[Tile[16, 16, F32]], y: InOut[Tile[16, 16, F32]]):
+    pto.store(y, pto.add(y, g))
+
+@workload
+def moe():
+    for b in P(Dense[4]):
+        for e in {loop_}(routing[b]):
+            accumulate[b, e](Gate[b, e], {write})
+
+program = moe().compile(target="cpu_sim")
+"#
+    );
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "moe.wsp".into(), text.clone());
+    let mut shown = String::new();
+    for d in file_diagnostics(&db, file) {
+        let fix = d
+            .fix
+            .as_ref()
+            .map_or(String::new(), |f| format!(" [fix: {}]", f.title));
+        let _ = writeln!(
+            shown,
+            "{} `{}`: {}{fix}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+    }
+    expect.assert_eq(&shown);
+}
+
+#[test]
+fn a_selected_loop_over_runtime_routing_writing_one_region_races() {
+    check(
+        "P.sel",
+        "Y[b]",
+        expect![[r#"
+            WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (e=1) and (e=0) of this `P.sel` loop, which both write `Y[0]`; `e` runs over a row of `routing`, read from tensor data at run time: this happens whenever a row selects 2 or more entries [fix: make the loop sequential: `P.sel` → `P.seq`]
+        "#]],
+    );
+}
+
+#[test]
+fn the_sequential_selected_loop_accumulates_and_distinct_regions_do_not_race() {
+    check("P.seq", "Y[b]", expect![[r#""#]]);
+    check("P.sel", "Z[b, e]", expect![[r#""#]]);
+}
