@@ -69,3 +69,53 @@ fn the_sequential_selected_loop_accumulates_and_distinct_regions_do_not_race() {
     check("P.seq", "Y[b]", expect![[r#""#]]);
     check("P.sel", "Z[b, e]", expect![[r#""#]]);
 }
+
+/// A workload whose `program = ...` line is not typed yet.
+const UNCALLED: &str = r#"from pto_wsp import *
+F32 = DType.F32
+X = Tensor((4, 8, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+@workload
+def reduce(batch, tiles):
+    for b in P(batch):
+        for t in P(tiles):
+            copy[b, t](X[b, t], Y[b])
+"#;
+
+fn diagnostics(text: &str) -> String {
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "uncalled.wsp".into(), text.to_string());
+    let mut shown = String::new();
+    for d in file_diagnostics(&db, file) {
+        let _ = writeln!(
+            shown,
+            "{} `{}`: {}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+    }
+    shown
+}
+
+#[test]
+fn a_workload_nobody_calls_yet_is_checked_for_races_over_any_axes() {
+    expect![[r#"
+        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=1) and (t=0) of this `P` loop, which both write `Y[0]`; `t` runs over an axis the workload's caller gives: this happens in every call whose axis has 2 or more iterations
+    "#]].assert_eq(&diagnostics(UNCALLED));
+    // Once called, the call's own extents decide, once: one tile per row cannot race.
+    let called =
+        format!("{UNCALLED}\nprogram = reduce(Dense[4], Dense[1]).compile(target=\"cpu_sim\")\n");
+    expect![[r#""#]].assert_eq(&diagnostics(&called));
+    let called =
+        format!("{UNCALLED}\nprogram = reduce(Dense[4], Dense[8]).compile(target=\"cpu_sim\")\n");
+    expect![[r#"
+        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=1) and (t=0) of this `P` loop, which both write `Y[0]`
+    "#]].assert_eq(&diagnostics(&called));
+}

@@ -24,12 +24,18 @@ const RUN_TIME_EXTENT: u64 = 1 << 31;
 /// The extent `v` is checked over. A `DenseDyn` axis, and a row whose length is data read at
 /// run time (a ragged or sparse row from a tensor), are checked as `RUN_TIME_EXTENT` long: a
 /// race between iterations `i` and `j` happens whenever the run gives the loop more than
-/// `max(i, j)` iterations. `None` for a loop whose axis is not known here.
+/// `max(i, j)` iterations. So is an axis a workload's caller gives (in the body of a workload
+/// no call has bound yet).
 fn race_extent(v: &LoopVar) -> Option<u64> {
-    if v.axis_kind == AxisKind::DenseDyn || data_row(v) {
+    if v.axis_kind == AxisKind::DenseDyn || data_row(v) || callers_axis(v) {
         return Some(RUN_TIME_EXTENT);
     }
     v.extent
+}
+
+/// Whether `v` runs over an axis the workload's caller gives, not known in a generic body.
+fn callers_axis(v: &LoopVar) -> bool {
+    v.extent.is_none() && v.axis.is_empty()
 }
 
 /// Whether `v` runs over a ragged or sparse row whose length is tensor data.
@@ -314,6 +320,11 @@ fn check_loop<'p, 'db>(
                     message.push_str(&format!(
                         "; `{}` runs over `{}`, a `DenseDyn` axis: this happens at every binding of at least {n} iterations",
                         v.name, v.axis
+                    ));
+                } else if callers_axis(v) {
+                    message.push_str(&format!(
+                        "; `{}` runs over an axis the workload's caller gives: this happens in every call whose axis has {n} or more iterations",
+                        v.name
                     ));
                 } else if data_row(v) {
                     let what = if v.axis_kind == AxisKind::Sparse {
