@@ -27,6 +27,9 @@ pub struct LoweredFile {
     pub actions: Vec<(TextRange, Action)>,
     /// Every tensor the file declares or derives, as each program carries them.
     pub tensors: Vec<ir_plan::Tensor>,
+    /// Each task call of a compiled program (`attn[b, h](...)`): its kernel's name and where it
+    /// is, so that a fault in a task (WSP602) can point at the call that made it.
+    pub task_calls: Vec<(String, TextRange)>,
 }
 
 /// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
@@ -88,7 +91,35 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
         programs,
         actions,
         tensors: file_tensors(db, file),
+        task_calls: task_calls(db, file),
     })
+}
+
+/// The task calls of the file's compiled programs, in file order, once each.
+fn task_calls(db: &dyn salsa::Database, file: File) -> Vec<(String, TextRange)> {
+    let items = module_items(db, file);
+    let offsets: std::collections::HashMap<Item, wsp_syntax::TextSize> = items
+        .iter()
+        .copied()
+        .zip(item_offsets(db, file).iter().copied())
+        .collect();
+    let mut out = Vec::new();
+    for &item in items {
+        let Value::Program(s) = &item_value(db, item).value else {
+            continue;
+        };
+        for call in s.calls() {
+            for n in crate::workloads::plan_nodes(&workload_instance(db, call).0.body) {
+                if let PlanNode::Task(t) = n {
+                    let at = offsets.get(&t.span.item).copied().unwrap_or_default();
+                    out.push((t.kernel_name.clone(), t.span.range + at));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|(_, r)| (r.start(), r.end()));
+    out.dedup();
+    out
 }
 
 /// The tensors a file binds, in file order.

@@ -36,13 +36,8 @@ pub(crate) fn interrupted() -> &'static AtomicBool {
 }
 
 /// Runs the job in `wsp __exec` (see [`wsp_runtime::process`]); a SIGINT to `wsp run` stops it.
-pub(crate) fn execute_in_child(job: &Job) -> Result<Report, String> {
-    match wsp_runtime::process::execute_in_child(job, &INTERRUPTED, GRACE) {
-        Ok((report, err)) => {
-            eprint!("{err}");
-            Ok(report)
-        }
-        Err(ChildError::Interrupted) => Err("interrupted: the run was stopped".into()),
-        Err(e) => Err(e.to_string()),
-    }
+pub(crate) fn execute_in_child(job: &Job) -> Result<Report, ChildError> {
+    let (report, err) = wsp_runtime::process::execute_in_child(job, &INTERRUPTED, GRACE)?;
+    eprint!("{err}");
+    Ok(report)
 }

@@ -12,7 +12,8 @@ use codespan_reporting::term::{self, termcolor};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wsp_codegen::BuildError;
-use wsp_runtime::{Action, Job};
+use wsp_runtime::process::ChildError;
+use wsp_runtime::{Action, Job, RunError};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -214,6 +215,10 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     pb.finish_and_clear();
     let report = match outcome {
         Ok(r) => r,
+        Err(ChildError::Fault(what) | ChildError::Run(RunError::Fault(what))) => {
+            print_fault(&args.file, &text, &what, &lowered.task_calls);
+            return Ok(ExitCode::from(1));
+        }
         Err(e) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(1));
@@ -260,6 +265,41 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
         )
     })?;
     Ok((name.trim().to_string(), value))
+}
+
+/// WSP602: a fault in a task, at the calls of the kernel it names ("segmentation fault in task
+/// crash[0]"): the fault knows the kernel and the task's index, not which of its calls made
+/// it, so each call of that kernel is shown.
+fn print_fault(path: &Path, text: &str, what: &str, calls: &[(String, wsp_syntax::TextRange)]) {
+    let source = SimpleFile::new(path.display().to_string(), text);
+    let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
+    let kernel = what
+        .split_once(" task ")
+        .and_then(|(_, rest)| rest.split_once('['))
+        .map(|(name, _)| name);
+    let sites: Vec<_> = calls
+        .iter()
+        .filter(|(k, _)| Some(k.as_str()) == kernel)
+        .collect();
+    let labels = sites
+        .iter()
+        .map(|(_, r)| {
+            let label = if sites.len() == 1 {
+                Label::primary((), usize::from(r.start())..usize::from(r.end()))
+            } else {
+                Label::secondary((), usize::from(r.start())..usize::from(r.end()))
+            };
+            label.with_message("the task was made by this call")
+        })
+        .collect();
+    let d = Rendered::error()
+        .with_code("WSP602")
+        .with_message(format!("{what}; the run was stopped"))
+        .with_labels(labels)
+        .with_notes(vec![
+            "the task's kernel faulted (an out-of-bounds access, a division by zero, a crash in `cpp_src`); see docs/diagnostics/WSP602.md".into(),
+        ]);
+    let _ = term::emit_to_write_style(&mut out, &term::Config::default(), &source, &d);
 }
 
 /// WSP601: compiler errors inside `cpp_src` strings, at their `.wsp` lines.
