@@ -402,3 +402,61 @@ fn files_a_program_loads_go_where_its_copy_in_the_tree_finds_them() {
         npy
     );
 }
+
+/// A view with a variable-offset slice (`K[h, c*CH:(c+1)*CH]`) is expanded on the AICPU into
+/// the same task stream, with the same regions, as `wsp run` enumerates.
+#[test]
+fn a_variable_offset_slice_replays_as_wsp_run_enumerates_it() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-slices");
+    let source = dir.join("chunks.wsp");
+    std::fs::write(
+        &source,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+CH = 16
+K = Tensor((2, 64, 16), F32, init=randn(seed=1))
+S = Tensor((2, 16, 16), F32)
+
+@kernel
+def acc(k: In[Tile[16, 16, F32]], s: InOut[Tile[16, 16, F32]]):
+    pto.store(s, pto.add(s, k))
+
+@workload
+def chunks():
+    for h in P(Dense[2]):
+        for c in P.seq(Dense[4]):
+            acc[h, c](K[h, c*CH:(c+1)*CH], S[h])
+
+program = chunks().compile(target="ascend_npu")
+program.execute()
+"#,
+    )
+    .unwrap();
+    let tree = dir.join("tree");
+    emit(&source, &tree);
+    let build = tree.join("build");
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(&tree)
+        .arg("-B")
+        .arg(&build)
+        .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
+    run(Command::new("cmake").arg("--build").arg(&build).args([
+        "--target",
+        "replay",
+        "wsp_compare",
+    ]));
+    let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
+        "-R",
+        "^stream$",
+        "--output-on-failure",
+    ]));
+    assert!(
+        out.contains("100% tests passed") && !out.contains("Skipped"),
+        "{out}"
+    );
+}

@@ -141,6 +141,9 @@ pub enum ViewIndex {
     At(Affine),
     /// A constant slice `lo:hi`, keeping the dimension with extent `hi - lo`.
     Range(i64, i64),
+    /// A slice `start:start + len` whose start is affine in loop variables (`c*CH:(c+1)*CH`),
+    /// keeping the dimension with the constant extent `len`.
+    Slice(Affine, u64),
 }
 
 impl fmt::Display for ViewIndex {
@@ -148,6 +151,12 @@ impl fmt::Display for ViewIndex {
         match self {
             ViewIndex::At(a) => write!(f, "{a}"),
             ViewIndex::Range(lo, hi) => write!(f, "{lo}:{hi}"),
+            ViewIndex::Slice(start, len) => {
+                let end = start
+                    .add(&Affine::constant(*len as i64))
+                    .unwrap_or_else(|| start.clone());
+                write!(f, "{start}:{end}")
+            }
         }
     }
 }

@@ -41,10 +41,12 @@ impl Lin {
     }
 }
 
-/// One index of a view: a point, or a range kept.
+/// One index of a view: a point, a range kept, or a kept slice `start:start + len` whose
+/// start is affine.
 enum Dim {
     At(Lin),
     Range(i64, i64),
+    Slice(Lin, i64),
 }
 
 /// A tile argument, resolved: its tensor, direction and per-dimension index.
@@ -880,6 +882,7 @@ impl<'a> Enumerator<'a> {
                 Ok(match view.indices.get(d) {
                     Some(ViewIndex::At(a)) => Dim::At(self.lin(a)?),
                     Some(ViewIndex::Range(l, h)) => Dim::Range(*l, *h),
+                    Some(ViewIndex::Slice(a, len)) => Dim::Slice(self.lin(a)?, *len as i64),
                     None => Dim::Range(0, shape[d] as i64),
                 })
             })
@@ -916,6 +919,10 @@ impl<'a> Enumerator<'a> {
                     (v, v.wrapping_add(1))
                 }
                 Dim::Range(l, h) => (*l, *h),
+                Dim::Slice(a, len) => {
+                    let v = a.eval(&self.env);
+                    (v, v.wrapping_add(*len))
+                }
             };
             let extent = tile.shape[d];
             if l < 0 || h > extent as i64 || l > h {
@@ -1068,7 +1075,7 @@ impl Tile<'_> {
             .dims
             .iter()
             .zip(&self.strides)
-            .filter(|(d, _)| matches!(d, Dim::Range(..)))
+            .filter(|(d, _)| matches!(d, Dim::Range(..) | Dim::Slice(..)))
             .map(|(_, s)| *s as i64)
             .collect();
         match kept.as_slice() {

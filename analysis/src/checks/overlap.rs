@@ -112,50 +112,33 @@ pub fn overlap(
         Some((coeffs, i128::from(f.constant)))
     };
 
+    // Each index is an interval `[f, f + w)`: a point (`w = 1`), a constant slice, or a slice
+    // with an affine start. `[fa, fa + wa)` and `[fb, fb + wb)` meet iff
+    // `-(wa - 1) <= fa - fb <= wb - 1`.
+    let interval = |i: &ViewIndex, side: &Side, inner0: usize, shifted: bool| match i {
+        ViewIndex::At(f) => linear(f, side, inner0, shifted).map(|(c, k)| (c, k, 1i128)),
+        ViewIndex::Range(lo, hi) => Some((Vec::new(), i128::from(*lo), i128::from(hi - lo))),
+        ViewIndex::Slice(f, len) => {
+            linear(f, side, inner0, shifted).map(|(c, k)| (c, k, i128::from(*len)))
+        }
+    };
     let mut constraints: Vec<Constraint> = Vec::new();
     for (x, y) in a.indices.iter().zip(b.indices).take(dims) {
-        let c = match (x, y) {
-            (ViewIndex::At(fa), ViewIndex::At(fb)) => {
-                let (Some((mut ca, ka)), Some((cb, kb))) =
-                    (linear(fa, a, ia0, false), linear(fb, b, ib0, true))
-                else {
-                    return Overlap::Undecided;
-                };
-                ca.extend(cb.into_iter().map(|(v, c)| (v, -c)));
-                Constraint {
-                    coeffs: ca,
-                    lo: kb - ka,
-                    hi: kb - ka,
-                }
-            }
-            (ViewIndex::At(f), ViewIndex::Range(lo, hi)) => {
-                let Some((c, k)) = linear(f, a, ia0, false) else {
-                    return Overlap::Undecided;
-                };
-                Constraint {
-                    coeffs: c,
-                    lo: i128::from(*lo) - k,
-                    hi: i128::from(*hi) - 1 - k,
-                }
-            }
-            (ViewIndex::Range(lo, hi), ViewIndex::At(f)) => {
-                let Some((c, k)) = linear(f, b, ib0, true) else {
-                    return Overlap::Undecided;
-                };
-                Constraint {
-                    coeffs: c,
-                    lo: i128::from(*lo) - k,
-                    hi: i128::from(*hi) - 1 - k,
-                }
-            }
-            (ViewIndex::Range(a0, a1), ViewIndex::Range(b0, b1)) => {
-                if a0 < b1 && b0 < a1 {
-                    continue;
-                }
-                return Overlap::None;
-            }
+        let (Some((mut ca, ka, wa)), Some((cb, kb, wb))) =
+            (interval(x, a, ia0, false), interval(y, b, ib0, true))
+        else {
+            return Overlap::Undecided;
         };
-        constraints.push(merge(c));
+        ca.extend(cb.into_iter().map(|(v, c)| (v, -c)));
+        let (lo, hi) = (-(wa - 1) - ka + kb, wb - 1 - ka + kb);
+        if ca.is_empty() {
+            // Two constant intervals: they meet or they do not, whatever the iterations.
+            if lo <= 0 && 0 <= hi {
+                continue;
+            }
+            return Overlap::None;
+        }
+        constraints.push(merge(Constraint { coeffs: ca, lo, hi }));
     }
     // `p' = p + d` stays inside the checked loop.
     for (k, (_, e)) in own.iter().enumerate() {
@@ -209,19 +192,32 @@ pub fn overlap(
     let value = |v: i128| i64::try_from(v).unwrap_or(i64::MAX);
     let own_a: Vec<i64> = (0..no).map(|j| value(x[p0 + j])).collect();
     let own_b: Vec<i64> = (0..no).map(|j| value(x[p0 + j] + x[d0 + j])).collect();
-    let region = a.indices[..dims.min(a.indices.len())]
+    // The common region: each dimension's intervals on both sides, intersected.
+    let at = |i: &ViewIndex, side: &Side, inner0: usize, shifted: bool| {
+        let (coeffs, k, w) = interval(i, side, inner0, shifted).unwrap_or_default();
+        let start = value(coeffs.iter().map(|(v, c)| c * x[*v]).sum::<i128>() + k);
+        match i {
+            ViewIndex::At(_) => Coord::At(start),
+            _ => Coord::Range(start, start.saturating_add(w as i64)),
+        }
+    };
+    let region = a
+        .indices
         .iter()
-        .map(|i| match i {
-            ViewIndex::At(f) => {
-                let (coeffs, k) = linear(f, a, ia0, false).unwrap_or_default();
-                Coord::At(value(
-                    coeffs.iter().map(|(v, c)| c * x[*v]).sum::<i128>() + k,
-                ))
-            }
-            ViewIndex::Range(lo, hi) => Coord::Range(*lo, *hi),
-        })
+        .zip(b.indices)
+        .take(dims)
+        .map(|(i, j)| common(at(i, a, ia0, false), at(j, b, ib0, true)))
         .collect();
     Overlap::Witness(own_a, own_b, region)
+}
+
+/// The part two overlapping coordinates share: a point either names, or the ranges'
+/// intersection.
+pub fn common(a: Coord, b: Coord) -> Coord {
+    match (a, b) {
+        (Coord::At(x), _) | (Coord::Range(..), Coord::At(x)) => Coord::At(x),
+        (Coord::Range(a0, a1), Coord::Range(b0, b1)) => Coord::Range(a0.max(b0), a1.min(b1)),
+    }
 }
 
 /// One term per variable (an outer variable may appear on both sides).

@@ -394,6 +394,8 @@ fn enumerated_overlap(
                 .map(|i| match i {
                     ViewIndex::At(aff) => eval_affine(aff, &env).map(Coord::At),
                     ViewIndex::Range(lo, hi) => Some(Coord::Range(*lo, *hi)),
+                    ViewIndex::Slice(start, len) => eval_affine(start, &env)
+                        .map(|s| Coord::Range(s, s.saturating_add(*len as i64))),
                 })
                 .collect();
             if let Some(region) = region {
@@ -502,7 +504,9 @@ fn conflict(a: &[Point], b: &[Point], dims: usize) -> Option<(Vec<i64>, Vec<i64>
     for (oa, pa, ra) in a {
         for (ob, pb, rb) in b {
             if oa == ob && pa != pb && ra.iter().zip(rb).all(|(x, y)| overlaps(*x, *y)) {
-                return Some((pa.clone(), pb.clone(), ra[..dims].to_vec()));
+                let region = ra.iter().zip(rb).take(dims);
+                let region = region.map(|(x, y)| overlap::common(*x, *y)).collect();
+                return Some((pa.clone(), pb.clone(), region));
             }
         }
     }
@@ -558,18 +562,22 @@ mod tests {
     /// An index over the variables `names` a side sees.
     fn index(names: Vec<&'static str>) -> impl Strategy<Value = ViewIndex> {
         let n = names.len();
+        let affine = move |(cs, k): (Vec<i64>, i64)| {
+            let mut terms: Vec<(String, i64)> = names
+                .iter()
+                .zip(cs)
+                .filter(|(_, c)| *c != 0)
+                .map(|(v, c)| (v.to_string(), c))
+                .collect();
+            terms.sort();
+            Affine { constant: k, terms }
+        };
+        let affine2 = affine.clone();
+        let terms = move || (proptest::collection::vec(-3i64..=3, n), -3i64..=3);
         prop_oneof![
-            3 => (proptest::collection::vec(-3i64..=3, n), -3i64..=3).prop_map(move |(cs, k)| {
-                let mut terms: Vec<(String, i64)> = names
-                    .iter()
-                    .zip(cs)
-                    .filter(|(_, c)| *c != 0)
-                    .map(|(v, c)| (v.to_string(), c))
-                    .collect();
-                terms.sort();
-                ViewIndex::At(Affine { constant: k, terms })
-            }),
+            3 => terms().prop_map(move |t| ViewIndex::At(affine(t))),
             1 => (0i64..5, 1i64..4).prop_map(|(lo, w)| ViewIndex::Range(lo, lo + w)),
+            1 => (terms(), 1u64..4).prop_map(move |(t, w)| ViewIndex::Slice(affine2(t), w)),
         ]
     }
 

@@ -329,7 +329,8 @@ impl<'db> Eval<'db> {
                     .iter()
                     .map(|i| match i {
                         crate::values::ViewIndex::At(a) => self.to_scalar(&Value::Index(a.clone())),
-                        crate::values::ViewIndex::Range(..) => None,
+                        crate::values::ViewIndex::Range(..)
+                        | crate::values::ViewIndex::Slice(..) => None,
                     })
                     .collect::<Option<Vec<_>>>()?;
                 Some(ScalarExpr::Element(view.tensor.name.clone(), idx))

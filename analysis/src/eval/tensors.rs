@@ -334,36 +334,10 @@ impl<'db> Eval<'db> {
                         self.error(Code::OutsideSubset, r, "a view slice has no step: `lo:hi`");
                         return Value::Unknown;
                     }
-                    let mut bound = |part: Option<Expr>, default: i64| -> Option<i64> {
-                        match part.map(|p| (self.expr(&p), p.syntax().text_range())) {
-                            None => Some(default),
-                            Some((Value::Int(i), _)) => Some(i),
-                            Some((Value::Unknown, _)) => None,
-                            Some((v, pr)) => {
-                                self.error(
-                                    Code::WrongKind,
-                                    pr,
-                                    format!(
-                                        "a view slice has constant bounds, not {}",
-                                        v.describe()
-                                    ),
-                                );
-                                None
-                            }
-                        }
-                    };
-                    let (Some(lo), Some(hi)) = (bound(lo, 0), bound(hi, extent as i64)) else {
-                        return Value::Unknown;
-                    };
-                    if lo < 0 || hi > extent as i64 || lo >= hi {
-                        self.error(
-                            Code::IndexOutOfRange,
-                            r,
-                            format!("the slice {lo}:{hi} is not a non-empty range inside dimension {dim} of `{}`, which has extent {extent}", view.tensor.name),
-                        );
-                        return Value::Unknown;
+                    match self.slice_index(lo, hi, extent, dim, &view.tensor.name, r) {
+                        Some(index) => index,
+                        None => return Value::Unknown,
                     }
-                    ViewIndex::Range(lo, hi)
                 }
                 _ => match self.expr(e) {
                     Value::Int(i) => {
@@ -406,6 +380,85 @@ impl<'db> Eval<'db> {
         }
         view.span = self.span(range);
         Value::View(view)
+    }
+
+    /// A slice `lo:hi` of dimension `dim` (extent `extent`): constant bounds (`0:128`), or an
+    /// affine start and a constant extent (`c*CH:(c+1)*CH`, `i:i+4`) that stays inside the
+    /// dimension for every value of the loop variables. `None` after an error.
+    fn slice_index(
+        &mut self,
+        lo: Option<Expr>,
+        hi: Option<Expr>,
+        extent: u64,
+        dim: usize,
+        tensor: &str,
+        r: TextRange,
+    ) -> Option<ViewIndex> {
+        let mut bound = |part: Option<Expr>, default: i64| -> Option<Affine> {
+            let Some(p) = part else {
+                return Some(Affine::constant(default));
+            };
+            match self.expr(&p) {
+                Value::Int(i) => Some(Affine::constant(i)),
+                Value::Index(a) => Some(a),
+                Value::Unknown => None,
+                v => {
+                    let what = v.describe();
+                    self.error(
+                        Code::WrongKind,
+                        p.syntax().text_range(),
+                        format!("a view slice's bounds are constants or affine expressions of loop variables with a constant difference (`c*CH:(c+1)*CH`), not {what}"),
+                    );
+                    None
+                }
+            }
+        };
+        let (lo, hi) = (bound(lo, 0)?, bound(hi, extent as i64)?);
+        if let (Some(lo), Some(hi)) = (lo.as_constant(), hi.as_constant()) {
+            if lo < 0 || hi > extent as i64 || lo >= hi {
+                self.error(
+                    Code::IndexOutOfRange,
+                    r,
+                    format!("the slice {lo}:{hi} is not a non-empty range inside dimension {dim} of `{tensor}`, which has extent {extent}"),
+                );
+                return None;
+            }
+            return Some(ViewIndex::Range(lo, hi));
+        }
+        // `hi - lo` must not depend on the loop variables: the view's shape is the tile's.
+        let len = hi.add(&lo.neg()?).and_then(|d| d.as_constant());
+        let Some(len) = len.filter(|&l| l > 0) else {
+            self.error(
+                Code::WrongKind,
+                r,
+                format!("the slice `{lo}:{hi}` must keep a constant, positive extent (its end minus its start is `{}`); write it as `start:start + N`", hi.add(&lo.neg()?)?),
+            );
+            return None;
+        };
+        let extents = self.extents.clone();
+        let lookup = |v: &str| {
+            extents
+                .iter()
+                .rev()
+                .find(|(n, _)| n == v)
+                .and_then(|(_, e)| *e)
+        };
+        if let Some((first, last)) = lo.bounds(lookup)
+            && (first < 0 || last + len > extent as i64)
+        {
+            let (at, end) = if first < 0 {
+                (first, first + len)
+            } else {
+                (last, last + len)
+            };
+            self.error(
+                Code::IndexOutOfRange,
+                r,
+                format!("the slice `{lo}:{hi}` reaches {at}:{end}, outside dimension {dim} of `{tensor}`, which has extent {extent}"),
+            );
+            return None;
+        }
+        Some(ViewIndex::Slice(lo, len as u64))
     }
 
     /// `relayout`, `allreduce`, `allgather` and `reduce_scatter`: a tensor derived from the

@@ -256,6 +256,7 @@ impl View<'_> {
             match self.indices.get(d) {
                 Some(ViewIndex::At(_)) => {}
                 Some(ViewIndex::Range(lo, hi)) => out.push((hi - lo).max(0) as u64),
+                Some(ViewIndex::Slice(_, len)) => out.push(*len),
                 None => out.push(extent),
             }
         }

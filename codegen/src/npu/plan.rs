@@ -425,6 +425,11 @@ impl ProgramTables {
                     format!("{{true, {l}, 0, 0}}")
                 }
                 ViewIndex::Range(lo, hi) => format!("{{false, 0, {}, {}}}", int(*lo), int(*hi)),
+                // A point with `hi > lo` is the slice `lin + lo : lin + hi`.
+                ViewIndex::Slice(a, len) => {
+                    let l = self.lin(a);
+                    format!("{{true, {l}, 0, {}}}", int(*len as i64))
+                }
             };
             self.view_dims.push(row);
         }

@@ -640,7 +640,9 @@ struct Expander::State {
         kept[0] = 0;
         kept[1] = 1;
         for (uint32_t d = 0; d < tp.rank; ++d) {
-            bool point = d < v.dims.len && p->view_dims[v.dims.at + d].point;
+            // A slice with an affine start (`point` with hi > lo) keeps its dimension.
+            const ViewDim* vd = d < v.dims.len ? &p->view_dims[v.dims.at + d] : nullptr;
+            bool point = vd && vd->point && vd->hi <= vd->lo;
             if (!point) {
                 kept[0] = kept[1];
                 kept[1] = int64_t(tile->strides[d]);
@@ -687,8 +689,10 @@ struct Expander::State {
             if (d < v.dims.len) {
                 const ViewDim& vd = p->view_dims[v.dims.at + d];
                 if (vd.point) {
+                    // A point (lo == hi == 0), or the slice `lin + lo : lin + hi`.
                     l = lin(vd.lin);
-                    h = int64_t(uint64_t(l) + 1);
+                    h = int64_t(uint64_t(l) + uint64_t(vd.hi > vd.lo ? vd.hi : 1));
+                    l = int64_t(uint64_t(l) + uint64_t(vd.hi > vd.lo ? vd.lo : 0));
                 } else {
                     l = vd.lo;
                     h = vd.hi;

@@ -153,7 +153,8 @@ struct Lin {
     Range terms;
 };
 
-// One index of a view: a point (`lin`) or a constant range kept.
+// One index of a view: a point (`lin`), a slice with an affine start (`lin + lo : lin + hi`,
+// `point` with hi > lo), or a constant range kept.
 struct ViewDim {
     bool point;
     uint32_t lin;
