@@ -157,3 +157,22 @@ static inline void matmul(const T* a, const T* b, const T* acc, T* c) {
 }
 
 }  // namespace wsp
+
+// The cycle hook of custom kernels, as in the original's CPU simulation: a `cpp_src` body calls
+// `pto::cpu_sim::add_cycles(n)` to cost `n` more cycles on the simulated clock (on top of moving
+// its tiles). The count is per thread and the runtime reads it back after each custom task, so
+// tasks running at once on different workers never share it.
+namespace wsp {
+inline thread_local uint64_t extra_cycles = 0;
+}  // namespace wsp
+
+namespace pto::cpu_sim {
+inline void add_cycles(uint64_t n) { wsp::extra_cycles += n; }
+}  // namespace pto::cpu_sim
+
+// Weak: translation units that include the prelude (the NPU tree's host replays) link together.
+extern "C" __attribute__((weak)) uint64_t wsp_take_cycles() {
+    uint64_t n = wsp::extra_cycles;
+    wsp::extra_cycles = 0;
+    return n;
+}

@@ -2,7 +2,7 @@
 //! every task it depends on finished. Results do not depend on the order, so for a race-free
 //! program they are the same bit for bit whatever the worker count.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 
@@ -13,6 +13,45 @@ use wsp_ir::DType;
 
 /// `void wsp_kernel_NAME(char* const* tiles, const int64_t* strides, const double* scalars)`
 pub type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, *const f64);
+
+/// `wsp_take_cycles` of a kernel library: the cycles the kernel just run on this thread added
+/// with `pto::cpu_sim::add_cycles` (a `cpp_src` body's cost), and resets them.
+pub type CyclesFn = unsafe extern "C" fn() -> u64;
+
+/// The kernels by index, and for each custom (`cpp_src`) one its library's [`CyclesFn`]:
+/// after such a kernel runs, what it added is stored in `extra[task]`, a slot of its own task
+/// (no counter shared between tasks), for the simulated clock.
+#[derive(Clone, Copy)]
+pub struct Kernels<'a> {
+    pub fns: &'a [KernelFn],
+    pub hooks: &'a [Option<CyclesFn>],
+    pub extra: &'a [AtomicU64],
+}
+
+impl Kernels<'_> {
+    /// Runs kernel `k` for task `task`.
+    ///
+    /// # Safety
+    /// As the kernel's: the pointers are its arguments, as codegen laid them out.
+    unsafe fn run(
+        &self,
+        k: usize,
+        task: u32,
+        tiles: *const *mut u8,
+        strides: *const i64,
+        scalars: *const f64,
+    ) {
+        // SAFETY: the caller passes the kernel's own arguments.
+        unsafe { (self.fns[k])(tiles, strides, scalars) };
+        if let Some(Some(take)) = self.hooks.get(k) {
+            // SAFETY: `wsp_take_cycles` takes nothing and only reads a thread-local.
+            let cycles = unsafe { take() };
+            if let Some(slot) = self.extra.get(task as usize) {
+                slot.store(cycles, Ordering::Relaxed);
+            }
+        }
+    }
+}
 
 /// A derived tensor computed from its source (`relayout`: a copy; `allreduce`: the sum over
 /// the sharded dimension).
@@ -89,7 +128,7 @@ pub fn execute(
     lo: u32,
     hi: u32,
     first_edge: usize,
-    kernels: &[KernelFn],
+    kernels: Kernels,
     collectives: &[Collective],
     workers: usize,
 ) {
@@ -153,11 +192,14 @@ pub fn execute(
         };
         match task.kind {
             TaskKind::Kernel(k) => {
-                fault::CURRENT.set(graph.id_of(e));
+                let id = graph.id_of(e);
+                fault::CURRENT.set(id);
                 // SAFETY: the pool holds this task's arguments at its offset; the kernel was
                 // generated for exactly this parameter list.
                 unsafe {
-                    (kernels[k as usize])(
+                    kernels.run(
+                        k as usize,
+                        id,
                         graph.ptrs.as_ptr().add(task.args as usize),
                         strides,
                         scalars,
@@ -253,21 +295,21 @@ fn run_chunk(
     launch: &Launch,
     lo: usize,
     size: usize,
-    kernels: &[KernelFn],
+    kernels: Kernels,
     strides: *const i64,
     scalars: *const f64,
 ) {
-    let kernel = kernels[launch.kernel as usize];
     let hi = (lo + size).min(launch.count as usize);
     let mut tiles: Vec<*mut u8> = launch.tiles.iter().map(|t| t.0).collect();
     for i in lo..hi {
         for (p, &(base, step)) in tiles.iter_mut().zip(&launch.tiles) {
             *p = base.wrapping_offset(step.wrapping_mul(i as isize));
         }
-        fault::CURRENT.set(launch.first + i as u32);
+        let id = launch.first + i as u32;
+        fault::CURRENT.set(id);
         // SAFETY: the enumerator checked that every instance's tiles lie inside their
         // tensors, and the graph gives each instance its regions alone.
-        unsafe { kernel(tiles.as_ptr(), strides, scalars) };
+        unsafe { kernels.run(launch.kernel as usize, id, tiles.as_ptr(), strides, scalars) };
     }
     fault::CURRENT.set(u32::MAX);
 }

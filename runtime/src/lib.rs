@@ -246,6 +246,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     // Load every library and resolve its kernels; the libraries stay loaded for the run.
     let mut libraries = Vec::new();
     let mut kernels: Vec<KernelFn> = Vec::new();
+    let mut cycle_hooks: Vec<Option<exec::CyclesFn>> = Vec::new();
     let mut names = Vec::new();
     let mut costs = Vec::new();
     let mut kernel_base = HashMap::new();
@@ -265,6 +266,18 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 })?
             };
             kernels.push(f);
+            // A custom body may add cycles to its task (`pto::cpu_sim::add_cycles`); the
+            // prelude of every library exports what reads them.
+            let hook = match &k.body {
+                KernelBody::Cpp { .. } => {
+                    // SAFETY: the prelude exports `wsp_take_cycles` with the `CyclesFn` ABI.
+                    unsafe { lib.get::<exec::CyclesFn>(b"wsp_take_cycles") }
+                        .ok()
+                        .map(|f| *f)
+                }
+                _ => None,
+            };
+            cycle_hooks.push(hook);
             names.push(k.name.clone());
             costs.push(kernel_cost(k, &target));
         }
@@ -309,6 +322,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     }
 
     let mut run = Run::new(tensors, kernels, job.workers.max(1));
+    run.cycle_hooks = cycle_hooks;
     run.index_launches = job.index_launches;
     (run.max_tasks, run.budget_reason) = run::task_budget(host_memory - tensor_bytes);
     let mut report = Report {
@@ -405,6 +419,12 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             target.transfer_cycles(bytes(&c.src) + bytes(&c.dst))
         })
         .collect();
+    // What custom kernels added, by task id (each slot written by its own task).
+    let extra_cycles: Vec<u64> = run
+        .extra_cycles
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
     let mut timelines = Vec::new();
     let mut offset = 0;
     for &(p, lo, hi, _, elapsed) in &ranges {
@@ -414,6 +434,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             hi,
             &p.schedule,
             &costs,
+            &extra_cycles,
             &collective_cycles,
             &target,
             job.trace.is_some(),

@@ -2,9 +2,10 @@
 //! of the graph has executed.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 
 use crate::RunError;
-use crate::exec::{self, Collective, KernelFn};
+use crate::exec::{self, Collective, CyclesFn, KernelFn};
 use crate::graph::Graph;
 use crate::regions::Regions;
 use crate::tensors::Tensors;
@@ -37,6 +38,11 @@ pub struct Run {
     pub derived_at: HashMap<usize, u64>,
     pub collectives: Vec<Collective>,
     pub kernels: Vec<KernelFn>,
+    /// Per kernel: its library's cycle hook, for the custom (`cpp_src`) ones.
+    pub cycle_hooks: Vec<Option<CyclesFn>>,
+    /// Per task id: the cycles its custom kernel added (`pto::cpu_sim::add_cycles`); empty
+    /// when no kernel has a hook.
+    pub extra_cycles: Vec<AtomicU64>,
     pub workers: usize,
     pub index_launches: bool,
     /// The most tasks (launch instances included) the run enumerates, and why: see
@@ -62,6 +68,8 @@ impl Run {
             derived_at: HashMap::new(),
             collectives: Vec::new(),
             kernels,
+            cycle_hooks: Vec::new(),
+            extra_cycles: Vec::new(),
             workers,
             index_launches: true,
             max_tasks: u32::MAX - 1,
@@ -80,12 +88,21 @@ impl Run {
     /// Runs every enumerated task that has not run yet.
     pub fn flush(&mut self) {
         let hi = self.graph.tasks.len() as u32;
+        if self.cycle_hooks.iter().any(Option::is_some) {
+            let ids = self.graph.next_id() as usize;
+            self.extra_cycles.resize_with(ids, AtomicU64::default);
+        }
+        let kernels = exec::Kernels {
+            fns: &self.kernels,
+            hooks: &self.cycle_hooks,
+            extra: &self.extra_cycles,
+        };
         exec::execute(
             &self.graph,
             self.executed,
             hi,
             self.edges_done,
-            &self.kernels,
+            kernels,
             &self.collectives,
             self.workers,
         );

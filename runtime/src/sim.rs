@@ -173,6 +173,7 @@ pub fn simulate(
     hi: TaskId,
     schedule: &[Directive],
     costs: &[KernelCost],
+    extra_cycles: &[u64],
     collective_cycles: &[u64],
     target: &TargetDesc,
     keep_spans: bool,
@@ -391,14 +392,16 @@ pub fn simulate(
                 continue;
             };
             let cost = costs[k as usize];
+            // A custom body's own cycles (`pto::cpu_sim::add_cycles`) on top of its tiles'.
+            let cycles = cost.cycles + extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
             // The core that frees up first; every core free by the arrival is as good.
             let mut first = pools[usize::from(!cost.cube)]
                 .peek_mut()
                 .expect("a target has a core of each unit");
             let Reverse((free, core)) = *first;
             let start = free.max(arrive);
-            let e = start + cost.cycles;
-            st.busy_core_cycles += cost.cycles;
+            let e = start + cycles;
+            st.busy_core_cycles += cycles;
             *first = Reverse((e, core));
             drop(first);
             st.end[i] = e;
