@@ -71,6 +71,7 @@ codes! {
     IndexOutOfRange = "WSP208", Error, "index out of range";
     TooManyIndices = "WSP209", Error, "too many indices for the tensor's rank";
     WrongKind = "WSP210", Error, "value of the wrong kind";
+    DataFile = "WSP211", Error, "a `load_npy` file does not fit its tensor (missing, not `.npy`, another shape, a dtype WSP cannot read)";
     WriteWriteRace = "WSP301", Error, "write-write race between parallel iterations";
     ReadWriteRace = "WSP302", Error, "read-write race between parallel iterations";
     UnmatchedChannel = "WSP303", Warning, "channel sent but never consumed, or consumed but never sent";

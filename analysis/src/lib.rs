@@ -15,6 +15,7 @@
 
 mod check;
 mod checks;
+mod data_files;
 mod db;
 mod diagnostics;
 mod eval;
@@ -32,6 +33,9 @@ mod work;
 mod workloads;
 
 pub use crate::check::file_diagnostics;
+pub use crate::data_files::{
+    NpyHeader, data_file_diagnostics, diagnostics_with_data_files, read_npy_header,
+};
 pub use crate::db::Database;
 pub use crate::diagnostics::{
     Applicability, Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,

@@ -53,7 +53,7 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
         .map_with(db.clone(), |db, &file| Checked {
             path: file.path(db).clone(),
             text: file.text(db).clone(),
-            diagnostics: wsp_analysis::file_diagnostics(db, file).clone(),
+            diagnostics: wsp_analysis::diagnostics_with_data_files(db, file),
         })
         .collect();
 
@@ -99,7 +99,7 @@ pub(crate) fn check_and_lower(
     let db = Database::default();
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
-    let diagnostics = wsp_analysis::file_diagnostics(&db, file).clone();
+    let diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
     if !diagnostics.is_empty() {
         crate::report::print_human(&[Checked {
             path: path.to_path_buf(),

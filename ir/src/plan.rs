@@ -9,6 +9,13 @@ use crate::affine::Affine;
 use crate::scalar::ScalarExpr;
 use crate::types::DType;
 
+/// The NumPy dtypes (`descr` without its byte-order mark) a `load_npy` file may hold: bool, int,
+/// uint and float; the values are converted to the tensor's dtype as `astype` does. The
+/// runtime reads exactly these (`runtime/src/tensors.rs`), and the checker reports any other.
+pub const NPY_READABLE: &[&str] = &[
+    "b1", "u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8", "f2", "f4", "f8",
+];
+
 /// An `f64` compared and hashed by its bits, so values can be salsa keys. JSON has no
 /// infinities or NaN, so those travel as the strings `"inf"`, `"-inf"` and `"nan"` (what
 /// Python's `float()` reads); finite values are plain numbers.

@@ -159,7 +159,14 @@ impl Notebook {
         let mut removed = Vec::new();
         loop {
             self.set_text(&cells);
-            let diagnostics = wsp_analysis::file_diagnostics(&self.db, self.file).clone();
+            // `.npy` files load from the notebook's folder, as the run reads them (WSP211).
+            let mut diagnostics = wsp_analysis::file_diagnostics(&self.db, self.file).clone();
+            let base = &self.base_dir;
+            let header = |p: &Path| wsp_analysis::read_npy_header(&base.join(p));
+            diagnostics.extend(wsp_analysis::data_file_diagnostics(
+                &self.db, self.file, &header,
+            ));
+            diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
             let spans = spans(&cells);
             let in_cell = |i: usize, d: &Diagnostic| {
                 spans[i].contains(&usize::from(d.range.start()))

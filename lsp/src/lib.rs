@@ -430,7 +430,9 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
             let target = link.clone();
             let diagnostics = run_query(&client, db, move |db| {
                 let lines = Lines::new(file.text(db));
-                convert::diagnostics(wsp_analysis::file_diagnostics(db, file), &lines, &link)
+                // `.npy` headers are read here, on each publish: a few microseconds a file.
+                let all = wsp_analysis::diagnostics_with_data_files(db, file);
+                convert::diagnostics(&all, &lines, &link)
             })
             .await;
             match diagnostics {
@@ -511,7 +513,7 @@ impl LanguageServer for Backend {
         {
             return;
         }
-        let watchers = ["**/*.wsp", "**/wsp.toml"]
+        let watchers = ["**/*.wsp", "**/wsp.toml", "**/*.npy"]
             .into_iter()
             .map(|glob| FileSystemWatcher {
                 glob_pattern: GlobPattern::String(glob.into()),
@@ -602,16 +604,22 @@ impl LanguageServer for Backend {
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         let mut settings = false;
+        let mut data = false;
         for change in params.changes {
             let path = path_of(&change.uri);
             if path.file_name().is_some_and(|n| n == "wsp.toml") {
                 settings = true;
+            } else if path.extension().is_some_and(|e| e == "npy") {
+                // A data file `load_npy` reads (WSP211): every file is checked again.
+                data = true;
             } else {
                 self.disk_changed(&path, &change.uri);
             }
         }
         if settings {
             self.reload_settings().await;
+        }
+        if settings || data {
             self.marking_stale(State::mark_all_stale);
         }
     }

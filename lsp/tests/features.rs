@@ -419,3 +419,53 @@ async fn editor_targets_setting_adds_to_every_folder() {
         "{again:?}"
     );
 }
+
+/// A `.npy` file as NumPy's `np.save` writes it: version 1, a padded header dict, then data.
+fn npy(shape: &[u64], data: &[f32]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let tuple = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {tuple}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    data.iter()
+        .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+    out
+}
+
+#[tokio::test]
+async fn a_changed_npy_file_is_checked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("loads.wsp"),
+        "from pto_wsp import *\nW = Tensor((2, 3), DType.F32, init=load_npy(\"w.npy\"))\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("w.npy"), npy(&[3, 2], &[0.0; 6])).unwrap();
+    let root_uri = format!("file://{}", root.display());
+    let mut c = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {},
+        "workspaceFolders": [{"uri": root_uri, "name": "w"}],
+    }))
+    .await;
+    // The file has another shape than the tensor.
+    assert_eq!(published(&mut c, 1).await[0].1, ["WSP211"]);
+    // Saved again with the tensor's shape: the watched change checks every file again.
+    std::fs::write(root.join("w.npy"), npy(&[2, 3], &[0.0; 6])).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("{root_uri}/w.npy"), "type": 2}]}),
+    )
+    .await;
+    assert_eq!(published(&mut c, 1).await[0].1, Vec::<String>::new());
+}

@@ -162,7 +162,7 @@ async def test_disk_changes_are_watched_when_the_client_can(client: LanguageClie
     [registration] = client.registrations
     assert registration.method == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [w["globPattern"] for w in registration.register_options["watchers"]]
-    assert globs == ["**/*.wsp", "**/wsp.toml"]
+    assert globs == ["**/*.wsp", "**/wsp.toml", "**/*.npy"]
 
     # Another program on disk breaks a file the editor never opened.
     path = client.root / "tiled_matmul.wsp"
