@@ -22,7 +22,7 @@ fn examples_check_clean() {
     let out = wsp(&["check", "examples/"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     expect![[r#"
-        10 files checked: 0 errors, 0 warnings
+        17 files checked: 0 errors, 0 warnings
     "#]]
     .assert_eq(&stdout(&out));
 }
@@ -234,6 +234,7 @@ fn github_output_prints_workflow_annotations() {
     expect![[r#"
         ::error file=analysis/test_data/diagnostics/WSP201.wsp,line=7,col=18,endLine=7,endColumn=31,title=WSP201::`pto.add`: `x` is [16,128] F32 and `b` is [16,64] F32; the shapes do not broadcast
         ::warning file=analysis/test_data/diagnostics/WSP205.wsp,line=6,col=64,endLine=6,endColumn=65,title=WSP205::`Out` parameter `s` is never stored: add `pto.store(s, ...)`
+        ::warning file=analysis/test_data/diagnostics/WSP205.wsp,line=11,col=38,endLine=11,endColumn=41,title=WSP205::`InOut` parameter `acc` is never stored, so it keeps its old value: add `pto.store(acc, ...)`, or declare it `In` if the kernel only reads it
     "#]]
     .assert_eq(&stdout(&out));
 }
