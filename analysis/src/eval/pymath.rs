@@ -125,7 +125,7 @@ impl<'db> Eval<'db> {
             return None;
         }
         // Python's ints are unbounded; WSP's are 64-bit.
-        if v.abs() >= 9.223_372_036_854_775_807e18 {
+        if v.abs() >= 9.223_372_036_854_776e18 {
             self.error(
                 Code::OutsideSubset,
                 range,

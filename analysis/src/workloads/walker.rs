@@ -861,7 +861,7 @@ impl<'db> Walker<'db> {
             let bound = match arg.kind() {
                 ast::ArgKind::Keyword => {
                     let Some(kw) = arg.keyword() else { continue };
-                    self.task_arg(&arg, &kw.text(), Some(kw.text_range()), kernel, &mut given)
+                    self.task_arg(&arg, kw.text(), Some(kw.text_range()), kernel, &mut given)
                 }
                 ast::ArgKind::Positional => {
                     position += 1;

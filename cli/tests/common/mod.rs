@@ -11,6 +11,7 @@ pub fn root() -> PathBuf {
 }
 
 /// An empty scratch folder for one test: `name` inside `group` (one group per test file).
+#[allow(dead_code)]
 pub fn scratch(group: &str, name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(group)
