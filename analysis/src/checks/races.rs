@@ -21,11 +21,12 @@ pub const RACE_BUDGET: u64 = 1 << 20;
 /// is a race at every binding that reaches those iterations.
 const RUN_TIME_EXTENT: u64 = 1 << 31;
 
-/// The extent `v` is checked over. A `DenseDyn` axis, and a row whose length is data read at
-/// run time (a ragged or sparse row from a tensor), are checked as `RUN_TIME_EXTENT` long: a
-/// race between iterations `i` and `j` happens whenever the run gives the loop more than
-/// `max(i, j)` iterations. So is an axis a workload's caller gives (in the body of a workload
-/// no call has bound yet).
+/// The extent `v` is checked over. A `DenseDyn` axis, and a sparse row whose entries are data
+/// read at run time, are checked as `RUN_TIME_EXTENT` long: a race between iterations `i` and
+/// `j` happens whenever the run gives the loop more than `max(i, j)` iterations. So is an axis
+/// a workload's caller gives (in the body of a workload no call has bound yet). A ragged row
+/// whose lengths are data is not checked: its indices are bounded by that data
+/// (`X[8*b + t]` with every length at most 8), which only the run knows.
 fn race_extent(v: &LoopVar) -> Option<u64> {
     if v.axis_kind == AxisKind::DenseDyn || data_row(v) || callers_axis(v) {
         return Some(RUN_TIME_EXTENT);
@@ -38,11 +39,9 @@ fn callers_axis(v: &LoopVar) -> bool {
     v.extent.is_none() && v.axis.is_empty()
 }
 
-/// Whether `v` runs over a ragged or sparse row whose length is tensor data.
+/// Whether `v` runs over a sparse row whose entries are tensor data.
 fn data_row(v: &LoopVar) -> bool {
-    v.extent.is_none()
-        && !v.axis.is_empty()
-        && matches!(v.axis_kind, AxisKind::Ragged | AxisKind::Sparse)
+    v.extent.is_none() && !v.axis.is_empty() && v.axis_kind == AxisKind::Sparse
 }
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
@@ -327,13 +326,8 @@ fn check_loop<'p, 'db>(
                         v.name
                     ));
                 } else if data_row(v) {
-                    let what = if v.axis_kind == AxisKind::Sparse {
-                        "selects"
-                    } else {
-                        "has"
-                    };
                     message.push_str(&format!(
-                        "; `{}` runs over a row of `{}`, read from tensor data at run time: this happens whenever a row {what} {n} or more entries",
+                        "; `{}` runs over a row of `{}`, read from tensor data at run time: this happens whenever a row selects {n} or more entries",
                         v.name, v.axis
                     ));
                 }
