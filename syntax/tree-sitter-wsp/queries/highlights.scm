@@ -47,12 +47,13 @@
     "slot_load_u64" "slot_set_u64" "slot_u64" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
     "print"))
 
-; pto.add(...), the deprecated tl.add(...), and the axis builders P.seq(...), P.sel(...), P.when(...)
+; pto.add(...), the deprecated tl.add(...), the axis builders P.seq(...), P.sel(...), P.when(...),
+; and math.sqrt(...)
 (call
   function: (attribute
     object: (identifier) @module
     attribute: (identifier) @function.builtin)
-  (#any-of? @module "pto" "tl" "P"))
+  (#any-of? @module "pto" "tl" "P" "math"))
 
 (function_definition
   name: (identifier) @function)
