@@ -18,9 +18,11 @@ fn every_port_matches_its_numpy_reference() {
         .filter(|p| p.extension().is_some_and(|e| e == "wsp"))
         .collect();
     ports.sort();
-    // So far: the original's softmax, e2e_rmsnorm, bgemm and deepseek_lightning_indexer, and
-    // LayerNorm, chunked decode attention and top-2 MoE with a combine.
-    assert!(ports.len() >= 7, "only {} ports", ports.len());
+    // The original's softmax, e2e_rmsnorm, bgemm, attention, flashinfer_decode,
+    // validated_matmul, tensor_data and deepseek_lightning_indexer, and LayerNorm, chunked decode
+    // attention and top-2 MoE with a combine. Not yet: csp_pipeline (its process builder),
+    // deepseek_v3 and llama.
+    assert!(ports.len() >= 11, "only {} ports", ports.len());
     let mut failures = Vec::new();
     for port in ports {
         let name = port.file_stem().unwrap().to_str().unwrap().to_string();

@@ -1,0 +1,6 @@
+"""examples/ported/validated_matmul.wsp: the original's golden, C = A @ B per batch."""
+from ported_common import Golden
+
+g = Golden()
+g.check("C", g["A"] @ g["B"])
+g.done()
