@@ -539,6 +539,18 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
             Shown::Text("<stats>".into())
         }
         Value::Tensor(t) => Shown::Tensor(t.name.clone()),
+        Value::Complete => match e {
+            Expr::CallExpr(c) => match c.callee() {
+                Some(Expr::AttributeExpr(a)) => match a.receiver() {
+                    Some(Expr::NameExpr(p)) => Shown::Complete {
+                        program: p.text().to_string(),
+                    },
+                    _ => Shown::Text("False".into()),
+                },
+                _ => Shown::Text("False".into()),
+            },
+            _ => Shown::Text("False".into()),
+        },
         v => Shown::Text(text(&v)),
     }
 }

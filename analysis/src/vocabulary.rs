@@ -490,6 +490,11 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
         [],
         "Stops recording the simulated timeline."
     ),
+    call!(
+        "is_complete",
+        [],
+        "True once the program has run: `execute()` returns when its tasks are done."
+    ),
     value("stats", "The run's statistics."),
 ];
 

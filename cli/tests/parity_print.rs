@@ -1,5 +1,6 @@
 //! Top-level statements run in order and `print` prints what Python would: strings, numbers,
-//! several values separated by spaces, and each program's own stats (not one merged line).
+//! several values separated by spaces, each program's own stats (not one merged line), and
+//! `program.is_complete()` as it stands at that statement.
 
 mod common;
 
@@ -26,7 +27,9 @@ p1 = w().compile(target="cpu_sim")
 p2 = v().compile(target="cpu_sim")
 print("hello")
 p1.execute()
+print(p1.is_complete(), p2.is_complete())
 p2.execute()
+print(p2.is_complete())
 print(p1.stats.task_count); print(p2.stats.task_count)
 print(p2.stats.task_count, "tasks", 1.5, (1, 2), [True, None])
 "#;
@@ -47,6 +50,8 @@ fn each_print_prints_its_own_values_in_order() {
     let printed: Vec<&str> = stdout.lines().collect();
     expect_test::expect![[r#"
         hello
+        True False
+        True
         2
         4
         4 tasks 1.5 (1, 2) [True, None]"#]]

@@ -41,4 +41,6 @@ pub enum Shown {
     StatsField { program: String, field: String },
     /// A tensor's values at that point of the run.
     Tensor(String),
+    /// `program.is_complete()`: `True` once the program has run at that point of the run.
+    Complete { program: String },
 }

@@ -309,6 +309,14 @@ impl Notebook {
                     Err(e) => out.error = Some(CellError::plain("Error", e)),
                 }
             }
+            Some(Shown::Complete { program }) => {
+                let ran = if self.last_stats.contains_key(&program) {
+                    "True"
+                } else {
+                    "False"
+                };
+                out.result = Some(MimeBundle(vec![("text/plain", ran.into())]));
+            }
             Some(Shown::Stats { program }) => {
                 out.result = self
                     .last_stats

@@ -376,6 +376,14 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                                 .ok_or_else(|| RunError::Invalid(format!("no tensor `{name}`")))?;
                             Printed::Text(preview::array_text(t.dtype, &t.shape, &|i| t.get(i)))
                         }
+                        Shown::Complete { program } => Printed::Text(
+                            if ranges.iter().any(|r| r.0.name == *program) {
+                                "True"
+                            } else {
+                                "False"
+                            }
+                            .into(),
+                        ),
                         Shown::Stats { program } => Printed::Stats {
                             execution: last_execution(&ranges, program),
                             field: None,

@@ -559,6 +559,10 @@ impl<'db> Eval<'db> {
                 self.bind_method(c, what, PROGRAM_MEMBERS, method);
                 Value::None
             }
+            "is_complete" => {
+                self.bind_method(c, what, PROGRAM_MEMBERS, method);
+                Value::Complete
+            }
             "set_symbol_u64" | "set_axis_sizes" => {
                 self.set_symbols(p, method, c);
                 Value::None

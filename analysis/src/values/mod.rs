@@ -47,6 +47,8 @@ pub enum Value<'db> {
     Key(Key),
     /// `program.stats`
     Stats,
+    /// `program.is_complete()`: whether the program has run, known when the statement runs.
+    Complete,
     /// Inside a workload: a loop variable or an affine expression of loop variables.
     Index(Affine),
     /// Inside a workload: `X[i, 0:128]`, a region of a tensor.
@@ -91,6 +93,7 @@ impl<'db> Value<'db> {
             Value::Window(_) => "a task window".into(),
             Value::Key(_) => "a key function".into(),
             Value::Stats => "program statistics".into(),
+            Value::Complete => "whether a program has run".into(),
             Value::Index(a) => format!("the index `{a}`"),
             Value::View(v) => format!("the view `{}`", v.text()),
             Value::Runtime(e) => format!("the run-time value `{e}`"),
