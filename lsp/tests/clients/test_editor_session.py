@@ -320,8 +320,10 @@ async def test_symbols_tokens_and_folding(client: LanguageClient):
     everywhere = await client.workspace_symbol_async(t.WorkspaceSymbolParams(query="matmul"))
     assert sorted((s.name, pathlib.Path(s.location.uri).name) for s in everywhere) == [
         ("matmul_acc", "tiled_matmul.wsp"),
+        ("matmul_kernel", "validated_matmul.wsp"),
         ("shard_matmul", "sharded_linear.wsp"),
         ("tiled_matmul", "tiled_matmul.wsp"),
+        ("tiled_matmul", "validated_matmul.wsp"),
     ]
 
     tokens = await client.text_document_semantic_tokens_full_async(
