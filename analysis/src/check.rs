@@ -10,7 +10,7 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
-use crate::workloads::workload_generic;
+use crate::workloads::{process_generic, workload_generic};
 use std::collections::{HashMap, HashSet};
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
@@ -26,6 +26,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
                 diags.extend(item_value(db, item).diags.iter().cloned());
+                diags.extend(process_generic(db, item).diags.iter().cloned());
                 diags.extend(program_checks(db, item).iter().cloned());
             }
             ItemKind::Kernel => {

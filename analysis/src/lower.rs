@@ -233,19 +233,32 @@ fn lower_workload<'db>(
 ) -> wsp_ir::Workload {
     let workload = call.workload(db);
     let site = call.site(db);
-    // The arguments as written: the call's text between its parentheses.
-    let args = site
-        .item
-        .syntax(db)
-        .covering_element(site.range)
-        .ancestors()
-        .find_map(ast::CallExpr::cast)
-        .map(|c| {
-            c.args()
-                .map(|a| a.syntax().text().to_string())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    // The arguments as written: the call's text between its parentheses; for a `connect`
+    // pipeline, the processes it connects.
+    let processes = match call.args(db).first() {
+        Some(Value::List(ps)) if workload.kind(db) != ItemKind::Workload => Some(
+            ps.iter()
+                .filter_map(|p| match p {
+                    Value::Process(p) => Some(format!("process {:?}", p.name)),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    let args = processes.unwrap_or_else(|| {
+        site.item
+            .syntax(db)
+            .covering_element(site.range)
+            .ancestors()
+            .find_map(ast::CallExpr::cast)
+            .map(|c| {
+                c.args()
+                    .map(|a| a.syntax().text().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    });
     wsp_ir::Workload {
         name: workload.name(db).clone(),
         args,
@@ -412,6 +425,7 @@ fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Ve
         .iter()
         .filter(|e| !e.runs)
         .flat_map(|e| &e.bindings)
+        .filter(|b| b.name != wsp_ir::CHANNEL_LATENCY_SYMBOL)
         .filter_map(|b| match b.value {
             Value::Int(n) => Some((b.name.clone(), u64::try_from(n).ok()?)),
             _ => None,
@@ -499,6 +513,9 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
         .args()
         .filter_map(|arg| {
             let name = arg.keyword()?.text().to_string();
+            if name == wsp_ir::CHANNEL_LATENCY_SYMBOL {
+                return None;
+            }
             match eval.expr(&arg.value()?) {
                 Value::Int(n) => Some((name, u64::try_from(n).ok()?)),
                 _ => None,

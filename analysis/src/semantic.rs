@@ -17,11 +17,14 @@ use crate::symbols::Use;
 pub use crate::types::shape_text;
 pub use crate::values::schedule::{Applicability, applicability};
 pub use crate::values::{Axis, AxisKind, Composite, Init, IntSource, Tensor, TensorOrigin, Value};
-pub use crate::vocabulary::{Builtin, Member, PROGRAM_MEMBERS, Param, SCHEDULE_METHODS, method};
+pub use crate::vocabulary::{
+    Builtin, Member, PROCESS_METHODS, PROGRAM_MEMBERS, Param, SCHEDULE_METHODS, method,
+};
 pub use crate::workloads::{
     Block, BlockKind, LoopVar, PlanNode, TaskArg, first_call_plan, plan_nodes, static_task_count,
     workload_generic,
 };
+use crate::workloads::{process_generic, workload_instance};
 use wsp_syntax::ast::{self, AstNode, Expr};
 use wsp_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
 
@@ -54,7 +57,15 @@ pub fn item_uses<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Use<
             uses.extend_from_slice(&kernel_body(db, item).uses);
         }
         ItemKind::Workload => uses.extend_from_slice(&workload_generic(db, item).uses),
-        ItemKind::Assign | ItemKind::Expr => uses.extend_from_slice(&item_value(db, item).uses),
+        ItemKind::Assign | ItemKind::Expr => {
+            let value = item_value(db, item);
+            uses.extend_from_slice(&value.uses);
+            // The bodies of the processes it binds or `connect`s in place.
+            uses.extend_from_slice(&process_generic(db, item).uses);
+            for &call in value.calls.iter().filter(|c| c.workload(db) == item) {
+                uses.extend_from_slice(&workload_instance(db, call).0.uses);
+            }
+        }
         ItemKind::Import | ItemKind::Other => {}
     }
     uses.sort_by_key(|u| (u.range.start(), u.range.end()));
@@ -262,6 +273,7 @@ pub fn member_names(v: &Value) -> Vec<&'static str> {
         Value::Builtin(b) => b.member_names(),
         Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
         Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
+        Value::Process(_) => PROCESS_METHODS.iter().map(|m| m.name).collect(),
         Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
         _ => Vec::new(),
     }

@@ -30,6 +30,8 @@ pub enum ParamKind {
     Task,
     /// `lambda t: ...` over a task's fields.
     Key,
+    /// `lambda t: ...` whose body is process work: a task, `send`, `for_each`, `consume`.
+    Body,
     Policy,
     Window,
     /// A predicate over loop variables and slots: `SeqLens[b] <= 128`.
@@ -58,6 +60,7 @@ impl ParamKind {
             ParamKind::Channel => "Channel",
             ParamKind::Task => "task",
             ParamKind::Key => "lambda t: int",
+            ParamKind::Body => "lambda t: work",
             ParamKind::Policy => "policy",
             ParamKind::Window => "TaskWindow",
             ParamKind::Predicate => "predicate",
@@ -265,7 +268,12 @@ vocabulary! {
     Channel = "Channel"(req("name", K::Str), opt("depth", "1", K::Int)): "a CSP channel of task completions.";
     Event = "Event"(req("name", K::Str)): "a rendezvous channel (depth 0).";
     Send = "send"(req("channel", K::Channel), req("task", K::Task)): "sends a task's completion on a channel.";
-    Consume = "consume"(req("channel", K::Channel)): "`with consume(ch) as t:` runs its body once per task received.";
+    Consume = "consume"(req("channel", K::Channel), opt("body", "None", K::Body)): "`with consume(ch) as t:` runs its body once per task received; in a process, `consume(ch, lambda t: ...)`.";
+    Process = "process"(req("name", K::Str)): "a CSP process: `process(\"loader\").produces(ch).body(...)`; `connect` runs processes as a pipeline.";
+    ForEach = "for_each"(req("axis", K::Axis), req("body", K::Body)): "a process body's sequential loop: `for_each(axis, lambda t: ...)`, each iteration after the one before.";
+    Task = "task"(req("kernel", K::Value), req("params", K::Value), req("resources", K::Value)): "a task in a process body: `task(kernel, [i], {\"param\": X[i], ...})`, the same as `kernel[i](param=X[i], ...)`.";
+    Connect = "connect"(req("processes", K::Value), req("channels", K::Value)): "processes run concurrently as one pipeline workload, linked by channels (`with P.pipe()` in builder form).";
+    Replicate = "replicate"(req("process", K::Value), req("count", K::Int)): "`count` workers sharing the channels a consuming process takes tasks from.";
     Combine = "combine"(many("workloads", K::Workload)): "workloads whose order the schedule decides.";
     Sequential = "sequential"(many("workloads", K::Workload)): "workloads run in order.";
     SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot.";
@@ -459,6 +467,25 @@ pub const SCHEDULE_METHODS: &[Member] = &[
         "compile",
         [opt("target", "\"cpu_sim\"", K::Str)],
         "A program for a target."
+    ),
+];
+
+/// The builder methods of `process(name)`: channels it takes from and sends on, then its body.
+pub const PROCESS_METHODS: &[Member] = &[
+    call!(
+        "consumes",
+        [many("channels", K::Channel)],
+        "The channels the process takes tasks from."
+    ),
+    call!(
+        "produces",
+        [many("channels", K::Channel)],
+        "The channels the process sends tasks on."
+    ),
+    call!(
+        "body",
+        [req("computation", K::Body)],
+        "What the process does: `for_each(axis, lambda t: ...)`, `consume(ch, lambda t: ...)`, a task or `send`."
     ),
 ];
 

@@ -32,6 +32,10 @@ pub use crate::types::{DType, TileType, shape_text};
 /// The IR's format version: bumped on any change to these types, checked by consumers.
 pub const VERSION: u32 = 1;
 
+/// The original's program symbol for the simulated latency of a channel hand-off. Channels
+/// here deliver a task the moment it finishes, so 0, its default, is the only value accepted.
+pub const CHANNEL_LATENCY_SYMBOL: &str = "__pto_wsp_channel_latency_cycles";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Program {
     pub version: u32,

@@ -40,6 +40,16 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         let symbols = runtime_symbols(db, &execute.program);
         for b in &execute.bindings {
             let name = &b.name;
+            if name == wsp_ir::CHANNEL_LATENCY_SYMBOL {
+                if !matches!(b.value, Value::Int(0) | Value::Unknown) {
+                    let at = Span {
+                        item,
+                        range: b.value_range,
+                    };
+                    out.push(Diag::new(Code::WrongKind, at, format!("channels here deliver a task the moment it finishes: a channel latency is not modelled, so `{name}` takes only 0, not {}", b.value.describe())));
+                }
+                continue;
+            }
             if !symbols.iter().any(|(n, _)| n == name) {
                 let list: Vec<String> = symbols
                     .iter()

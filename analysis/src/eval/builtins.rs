@@ -52,6 +52,9 @@ impl<'db> Eval<'db> {
             Builtin::SlotU64 => self.slot_value(b, c),
             Builtin::Float => self.float_call(c),
             Builtin::Int => self.int_call(c),
+            Builtin::Process => self.process(b, c),
+            Builtin::Connect => self.connect(b, c),
+            Builtin::Replicate => self.replicate(b, c),
             _ => {
                 let range = c.syntax().text_range();
                 self.error(

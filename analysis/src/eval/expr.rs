@@ -528,7 +528,7 @@ impl<'db> Eval<'db> {
         let Some(callee) = c.callee() else {
             return Value::Unknown;
         };
-        // Methods of schedules and programs.
+        // Methods of schedules, programs and processes.
         if let Expr::AttributeExpr(a) = &callee
             && let Some(receiver) = a.receiver()
         {
@@ -570,13 +570,13 @@ impl<'db> Eval<'db> {
         }
     }
 
-    /// The receiver of a method call when it is a schedule or program (else `None`, and the
+    /// The receiver of a method call when it is a schedule, program or process (else `None`, and the
     /// call is evaluated as an ordinary one).
     pub(crate) fn expr_quiet_method(&mut self, receiver: &Expr) -> Option<Value<'db>> {
         let before = self.diags.len();
         let v = self.expr(receiver);
         match v {
-            Value::Schedule(_) | Value::Program(_) => Some(v),
+            Value::Schedule(_) | Value::Program(_) | Value::Process(_) => Some(v),
             _ => {
                 self.diags.truncate(before);
                 None

@@ -2,10 +2,11 @@
 //! policies, schedules) to `Value`s, with their diagnostics. Kernel signatures and workload
 //! bodies reuse it with local names. One context, split by concern: `expr` (expressions),
 //! `bind` (arguments), `builtins` (constructors), `schedule` (directives and keys), `tensors`
-//! (tensors, axes and views).
+//! (tensors, axes and views), `csp` (the process builder).
 
 mod bind;
 mod builtins;
+mod csp;
 mod expr;
 mod pymath;
 mod schedule;

@@ -247,6 +247,7 @@ impl<'db> Eval<'db> {
         match receiver {
             Value::Schedule(s) => self.schedule_method(s, method, range, c),
             Value::Program(p) => self.program_method(p, method, range, c),
+            Value::Process(p) => self.process_method(p, method, range, c),
             _ => Value::Unknown,
         }
     }

@@ -33,6 +33,8 @@ pub enum Value<'db> {
     AxisRow(Axis<'db>),
     Tensor(Tensor<'db>),
     Channel(Channel<'db>),
+    /// `process("loader").produces(ch).body(...)`: a CSP process, before and after `.body`.
+    Process(Process<'db>),
     Kernel(Item<'db>),
     Workload(Item<'db>),
     /// A workload call, composition or schedule, before `.compile()`.
@@ -83,6 +85,7 @@ impl<'db> Value<'db> {
                 t.dtype
             ),
             Value::Channel(c) => format!("the channel `{}`", c.name),
+            Value::Process(p) => format!("the process `{}`", p.name),
             Value::Kernel(_) => "a kernel".into(),
             Value::Workload(_) => "a workload".into(),
             Value::Schedule(_) => "a workload".into(),
@@ -148,6 +151,21 @@ pub struct Channel<'db> {
     pub name: String,
     pub label: String,
     pub depth: u64,
+    pub def: Span<'db>,
+}
+
+/// A CSP process of the builder API. Its body is walked as a pipeline stage when `connect`
+/// runs it (`workloads`), not evaluated here: it is work over loop variables.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Process<'db> {
+    pub name: String,
+    pub consumes: Vec<Channel<'db>>,
+    pub produces: Vec<Channel<'db>>,
+    /// The argument of `.body(...)`; `None` until it is given.
+    pub body: Option<Span<'db>>,
+    /// `replicate(p, n)`: workers sharing the consumed channels' tasks.
+    pub workers: u64,
+    /// The `process("name")` call.
     pub def: Span<'db>,
 }
 

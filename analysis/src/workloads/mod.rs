@@ -180,7 +180,16 @@ pub struct WorkloadPlan<'db> {
 pub fn workload_generic<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> WorkloadPlan<'db> {
     let params = &workload_params(db, item).0;
     let args: Vec<Value<'db>> = params.iter().map(|_| Value::Unknown).collect();
-    analyze(db, item, &args)
+    analyze(db, item, &args, None)
+}
+
+/// The body of the process an item binds (`loader = process("loader")...body(...)`),
+/// walked alone: what holds in any pipeline it runs in (the extents of what it consumes
+/// unknown). Its diagnostics and names belong to the item; `connect` reports only what its
+/// pipeline adds.
+#[salsa::tracked(returns(ref))]
+pub fn process_generic<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> WorkloadPlan<'db> {
+    walker::process_alone(db, item)
 }
 
 /// The body for one call's arguments. Its diagnostics are those the generic analysis did not
@@ -191,7 +200,7 @@ pub fn workload_instance<'db>(
     call: WorkloadCall<'db>,
 ) -> (WorkloadPlan<'db>, Vec<Diag<'db>>) {
     let item = call.workload(db);
-    let mut plan = analyze(db, item, call.args(db));
+    let mut plan = analyze(db, item, call.args(db), Some(call.site(db)));
     let found = std::mem::take(&mut plan.diags);
     let moved = at_call(db, call, found, &workload_generic(db, item).diags);
     (plan, moved)
@@ -205,7 +214,13 @@ pub(crate) fn at_call<'db>(
     found: Vec<Diag<'db>>,
     generic: &[Diag<'db>],
 ) -> Vec<Diag<'db>> {
-    let name = call.workload(db).name(db);
+    let workload = call.workload(db);
+    if workload.kind(db) != ItemKind::Workload {
+        // A `connect` pipeline: its processes' bodies are not a def the call instantiates,
+        // so what they report stays where it is written.
+        return found;
+    }
+    let name = workload.name(db);
     found
         .into_iter()
         .filter(|d| !generic.iter().any(|g| g.code == d.code && g.span == d.span))

@@ -22,27 +22,51 @@ pub(super) fn analyze<'db>(
     db: &'db dyn salsa::Database,
     item: Item<'db>,
     args: &[Value<'db>],
+    site: Option<Span<'db>>,
 ) -> WorkloadPlan<'db> {
-    let mut walker = Walker {
-        eval: Eval::new(db, item),
-        tasks: 0,
-        blocks: Vec::new(),
-        channel_extents: Vec::new(),
-    };
-    let params = &workload_params(db, item).0;
-    for (p, v) in params.iter().zip(args) {
-        walker.eval.bind_local(p.name.clone(), v.clone(), p.range);
-    }
+    let mut walker = Walker::new(db, item);
     let mut body = Vec::new();
-    if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
-        && let Some(b) = f.body()
-    {
-        body = walker.block(&b);
+    match item.stmt(db) {
+        Some(Stmt::FunctionDef(f)) => {
+            let params = &workload_params(db, item).0;
+            for (p, v) in params.iter().zip(args) {
+                walker.eval.bind_local(p.name.clone(), v.clone(), p.range);
+            }
+            if let Some(b) = f.body() {
+                body = walker.block(&b);
+            }
+        }
+        // `connect([processes], [channels])`: the item holding it stands for the workload.
+        _ => {
+            if let (Some(Value::List(processes)), Some(site)) = (args.first(), site) {
+                body = walker.pipeline(processes, site);
+            }
+        }
     }
     // A workload called in the body (itself an error) still has its call checked.
     for call in std::mem::take(&mut walker.eval.calls) {
         let diags = &workload_instance(db, call).1;
         walker.eval.diags.extend(diags.iter().cloned());
+    }
+    WorkloadPlan {
+        body,
+        blocks: walker.blocks,
+        diags: walker.eval.diags,
+        uses: walker.eval.uses,
+    }
+}
+
+/// A process's body alone (the item binds the process and wrote its body).
+pub(super) fn process_alone<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+) -> WorkloadPlan<'db> {
+    let mut walker = Walker::new(db, item);
+    let mut body = Vec::new();
+    if let Value::Process(p) = &crate::eval::item_value(db, item).value
+        && p.body.is_some_and(|b| b.item == item)
+    {
+        body = walker.stage(p);
     }
     WorkloadPlan {
         body,
@@ -61,6 +85,15 @@ struct Walker<'db> {
 }
 
 impl<'db> Walker<'db> {
+    fn new(db: &'db dyn salsa::Database, item: Item<'db>) -> Walker<'db> {
+        Walker {
+            eval: Eval::new(db, item),
+            tasks: 0,
+            blocks: Vec::new(),
+            channel_extents: Vec::new(),
+        }
+    }
+
     fn block(&mut self, block: &ast::Block) -> Vec<PlanNode<'db>> {
         let mut out = Vec::new();
         let mut pending_when: Option<(Vec<Branch<'db>>, Span<'db>)> = None;
@@ -572,19 +605,16 @@ impl<'db> Walker<'db> {
         e: &Expr,
     ) -> Option<PlanNode<'db>> {
         let range = w.syntax().text_range();
-        let args = self.eval.bind_builtin(c, Builtin::Consume)?;
-        let channel = match args.get(0).cloned() {
-            Some((Value::Channel(ch), _)) => ch.name,
-            Some((Value::Unknown, _)) | None => return None,
-            Some((v, r)) => {
-                self.eval.error(
-                    Code::WrongKind,
-                    r,
-                    format!("`consume` takes a channel, not {}", v.describe()),
-                );
-                return None;
-            }
-        };
+        let [channel, body] = self.consume_args(c)?;
+        if let Some(body) = body {
+            self.eval.error(
+                Code::WrongArguments,
+                body.syntax().text_range(),
+                "`with consume(ch) as t:` has its body below; `consume(ch, lambda t: ...)` is a process's body",
+            );
+            return None;
+        }
+        let channel = self.channel_name(&channel?, "consume")?;
         let (var, def) = match item.target() {
             Some(Expr::NameExpr(n)) => (n.text(), n.syntax().text_range()),
             _ => {
@@ -596,6 +626,51 @@ impl<'db> Walker<'db> {
                 return None;
             }
         };
+        let span = self.eval.span(e.syntax().text_range());
+        let kind = BlockKind::Consume(channel.clone());
+        Some(
+            self.consume_scope(channel, var, def, span, |walker, var_fact| {
+                walker.push_with_block(w, kind, vec![var_fact]);
+                w.body().map(|b| walker.block(&b)).unwrap_or_default()
+            }),
+        )
+    }
+
+    /// `consume`'s arguments, unevaluated: the channel and the process form's body.
+    fn consume_args(&mut self, c: &ast::CallExpr) -> Option<[Option<Expr>; 2]> {
+        let params = [("channel", false), ("body", true)];
+        let bound = self.eval.bind_syntax(c, "`consume`", &params, "");
+        bound
+            .ok
+            .then(|| [bound.slots[0].clone(), bound.slots[1].clone()])
+    }
+
+    /// The name of the channel `e` is (`what` takes it); `None` after an error.
+    fn channel_name(&mut self, e: &Expr, what: &str) -> Option<String> {
+        match self.eval.expr(e) {
+            Value::Channel(ch) => Some(ch.name),
+            Value::Unknown => None,
+            v => {
+                self.eval.error(
+                    Code::WrongKind,
+                    e.syntax().text_range(),
+                    format!("`{what}` takes a channel, not {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A consume of `channel` whose body `walk` walks with `var` (defined at `def`) bound to
+    /// the received task's index, with the extent of the tasks sent on the channel.
+    fn consume_scope(
+        &mut self,
+        channel: String,
+        var: String,
+        def: TextRange,
+        span: Span<'db>,
+        walk: impl FnOnce(&mut Self, LoopVar) -> Vec<PlanNode<'db>>,
+    ) -> PlanNode<'db> {
         let extent = self
             .channel_extents
             .iter()
@@ -612,17 +687,16 @@ impl<'db> Walker<'db> {
             extent,
             row: None,
         };
-        self.push_with_block(w, BlockKind::Consume(channel.clone()), vec![var_fact]);
-        let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
+        let body = walk(self, var_fact);
         self.eval.locals.truncate(depth.0);
         self.eval.extents.truncate(depth.1);
-        Some(PlanNode::Consume {
+        PlanNode::Consume {
             channel,
             var,
             extent,
             body,
-            span: self.eval.span(e.syntax().text_range()),
-        })
+            span,
+        }
     }
 
     /// A statement call: a task, `send(ch, task)` or `slot_load_u64(...)`.
@@ -772,6 +846,9 @@ impl<'db> Walker<'db> {
 
     /// `kernel[i, j](param=view, ...)`. `None` if the call is not a task at all.
     fn task(&mut self, c: &ast::CallExpr) -> Option<Option<PlanNode<'db>>> {
+        if self.is_task_builtin(c) {
+            return Some(self.task_builtin(c));
+        }
         let Some(Expr::SubscriptExpr(s)) = c.callee() else {
             return None;
         };
@@ -798,30 +875,56 @@ impl<'db> Walker<'db> {
             name: item.name(db).clone(),
         };
         let (args, given, args_ok) = self.task_args(c, &kernel);
+        Some(self.new_task(c, kernel, (index, fields), (args, given, args_ok)))
+    }
+
+    /// The task of a call, once its index and arguments are bound: the parameters left out
+    /// are checked, and the task numbered; `None` after an error.
+    fn new_task(
+        &mut self,
+        c: &ast::CallExpr,
+        kernel: TaskKernel<'db>,
+        (index, fields): (Vec<Affine>, Vec<String>),
+        (args, given, args_ok): (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool),
+    ) -> Option<PlanNode<'db>> {
         let params_ok = self.missing_task_params(c, &kernel, &given);
         if !(args_ok && params_ok) {
-            return Some(None);
+            return None;
         }
         let id = self.tasks;
         self.tasks += 1;
-        Some(Some(PlanNode::Task(Task {
+        Some(PlanNode::Task(Task {
             id,
-            kernel: item,
+            kernel: kernel.item,
             kernel_name: kernel.name,
             index,
             fields,
             args,
             span: self.eval.span(c.syntax().text_range()),
-        })))
+        }))
     }
 
     /// The task index `[i, j]`: loop variables or affine expressions of them, and the field
     /// names keys use (`t.i`, or `i0` for an expression); `None` after an error.
     fn task_index(&mut self, s: &ast::SubscriptExpr) -> Option<(Vec<Affine>, Vec<String>)> {
+        let values: Vec<(Value<'db>, TextRange)> = s
+            .indices()
+            .iter()
+            .map(|e| (self.eval.expr(e), e.syntax().text_range()))
+            .collect();
+        self.index_of(values)
+    }
+
+    /// A task index from its values: loop variables or affine expressions of them, and the
+    /// field names keys use; `None` after an error.
+    fn index_of(
+        &mut self,
+        values: Vec<(Value<'db>, TextRange)>,
+    ) -> Option<(Vec<Affine>, Vec<String>)> {
         let mut index = Vec::new();
         let mut fields = Vec::new();
-        for e in s.indices() {
-            match self.eval.expr(&e) {
+        for (v, r) in values {
+            match v {
                 Value::Index(a) => {
                     fields.push(match a.terms.as_slice() {
                         [(v, 1)] if a.constant == 0 => v.clone(),
@@ -835,7 +938,7 @@ impl<'db> Walker<'db> {
                 }
                 Value::Unknown => return None,
                 v => {
-                    self.eval.error(Code::WrongKind, e.syntax().text_range(), format!("a task index is a loop variable or an affine expression of them, not {}", v.describe()));
+                    self.eval.error(Code::WrongKind, r, format!("a task index is a loop variable or an affine expression of them, not {}", v.describe()));
                     return None;
                 }
             }
@@ -861,14 +964,15 @@ impl<'db> Walker<'db> {
             let bound = match arg.kind() {
                 ast::ArgKind::Keyword => {
                     let Some(kw) = arg.keyword() else { continue };
-                    self.task_arg(&arg, kw.text(), Some(kw.text_range()), kernel, &mut given)
+                    let value = (arg.value(), r);
+                    self.task_arg(value, kw.text(), Some(kw.text_range()), kernel, &mut given)
                 }
                 ast::ArgKind::Positional => {
                     position += 1;
                     match params.get(position - 1) {
                         Some(p) => {
                             let name = p.name.clone();
-                            self.task_arg(&arg, &name, None, kernel, &mut given)
+                            self.task_arg((arg.value(), r), &name, None, kernel, &mut given)
                         }
                         None => {
                             let given_n = c
@@ -914,17 +1018,16 @@ impl<'db> Walker<'db> {
     /// `None` if not.
     fn task_arg(
         &mut self,
-        arg: &ast::Arg,
+        (arg, r): (Option<Expr>, TextRange),
         name: &str,
         keyword: Option<TextRange>,
         kernel: &TaskKernel<'db>,
         given: &mut Vec<(String, TextRange)>,
     ) -> Option<TaskArg<'db>> {
-        let r = arg.syntax().text_range();
         let what = kernel.what();
         let name = name.to_string();
-        let value = arg.value().map_or(Value::Unknown, |v| self.eval.expr(&v));
-        let vr = arg.value().map_or(r, |v| v.syntax().text_range());
+        let value = arg.as_ref().map_or(Value::Unknown, |v| self.eval.expr(v));
+        let vr = arg.as_ref().map_or(r, |v| v.syntax().text_range());
         if let Some((_, first)) = given.iter().find(|(n, _)| *n == name) {
             // As Python says it: a keyword repeating a positional argument.
             let d = Diag::new(
@@ -1159,6 +1262,8 @@ fn loop_var(name: &str, a: &Axis<'_>, extent: Option<u64>, row: Option<Affine>) 
         row,
     }
 }
+
+mod process;
 
 /// The row index of `routing[b]`.
 fn row_index(e: &Expr, eval: &mut Eval<'_>) -> Option<Affine> {

@@ -43,7 +43,7 @@
 (call
   function: (identifier) @function.builtin
   (#any-of? @function.builtin
-    "P" "send" "consume" "combine" "sequential" "relayout" "allreduce" "allgather" "reduce_scatter"
+    "P" "send" "consume" "process" "for_each" "task" "connect" "replicate" "combine" "sequential" "relayout" "allreduce" "allgather" "reduce_scatter"
     "slot_load_u64" "slot_set_u64" "slot_u64" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
     "print"))
 
