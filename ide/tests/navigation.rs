@@ -224,3 +224,47 @@ fn outline() {
     "#]]
     .assert_eq(&out);
 }
+
+/// The process builder's bodies are work over lambda indices: their names are found, and a
+/// resource key (`{"src": ...}`) is the kernel parameter's name, inside its quotes.
+#[test]
+fn process_bodies_are_navigated() {
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+tiles = Dense[4]()
+ch = Channel("ch", depth=2)
+
+@kernel
+def copy(src: In[Tile[16, 16, F32]], dst: Out[Tile[16, 16, F32]]):
+    pto.store(dst, src)
+
+loader = process("loader").produces(ch).body(
+    for_each(tiles, lambda t: send(ch, task(copy, [t], {"src": X[t], "dst": Y[t]})))
+)
+program = connect([loader, process("sink").consumes(ch).body(
+    consume(ch, lambda u: copy[u](src=Y[u], dst=X[u])))], [ch]).compile()
+"#;
+    let db = Database::default();
+    let workspace = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, workspace, "csp.wsp".into(), text.to_string());
+    let spots = |needle: &str, new: &str| {
+        let offset = TextSize::try_from(text.find(needle).unwrap()).unwrap();
+        let edits = rename(&db, file, offset, new).unwrap_or_else(|e| panic!("{needle}: {e}"));
+        let mut out: Vec<String> = edits
+            .into_iter()
+            .map(|r| {
+                let line = text[..usize::from(r.start())].matches('\n').count() + 1;
+                format!("{line}:{}", &text[r])
+            })
+            .collect();
+        out.sort();
+        out.join(" ")
+    };
+    expect!["14:X 17:X 4:X"].assert_eq(&spots("X = Tensor", "A"));
+    expect![[r#"10:src 11:src 14:src 17:src"#]].assert_eq(&spots("src: In", "source"));
+    expect![[r#"14:t 14:t 14:t 14:t"#]].assert_eq(&spots("t: send", "tile"));
+    expect![[r#"17:u 17:u 17:u 17:u"#]].assert_eq(&spots("u: copy", "i"));
+}
