@@ -1,4 +1,4 @@
-//! Infinities end to end: a running max initialised with `full(-math.inf)`, `-math.inf` as an
+//! Numbers end to end, checked against NumPy. Infinities: a running max initialised with `full(-math.inf)`, `-math.inf` as an
 //! op operand and as a scalar default reach the C++ kernels and the tensors intact (they once
 //! crashed `wsp run` with "malformed job"), checked against NumPy.
 
@@ -61,6 +61,82 @@ fn infinities_reach_the_kernels_and_tensors() {
     );
     let check = Command::new(python)
         .args(["-c", CHECK])
+        .arg(&dump)
+        .output()
+        .expect("run python");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+const RANDN: &str = r#"from pto_wsp import *
+
+A = Tensor((3, 64, 128), DType.F32, init=randn(seed=0))
+B = Tensor((2, 1000), DType.F32, init=randn(seed=11, std=0.1))
+C = Tensor((64, 64), DType.F16, init=randn(seed=7, std=2.0))
+D = Tensor((8, 9), DType.F64, init=randn(seed=12345))
+E = Tensor((1024, 1024), DType.F32, init=randn(seed=3))
+Y = Tensor((64, 64), DType.F16)
+
+@kernel
+def copy(x: In[Tile[64, 64, DType.F16]], y: Out[Tile[64, 64, DType.F16]]):
+    pto.store(y, x)
+
+@workload
+def w():
+    copy[0](x=C, y=Y)
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// `randn(seed, std)` is NumPy's `np.float32(std) * default_rng(seed).standard_normal(shape,
+/// dtype=np.float32)` converted to the tensor's dtype, bit for bit, so inputs can be rebuilt in
+/// NumPy (1.2 M samples, the ziggurat's slow paths among them).
+const RANDN_CHECK: &str = r#"
+import sys, numpy as np
+d = sys.argv[1]
+def want(shape, seed, std=1.0):
+    return np.float32(std) * np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+for name, ref in [
+    ("A", want((3, 64, 128), 0)),
+    ("B", want((2, 1000), 11, 0.1)),
+    ("C", want((64, 64), 7, 2.0).astype(np.float16)),
+    ("D", want((8, 9), 12345).astype(np.float64)),
+]:
+    ours = np.load(f"{d}/{name}.npy")
+    assert ours.dtype == ref.dtype and np.array_equal(ours, ref), (name, ours.ravel()[:4], ref.ravel()[:4])
+big = np.random.default_rng(3).standard_normal(1 << 20, dtype=np.float32)
+assert np.array_equal(np.load(f"{d}/E.npy").ravel(), big)
+print("ok")
+"#;
+
+#[test]
+fn randn_is_numpys_standard_normal() {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let dir = common::scratch("parity_numbers", "randn");
+    let file = dir.join("randn.wsp");
+    std::fs::write(&file, RANDN).unwrap();
+    let dump = dir.join("dump");
+    let out = common::wsp()
+        .arg("run")
+        .arg(&file)
+        .arg("--dump-tensors")
+        .arg(&dump)
+        .output()
+        .expect("run wsp");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = Command::new(python)
+        .args(["-c", RANDN_CHECK])
         .arg(&dump)
         .output()
         .expect("run python");

@@ -6,8 +6,6 @@ use std::path::Path;
 
 use half::{bf16, f16};
 use npyz::WriterBuilder;
-use rand::SeedableRng;
-use rand_distr::{Distribution, StandardNormal};
 use wsp_ir::DType;
 use wsp_ir::plan::Init;
 
@@ -117,11 +115,12 @@ impl TensorData {
             Init::Full(v) => self.fill(v.0),
             Init::Arange => (0..self.len()).for_each(|i| self.set(i, i as f64)),
             Init::Randn { seed, std } => {
-                // PCG64 from the seed, standard normal samples in row-major order, scaled.
-                let mut rng = rand_pcg::Pcg64::seed_from_u64(*seed as u64);
+                // `np.float32(std) * default_rng(seed).standard_normal(shape, np.float32)`,
+                // row-major, then converted to the dtype as `astype` does.
+                let mut rng = crate::normal::NumpyNormal::new(*seed as u64);
+                let std = std.0 as f32;
                 for i in 0..self.len() {
-                    let x: f64 = StandardNormal.sample(&mut rng);
-                    self.set(i, x * std.0);
+                    self.set(i, f64::from(std * rng.sample()));
                 }
             }
             Init::LoadNpy(path) => self.load_npy(&base.join(path))?,
