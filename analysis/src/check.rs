@@ -27,6 +27,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
             ItemKind::Assign | ItemKind::Expr => {
                 diags.extend(item_value(db, item).diags.iter().cloned());
                 diags.extend(process_generic(db, item).diags.iter().cloned());
+                diags.extend(checks::npu_kernels::npu_view_checks(db, item));
                 diags.extend(program_checks(db, item).iter().cloned());
             }
             ItemKind::Kernel => {

@@ -87,6 +87,7 @@ codes! {
     TooLarge = "WSP505", Error, "tensor larger than the target's memory";
     OnChipOverflow = "WSP506", Error, "kernel's tiles exceed the NPU core's on-chip buffers";
     NoAicoreForm = "WSP507", Error, "op has no form on the NPU core";
+    NpuView = "WSP508", Error, "a view of a tensor, which the NPU tree does not lay out";
 }
 
 /// Where a diagnostic points: a range inside one item (top-level statement) of a file.

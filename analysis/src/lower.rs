@@ -142,6 +142,12 @@ fn file_tensors(db: &dyn salsa::Database, file: File) -> Vec<ir_plan::Tensor> {
                             source: source.clone(),
                         }
                     }
+                    crate::values::TensorOrigin::View { base, dims } => {
+                        ir_plan::TensorOrigin::View {
+                            base: base.name.clone(),
+                            dims: dims.clone(),
+                        }
+                    }
                 },
             }),
             _ => None,

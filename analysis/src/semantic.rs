@@ -274,6 +274,7 @@ pub fn member_names(v: &Value) -> Vec<&'static str> {
         Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
         Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
         Value::Process(_) => PROCESS_METHODS.iter().map(|m| m.name).collect(),
+        Value::Tensor(_) => crate::eval::TENSOR_MEMBERS.to_vec(),
         Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
         _ => Vec::new(),
     }

@@ -1,6 +1,7 @@
-//! Numbers end to end, checked against NumPy. Infinities: a running max initialised with `full(-math.inf)`, `-math.inf` as an
-//! op operand and as a scalar default reach the C++ kernels and the tensors intact (they once
-//! crashed `wsp run` with "malformed job"), checked against NumPy.
+//! Numbers end to end, checked against NumPy: infinities (a running max initialised with
+//! `full(-math.inf)`, `-math.inf` as an op operand and as a scalar default reach the C++
+//! kernels and the tensors intact; they once crashed `wsp run` with "malformed job"), `randn`
+//! equal to NumPy's samples, and views reading and writing their base's bytes.
 
 use std::process::Command;
 
@@ -137,6 +138,98 @@ fn randn_is_numpys_standard_normal() {
     );
     let check = Command::new(python)
         .args(["-c", RANDN_CHECK])
+        .arg(&dump)
+        .output()
+        .expect("run python");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+const VIEWS: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((2, 16, 32), F32, init=randn(seed=1))
+Xt = X.transpose(0, 2, 1)
+Y = Tensor((2, 32, 16), F32)
+Z = Tensor((2, 16, 32), F32)
+Zt = Z.transpose(0, 2, 1)
+A = Tensor((64, 64), F32, init=randn(seed=2))
+At = A.reshape(4, 16, 4, 16).transpose(0, 2, 1, 3)
+S = Tensor((64, 1), F32)
+
+@kernel
+def copy(x: In[Tile[32, 16, F32]], y: Out[Tile[32, 16, F32]]):
+    pto.store(y, x)
+
+@kernel
+def double(x: In[Tile[32, 16, F32]], y: Out[Tile[32, 16, F32]]):
+    pto.store(y, pto.mul(x, 2.0))
+
+@kernel
+def bump(t: InOut[Tile[16, 16, F32]]):
+    pto.store(t, pto.add(pto.load(t), 1.0))
+
+@kernel
+def rowsum(a: In[Tile[16, 64, F32]], s: Out[Tile[16, 1, F32]]):
+    pto.store(s, pto.rowsum(a))
+
+@workload
+def w():
+    for b in P(Dense[2]):
+        copy[b](x=Xt[b], y=Y[b])
+        double[b](x=Xt[b], y=Zt[b])
+    for i, j in P(Dense[4], Dense[4]):
+        bump[i, j](t=At[i, j])
+    for r in P(Dense[4]):
+        rowsum[r](a=A[r*16:(r+1)*16], s=S[r*16:(r+1)*16])
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#;
+
+/// Views read and write their base's bytes: a transposed read and write, a re-tiled `InOut`
+/// update, and a read of the base after it ordered behind the writes through the view.
+const VIEWS_CHECK: &str = r#"
+import sys, numpy as np
+d = sys.argv[1]
+X, Y, Z, A, S = (np.load(f"{d}/{n}.npy") for n in "XYZAS")
+A0 = np.random.default_rng(2).standard_normal((64, 64), dtype=np.float32)
+assert np.array_equal(Y, X.transpose(0, 2, 1))
+assert np.array_equal(Z, 2 * X)
+assert np.array_equal(A, A0 + 1)
+assert np.allclose(S[:, 0], (A0 + 1).sum(1), rtol=1e-5)
+import os
+assert not os.path.exists(f"{d}/Xt.npy"), "views have no bytes of their own to dump"
+print("ok")
+"#;
+
+#[test]
+fn views_read_and_write_their_bases_bytes() {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let dir = common::scratch("parity_numbers", "views");
+    let file = dir.join("views.wsp");
+    std::fs::write(&file, VIEWS).unwrap();
+    let dump = dir.join("dump");
+    let out = common::wsp()
+        .arg("run")
+        .arg(&file)
+        .args(["--workers", "2", "--dump-tensors"])
+        .arg(&dump)
+        .output()
+        .expect("run wsp");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = Command::new(python)
+        .args(["-c", VIEWS_CHECK])
         .arg(&dump)
         .output()
         .expect("run python");

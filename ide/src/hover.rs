@@ -432,14 +432,27 @@ fn tensor_text(name: &str, t: &Tensor) -> String {
         t.dtype
     ));
     let _ = write!(md, "\n\nlayout `{}`", t.layout);
-    match &t.init {
-        Some(init) => {
+    match (&t.init, &t.origin) {
+        (_, TensorOrigin::View { .. }) => {}
+        (Some(init), _) => {
             let _ = write!(md, " · init `{}`", init_text(init));
         }
-        None => md.push_str(" · no init (zeros)"),
+        (None, _) => md.push_str(" · no init (zeros)"),
     }
-    if let TensorOrigin::Derived { op, source } = &t.origin {
-        let _ = write!(md, "\n\nComputed by `{op}` from `{source}`.");
+    match &t.origin {
+        TensorOrigin::Derived { op, source } => {
+            let _ = write!(md, "\n\nComputed by `{op}` from `{source}`.");
+        }
+        TensorOrigin::View { base, .. } => {
+            let _ = write!(
+                md,
+                "\n\nA view: the bytes of `{}` {}, in another order; writing it writes `{}`.",
+                base.name,
+                shape_text(&base.shape),
+                base.name
+            );
+        }
+        TensorOrigin::Declared => {}
     }
     md
 }

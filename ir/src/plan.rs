@@ -246,6 +246,64 @@ pub enum TensorOrigin {
         op: String,
         source: String,
     },
+    /// `X.T`, `X.transpose(...)`, `X.reshape(...)`: the bytes of the declared tensor `base`,
+    /// read in another order; one entry per dimension of the view.
+    View {
+        base: String,
+        dims: Vec<ViewDim>,
+    },
+}
+
+/// One dimension of a view: its index steps `step` along dimension `base_dim` of the base,
+/// so a base index is the sum of `step * index` over the view dimensions on it (a transpose
+/// permutes the dimensions; a reshape splits one into several, with steps of their products).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ViewDim {
+    pub base_dim: u32,
+    pub step: u64,
+}
+
+/// A region of a view as the region of its base it lies in: each base dimension's index from
+/// the view dimensions on it (`None` for a view dimension's whole extent). Exact when each
+/// base dimension's parts nest (the inner ones whole); otherwise the interval spanning them.
+/// `None` if an index overflows.
+pub fn region_in_base(
+    dims: &[ViewDim],
+    view_shape: &[u64],
+    indices: &[ViewIndex],
+    base_rank: usize,
+) -> Option<Vec<ViewIndex>> {
+    (0..base_rank)
+        .map(|d| {
+            let mut start = crate::Affine::constant(0);
+            let mut len = 1u64;
+            let mut point = true;
+            for (j, vd) in dims.iter().enumerate() {
+                if vd.base_dim as usize != d || vd.step == 0 {
+                    continue;
+                }
+                let step = vd.step as i64;
+                let (lo, n) = match indices.get(j) {
+                    Some(ViewIndex::At(a)) => (a.clone(), 1),
+                    Some(ViewIndex::Range(l, h)) => {
+                        (crate::Affine::constant(*l), (h - l).max(0) as u64)
+                    }
+                    Some(ViewIndex::Slice(a, n)) => (a.clone(), *n),
+                    None => (crate::Affine::constant(0), view_shape[j]),
+                };
+                point &= n == 1 && matches!(indices.get(j), Some(ViewIndex::At(_)));
+                start = start.add(&lo.scale(step)?)?;
+                len = len.checked_add(vd.step.checked_mul(n.saturating_sub(1))?)?;
+            }
+            Some(match (point, start.terms.is_empty()) {
+                (true, _) => ViewIndex::At(start),
+                (false, true) => {
+                    ViewIndex::Range(start.constant, start.constant.checked_add(len as i64)?)
+                }
+                (false, false) => ViewIndex::Slice(start, len),
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -57,6 +57,13 @@ impl Display for Tensor {
         )?;
         match (&self.origin, &self.init) {
             (TensorOrigin::Derived { op, source }, _) => write!(f, " = {op}({source})"),
+            (TensorOrigin::View { base, dims }, _) => {
+                let dims: Vec<String> = dims
+                    .iter()
+                    .map(|d| format!("{}*{}", d.step, d.base_dim))
+                    .collect();
+                write!(f, " = view({base}; {})", dims.join(", "))
+            }
             (TensorOrigin::Declared, Some(i)) => write!(f, " init {i}"),
             (TensorOrigin::Declared, None) => f.write_str(" init zeros"),
         }

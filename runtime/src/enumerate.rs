@@ -56,6 +56,8 @@ struct Tile<'a> {
     dir: Direction,
     derived: bool,
     dims: Vec<Dim>,
+    /// A view's: how its dimensions walk the base `tensor`, whose regions are tracked.
+    in_base: Option<crate::tensors::TensorView>,
     shape: Vec<u64>,
     /// The tensor's row-major strides and element size, and its first byte.
     strides: Vec<u64>,
@@ -144,7 +146,7 @@ impl<'a> Enumerator<'a> {
                     run.tensors.id(&t.name)?,
                     (op.as_str(), run.tensors.id(source)?),
                 )),
-                TensorOrigin::Declared => None,
+                TensorOrigin::Declared | TensorOrigin::View { .. } => None,
             })
             .collect();
         Enumerator {
@@ -461,7 +463,9 @@ impl<'a> Enumerator<'a> {
         let r = self.resolved(t);
         self.env[s] = outer;
         let r = r?;
-        if r.tiles.iter().any(|t| t.derived) {
+        // Launches track regions per tensor dimension; a view's regions are its base's, so
+        // its loops go instance by instance.
+        if r.tiles.iter().any(|t| t.derived || t.in_base.is_some()) {
             return Ok(false);
         }
         let mut bounds = std::mem::take(&mut self.bounds);
@@ -798,9 +802,30 @@ impl<'a> Enumerator<'a> {
             if tile.dir.writes() {
                 self.run.written(tile.tensor);
             }
-            self.run
-                .regions
-                .access(id, tile.tensor, &tile.shape, (lo, hi), tile.dir, &mut deps);
+            match &tile.in_base {
+                Some(v) => {
+                    let base_shape = &self.run.tensors.data[tile.tensor].shape;
+                    if let Some((blo, bhi)) = v.base_box(base_shape.len(), lo, hi) {
+                        let base_shape = base_shape.clone();
+                        self.run.regions.access(
+                            id,
+                            tile.tensor,
+                            &base_shape,
+                            (&blo, &bhi),
+                            tile.dir,
+                            &mut deps,
+                        );
+                    }
+                }
+                None => self.run.regions.access(
+                    id,
+                    tile.tensor,
+                    &tile.shape,
+                    (lo, hi),
+                    tile.dir,
+                    &mut deps,
+                ),
+            }
         }
         if deps.len() > 1 {
             deps.sort_unstable();
@@ -872,9 +897,17 @@ impl<'a> Enumerator<'a> {
 
     /// A view, resolved against its tensor and the variables in scope.
     fn tile(&mut self, view: &'a View, dir: Direction) -> Result<Tile<'a>, RunError> {
-        let tensor = self.tensor_id(&view.tensor)?;
+        // A view reads its base's bytes with its own shape and strides.
+        let in_base = self.run.tensors.views.get(&view.tensor).cloned();
+        let tensor = match &in_base {
+            Some(v) => v.base,
+            None => self.tensor_id(&view.tensor)?,
+        };
         let data = &self.run.tensors.data[tensor];
-        let shape = data.shape.clone();
+        let (shape, tensor_strides) = match &in_base {
+            Some(v) => (v.shape.clone(), v.strides(&data.shape)),
+            None => (data.shape.clone(), strides(&data.shape)),
+        };
         let elem = data.dtype.size_bytes() as usize;
         let base = self.run.tensors.data[tensor].as_mut_ptr();
         let dims = (0..shape.len())
@@ -893,7 +926,8 @@ impl<'a> Enumerator<'a> {
             dir,
             derived: self.derived.contains_key(&tensor),
             dims,
-            strides: strides(&shape),
+            in_base,
+            strides: tensor_strides,
             shape,
             elem,
             base,

@@ -37,7 +37,7 @@ use crate::graph::TaskKind;
 use crate::run::Run;
 use crate::sim::KernelCost;
 use crate::target::TargetDesc;
-use crate::tensors::{TensorData, Tensors};
+use crate::tensors::{TensorData, TensorView, Tensors};
 
 /// Everything one run needs: what `wsp run` hands the process that executes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -301,7 +301,23 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     // The hash of each value started from a kept file: an unchanged one is not written again.
     let mut kept_hashes: HashMap<String, blake3::Hash> = HashMap::new();
     for t in all_tensors() {
-        if tensors.id(&t.name).is_some() {
+        if tensors.id(&t.name).is_some() || tensors.views.contains_key(&t.name) {
+            continue;
+        }
+        if let TensorOrigin::View { base, dims } = &t.origin {
+            // Its base comes before it in file order.
+            let base = tensors.id(base).ok_or_else(|| {
+                RunError::Invalid(format!(
+                    "view `{}` of `{base}`, which is not declared before it",
+                    t.name
+                ))
+            })?;
+            let view = TensorView {
+                base,
+                shape: t.shape.clone(),
+                dims: dims.clone(),
+            };
+            tensors.views.insert(t.name.clone(), view);
             continue;
         }
         let mut data = TensorData::zeros(&t.name, t.dtype, &t.shape).map_err(RunError::Input)?;
@@ -374,11 +390,13 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                     printed.push(match v {
                         Shown::Text(t) => Printed::Text(t.clone()),
                         Shown::Tensor(name) => {
-                            let t = run
-                                .tensors
-                                .get(name)
+                            let tensors = &run.tensors;
+                            let (shape, dtype) = tensors
+                                .shape_of(name)
                                 .ok_or_else(|| RunError::Invalid(format!("no tensor `{name}`")))?;
-                            Printed::Text(preview::array_text(t.dtype, &t.shape, &|i| t.get(i)))
+                            Printed::Text(preview::array_text(dtype, shape, &|i| {
+                                tensors.element(name, i as u64).unwrap_or(0.0)
+                            }))
                         }
                         Shown::Complete { program } => Printed::Text(
                             if ranges.iter().any(|r| r.0.name == *program) {
@@ -553,7 +571,10 @@ fn check_tensor_sizes<'a>(
     let mut seen: Vec<(&str, u64)> = Vec::new();
     {
         for t in tensors {
-            if seen.iter().any(|(n, _)| *n == t.name) {
+            // A view's bytes are its base's.
+            if seen.iter().any(|(n, _)| *n == t.name)
+                || matches!(t.origin, TensorOrigin::View { .. })
+            {
                 continue;
             }
             let bytes = memory::tensor_bytes(&t.shape, t.dtype).filter(|&b| b <= memory);

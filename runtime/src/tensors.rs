@@ -296,14 +296,84 @@ fn write<T: npyz::AutoSerialize>(
     w.finish()
 }
 
-/// Every tensor of a run, by name.
+/// Every tensor of a run, by name; views have no data of their own.
 #[derive(Debug, Default)]
 pub struct Tensors {
     pub by_name: HashMap<String, usize>,
     pub data: Vec<TensorData>,
+    pub views: HashMap<String, TensorView>,
+}
+
+/// `Xt = X.T` and the like: another order over the bytes of the tensor `base`.
+#[derive(Debug, Clone)]
+pub struct TensorView {
+    pub base: usize,
+    pub shape: Vec<u64>,
+    pub dims: Vec<wsp_ir::plan::ViewDim>,
+}
+
+impl TensorView {
+    /// The view's strides in elements of its base (row-major).
+    pub fn strides(&self, base_shape: &[u64]) -> Vec<u64> {
+        let base = crate::enumerate::strides(base_shape);
+        self.dims
+            .iter()
+            .map(|d| base.get(d.base_dim as usize).map_or(0, |s| s * d.step))
+            .collect()
+    }
+
+    /// The box of the base a box of the view (`lo`, `hi` per view dimension) lies in, or
+    /// `None` if it is empty.
+    pub fn base_box(
+        &self,
+        base_rank: usize,
+        lo: &[u64],
+        hi: &[u64],
+    ) -> Option<(Vec<u64>, Vec<u64>)> {
+        if lo.iter().zip(hi).any(|(l, h)| h <= l) {
+            return None;
+        }
+        let mut blo = vec![0u64; base_rank];
+        let mut bhi = vec![1u64; base_rank];
+        for (j, d) in self.dims.iter().enumerate() {
+            let b = d.base_dim as usize;
+            if d.step == 0 || b >= base_rank {
+                continue;
+            }
+            blo[b] += d.step * lo[j];
+            bhi[b] += d.step * (hi[j] - 1);
+        }
+        Some((blo, bhi))
+    }
 }
 
 impl Tensors {
+    /// Element `i` (row-major) of a tensor or a view.
+    pub fn element(&self, name: &str, i: u64) -> Option<f64> {
+        if let Some(t) = self.get(name) {
+            return Some(t.get(i as usize));
+        }
+        let v = self.views.get(name)?;
+        let base = &self.data[v.base];
+        let strides = v.strides(&base.shape);
+        let mut rest = i;
+        let mut at = 0;
+        for (n, s) in v.shape.iter().zip(&strides).rev() {
+            at += (rest % n) * s;
+            rest /= n;
+        }
+        Some(base.get(at as usize))
+    }
+
+    /// The shape and dtype of a tensor or a view.
+    pub fn shape_of(&self, name: &str) -> Option<(&[u64], DType)> {
+        if let Some(t) = self.get(name) {
+            return Some((&t.shape, t.dtype));
+        }
+        let v = self.views.get(name)?;
+        Some((&v.shape, self.data[v.base].dtype))
+    }
+
     pub fn id(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }

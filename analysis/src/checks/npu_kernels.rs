@@ -1,7 +1,9 @@
 //! The kernels of a file checked for `ascend_npu`, against what `wsp emit` can make of them:
 //! - WSP506 (docs/diagnostics/WSP506.md): the tiles do not fit an Ascend AICore's on-chip
 //!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`);
-//! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`).
+//! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`);
+//! - WSP508 (docs/diagnostics/WSP508.md): a tensor is a view of another (`X.T`), which the
+//!   emitted tree would hold as a tensor of its own.
 
 use wsp_syntax::ast::Stmt;
 
@@ -106,4 +108,27 @@ fn kib(bytes: u64) -> String {
     } else {
         format!("{bytes} bytes ({:.1} KiB)", bytes as f64 / 1024.0)
     }
+}
+
+/// WSP508: a view (`Xt = X.T`) in a file checked for `ascend_npu`: the emitted tree gives
+/// every tensor its own bytes, so a view would read and write a copy.
+pub fn npu_view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let Value::Tensor(t) = &item_value(db, item).value else {
+        return Vec::new();
+    };
+    let crate::values::TensorOrigin::View { base, .. } = &t.origin else {
+        return Vec::new();
+    };
+    if t.name != *item.name(db) || !checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    vec![Diag::new(
+        Code::NpuView,
+        t.def,
+        format!(
+            "`{}` is a view of `{}`, and `wsp emit` does not lay out views for `ascend_npu` yet: the tree would give `{}` bytes of its own; run it on `cpu_sim`, or declare the tensor in the order the kernels read",
+            t.name, base.name, t.name
+        ),
+    )
+    .with_related(base.def, format!("`{}` is declared here", base.name))]
 }

@@ -240,7 +240,13 @@ pub fn tensor_size_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>>
                     }
                 }
             }
-            Value::Tensor(t) if t.name == *item.name(db) => tensors.push(t),
+            // A view's bytes are its base's.
+            Value::Tensor(t)
+                if t.name == *item.name(db)
+                    && !matches!(t.origin, crate::values::TensorOrigin::View { .. }) =>
+            {
+                tensors.push(t)
+            }
             _ => {}
         }
     }

@@ -47,7 +47,11 @@ fn data_row(v: &LoopVar) -> bool {
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
 /// checked).
 struct Access<'p, 'db> {
+    /// The view as written (its text and place in messages).
     view: &'p View<'db>,
+    /// The same region of the declared tensor it reads: `Kt[b]` of `Kt = K.T` is a region
+    /// of `K`, so accesses through views and their base are compared on the bytes.
+    base: std::borrow::Cow<'p, View<'db>>,
     write: bool,
     /// Loop variables between the checked loop and the task, with extents.
     inner: Vec<(&'p str, u64)>,
@@ -153,6 +157,7 @@ fn collect_accesses<'p, 'db>(
                         if direction.reads() {
                             out.push(Access {
                                 view,
+                                base: in_base(view),
                                 write: false,
                                 inner: inner.clone(),
                             });
@@ -160,6 +165,7 @@ fn collect_accesses<'p, 'db>(
                         if direction.writes() {
                             out.push(Access {
                                 view,
+                                base: in_base(view),
                                 write: true,
                                 inner: inner.clone(),
                             });
@@ -206,6 +212,7 @@ fn collect_accesses<'p, 'db>(
             }
             PlanNode::SlotLoad { view, .. } => out.push(Access {
                 view,
+                base: in_base(view),
                 write: false,
                 inner: inner.clone(),
             }),
@@ -241,7 +248,7 @@ fn check_loop<'p, 'db>(
     for i in 0..accesses.len() {
         for j in i..accesses.len() {
             let (a, b) = (&accesses[i], &accesses[j]);
-            if !(a.write || b.write) || a.view.tensor.name != b.view.tensor.name {
+            if !(a.write || b.write) || a.base.tensor.name != b.base.tensor.name {
                 continue;
             }
             // An `InOut` argument's read against its own write is the write-write race.
@@ -254,7 +261,7 @@ fn check_loop<'p, 'db>(
             if pinned(a, b, own) {
                 continue;
             }
-            let dims = a.view.indices.len().min(b.view.indices.len());
+            let dims = a.base.indices.len().min(b.base.indices.len());
             let mut found = overlap::overlap(outer, own, &side(a), &side(b), dims);
             // What the search cannot decide, a small enough loop still can by enumeration.
             let small = |x| space_size(x).is_some_and(|t| t <= RACE_BUDGET);
@@ -288,7 +295,7 @@ fn check_loop<'p, 'db>(
                     .collect();
                 format!("({})", parts.join(", "))
             };
-            let region_text = region_text(&write.view.tensor.name, &region);
+            let region_text = region_text(&write.base.tensor.name, &region);
             let loop_name = match kind {
                 LoopKind::Selected => "P.sel",
                 _ => "P",
@@ -408,9 +415,17 @@ fn enumerated_overlap(
     }
 }
 
+/// A view's region in the declared tensor it reads, borrowed when it is that tensor.
+fn in_base<'p, 'db>(view: &'p View<'db>) -> std::borrow::Cow<'p, View<'db>> {
+    match view.tensor.origin {
+        crate::values::TensorOrigin::View { .. } => std::borrow::Cow::Owned(view.in_base()),
+        _ => std::borrow::Cow::Borrowed(view),
+    }
+}
+
 fn side<'x>(a: &'x Access) -> Side<'x> {
     Side {
-        indices: &a.view.indices,
+        indices: &a.base.indices,
         inner: &a.inner,
     }
 }
@@ -432,7 +447,7 @@ fn undecided<'db>(
     let points = points.map_or("more than 2^64".to_string(), |n| n.to_string());
     let message = format!(
         "whether parallel iterations of this `{loop_name}` loop race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries, and the {points} iteration points of the loops around them are too many to enumerate; check the indices by hand or make the loop sequential",
-        write.view.tensor.name,
+        write.base.tensor.name,
         write.view.text(),
         other.view.text(),
         overlap::SEARCH_BUDGET
@@ -511,9 +526,9 @@ fn conflict(a: &[Point], b: &[Point], dims: usize) -> Option<(Vec<i64>, Vec<i64>
 /// loop alone in some index (`X[b, 2*h + 1]`): then equal regions mean equal iterations, so
 /// no two iterations conflict, and nothing needs enumerating.
 fn pinned(a: &Access, b: &Access, own: &[(&str, u64)]) -> bool {
-    a.view.indices == b.view.indices
+    a.base.indices == b.base.indices
         && own.iter().all(|(v, _)| {
-            a.view.indices.iter().any(
+            a.base.indices.iter().any(
                 |i| matches!(i, ViewIndex::At(aff) if matches!(aff.terms.as_slice(), [(w, _)] if w == v)),
             )
         })

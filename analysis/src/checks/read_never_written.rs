@@ -10,6 +10,7 @@ use crate::workloads::{PlanNode, TaskArg, plan_nodes};
 /// WSP305 over a set of plans: tensors read, never written by any task, and without `init`.
 pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut reads: Vec<&View<'db>> = Vec::new();
+    // By the declared tensor: a write through a view writes its base.
     let mut written: HashSet<&str> = HashSet::new();
     for n in plans.iter().flat_map(|p| plan_nodes(p)) {
         crate::work::step(1);
@@ -21,7 +22,7 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
                     } = a
                     {
                         if direction.writes() {
-                            written.insert(&view.tensor.name);
+                            written.insert(base_of(&view.tensor));
                         } else {
                             reads.push(view);
                         }
@@ -36,7 +37,10 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut done: HashSet<&str> = HashSet::new();
     for v in reads {
         crate::work::step(1);
-        let t = &v.tensor;
+        let t = match &v.tensor.origin {
+            TensorOrigin::View { base, .. } => base,
+            _ => &v.tensor,
+        };
         if t.init.is_some()
             || t.origin != TensorOrigin::Declared
             || written.contains(t.name.as_str())
@@ -54,4 +58,12 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
         );
     }
     out
+}
+
+/// The declared tensor a tensor's bytes are: its base if it is a view.
+fn base_of<'a>(t: &'a crate::values::Tensor<'_>) -> &'a str {
+    match &t.origin {
+        TensorOrigin::View { base, .. } => &base.name,
+        _ => &t.name,
+    }
 }

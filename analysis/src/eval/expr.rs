@@ -425,6 +425,7 @@ impl<'db> Eval<'db> {
                     self.unknown_member(b.name(), &name, attr_range, names)
                 }
             },
+            Value::Tensor(t) => self.tensor_attribute(t.clone(), &name, attr_range),
             Value::Program(_) if name == "stats" => Value::Stats,
             Value::Program(_) | Value::Schedule(_) => {
                 // Methods are handled by `call`; a bare method is not a value.
@@ -576,7 +577,9 @@ impl<'db> Eval<'db> {
         let before = self.diags.len();
         let v = self.expr(receiver);
         match v {
-            Value::Schedule(_) | Value::Program(_) | Value::Process(_) => Some(v),
+            Value::Schedule(_) | Value::Program(_) | Value::Process(_) | Value::Tensor(_) => {
+                Some(v)
+            }
             _ => {
                 self.diags.truncate(before);
                 None

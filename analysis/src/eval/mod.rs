@@ -2,7 +2,7 @@
 //! policies, schedules) to `Value`s, with their diagnostics. Kernel signatures and workload
 //! bodies reuse it with local names. One context, split by concern: `expr` (expressions),
 //! `bind` (arguments), `builtins` (constructors), `schedule` (directives and keys), `tensors`
-//! (tensors, axes and views), `csp` (the process builder).
+//! (tensors, axes and views), `views` (tensors over others' bytes), `csp` (the process builder).
 
 mod bind;
 mod builtins;
@@ -11,6 +11,7 @@ mod expr;
 mod pymath;
 mod schedule;
 mod tensors;
+mod views;
 
 use crate::diagnostics::{Code, Diag, Span};
 use crate::items::{Item, ItemKind};
@@ -20,6 +21,7 @@ use crate::values::{Schedule, Value, WorkloadCall};
 use crate::vocabulary::Builtin;
 pub use bind::{Annotation, workload_params};
 pub(crate) use expr::num;
+pub use views::TENSOR_MEMBERS;
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
 

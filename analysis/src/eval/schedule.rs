@@ -248,6 +248,7 @@ impl<'db> Eval<'db> {
             Value::Schedule(s) => self.schedule_method(s, method, range, c),
             Value::Program(p) => self.program_method(p, method, range, c),
             Value::Process(p) => self.process_method(p, method, range, c),
+            Value::Tensor(t) => self.tensor_method(t, method, range, c),
             _ => Value::Unknown,
         }
     }

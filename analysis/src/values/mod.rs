@@ -125,14 +125,24 @@ pub struct Axis<'db> {
 
 /// How a tensor came to be.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
-pub enum TensorOrigin {
+pub enum TensorOrigin<'db> {
     Declared,
     /// `relayout(src, ...)`, `allreduce(src, ...)`, ...: computed from another tensor.
     Derived {
         op: &'static str,
         source: String,
     },
+    /// `X.T`, `X.transpose(...)`, `X.reshape(...)`: the same bytes as a declared tensor, read
+    /// in another order. Index `j` of the view steps `dims[j].step` along dimension
+    /// `dims[j].base_dim` of `base`.
+    View {
+        base: Box<Tensor<'db>>,
+        dims: Vec<ViewDim>,
+    },
 }
+
+/// How one dimension of a view walks its base (`wsp_ir::plan::ViewDim`).
+pub use wsp_ir::plan::ViewDim;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Tensor<'db> {
@@ -143,7 +153,7 @@ pub struct Tensor<'db> {
     pub layout: Layout,
     /// `None` when declared without `init=` (zeros, but WSP305 if only read).
     pub init: Option<Init>,
-    pub origin: TensorOrigin,
+    pub origin: TensorOrigin<'db>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
@@ -260,7 +270,7 @@ pub struct View<'db> {
     pub span: Span<'db>,
 }
 
-impl View<'_> {
+impl<'db> View<'db> {
     /// `X[b, 0:128]`
     pub fn text(&self) -> String {
         if self.indices.is_empty() {
@@ -268,6 +278,25 @@ impl View<'_> {
         }
         let idx: Vec<String> = self.indices.iter().map(|i| i.to_string()).collect();
         format!("{}[{}]", self.tensor.name, idx.join(", "))
+    }
+
+    /// The same region as a region of the declared tensor a view reads (itself if it is not
+    /// a view): races and reads are decided on the bytes, whatever tensor names them.
+    pub fn in_base(&self) -> View<'db> {
+        let TensorOrigin::View { base, dims } = &self.tensor.origin else {
+            return self.clone();
+        };
+        let indices =
+            wsp_ir::plan::region_in_base(dims, &self.tensor.shape, &self.indices, base.shape.len());
+        match indices {
+            Some(indices) => View {
+                tensor: (**base).clone(),
+                indices,
+                span: self.span,
+            },
+            // Overflowing indices were reported where they were written.
+            None => self.clone(),
+        }
     }
 
     /// The shape left after indexing (a slice keeps its dimension).
