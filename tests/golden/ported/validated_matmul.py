@@ -2,5 +2,5 @@
 from ported_common import Golden
 
 g = Golden()
-g.check("C", g["A"] @ g["B"])
+g.check("c_base", g["a_base"] @ g["b_base"])
 g.done()
