@@ -22,6 +22,7 @@ use crate::RunError;
 use crate::graph::{Launch, Sig, Task, TaskId, TaskKind};
 use crate::regions::Strided;
 use crate::run::Run;
+use crate::tensors::strides;
 
 /// More tasks than this in one ordered step are joined by a barrier, so that the next step
 /// depends on one task instead of all of them.
@@ -1118,13 +1119,4 @@ impl Tile<'_> {
             [] => (0, 1),
         }
     }
-}
-
-/// Row-major strides, in elements.
-pub fn strides(shape: &[u64]) -> Vec<u64> {
-    let mut st = vec![1u64; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        st[d] = st[d + 1] * shape[d + 1];
-    }
-    st
 }

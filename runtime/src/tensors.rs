@@ -296,6 +296,15 @@ fn write<T: npyz::AutoSerialize>(
     w.finish()
 }
 
+/// Row-major strides, in elements.
+pub fn strides(shape: &[u64]) -> Vec<u64> {
+    let mut st = vec![1u64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1];
+    }
+    st
+}
+
 /// Every tensor of a run, by name; views have no data of their own.
 #[derive(Debug, Default)]
 pub struct Tensors {
@@ -315,7 +324,7 @@ pub struct TensorView {
 impl TensorView {
     /// The view's strides in elements of its base (row-major).
     pub fn strides(&self, base_shape: &[u64]) -> Vec<u64> {
-        let base = crate::enumerate::strides(base_shape);
+        let base = strides(base_shape);
         self.dims
             .iter()
             .map(|d| base.get(d.base_dim as usize).map_or(0, |s| s * d.step))
