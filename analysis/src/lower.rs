@@ -4,7 +4,7 @@
 
 use wsp_ir::plan::{self as ir_plan, Node};
 use wsp_ir::schedule::{Dispatch, Timing};
-use wsp_ir::{Action, Directive as IrDirective, Program, Shown, Symbol};
+use wsp_ir::{Action, Directive as IrDirective, FormatPiece, Program, Shown, Symbol};
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
@@ -535,32 +535,17 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
 /// statement runs; anything else is known now, and `text` gives it as Python would (`str()`
 /// for `print`, `repr()` for a cell's value).
 fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown {
-    // `program.stats` and `program.stats.FIELD`, by their syntax once the value is checked.
-    let stats_of = |e: &Expr| match e {
-        Expr::AttributeExpr(a) if a.attr().is_some_and(|n| n.text() == "stats") => {
-            match a.receiver() {
-                Some(Expr::NameExpr(p)) => Some(p.text().to_string()),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
+    if let Expr::Literal(l) = e
+        && crate::eval::is_fstring(l)
+    {
+        return formatted(eval, l);
+    }
     match eval.expr(e) {
-        Value::Stats => {
-            if let Some(program) = stats_of(e) {
-                return Shown::Stats { program };
-            }
-            if let Expr::AttributeExpr(a) = e
-                && let (Some(inner), Some(field)) = (a.receiver(), a.attr())
-                && let Some(program) = stats_of(&inner)
-            {
-                return Shown::StatsField {
-                    program,
-                    field: field.text().to_string(),
-                };
-            }
-            Shown::Text("<stats>".into())
-        }
+        Value::Stats => match stats_field(e) {
+            Some((program, None)) => Shown::Stats { program },
+            Some((program, Some(field))) => Shown::StatsField { program, field },
+            None => Shown::Text("<stats>".into()),
+        },
         Value::Tensor(t) => Shown::Tensor(t.name.clone()),
         Value::Complete => match e {
             Expr::CallExpr(c) => match c.callee() {
@@ -578,6 +563,62 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
     }
 }
 
+/// `program.stats` (the program, no field) or `program.stats.FIELD`, by their syntax once the
+/// value is checked.
+fn stats_field(e: &Expr) -> Option<(String, Option<String>)> {
+    let stats_of = |e: &Expr| match e {
+        Expr::AttributeExpr(a) if a.attr().is_some_and(|n| n.text() == "stats") => {
+            match a.receiver() {
+                Some(Expr::NameExpr(p)) => Some(p.text().to_string()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if let Some(program) = stats_of(e) {
+        return Some((program, None));
+    }
+    if let Expr::AttributeExpr(a) = e
+        && let (Some(inner), Some(field)) = (a.receiver(), a.attr())
+        && let Some(program) = stats_of(&inner)
+    {
+        return Some((program, Some(field.text().to_string())));
+    }
+    None
+}
+
+/// A printed f-string: its text and known fields formatted now, its `program.stats` fields
+/// when the statement runs.
+fn formatted(eval: &mut Eval<'_>, l: &wsp_syntax::ast::Literal) -> Shown {
+    use crate::eval::{FieldValue, Piece};
+    let mut pieces: Vec<FormatPiece> = Vec::new();
+    let push_text = |pieces: &mut Vec<FormatPiece>, t: String| match pieces.last_mut() {
+        Some(FormatPiece::Text(last)) => last.push_str(&t),
+        _ => pieces.push(FormatPiece::Text(t)),
+    };
+    for (piece, range) in eval.fstring_pieces(l).unwrap_or_default() {
+        match piece {
+            Piece::Text(t) => push_text(&mut pieces, t),
+            Piece::Field(f, FieldValue::Known(v)) => {
+                let t = eval.format_field(&f, &v, range).unwrap_or_default();
+                push_text(&mut pieces, t);
+            }
+            Piece::Field(f, FieldValue::Runtime(e)) => match stats_field(&e) {
+                Some((program, field)) => pieces.push(FormatPiece::Stats {
+                    program,
+                    field,
+                    debug: f.debug.clone(),
+                    conversion: f.conversion,
+                    spec: f.spec.clone().unwrap_or_default(),
+                }),
+                None => push_text(&mut pieces, "<stats>".into()),
+            },
+            Piece::Field(_, FieldValue::Error) => {}
+        }
+    }
+    Shown::Format(pieces)
+}
+
 /// Python's `str()` of a checked value; what has no Python text (a kernel, an axis) is shown
 /// as Python shows an object, by what it is.
 fn python_str(v: &Value<'_>) -> String {
@@ -593,38 +634,12 @@ fn python_repr(v: &Value<'_>) -> String {
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => python_float(f.0),
+        Value::Float(f) => wsp_ir::pyformat::float_repr(f.0),
         Value::Str(s) => format!("{s:?}").replace('"', "'"),
         Value::Tuple(vs) if vs.len() == 1 => format!("({},)", items(vs)),
         Value::Tuple(vs) => format!("({})", items(vs)),
         Value::List(vs) => format!("[{}]", items(vs)),
         Value::DType(d) => format!("DType.{}", d.name().to_uppercase()),
         other => format!("<{}>", other.describe()),
-    }
-}
-
-/// Python's `repr(float)`: the shortest digits that read back the same, in positional notation
-/// for exponents -4 to 15 and scientific otherwise (`1e-06`, `1e+16`, `0.0001`, `2.0`).
-fn python_float(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    // `{:e}` gives Rust's shortest round-trip digits: "1.5e-7".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..16).contains(&exp) {
-        let text = format!("{f}");
-        if text.contains('.') {
-            text
-        } else {
-            format!("{text}.0")
-        }
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
     }
 }

@@ -114,3 +114,50 @@ c = w(Dense[64]).dispatch(DispatchPolicy.dispatch_by(lambda t: t.s, 2)).compile(
         "#]],
     );
 }
+
+/// f-strings: fields are checked where they are written; a spec that does not apply, a spec
+/// with fields of its own, `program.stats` outside `print`, and a value with no text are errors.
+#[test]
+fn f_string_mistakes_point_into_the_string() {
+    let text = r#"from pto_wsp import *
+F32 = DType.F32
+X = Tensor((2, 16, 16), F32, init=ones())
+W = 8
+
+@kernel
+def k(x: InOut[Tile[16, 16, F32]]):
+    pto.store(x, pto.load(x))
+
+@workload
+def w():
+    for b in P(Dense[2]):
+        k[b](x=X[b])
+
+program = w().compile(target="cpu_sim")
+a = f"{1.5:d}"
+b = f"{W:{W}}"
+c = f"{program.stats.task_count}"
+d = f"{X}"
+e = f"{undefined + 1}"
+print(f"{W:.2f} {W=} {program.stats.total_cycles:,}")
+"#;
+    let db = wsp_analysis::Database::default();
+    let ws = wsp_analysis::Workspace::new(&db, Vec::new());
+    let file = wsp_analysis::File::new(&db, ws, "f.wsp".into(), text.to_string());
+    let mut out = String::new();
+    for d in wsp_analysis::file_diagnostics(&db, file) {
+        out.push_str(&format!(
+            "{} `{}`: {}\n",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        ));
+    }
+    expect_test::expect![[r#"
+        WSP210 `1.5`: unknown format code 'd' for object of type 'float'
+        WSP002 `W`: a format spec with fields of its own (`{x:{width}}`) is not part of WSP; write the width out
+        WSP210 `program.stats.task_count`: `program.stats` is known when the program runs: an f-string of it is printed directly, `print(f"...")`
+        WSP210 `X`: an f-string here formats numbers, strings and `program.stats`, not the tensor `X` [2,16,16] F32
+        WSP101 `undefined`: unknown name `undefined`
+    "#]].assert_eq(&out);
+}

@@ -57,3 +57,61 @@ fn each_print_prints_its_own_values_in_order() {
         4 tasks 1.5 (1, 2) [True, None]"#]]
     .assert_eq(&printed[..printed.len() - 1].join("\n"));
 }
+
+/// The seeds' tutorial prints with f-strings: fields known when the file is checked are
+/// formatted then, `program.stats` fields when the statement runs, with Python's format specs.
+const FSTRINGS: &str = r#"from pto_wsp import *
+import math
+F32 = DType.F32
+N = 4
+X = Tensor((N, 16, 16), F32, init=ones())
+label = f"dbl x{N}"
+
+@kernel
+def dbl(x: InOut[Tile[16, 16, F32]]):
+    pto.store(x, pto.add(pto.load(x), pto.load(x)))
+
+@workload
+def w():
+    for b in P(Dense[N]):
+        dbl[b](x=X[b])
+
+program = w().compile(target="cpu_sim")
+print(f"{label}: pi is {math.pi:.3f}, {N=}, {N!r:>4}|{'{'}braces{'}'} and {{literal}}")
+program.execute()
+program.synchronize()
+print(f"Tasks: {program.stats.task_count}")
+print(f"tasks {program.stats.task_count:>6,}|{program.stats.task_count:<4d}|", f"{N * 2}")
+print(f"Compile time: {program.stats.compile_time_ms:.2f}ms")
+"#;
+
+#[test]
+fn f_strings_print_as_python_does() {
+    let dir = common::scratch("parity_print", "fstrings");
+    let file = dir.join("fstrings.wsp");
+    std::fs::write(&file, FSTRINGS).unwrap();
+    let out = common::wsp().arg("run").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "dbl x4: pi is 3.142, N=4,    4|{braces} and {literal}"
+    );
+    assert_eq!(lines[1], "Tasks: 4");
+    assert_eq!(lines[2], "tasks      4|4   | 8");
+    assert!(
+        lines[3].starts_with("Compile time: ") && lines[3].ends_with("ms"),
+        "{}",
+        lines[3]
+    );
+    let ms = &lines[3]["Compile time: ".len()..lines[3].len() - 2];
+    assert!(
+        ms.split_once('.').is_some_and(|(_, d)| d.len() == 2),
+        "{ms}"
+    );
+}

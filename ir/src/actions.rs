@@ -43,4 +43,22 @@ pub enum Shown {
     Tensor(String),
     /// `program.is_complete()`: `True` once the program has run at that point of the run.
     Complete { program: String },
+    /// `f"..."` with fields read when the statement runs: its pieces, concatenated.
+    Format(Vec<FormatPiece>),
+}
+
+/// A piece of a printed f-string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FormatPiece {
+    /// Literal text and fields known when the file was checked, already formatted.
+    Text(String),
+    /// `{program.stats.FIELD!conversion:spec}` (`field: None` for `{program.stats}`), after
+    /// the `{expr=}` text if any, formatted by `pyformat::format` when the statement runs.
+    Stats {
+        program: String,
+        field: Option<String>,
+        debug: Option<String>,
+        conversion: Option<char>,
+        spec: String,
+    },
 }

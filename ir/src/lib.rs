@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod memory;
 pub mod ops;
 pub mod plan;
+pub mod pyformat;
 mod scalar;
 pub mod schedule;
 mod text;
@@ -21,7 +22,7 @@ mod types;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::actions::{Action, STATS_FIELDS, Shown};
+pub use crate::actions::{Action, FormatPiece, STATS_FIELDS, Shown};
 pub use crate::affine::Affine;
 pub use crate::kernel::Kernel;
 pub use crate::plan::{Axis, Channel, Composite, Tensor, Workload};

@@ -302,6 +302,19 @@ impl Notebook {
         }
         match shown {
             Some(Shown::Text(t)) => out.result = Some(MimeBundle(vec![("text/plain", t)])),
+            // A cell's f-string is known when it is checked (one of `program.stats` is only
+            // printed): its repr, as Python shows a string.
+            Some(Shown::Format(pieces)) => {
+                let text: String = pieces
+                    .iter()
+                    .map(|p| match p {
+                        wsp_ir::FormatPiece::Text(t) => t.as_str(),
+                        wsp_ir::FormatPiece::Stats { .. } => "",
+                    })
+                    .collect();
+                let repr = wsp_ir::pyformat::PyValue::Str(text).repr();
+                out.result = Some(MimeBundle(vec![("text/plain", repr)]));
+            }
             Some(Shown::Tensor(name)) => {
                 let path = self.values.path().join(format!("{name}.npy"));
                 match render::tensor_npy(&name, &path) {

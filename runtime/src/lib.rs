@@ -27,9 +27,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use wsp_ir::FormatPiece;
 use wsp_ir::kernel::{KernelBody, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Unit};
 use wsp_ir::plan::TensorOrigin;
+use wsp_ir::pyformat::PyValue;
 use wsp_ir::{Kernel, Program, Target, memory};
 
 use crate::exec::KernelFn;
@@ -140,6 +142,17 @@ impl ProgramStats {
             "total_cycles" => self.total_cycles.to_string(),
             "compile_time_ms" => format!("{:.3}", self.compile_time_ms),
             "execute_time_ms" => format!("{:.3}", self.execute_time_ms),
+            _ => return None,
+        })
+    }
+
+    /// A field's value, as an f-string formats it.
+    pub fn value(&self, name: &str) -> Option<PyValue> {
+        Some(match name {
+            "task_count" => PyValue::Int(self.task_count as i64),
+            "total_cycles" => PyValue::Int(self.total_cycles as i64),
+            "compile_time_ms" => PyValue::Float(self.compile_time_ms),
+            "execute_time_ms" => PyValue::Float(self.execute_time_ms),
             _ => return None,
         })
     }
@@ -414,6 +427,27 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                             execution: last_execution(&ranges, program),
                             field: Some(field.clone()),
                         },
+                        Shown::Format(pieces) => {
+                            for p in pieces {
+                                printed.push(match p {
+                                    FormatPiece::Text(t) => Printed::Text(t.clone()),
+                                    FormatPiece::Stats {
+                                        program,
+                                        field,
+                                        debug,
+                                        conversion,
+                                        spec,
+                                    } => Printed::Formatted {
+                                        execution: last_execution(&ranges, program),
+                                        field: field.clone(),
+                                        debug: debug.clone(),
+                                        conversion: *conversion,
+                                        spec: spec.clone(),
+                                    },
+                                });
+                            }
+                            continue;
+                        }
                     });
                 }
                 printed.push(Printed::Text("\n".into()));
@@ -486,16 +520,45 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         offset = report.total_cycles;
     }
     for p in printed {
+        let stats_of = |execution: Option<usize>| {
+            let e = execution.map(|i| &report.executions[i]);
+            ProgramStats {
+                task_count: e.map_or(0, |e| e.task_count),
+                total_cycles: e.map_or(0, |e| e.total_cycles),
+                compile_time_ms: job.compile_time_ms,
+                execute_time_ms: e.map_or(0.0, |e| e.execute_time_ms),
+            }
+        };
         match p {
             Printed::Text(t) => report.output.push_str(&t),
-            Printed::Stats { execution, field } => {
-                let e = execution.map(|i| &report.executions[i]);
-                let stats = ProgramStats {
-                    task_count: e.map_or(0, |e| e.task_count),
-                    total_cycles: e.map_or(0, |e| e.total_cycles),
-                    compile_time_ms: job.compile_time_ms,
-                    execute_time_ms: e.map_or(0.0, |e| e.execute_time_ms),
+            Printed::Formatted {
+                execution,
+                field,
+                debug,
+                conversion,
+                spec,
+            } => {
+                let stats = stats_of(execution);
+                let value = match &field {
+                    Some(f) => stats
+                        .value(f)
+                        .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?,
+                    None => PyValue::Str(stats.dict()),
                 };
+                // `{x=}` shows the repr unless a conversion or spec says otherwise.
+                let conversion = match (&debug, conversion, spec.is_empty()) {
+                    (Some(_), None, true) => Some('r'),
+                    (_, c, _) => c,
+                };
+                // Checked when the file was, except a spec for a value only the run has.
+                let text = wsp_ir::pyformat::format(&value, conversion, &spec).map_err(|m| {
+                    RunError::Invalid(format!("f-string field `{{...:{spec}}}`: {m}"))
+                })?;
+                report.output.push_str(debug.as_deref().unwrap_or(""));
+                report.output.push_str(&text);
+            }
+            Printed::Stats { execution, field } => {
+                let stats = stats_of(execution);
                 let text = match field {
                     Some(f) => stats
                         .field(&f)
@@ -541,6 +604,14 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
 /// A piece of `print` output.
 enum Printed {
     Text(String),
+    /// An f-string field of `program.stats` (or one field), formatted by its spec.
+    Formatted {
+        execution: Option<usize>,
+        field: Option<String>,
+        debug: Option<String>,
+        conversion: Option<char>,
+        spec: String,
+    },
     /// `program.stats` (or one field) of an execution, by its index; `None` before the
     /// program's first.
     Stats {

@@ -16,6 +16,128 @@ const MAX_BRACKETS: usize = 200;
 /// What Python's tokenizer skips between tokens.
 const WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
+/// A piece of an f-string: literal text (escapes and `{{` decoded), or a replacement field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FStringPart {
+    Text(String),
+    Field(FStringField),
+}
+
+/// `{expr=!r:spec}`: the expression's text and where it starts in the token, the `expr=` text
+/// to print before the value (`=` fields), the conversion and the format spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FStringField {
+    pub expr: String,
+    pub expr_offset: usize,
+    pub debug: Option<String>,
+    pub conversion: Option<char>,
+    /// `None` when the spec has fields of its own (`{x:{width}}`).
+    pub spec: Option<String>,
+}
+
+/// The parts of a valid f-string token (`None` if it does not scan).
+pub(crate) fn parts(token: &str) -> Option<Vec<FStringPart>> {
+    let lit = Literal::of(token)?;
+    let mut errors = Vec::new();
+    let mut scanner = Scanner {
+        body: lit.body,
+        raw: lit.raw,
+        base: TextSize::from(0),
+        errors: &mut errors,
+    };
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let body = lit.body;
+    let bytes = body.as_bytes();
+    let mut pos = 0;
+    let mut run = 0;
+    let flush = |text: &mut String, run: usize, end: usize| {
+        let raw = &body[run..end];
+        if lit.raw {
+            text.push_str(raw);
+        } else {
+            text.push_str(&crate::ast::unescape(raw));
+        }
+    };
+    while pos < bytes.len() {
+        match bytes[pos] {
+            b'\\' if !lit.raw => {
+                // An escape is decoded with its run; `\{` is a backslash, then a field.
+                pos += if matches!(bytes.get(pos + 1), Some(b'{' | b'}')) {
+                    1
+                } else {
+                    escapes::escape(body, pos, false).ok()?
+                };
+            }
+            b'{' | b'}' if bytes.get(pos + 1) == Some(&bytes[pos]) => {
+                flush(&mut text, run, pos + 1);
+                pos += 2;
+                run = pos;
+            }
+            b'{' => {
+                flush(&mut text, run, pos);
+                if !text.is_empty() {
+                    out.push(FStringPart::Text(std::mem::take(&mut text)));
+                }
+                pos += 1;
+                let start = pos;
+                let end = scanner.expression_end(&mut pos).ok()?;
+                let expr = body[start..end].to_string();
+                let mut debug = None;
+                if bytes.get(pos) == Some(&b'=') {
+                    pos += 1;
+                    while bytes
+                        .get(pos)
+                        .is_some_and(|c| WHITESPACE.contains(&(*c as char)))
+                    {
+                        pos += 1;
+                    }
+                    debug = Some(body[start..pos].to_string());
+                }
+                let mut conversion = None;
+                if bytes.get(pos) == Some(&b'!') {
+                    conversion = Some(*bytes.get(pos + 1)? as char);
+                    pos += 2;
+                }
+                let mut spec = Some(String::new());
+                if bytes.get(pos) == Some(&b':') {
+                    pos += 1;
+                    let spec_start = pos;
+                    while pos < bytes.len() && bytes[pos] != b'}' {
+                        if bytes[pos] == b'{' {
+                            spec = None;
+                            scanner.literal(&mut pos, 1).ok()?;
+                            break;
+                        }
+                        pos += 1;
+                    }
+                    if let Some(s) = spec.as_mut() {
+                        s.push_str(&body[spec_start..pos]);
+                    }
+                }
+                if bytes.get(pos) != Some(&b'}') {
+                    return None;
+                }
+                pos += 1;
+                run = pos;
+                out.push(FStringPart::Field(FStringField {
+                    expr,
+                    expr_offset: lit.body_start + start,
+                    debug,
+                    conversion,
+                    spec,
+                }));
+            }
+            _ => pos = scanner.char_end(pos),
+        }
+    }
+    flush(&mut text, run, bytes.len());
+    if !text.is_empty() {
+        out.push(FStringPart::Text(text));
+    }
+    Some(out)
+}
+
 /// Checks `lit`, of the token at `at`, if it is an f-string; appends what Python would reject.
 pub(crate) fn check(lit: &Literal<'_>, at: TextSize, errors: &mut Vec<SyntaxError>) {
     if !lit.formatted {

@@ -16,6 +16,7 @@ mod validation;
 use std::fmt::Write;
 use std::sync::Arc;
 
+pub use fstring::{FStringField, FStringPart};
 pub use line_index::{LineCol, LineIndex, WideEncoding, WideLineCol};
 pub use rowan::{GreenNode, TextRange, TextSize, TokenAtOffset};
 

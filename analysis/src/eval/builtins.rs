@@ -4,7 +4,7 @@ use super::Eval;
 use super::bind::Args;
 use super::expr::num;
 use super::tensors::axis;
-use wsp_syntax::ast::{self, AstNode};
+use wsp_syntax::ast::{self, AstNode, Expr};
 
 use crate::diagnostics::Code;
 use crate::values::{
@@ -378,8 +378,15 @@ impl<'db> Eval<'db> {
     /// `print(...)`: evaluates its arguments (for their diagnostics and uses).
     fn print(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
         for arg in c.args() {
-            if let Some(v) = arg.value() {
-                self.expr(&v);
+            match arg.value() {
+                // Fields of `program.stats` are read when the statement runs.
+                Some(Expr::Literal(l)) if is_fstring(&l) => {
+                    self.fstring(&l, true);
+                }
+                Some(v) => {
+                    self.expr(&v);
+                }
+                None => {}
             }
         }
         Some(Value::None)
@@ -635,4 +642,12 @@ impl<'db> Eval<'db> {
         l.dims[dim as usize] = DimLayout::Shard(mesh as u32);
         Some(Value::Layout(l))
     }
+}
+
+/// Whether a literal is an f-string.
+pub(crate) fn is_fstring(l: &ast::Literal) -> bool {
+    matches!(
+        l.kind(),
+        Some(wsp_syntax::ast::LiteralKind::String { fstring: true, .. })
+    )
 }

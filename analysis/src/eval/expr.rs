@@ -62,6 +62,11 @@ impl<'db> Eval<'db> {
                     bytes: false,
                     fstring: false,
                 }) => Value::Str(value),
+                Some(LiteralKind::String {
+                    bytes: false,
+                    fstring: true,
+                    ..
+                }) => self.fstring(l, false),
                 Some(LiteralKind::True) => Value::Bool(true),
                 Some(LiteralKind::False) => Value::Bool(false),
                 Some(LiteralKind::None) => Value::None,

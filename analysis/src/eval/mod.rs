@@ -2,12 +2,13 @@
 //! policies, schedules) to `Value`s, with their diagnostics. Kernel signatures and workload
 //! bodies reuse it with local names. One context, split by concern: `expr` (expressions),
 //! `bind` (arguments), `builtins` (constructors), `schedule` (directives and keys), `tensors`
-//! (tensors, axes and views), `views` (tensors over others' bytes), `csp` (the process builder).
+//! (tensors, axes and views), `views` (tensors over others' bytes), `csp` (the process builder), `fstrings`.
 
 mod bind;
 mod builtins;
 mod csp;
 mod expr;
+mod fstrings;
 mod pymath;
 mod schedule;
 mod tensors;
@@ -20,7 +21,9 @@ use crate::symbols::{Symbol, Use};
 use crate::values::{Schedule, Value, WorkloadCall};
 use crate::vocabulary::Builtin;
 pub use bind::{Annotation, workload_params};
+pub(crate) use builtins::is_fstring;
 pub(crate) use expr::num;
+pub(crate) use fstrings::{FieldValue, Piece};
 pub use views::TENSOR_MEMBERS;
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};

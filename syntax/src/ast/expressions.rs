@@ -102,6 +102,42 @@ impl Literal {
         first_token(&self.syntax)
     }
 
+    /// The parts of an f-string (adjacent strings concatenated, plain ones as text), with each
+    /// field's expression offset relative to the literal's start; `None` for other literals or
+    /// one that does not scan.
+    pub fn fstring_parts(&self) -> Option<Vec<crate::fstring::FStringPart>> {
+        use crate::fstring::FStringPart;
+        let start = self.syntax.text_range().start();
+        let mut out = Vec::new();
+        let mut any = false;
+        for part in self
+            .syntax
+            .children_with_tokens()
+            .filter_map(|e| e.into_token())
+        {
+            if part.kind() != STRING {
+                continue;
+            }
+            let s = decode_string(part.text());
+            if !s.fstring {
+                out.push(FStringPart::Text(s.value));
+                continue;
+            }
+            any = true;
+            let shift = usize::from(part.text_range().start() - start);
+            for p in crate::fstring::parts(part.text())? {
+                out.push(match p {
+                    FStringPart::Field(mut f) => {
+                        f.expr_offset += shift;
+                        FStringPart::Field(f)
+                    }
+                    text => text,
+                });
+            }
+        }
+        any.then_some(out)
+    }
+
     pub fn kind(&self) -> Option<LiteralKind> {
         let t = self.token()?;
         Some(match t.kind() {
@@ -183,7 +219,7 @@ fn decode_string(text: &str) -> DecodedString {
     }
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
