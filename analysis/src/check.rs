@@ -154,8 +154,11 @@ fn outside_subset<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Option<
             "a `def` at module level is a kernel (`@kernel`) or a workload (`@workload`)"
                 .to_string()
         }
+        Some(wsp_syntax::ast::Stmt::AssignStmt(a)) if a.targets().count() == 1 => {
+            "a module-level assignment binds a name, or unpacks a tuple written out with one value per name: `NAME = ...`, `B, S = 2, 16`".to_string()
+        }
         Some(wsp_syntax::ast::Stmt::AssignStmt(_)) => {
-            "a module-level assignment binds one name: `NAME = ...`".to_string()
+            "a module-level assignment binds one name at a time: `A = 1` then `B = A`".to_string()
         }
         _ => format!("{} is not part of WSP", describe_syntax(&node)),
     };

@@ -1,4 +1,5 @@
-//! The item tree: one item per top-level statement, named by what it binds. An item's identity
+//! The item tree: one item per top-level statement, named by what it binds (one per name for
+//! `B, S = 2, 16`, sharing the statement). An item's identity
 //! is its file, kind and name, and its syntax (position-free, a green node) is a tracked field:
 //! editing one definition changes only that item's syntax, so only queries reading it re-run.
 
@@ -81,14 +82,52 @@ pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
     file.parse(db)
         .tree()
         .statements()
-        .map(|stmt| {
-            let (kind, name) = classify(&stmt);
+        .flat_map(|stmt| {
             let green = ItemSyntax(stmt.syntax().green().into_owned());
             crate::work::step(1);
-            let count = seen.entry((kind, name.clone())).or_default();
-            let occurrence = *count;
-            *count += 1;
-            Item::new(db, file, kind, name, occurrence, green)
+            // `B, S = 2, 16` binds two names: one item each, sharing the statement.
+            classify(&stmt)
+                .into_iter()
+                .map(|(kind, name)| {
+                    let count = seen.entry((kind, name.clone())).or_default();
+                    let occurrence = *count;
+                    *count += 1;
+                    Item::new(db, file, kind, name, occurrence, green.clone())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `B, S = 2, 16`: each name with the value written for it, when a module-level assignment
+/// unpacks a tuple written out with one value per name.
+pub(crate) fn unpacked(stmt: &Stmt) -> Option<Vec<(ast::NameExpr, Expr)>> {
+    let Stmt::AssignStmt(a) = stmt else {
+        return None;
+    };
+    let targets: Vec<Expr> = a.targets().collect();
+    let [target] = targets.as_slice() else {
+        return None;
+    };
+    let names: Vec<Expr> = match target {
+        Expr::TupleExpr(t) => t.elements().collect(),
+        Expr::ListExpr(l) => l.elements().collect(),
+        _ => return None,
+    };
+    let values: Vec<Expr> = match a.value()? {
+        Expr::TupleExpr(t) => t.elements().collect(),
+        Expr::ListExpr(l) => l.elements().collect(),
+        _ => return None,
+    };
+    if names.len() != values.len() || names.is_empty() {
+        return None;
+    }
+    names
+        .into_iter()
+        .zip(values)
+        .map(|(n, v)| match n {
+            Expr::NameExpr(n) => Some((n, v)),
+            _ => None,
         })
         .collect()
 }
@@ -99,11 +138,25 @@ pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
     file.parse(db)
         .tree()
         .statements()
-        .map(|s| s.syntax().text_range().start())
+        .flat_map(|s| {
+            let start = s.syntax().text_range().start();
+            std::iter::repeat_n(start, classify(&s).len())
+        })
         .collect()
 }
 
-fn classify(stmt: &Stmt) -> (ItemKind, String) {
+/// The items a statement makes: its kind and the name each binds (several for unpacking).
+fn classify(stmt: &Stmt) -> Vec<(ItemKind, String)> {
+    if let Some(pairs) = unpacked(stmt) {
+        return pairs
+            .into_iter()
+            .map(|(n, _)| (ItemKind::Assign, n.text()))
+            .collect();
+    }
+    vec![classify_one(stmt)]
+}
+
+fn classify_one(stmt: &Stmt) -> (ItemKind, String) {
     match stmt {
         Stmt::FromImportStmt(_) | Stmt::ImportStmt(_) => (ItemKind::Import, String::new()),
         Stmt::AssignStmt(a) => {

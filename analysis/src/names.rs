@@ -212,7 +212,15 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
 
 /// The range of the name an item binds, relative to the item.
 pub fn name_range(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextRange> {
-    match item.stmt(db)? {
+    let stmt = item.stmt(db)?;
+    if let Some(pairs) = crate::items::unpacked(&stmt) {
+        let name = item.name(db);
+        return pairs
+            .iter()
+            .find(|(n, _)| n.text() == *name)
+            .map(|(n, _)| n.syntax().text_range());
+    }
+    match stmt {
         Stmt::AssignStmt(a) => a.targets().next().map(|t| t.syntax().text_range()),
         Stmt::FunctionDef(f) => f.name().map(|t| t.text_range()),
         _ => None,

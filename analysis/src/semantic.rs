@@ -112,11 +112,33 @@ pub fn item_at(
     offset: TextSize,
 ) -> Option<(Item<'_>, TextSize)> {
     let offsets = item_offsets(db, file);
-    let i = offsets
+    let mut i = offsets
         .partition_point(|&start| start <= offset)
         .checked_sub(1)?;
-    let item = *module_items(db, file).get(i)?;
-    (offset - offsets[i] <= item.syntax(db).text_range().end()).then_some((item, offsets[i]))
+    let items = module_items(db, file);
+    // `B, S = 2, 16` is one item per name: the one whose name or value holds the offset.
+    let at = offset - offsets[i];
+    let first = offsets.partition_point(|&start| start < offsets[i]);
+    if let Some(j) = (first..i).find(|&j| {
+        let item = items[j];
+        item.stmt(db)
+            .as_ref()
+            .and_then(crate::items::unpacked)
+            .and_then(|pairs| {
+                let (n, v) = pairs
+                    .into_iter()
+                    .find(|(n, _)| n.text() == *item.name(db))?;
+                Some(
+                    n.syntax().text_range().contains_inclusive(at)
+                        || v.syntax().text_range().contains_inclusive(at),
+                )
+            })
+            .unwrap_or(false)
+    }) {
+        i = j;
+    }
+    let item = *items.get(i)?;
+    (at <= item.syntax(db).text_range().end()).then_some((item, offsets[i]))
 }
 
 /// Where an item starts in its file.

@@ -268,3 +268,30 @@ program = connect([loader, process("sink").consumes(ch).body(
     expect![[r#"14:t 14:t 14:t 14:t"#]].assert_eq(&spots("t: send", "tile"));
     expect![[r#"17:u 17:u 17:u 17:u"#]].assert_eq(&spots("u: copy", "i"));
 }
+
+/// `B, S = 2, 16` binds each name as its own definition: found, renamed and hovered one by one.
+#[test]
+fn unpacking_binds_each_name() {
+    let text = "from pto_wsp import *\nB, S = 2, 16\nX = Tensor((B, S), DType.F32)\nY = Tensor((S, B), DType.F32)\n";
+    let db = Database::default();
+    let workspace = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, workspace, "unpack.wsp".into(), text.to_string());
+    assert!(wsp_analysis::file_diagnostics(&db, file).is_empty());
+    let spots = |offset: usize| {
+        let offset = TextSize::try_from(offset).unwrap();
+        let mut out: Vec<String> = references(&db, file, offset)
+            .into_iter()
+            .map(|r| {
+                let line = text[..usize::from(r.start())].matches('\n').count() + 1;
+                format!("{line}:{}", &text[r])
+            })
+            .collect();
+        out.sort();
+        out.join(" ")
+    };
+    let b = text.find("B, S").unwrap();
+    let s = b + 3;
+    expect!["2:B 3:B 4:B"].assert_eq(&spots(b));
+    expect!["2:S 3:S 4:S"].assert_eq(&spots(s));
+    expect!["2:S 3:S 4:S"].assert_eq(&spots(text.find("(S, B)").unwrap() + 1));
+}

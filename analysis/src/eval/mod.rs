@@ -91,7 +91,19 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         _ => {}
     }
     let mut eval = Eval::new(db, item);
-    let value = match item.stmt(db) {
+    let stmt = item.stmt(db);
+    let part = stmt
+        .as_ref()
+        .and_then(crate::items::unpacked)
+        .and_then(|pairs| {
+            pairs
+                .into_iter()
+                .find(|(n, _)| n.text() == *item.name(db))
+                .map(|(_, v)| v)
+        });
+    let value = match stmt {
+        // `B, S = 2, 16`: this item's own value.
+        Some(_) if let Some(e) = &part => eval.expr(e),
         Some(ast::Stmt::AssignStmt(a)) => match a.value() {
             Some(e) => eval.expr(&e),
             None => Value::Unknown,
