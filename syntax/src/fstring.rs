@@ -56,7 +56,7 @@ pub(crate) fn parts(token: &str) -> Option<Vec<FStringPart>> {
         if lit.raw {
             text.push_str(raw);
         } else {
-            text.push_str(&crate::ast::unescape(raw));
+            text.push_str(&escapes::unescape(raw));
         }
     };
     while pos < bytes.len() {

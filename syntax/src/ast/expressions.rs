@@ -210,78 +210,13 @@ fn decode_string(text: &str) -> DecodedString {
     let value = if prefix.contains('r') {
         inner.to_string()
     } else {
-        unescape(inner)
+        crate::escapes::unescape(inner)
     };
     DecodedString {
         value,
         bytes: prefix.contains('b'),
         fstring: prefix.contains('f'),
     }
-}
-
-pub(crate) fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(e) = chars.next() else {
-            out.push('\\');
-            break;
-        };
-        match e {
-            '\n' => {}
-            '\r' => {
-                chars.next_if_eq(&'\n');
-            }
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            '0'..='7' => {
-                let mut v = e.to_digit(8).unwrap_or(0);
-                for _ in 0..2 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            v = v * 8 + d;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.extend(char::from_u32(v));
-            }
-            'x' | 'u' | 'U' => {
-                let n = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let hex: String = (0..n)
-                    .filter_map(|_| chars.next_if(|c| c.is_ascii_hexdigit()))
-                    .collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(ch) if hex.len() == n => out.push(ch),
-                    _ => {
-                        out.push('\\');
-                        out.push(e);
-                        out.push_str(&hex);
-                    }
-                }
-            }
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'f' => out.push('\x0C'),
-            'v' => out.push('\x0B'),
-            '\\' | '\'' | '"' => out.push(e),
-            other => {
-                out.push('\\');
-                out.push(other);
-            }
-        }
-    }
-    out
 }
 
 impl AttributeExpr {
