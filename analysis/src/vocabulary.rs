@@ -523,6 +523,10 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
         "True once the program has run: `execute()` returns when its tasks are done."
     ),
     value("stats", "The run's statistics."),
+    value(
+        "codegen_artifact_dir",
+        "`None` for a `cpu_sim` program, as in the original (it builds and runs in place); an `ascend_npu` tree is written by `wsp emit FILE -o DIR`.",
+    ),
 ];
 
 /// The row of a method or member of a schedule or program.

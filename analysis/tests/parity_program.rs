@@ -161,3 +161,21 @@ print(f"{W:.2f} {W=} {program.stats.total_cycles:,}")
         WSP101 `undefined`: unknown name `undefined`
     "#]].assert_eq(&out);
 }
+
+/// The spec's `program.codegen_artifact_dir`: `None` for a `cpu_sim` program, which builds and
+/// runs in place; an `ascend_npu` program's tree is `wsp emit`'s to write, where it is told.
+#[test]
+fn codegen_artifact_dir_is_none_on_cpu_sim() {
+    check(
+        "seq = DenseDyn(8)\nprogram = w(seq).compile(target=\"cpu_sim\")\nprint(program.codegen_artifact_dir)\n",
+        expect![[r#"
+            Print([Text("None")])
+        "#]],
+    );
+    check(
+        "seq = DenseDyn(8)\nprogram = w(seq).compile(target=\"ascend_npu\")\nprint(program.codegen_artifact_dir)\n",
+        expect![[r#"
+            WSP102 `codegen_artifact_dir`: an `ascend_npu` program's tree is written by `wsp emit FILE -o DIR`, to the folder you name: the program has no folder of its own
+        "#]],
+    );
+}

@@ -432,6 +432,20 @@ impl<'db> Eval<'db> {
             },
             Value::Tensor(t) => self.tensor_attribute(t.clone(), &name, attr_range),
             Value::Program(_) if name == "stats" => Value::Stats,
+            // The spec's folder of a codegen-only target's emitted tree.
+            Value::Program(p) if name == "codegen_artifact_dir" => {
+                match p.target.as_ref().map(|t| t.target) {
+                    Some(wsp_ir::schedule::Target::AscendNpu) => {
+                        self.error(
+                            Code::UnknownMember,
+                            attr_range,
+                            "an `ascend_npu` program's tree is written by `wsp emit FILE -o DIR`, to the folder you name: the program has no folder of its own",
+                        );
+                        Value::Unknown
+                    }
+                    _ => Value::None,
+                }
+            }
             Value::Program(_) | Value::Schedule(_) => {
                 // Methods are handled by `call`; a bare method is not a value.
                 self.error(
