@@ -103,7 +103,7 @@ fn members_ops_and_methods() {
             "P.$0(b_axis)": seq (P.seq), sel (P.sel), when (P.when), otherwise (P.otherwise), pipe (P.pipe)
             "DispatchPolicy.r$0": round_robin (DispatchPolicy.round_robin), affinity (DispatchPolicy.affinity), hash (DispatchPolicy.hash), dispatch_by (DispatchPolicy.dispatch_by), work_steal (DispatchPolicy.work_steal)
             ".$0dispatch(": dispatch (.dispatch), streams (.streams), stream_by (.stream_by), timing (.timing), task_graph (.task_graph), spatial_map (.spatial_map), compile (.compile)
-            "program.$0": execute (.execute), synchronize (.synchronize), set_symbol_u64 (.set_symbol_u64), set_axis_sizes (.set_axis_sizes), enable_tracing (.enable_tracing), disable_tracing (.disable_tracing), is_complete (.is_complete), stats (.stats)
+            "program.$0": execute (.execute), synchronize (.synchronize), set_symbol_u64 (.set_symbol_u64), set_axis_sizes (.set_axis_sizes), enable_tracing (.enable_tracing), disable_tracing (.disable_tracing), is_complete (.is_complete), stats (.stats), codegen_artifact_dir (.codegen_artifact_dir)
         "#]],
     );
 }
