@@ -900,7 +900,6 @@ fn interleaving_alternates_streams_on_an_aicpu() {
         &format!("{base}.timing(TimingPolicy.interleaved(2))"),
     );
     let stream = |x: &Dispatched| x.b / 2;
-    // In queue order, stream 1 waits until stream 0 has gone.
     let first_of_1 = |d: &[Dispatched]| {
         d.iter()
             .filter(|x| stream(x) == 1)
@@ -913,7 +912,9 @@ fn interleaving_alternates_streams_on_an_aicpu() {
             .map(|x| x.dispatch)
             .fold(0.0, f64::max)
     };
-    assert!(first_of_1(&d_in_order) > last_of_0(&d_in_order));
+    // Issued as they become ready, the two streams overlap: the AICPU does not hold stream 1
+    // behind stream 0's tasks waiting on their predecessors.
+    assert!(first_of_1(&d_in_order) < last_of_0(&d_in_order));
     // Interleaved, the AICPU turns to stream 1 long before stream 0 is done ...
     assert!(first_of_1(&d) < last_of_0(&d));
     // ... taking 2 tasks of a stream, then 2 of the other, and the two streams overlap on the
@@ -921,9 +922,10 @@ fn interleaving_alternates_streams_on_an_aicpu() {
     d.sort_by(|a, b| a.dispatch.partial_cmp(&b.dispatch).unwrap());
     let order: Vec<i64> = d.iter().map(stream).collect();
     assert_eq!(order, [0, 0, 1, 1].repeat(12));
+    // Taking turns is a constraint on top of issuing what is ready: here it costs time.
     assert!(
-        interleaved < in_order,
-        "interleaved {interleaved} vs in order {in_order}"
+        interleaved >= in_order,
+        "interleaved {interleaved} vs as ready {in_order}"
     );
     let (_, mut d1, _) = timeline(
         &dir,
@@ -984,4 +986,75 @@ print(X)
             " [[2. 2. 2.]",
         ]
     );
+}
+
+/// Decode attention as the runtime issue measured it: 8 independent heads, each a `P.seq`
+/// chain of 4 chunk tasks then a final task, on the default 910B (24 cube cores, 6 AICPUs).
+/// Each AICPU issues what is ready, so a task waiting on its predecessor no longer holds the
+/// ready tasks behind it, and stealing takes ready work.
+fn decode_heads(dir: &Path, name: &str, schedule: &str) -> u64 {
+    let file = dir.join(format!("{name}.wsp"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"from pto_wsp import *
+
+F32 = DType.F32
+Q = Tensor((8, 16, 64), F32, init=ones())
+K = Tensor((8, 4, 64, 64), F32, init=ones())
+S = Tensor((8, 16, 64), F32)
+O = Tensor((8, 16, 64), F32)
+
+
+@kernel
+def chunk(q: In[Tile[16, 64, F32]], k: In[Tile[64, 64, F32]], s: InOut[Tile[16, 64, F32]]):
+    pto.store(s, pto.add(s, pto.matmul(q, k)))
+
+
+@kernel
+def final(s: In[Tile[16, 64, F32]], o: Out[Tile[16, 64, F32]]):
+    pto.store(o, pto.exp(s))
+
+
+@workload
+def decode(heads):
+    for h in P(heads):
+        for c in P.seq(Dense[4]):
+            chunk[h, c](q=Q[h], k=K[h, c], s=S[h])
+        final[h](s=S[h], o=O[h])
+
+
+program = decode(Dense[8]){schedule}.compile(target="cpu_sim")
+program.execute()
+"#
+        ),
+    )
+    .unwrap();
+    stats(&file, dir, &[])["total_cycles"].as_u64().unwrap()
+}
+
+#[test]
+fn ready_tasks_do_not_wait_behind_blocked_ones_and_stealing_takes_ready_work() {
+    let dir = scratch("decode-heads");
+    let default = decode_heads(&dir, "default", "");
+    let rr = decode_heads(&dir, "rr", ".dispatch(DispatchPolicy.round_robin(6))");
+    let steal = decode_heads(&dir, "steal", ".dispatch(DispatchPolicy.work_steal())");
+    let one_head = {
+        let file = dir.join("one.wsp");
+        let text = std::fs::read_to_string(dir.join("default.wsp"))
+            .unwrap()
+            .replace("decode(Dense[8])", "decode(Dense[1])");
+        std::fs::write(&file, text).unwrap();
+        stats(&file, &dir, &[])["total_cycles"].as_u64().unwrap()
+    };
+    eprintln!(
+        "one head {one_head}, 8 heads: default {default}, round robin {rr}, work steal {steal}"
+    );
+    // 8 independent heads on 24 cores and 6 AICPUs run side by side: close to one head's
+    // chain, not a multiple of it.
+    assert!(
+        default * 10 < one_head * 15,
+        "default {default} vs one head {one_head}"
+    );
+    assert!(steal <= rr, "work steal {steal} vs round robin {rr}");
 }

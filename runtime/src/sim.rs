@@ -8,23 +8,26 @@
 //!   first min(n, aicpus) queues in enumeration order; `affinity(key)` and `dispatch_by(key)`
 //!   to queue key mod aicpus; `hash(key)` to a mixed hash of the key mod aicpus;
 //!   `work_steal` puts every task on AICPU 0's queue, where enumeration made it, and an AICPU
-//!   whose queue is empty takes the oldest ready task of the fullest other queue. Without a
-//!   policy, round-robin over all AICPUs.
-//! - An AICPU dispatches its queue in order: a task leaves when every task it depends on has
-//!   been dispatched, at the time the last of them ends; the AICPU is then busy for the
-//!   dispatch latency, and the task starts on the earliest free core of its unit (cube if the
-//!   kernel has a matmul, else vector).
+//!   with nothing ready takes the earliest ready task of the AICPU with the most ready work.
+//!   Without a policy, round-robin over all AICPUs.
+//! - Each AICPU has a ready set fed by dependency resolution: a task is ready when every task
+//!   it depends on has been dispatched, at the time the last of them ends, and an AICPU hands
+//!   out ready tasks by ready time, then enumeration order (a task waiting on its predecessor
+//!   holds up nothing behind it). The AICPU is then busy for the dispatch latency, and the
+//!   task starts on the earliest free core of its unit (cube if the kernel has a matmul, else
+//!   vector).
 //! - `streams(n)`: a task also waits for the previous task of its stream (`stream_by(key)` mod
 //!   n, or enumeration order mod n) to end.
 //! - Timing: `immediate` as above; `batched(n)` dispatches n ready tasks at once, paying the
 //!   latency once plus `batch_issue` per further task; `interleaved(n)` lets an AICPU take at
-//!   most n tasks of one stream before turning to the next stream that has a ready task;
+//!   most n tasks of one stream before turning to the next stream that has a ready task
+//!   (among its first 64 ready tasks);
 //!   `rate_limit(r)` spaces dispatches at least 1/r simulated seconds apart.
 //! - `TaskWindow(size, "tasks", STALL)`: at most `size` tasks dispatched and not ended; an
 //!   AICPU stalls until one ends.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
 use wsp_ir::Directive;
 use wsp_ir::schedule::{Dispatch, Timing};
@@ -190,20 +193,50 @@ pub fn simulate(
     } = placement(graph, lo, hi, schedule, aicpus);
     let (pred_at, preds) = graph.predecessors(lo, hi);
 
-    let mut queues: Vec<Vec<u32>> = vec![Vec::new(); aicpus as usize];
+    // Dependency resolution: a task is ready once every task it depends on (and the task
+    // before it in its stream) has been dispatched, at the time the last of them ends; ready
+    // kernels wait in their AICPU's ready set, by ready time then enumeration order.
     let mut prev_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+    let mut next_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
     let mut last_of_stream: Vec<u32> = vec![u32::MAX; streams as usize];
+    let mut left = vec![0usize; aicpus as usize];
     for (i, &q) in queue_of.iter().enumerate() {
         if q == u32::MAX {
             continue;
         }
-        queues[q as usize].push(i as u32);
+        left[q as usize] += 1;
         if streams > 0 {
             let s = stream_of[i];
-            prev_in_stream[i] = last_of_stream[s as usize];
+            let prev = last_of_stream[s as usize];
+            prev_in_stream[i] = prev;
+            if prev != u32::MAX {
+                next_in_stream[prev as usize] = i as u32;
+            }
             last_of_stream[s as usize] = i as u32;
         }
     }
+    let mut succ_at = vec![0u32; n + 1];
+    for &p in &preds {
+        succ_at[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        succ_at[i + 1] += succ_at[i];
+    }
+    let mut fill = succ_at.clone();
+    let mut succs = vec![0u32; preds.len()];
+    for i in 0..n {
+        for k in pred_at[i]..pred_at[i + 1] {
+            let p = preds[k as usize] as usize;
+            succs[fill[p] as usize] = i as u32;
+            fill[p] += 1;
+        }
+    }
+    let mut pending: Vec<u32> = (0..n)
+        .map(|i| {
+            let stream_prev = prev_in_stream.get(i).is_some_and(|&p| p != u32::MAX);
+            pred_at[i + 1] - pred_at[i] + u32::from(stream_prev)
+        })
+        .collect();
 
     let mut st = State {
         graph,
@@ -217,7 +250,15 @@ pub fn simulate(
         spans: Vec::new(),
         busy_core_cycles: 0,
         keep_spans,
+        ready: vec![BTreeSet::new(); aicpus as usize],
+        queue_of: &queue_of,
+        touched: Vec::new(),
     };
+    // Those that wait for nothing; resolving them makes others ready in turn.
+    let roots: Vec<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
+    for i in roots {
+        st.resolved(i, &succ_at, &succs, &next_in_stream, &mut pending);
+    }
     // Per unit (cube, vector): the cores by the time they free up, then by number.
     let cube_cores = target.cube_cores;
     let mut pools: [BinaryHeap<Reverse<(u64, u32)>>; 2] = [
@@ -228,7 +269,6 @@ pub fn simulate(
     ];
     let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let mut aicpu_free = vec![0u64; aicpus as usize];
-    let mut head = vec![0usize; aicpus as usize];
     let mut next_rate_slot = 0u64;
     let rate_gap = match timing {
         Timing::RateLimit(r) if r > 0.0 => (target.clock_ghz * 1e9 / r).ceil() as u64,
@@ -245,15 +285,16 @@ pub fn simulate(
     // Interleaving state per AICPU: the stream it takes from and how many it took in a row.
     let mut cur_stream = vec![0u32; aicpus as usize];
     let mut taken = vec![0u32; aicpus as usize];
-    let mut remaining: usize = queues.iter().map(Vec::len).sum();
+    let mut remaining: usize = left.iter().sum();
 
-    // Each AICPU's next dispatch, kept until something it depends on changes. Stealing and
-    // interleaving look at other queues and streams, so they reconsider every AICPU each time.
-    let reconsider_all = policy == Policy::WorkSteal || interleave.is_some();
+    // Each AICPU's next dispatch, kept until its ready set or its own time changes. Stealing
+    // looks at the other AICPUs' sets, so it reconsiders every AICPU each time.
+    let reconsider_all = policy == Policy::WorkSteal;
     let mut cands: Vec<Option<Cand>> = (0..aicpus).map(|_| None).collect();
     let mut stale = vec![true; aicpus as usize];
 
-    // Decisions are made in time order: no dispatch happens before the one before it.
+    // Decisions are made in time order: no dispatch happens before the one before it, so a
+    // task not ready yet becomes ready later than any candidate now.
     let mut now = 0u64;
     while remaining > 0 {
         // A full window holds every AICPU until its first task ends.
@@ -268,82 +309,50 @@ pub fn simulate(
                 continue;
             }
             stale[a] = false;
-            let mut sources = [a, usize::MAX];
-            if policy == Policy::WorkSteal && head[a] >= queues[a].len() {
-                // Idle with an empty queue: steal from the fullest other queue.
-                if let Some(q) = (0..aicpus as usize)
-                    .filter(|&q| q != a && head[q] < queues[q].len())
-                    .max_by_key(|&q| (queues[q].len() - head[q], Reverse(q)))
-                {
-                    sources[1] = q;
-                }
-            }
-            let mut best: Option<Cand> = None;
-            for q in sources.into_iter().filter(|&q| q != usize::MAX) {
-                let queue = &queues[q][head[q]..];
-                let mut c = Cand {
-                    partial: false,
-                    base: aicpu_free[a],
-                    queue: q,
-                    tasks: Vec::new(),
-                };
-                if let (Some(k), true) = (interleave, q == a) {
-                    // Look ahead a bounded distance for the stream whose turn it is.
-                    let mut found: Option<(u32, usize, u64)> = None;
-                    let mut seen = 0;
-                    for &i in queue {
-                        let i = i as usize;
-                        if st.done[i] {
-                            continue;
-                        }
-                        seen += 1;
-                        if seen > LOOKAHEAD {
-                            break;
-                        }
-                        let Some(r) = st.ready_at(i) else { continue };
-                        let s = stream_of[i];
-                        let mut rank = (s + streams - cur_stream[a]) % streams;
-                        if rank == 0 && taken[a] >= k {
-                            rank = streams;
-                        }
-                        if found.is_none_or(|(fr, _, _)| rank < fr) {
-                            found = Some((rank, i, r));
-                        }
+            // Work stealing: an AICPU with nothing ready takes ready work from the AICPU
+            // with the most of it.
+            let q = if policy == Policy::WorkSteal && st.ready[a].is_empty() {
+                (0..aicpus as usize)
+                    .filter(|&q| q != a && !st.ready[q].is_empty())
+                    .max_by_key(|&q| (st.ready[q].len(), Reverse(q)))
+                    .unwrap_or(a)
+            } else {
+                a
+            };
+            let ready = &st.ready[q];
+            let mut c = Cand {
+                partial: false,
+                base: aicpu_free[a],
+                queue: q,
+                tasks: Vec::new(),
+            };
+            if let Some(k) = interleave {
+                // Among the first ready tasks, the one of the stream whose turn it is.
+                let mut found: Option<(u32, usize, u64)> = None;
+                for &(r, i) in ready.iter().take(LOOKAHEAD) {
+                    let i = i as usize;
+                    let s = stream_of[i];
+                    let mut rank = (s + streams - cur_stream[a]) % streams;
+                    if rank == 0 && taken[a] >= k {
+                        rank = streams;
                     }
-                    let Some((_, i, r)) = found else { continue };
+                    if found.is_none_or(|(fr, _, _)| rank < fr) {
+                        found = Some((rank, i, r));
+                    }
+                }
+                if let Some((_, i, r)) = found {
                     c.tasks.push(i);
                     c.base = c.base.max(r);
-                } else {
-                    let mut blocked = false;
-                    for &i in queue {
-                        let i = i as usize;
-                        if st.done[i] {
-                            continue;
-                        }
-                        if c.tasks.len() == batch_n {
-                            break;
-                        }
-                        match st.ready_at(i) {
-                            Some(r) => {
-                                c.tasks.push(i);
-                                c.base = c.base.max(r);
-                            }
-                            None => {
-                                blocked = true;
-                                break;
-                            }
-                        }
-                    }
-                    if c.tasks.is_empty() {
-                        continue;
-                    }
-                    c.partial = c.tasks.len() < batch_n && blocked;
                 }
-                if best.as_ref().is_none_or(|b| c.key(floor) < b.key(floor)) {
-                    best = Some(c);
+            } else {
+                for &(r, i) in ready.iter().take(batch_n) {
+                    c.tasks.push(i as usize);
+                    c.base = c.base.max(r);
                 }
+                // A batch not yet full while more of this queue's tasks wait.
+                c.partial = c.tasks.len() < batch_n && left[q] > ready.len();
             }
-            cands[a] = best;
+            cands[a] = (!c.tasks.is_empty()).then_some(c);
         }
         // The earliest candidate, full batches first, then the lowest AICPU.
         let mut pick = None;
@@ -391,6 +400,8 @@ pub fn simulate(
             let TaskKind::Kernel(k) = graph.tasks[lo as usize + i].kind else {
                 continue;
             };
+            let r = st.ready_time(i);
+            st.ready[q].remove(&(r, i as u32));
             let cost = costs[k as usize];
             // A custom body's own cycles (`pto::cpu_sim::add_cycles`) on top of its tiles'.
             let cycles = cost.cycles + extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
@@ -429,22 +440,17 @@ pub fn simulate(
                 }
             }
         }
-        while head[q] < queues[q].len() && st.done[queues[q][head[q]] as usize] {
-            head[q] += 1;
-        }
+        left[q] -= tasks.len();
         remaining -= tasks.len();
-        // What this dispatch may have changed: the AICPU's own next task, and any AICPU
-        // waiting on a task that just went.
-        stale[a] = true;
-        for (b, c) in cands.iter().enumerate() {
-            if c.as_ref().is_none_or(|c| c.partial) {
-                stale[b] = true;
-            }
+        // What this dispatch changed: this AICPU's time, the queue it took from, and the
+        // ready sets of the AICPUs whose tasks it made ready.
+        for &i in &tasks {
+            st.dispatched(i, &succ_at, &succs, &next_in_stream, &mut pending);
         }
-    }
-    for i in 0..n {
-        if !matches!(graph.tasks[lo as usize + i].kind, TaskKind::Kernel(_)) {
-            st.settle(i);
+        stale[a] = true;
+        stale[q] = true;
+        for b in st.touched.drain(..) {
+            stale[b] = true;
         }
     }
     let total_cycles = st.end.iter().copied().max().unwrap_or(0);
@@ -472,7 +478,7 @@ impl Cand {
     }
 }
 
-/// How far an interleaving AICPU looks into its queue for a task of the next stream.
+/// How many of its ready tasks an interleaving AICPU looks at for one of the next stream.
 const LOOKAHEAD: usize = 64;
 
 struct State<'a> {
@@ -489,6 +495,11 @@ struct State<'a> {
     spans: Vec<Span>,
     busy_core_cycles: u64,
     keep_spans: bool,
+    /// Per AICPU, its ready kernel tasks by (ready time, task).
+    ready: Vec<BTreeSet<(u64, u32)>>,
+    queue_of: &'a [u32],
+    /// AICPUs whose ready set grew since they were last told.
+    touched: Vec<usize>,
 }
 
 impl State<'_> {
@@ -499,73 +510,84 @@ impl State<'_> {
         )
     }
 
-    /// Whether task `i` has ended (settling barriers and collectives whose predecessors have).
-    fn finished(&mut self, i: usize) -> bool {
-        self.done[i] || (!self.is_kernel(i) && self.settle(i))
-    }
-
-    /// When a kernel task may be dispatched, if every task before it has been.
-    fn ready_at(&mut self, i: usize) -> Option<u64> {
+    /// When task `i` may start, once everything it waits for has ended.
+    fn ready_time(&self, i: usize) -> u64 {
         let mut t = 0;
         for k in self.pred_at[i]..self.pred_at[i + 1] {
-            let p = self.preds[k as usize] as usize;
-            if !self.finished(p) {
-                return None;
-            }
-            t = t.max(self.end[p]);
+            t = t.max(self.end[self.preds[k as usize] as usize]);
         }
-        let prev = self.prev_in_stream.get(i).copied().unwrap_or(u32::MAX);
-        if prev != u32::MAX {
-            if !self.done[prev as usize] {
-                return None;
-            }
-            t = t.max(self.end[prev as usize]);
+        match self.prev_in_stream.get(i) {
+            Some(&p) if p != u32::MAX => t.max(self.end[p as usize]),
+            _ => t,
         }
-        Some(t)
     }
 
-    /// Ends a barrier or collective once its predecessors have ended; iterative, since
-    /// barriers may chain.
-    fn settle(&mut self, i: usize) -> bool {
-        let mut stack = vec![i];
-        while let Some(&j) = stack.last() {
-            if self.done[j] {
-                stack.pop();
-                continue;
-            }
-            let mut blocked = false;
-            let mut ready = 0;
-            for k in self.pred_at[j]..self.pred_at[j + 1] {
-                let p = self.preds[k as usize] as usize;
-                if self.done[p] {
-                    ready = ready.max(self.end[p]);
-                } else if self.is_kernel(p) {
-                    return false;
-                } else {
-                    stack.push(p);
-                    blocked = true;
+    /// Task `i` has been dispatched: its successors are one step nearer ready.
+    fn dispatched(
+        &mut self,
+        i: usize,
+        succ_at: &[u32],
+        succs: &[u32],
+        next_in_stream: &[u32],
+        pending: &mut [u32],
+    ) {
+        let mut work = vec![i];
+        while let Some(j) = work.pop() {
+            let next = next_in_stream.get(j).copied().filter(|&s| s != u32::MAX);
+            let after = succs[succ_at[j] as usize..succ_at[j + 1] as usize]
+                .iter()
+                .copied()
+                .chain(next);
+            for s in after {
+                let s = s as usize;
+                pending[s] -= 1;
+                if pending[s] == 0 && self.resolve(s) {
+                    work.push(s);
                 }
             }
-            if blocked {
-                continue;
-            }
-            let cost = match self.graph.tasks[self.lo as usize + j].kind {
-                TaskKind::Collective(c) => self.collective_cycles[c as usize],
-                _ => 0,
-            };
-            self.end[j] = ready + cost;
-            self.done[j] = true;
-            if cost > 0 && self.keep_spans {
-                self.spans.push(Span {
-                    task: self.lo + j as TaskId,
-                    aicpu: u32::MAX,
-                    dispatch: ready,
-                    core: u32::MAX,
-                    start: ready,
-                    end: ready + cost,
-                });
-            }
-            stack.pop();
+        }
+    }
+
+    /// Task `i` has nothing left to wait for: the first step of `dispatched`'s walk.
+    fn resolved(
+        &mut self,
+        i: usize,
+        succ_at: &[u32],
+        succs: &[u32],
+        next_in_stream: &[u32],
+        pending: &mut [u32],
+    ) {
+        if self.resolve(i) {
+            self.dispatched(i, succ_at, succs, next_in_stream, pending);
+        }
+    }
+
+    /// A task whose predecessors have all been dispatched: a kernel joins its AICPU's ready
+    /// set; a barrier or collective ends at once (after its transfer) and is `true`, so its
+    /// successors move on too.
+    fn resolve(&mut self, i: usize) -> bool {
+        let ready = self.ready_time(i);
+        if self.is_kernel(i) {
+            let q = self.queue_of[i] as usize;
+            self.ready[q].insert((ready, i as u32));
+            self.touched.push(q);
+            return false;
+        }
+        let cost = match self.graph.tasks[self.lo as usize + i].kind {
+            TaskKind::Collective(c) => self.collective_cycles[c as usize],
+            _ => 0,
+        };
+        self.end[i] = ready + cost;
+        self.done[i] = true;
+        if cost > 0 && self.keep_spans {
+            self.spans.push(Span {
+                task: self.lo + i as TaskId,
+                aicpu: u32::MAX,
+                dispatch: ready,
+                core: u32::MAX,
+                start: ready,
+                end: ready + cost,
+            });
         }
         true
     }
