@@ -253,6 +253,7 @@ pub fn simulate(
         ready: vec![BTreeSet::new(); aicpus as usize],
         queue_of: &queue_of,
         touched: Vec::new(),
+        work: Vec::new(),
     };
     // Those that wait for nothing; resolving them makes others ready in turn.
     let roots: Vec<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
@@ -500,6 +501,7 @@ struct State<'a> {
     queue_of: &'a [u32],
     /// AICPUs whose ready set grew since they were last told.
     touched: Vec<usize>,
+    work: Vec<usize>,
 }
 
 impl State<'_> {
@@ -531,7 +533,9 @@ impl State<'_> {
         next_in_stream: &[u32],
         pending: &mut [u32],
     ) {
-        let mut work = vec![i];
+        // A reused stack: this runs once per dispatched task.
+        let mut work = std::mem::take(&mut self.work);
+        work.push(i);
         while let Some(j) = work.pop() {
             let next = next_in_stream.get(j).copied().filter(|&s| s != u32::MAX);
             let after = succs[succ_at[j] as usize..succ_at[j + 1] as usize]
@@ -546,6 +550,7 @@ impl State<'_> {
                 }
             }
         }
+        self.work = work;
     }
 
     /// Task `i` has nothing left to wait for: the first step of `dispatched`'s walk.
