@@ -68,6 +68,12 @@ fn default_workers() -> usize {
 struct Stats {
     task_count: u64,
     total_cycles: u64,
+    /// The lower bound from dependencies alone.
+    critical_path_cycles: u64,
+    /// `total_cycles` at the target's clock.
+    simulated_time_us: f64,
+    /// Busy core-cycles over cores × `total_cycles`, per unit.
+    core_utilization: CoreUtilization,
     compile_time_ms: f64,
     /// Enumerating and running the tasks.
     execute_time_ms: f64,
@@ -79,6 +85,12 @@ struct Stats {
     startup_ms: f64,
     /// Loops that ran as index launches.
     index_launches: u64,
+}
+
+#[derive(Serialize)]
+struct CoreUtilization {
+    cube: f64,
+    vector: f64,
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
@@ -225,9 +237,16 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         }
     };
     print!("{}", report.output);
+    let whole_run = report.stats(None, compile_time_ms);
     let stats = Stats {
         task_count: report.task_count,
         total_cycles: report.total_cycles,
+        critical_path_cycles: whole_run.critical_path_cycles,
+        simulated_time_us: whole_run.simulated_time_us,
+        core_utilization: CoreUtilization {
+            cube: whole_run.cube_utilization,
+            vector: whole_run.vector_utilization,
+        },
         compile_time_ms,
         execute_time_ms: report.execute_time_ms,
         io_ms: report.io_ms,
@@ -237,12 +256,6 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             .and_then(|b| b.duration_since(started).ok())
             .map_or(0.0, |d| d.as_secs_f64() * 1e3),
         index_launches: report.index_launches,
-    };
-    let whole_run = wsp_runtime::ProgramStats {
-        task_count: stats.task_count,
-        total_cycles: stats.total_cycles,
-        compile_time_ms: stats.compile_time_ms,
-        execute_time_ms: stats.execute_time_ms,
     };
     let cache_hit = if stats.cache_hit { "True" } else { "False" };
     println!("{}", whole_run.dict_with(&[("cache_hit", cache_hit)]));

@@ -83,6 +83,7 @@ program.synchronize()
 print(f"Tasks: {program.stats.task_count}")
 print(f"tasks {program.stats.task_count:>6,}|{program.stats.task_count:<4d}|", f"{N * 2}")
 print(f"Compile time: {program.stats.compile_time_ms:.2f}ms")
+print(program.stats.core_utilization, f"{program.stats.critical_path_cycles:,} {program.stats.simulated_time_us:.1f}")
 "#;
 
 #[test]
@@ -113,5 +114,21 @@ fn f_strings_print_as_python_does() {
     assert!(
         ms.split_once('.').is_some_and(|(_, d)| d.len() == 2),
         "{ms}"
+    );
+    // The new stats fields: utilisation per unit, the critical path and the simulated time.
+    assert!(
+        lines[4].starts_with("{'cube': 0.000, 'vector': 0.0"),
+        "{}",
+        lines[4]
+    );
+    let (_, rest) = lines[4].split_once("} ").unwrap();
+    let (critical, us) = rest.split_once(' ').unwrap();
+    assert!(
+        critical.replace(',', "").parse::<u64>().unwrap() > 0,
+        "{rest}"
+    );
+    assert!(
+        us.split_once('.').is_some_and(|(_, d)| d.len() == 1),
+        "{rest}"
     );
 }

@@ -23,9 +23,12 @@ pub enum Action {
 }
 
 /// The fields of `program.stats`, in the order `print(program.stats)` shows them.
-pub const STATS_FIELDS: [&str; 4] = [
+pub const STATS_FIELDS: [&str; 7] = [
     "task_count",
     "total_cycles",
+    "critical_path_cycles",
+    "simulated_time_us",
+    "core_utilization",
     "compile_time_ms",
     "execute_time_ms",
 ];

@@ -98,6 +98,8 @@ pub struct Notebook {
     runner: wsp_runtime::process::Runner,
     /// Each program's last execution, for `program.stats` as a cell's value.
     last_stats: std::collections::HashMap<String, RunStats>,
+    /// Each program's `program.stats` of its last execution, for `program.stats.FIELD`.
+    last_fields: std::collections::HashMap<String, wsp_runtime::ProgramStats>,
     count: u32,
 }
 
@@ -117,6 +119,7 @@ impl Notebook {
             settings: Settings::default(),
             traced: Default::default(),
             last_stats: Default::default(),
+            last_fields: Default::default(),
             runner: Default::default(),
             taken_out: Vec::new(),
             count: 0,
@@ -337,15 +340,10 @@ impl Notebook {
                     .map(|row| render::stats(std::slice::from_ref(row)));
             }
             Some(Shown::StatsField { program, field }) => {
-                out.result = self.last_stats.get(&program).and_then(|row| {
-                    let stats = wsp_runtime::ProgramStats {
-                        task_count: row.task_count,
-                        total_cycles: row.total_cycles,
-                        compile_time_ms: row.compile_time_ms,
-                        execute_time_ms: row.execute_time_ms,
-                    };
-                    Some(MimeBundle(vec![("text/plain", stats.field(&field)?)]))
-                });
+                out.result = self
+                    .last_fields
+                    .get(&program)
+                    .and_then(|stats| Some(MimeBundle(vec![("text/plain", stats.field(&field)?)])));
             }
             None => {}
         }
@@ -554,6 +552,10 @@ impl Notebook {
                 })
                 .collect();
             out.outputs.push(Output::Display(render::stats(&rows)));
+            for e in &report.executions {
+                let stats = report.stats(Some(e), compile_time_ms);
+                self.last_fields.insert(e.program.clone(), stats);
+            }
             for row in rows {
                 self.last_stats.insert(row.program.clone(), row);
             }

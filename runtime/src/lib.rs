@@ -100,6 +100,52 @@ pub struct Report {
     pub clock_ghz: f64,
     /// Its cube and vector cores.
     pub cores: u32,
+    /// Of which cube cores.
+    pub cube_cores: u32,
+}
+
+impl Report {
+    /// The stats of one execution, or of the whole run (`None`: the executions one after
+    /// another), as `print(program.stats)` shows them.
+    pub fn stats(&self, execution: Option<&ExecutionReport>, compile_time_ms: f64) -> ProgramStats {
+        let all = self.executions.iter();
+        let (task_count, total, critical, busy, execute_time_ms) = match execution {
+            Some(e) => (
+                e.task_count,
+                e.total_cycles,
+                e.critical_path_cycles,
+                e.busy_cycles,
+                e.execute_time_ms,
+            ),
+            None => (
+                self.task_count,
+                self.total_cycles,
+                all.clone().map(|e| e.critical_path_cycles).sum(),
+                all.fold([0, 0], |b, e| {
+                    [b[0] + e.busy_cycles[0], b[1] + e.busy_cycles[1]]
+                }),
+                self.execute_time_ms,
+            ),
+        };
+        let share = |busy: u64, cores: u32| {
+            let capacity = total as f64 * f64::from(cores);
+            if capacity > 0.0 {
+                busy as f64 / capacity
+            } else {
+                0.0
+            }
+        };
+        ProgramStats {
+            task_count,
+            total_cycles: total,
+            critical_path_cycles: critical,
+            simulated_time_us: total as f64 / (self.clock_ghz * 1e3),
+            cube_utilization: share(busy[0], self.cube_cores),
+            vector_utilization: share(busy[1], self.cores - self.cube_cores),
+            compile_time_ms,
+            execute_time_ms,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -107,8 +153,12 @@ pub struct ExecutionReport {
     pub program: String,
     pub task_count: u64,
     pub total_cycles: u64,
+    /// The lower bound from dependencies alone (`sim::Timeline`).
+    pub critical_path_cycles: u64,
     /// Cycles cores spent running this execution's tasks, summed over cores.
     pub busy_core_cycles: u64,
+    /// The same, per unit: cube, vector.
+    pub busy_cycles: [u64; 2],
     /// Wall-clock time enumerating and running this execution's tasks.
     pub execute_time_ms: f64,
 }
@@ -130,6 +180,13 @@ impl ExecutionReport {
 pub struct ProgramStats {
     pub task_count: u64,
     pub total_cycles: u64,
+    /// The lower bound from dependencies alone.
+    pub critical_path_cycles: u64,
+    /// `total_cycles` at the target's clock.
+    pub simulated_time_us: f64,
+    /// Busy core-cycles over cores × `total_cycles`, per unit.
+    pub cube_utilization: f64,
+    pub vector_utilization: f64,
     pub compile_time_ms: f64,
     pub execute_time_ms: f64,
 }
@@ -140,6 +197,12 @@ impl ProgramStats {
         Some(match name {
             "task_count" => self.task_count.to_string(),
             "total_cycles" => self.total_cycles.to_string(),
+            "critical_path_cycles" => self.critical_path_cycles.to_string(),
+            "simulated_time_us" => format!("{:.3}", self.simulated_time_us),
+            "core_utilization" => format!(
+                "{{'cube': {:.3}, 'vector': {:.3}}}",
+                self.cube_utilization, self.vector_utilization
+            ),
             "compile_time_ms" => format!("{:.3}", self.compile_time_ms),
             "execute_time_ms" => format!("{:.3}", self.execute_time_ms),
             _ => return None,
@@ -151,9 +214,11 @@ impl ProgramStats {
         Some(match name {
             "task_count" => PyValue::Int(self.task_count as i64),
             "total_cycles" => PyValue::Int(self.total_cycles as i64),
+            "critical_path_cycles" => PyValue::Int(self.critical_path_cycles as i64),
+            "simulated_time_us" => PyValue::Float(self.simulated_time_us),
             "compile_time_ms" => PyValue::Float(self.compile_time_ms),
             "execute_time_ms" => PyValue::Float(self.execute_time_ms),
-            _ => return None,
+            other => PyValue::Str(self.field(other)?),
         })
     }
 
@@ -362,6 +427,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         target: target.name.clone(),
         clock_ghz: target.clock_ghz,
         cores: target.cube_cores + target.vector_cores,
+        cube_cores: target.cube_cores,
         ..Report::default()
     };
     let mut ranges = Vec::new();
@@ -511,7 +577,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             program: p.name.clone(),
             task_count,
             total_cycles: tl.total_cycles,
+            critical_path_cycles: tl.critical_path_cycles,
             busy_core_cycles: tl.busy_core_cycles,
+            busy_cycles: tl.busy_cycles,
             execute_time_ms: elapsed.as_secs_f64() * 1e3,
         });
         report.task_count += task_count;
@@ -520,14 +588,13 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         offset = report.total_cycles;
     }
     for p in printed {
-        let stats_of = |execution: Option<usize>| {
-            let e = execution.map(|i| &report.executions[i]);
-            ProgramStats {
-                task_count: e.map_or(0, |e| e.task_count),
-                total_cycles: e.map_or(0, |e| e.total_cycles),
+        let stats_of = |execution: Option<usize>| match execution {
+            Some(i) => report.stats(Some(&report.executions[i]), job.compile_time_ms),
+            // Before the program's first execution.
+            None => ProgramStats {
                 compile_time_ms: job.compile_time_ms,
-                execute_time_ms: e.map_or(0.0, |e| e.execute_time_ms),
-            }
+                ..ProgramStats::default()
+            },
         };
         match p {
             Printed::Text(t) => report.output.push_str(&t),

@@ -56,9 +56,14 @@ pub struct Span {
 
 pub struct Timeline {
     pub total_cycles: u64,
+    /// The lower bound from dependencies alone: the longest chain of dispatch latencies,
+    /// kernels and collectives, with AICPUs and cores unlimited.
+    pub critical_path_cycles: u64,
     /// Cycles cores spent running kernel tasks, summed over cores: over `cores × total_cycles`
     /// it is the run's core utilisation.
     pub busy_core_cycles: u64,
+    /// The same, per unit: cube, vector.
+    pub busy_cycles: [u64; 2],
     pub spans: Vec<Span>,
 }
 
@@ -287,6 +292,7 @@ pub fn simulate(
     let mut cur_stream = vec![0u32; aicpus as usize];
     let mut taken = vec![0u32; aicpus as usize];
     let mut remaining: usize = left.iter().sum();
+    let mut busy_cycles = [0u64; 2];
 
     // Each AICPU's next dispatch, kept until its ready set or its own time changes. Stealing
     // looks at the other AICPUs' sets, so it reconsiders every AICPU each time.
@@ -414,6 +420,7 @@ pub fn simulate(
             let start = free.max(arrive);
             let e = start + cycles;
             st.busy_core_cycles += cycles;
+            busy_cycles[usize::from(!cost.cube)] += cycles;
             *first = Reverse((e, core));
             drop(first);
             st.end[i] = e;
@@ -455,9 +462,28 @@ pub fn simulate(
         }
     }
     let total_cycles = st.end.iter().copied().max().unwrap_or(0);
+    // Predecessors come first in enumeration order, so one pass finds every chain's end.
+    let mut chain = vec![0u64; n];
+    for i in 0..n {
+        let mut start = 0;
+        for k in st.pred_at[i]..st.pred_at[i + 1] {
+            start = start.max(chain[st.preds[k as usize] as usize]);
+        }
+        chain[i] = start
+            + match graph.tasks[lo as usize + i].kind {
+                TaskKind::Kernel(k) => {
+                    let extra = extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
+                    target.dispatch_latency + costs[k as usize].cycles + extra
+                }
+                TaskKind::Collective(c) => collective_cycles[c as usize],
+                _ => 0,
+            };
+    }
     Timeline {
         total_cycles,
+        critical_path_cycles: chain.into_iter().max().unwrap_or(0),
         busy_core_cycles: st.busy_core_cycles,
+        busy_cycles,
         spans: st.spans,
     }
 }
