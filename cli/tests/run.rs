@@ -1058,3 +1058,48 @@ fn ready_tasks_do_not_wait_behind_blocked_ones_and_stealing_takes_ready_work() {
     );
     assert!(steal <= rr, "work steal {steal} vs round robin {rr}");
 }
+
+/// The trace: a category on every slice, and a flow arrow per dependency between tasks that
+/// ran on cores: decode attention's 8 heads of 4 chained chunks and a final task have 32.
+#[test]
+fn the_trace_draws_dependencies_as_flows() {
+    let dir = scratch("trace-flows");
+    decode_heads(&dir, "heads", "");
+    let trace = dir.join("trace.json");
+    stats(
+        &dir.join("heads.wsp"),
+        &dir,
+        &["--trace", trace.to_str().unwrap()],
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(!slices.is_empty());
+    for e in &slices {
+        let cat = e["cat"].as_str().unwrap_or("");
+        assert!(["dispatch", "kernel", "collective"].contains(&cat), "{e}");
+    }
+    let ids = |ph: &str| {
+        let mut v: Vec<u64> = events
+            .iter()
+            .filter(|e| e["ph"] == ph && e["cat"] == "dependency")
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let (starts, ends) = (ids("s"), ids("f"));
+    assert_eq!(starts.len(), 32);
+    assert_eq!(starts, ends, "every flow starts and ends once");
+    // A flow never ends before it starts.
+    for id in starts {
+        let at = |ph: &str| {
+            events
+                .iter()
+                .find(|e| e["ph"] == ph && e["id"] == id)
+                .and_then(|e| e["ts"].as_f64())
+                .unwrap()
+        };
+        assert!(at("s") <= at("f"), "flow {id}");
+    }
+}

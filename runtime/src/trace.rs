@@ -1,5 +1,7 @@
 //! Chrome/Perfetto trace: one track per AICPU (dispatch) and per core (execution), times in
-//! simulated microseconds.
+//! simulated microseconds. Each slice has a category (`dispatch`, `kernel`, `collective`), and
+//! every dependency between two tasks that ran on cores is a flow arrow (category
+//! `dependency`) from the first's slice to the second's.
 
 use std::path::Path;
 
@@ -36,6 +38,15 @@ pub fn write(
         };
         events.push(json!({"ph": "M", "name": "thread_name", "pid": CORE_PID, "tid": c, "args": {"name": name}}));
     }
+    // Where each task ran on a core, for the flow arrows.
+    let mut ran: std::collections::HashMap<u32, (u32, u64, u64)> = std::collections::HashMap::new();
+    for (offset, tl) in timelines {
+        for s in &tl.spans {
+            if s.core != u32::MAX {
+                ran.insert(s.task, (s.core, offset + s.start, offset + s.end));
+            }
+        }
+    }
     for (offset, tl) in timelines {
         for s in &tl.spans {
             let task = &graph.tasks[s.task as usize];
@@ -52,19 +63,40 @@ pub fn write(
             };
             let args = json!({"task": s.task, "start_cycle": offset + s.start, "end_cycle": offset + s.end});
             if s.core == u32::MAX {
-                events.push(json!({"ph": "X", "name": name, "pid": CORE_PID, "tid": cube + target.vector_cores,
+                events.push(json!({"ph": "X", "name": name, "cat": "collective", "pid": CORE_PID, "tid": cube + target.vector_cores,
                     "ts": us(offset + s.start), "dur": us(s.end - s.start), "args": args}));
                 continue;
             }
             events.push(
-                json!({"ph": "X", "name": name, "pid": AICPU_PID, "tid": s.aicpu,
+                json!({"ph": "X", "name": name, "cat": "dispatch", "pid": AICPU_PID, "tid": s.aicpu,
                 "ts": us(offset + s.dispatch), "dur": us(target.dispatch_latency), "args": args}),
             );
             events.push(
-                json!({"ph": "X", "name": name, "pid": CORE_PID, "tid": s.core,
+                json!({"ph": "X", "name": name, "cat": "kernel", "pid": CORE_PID, "tid": s.core,
                 "ts": us(offset + s.start), "dur": us(s.end - s.start), "args": args}),
             );
         }
+    }
+    // Dependencies between tasks that ran on cores, in edge order (duplicates once).
+    let mut edges: Vec<(u32, u32)> = graph
+        .edges
+        .iter()
+        .filter(|(p, s)| ran.contains_key(p) && ran.contains_key(s))
+        .copied()
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    for (id, (p, s)) in edges.into_iter().enumerate() {
+        // Each end binds to the slice it lies in: the predecessor's from its start, the
+        // successor's at its start.
+        let (pc, ps, _) = ran[&p];
+        let (sc, ss, _) = ran[&s];
+        let flow = |ph: &str, core: u32, t: u64| {
+            json!({"ph": ph, "id": id, "name": "dependency", "cat": "dependency",
+                "pid": CORE_PID, "tid": core, "ts": us(t), "bp": "e"})
+        };
+        events.push(flow("s", pc, ps));
+        events.push(flow("f", sc, ss));
     }
     let doc = json!({"traceEvents": events, "displayTimeUnit": "ns",
         "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}});
