@@ -92,6 +92,25 @@ pub fn format(value: &PyValue, conversion: Option<char>, spec: &str) -> Result<S
     out.map_err(|e| message(&e, spec, &value))
 }
 
+/// An f-string field `{expr=!conversion:spec}`: the `expr=` text (`debug`), then the value
+/// formatted; `{x=}` shows the repr unless a conversion or spec says otherwise.
+pub fn format_field(
+    value: &PyValue,
+    debug: Option<&str>,
+    conversion: Option<char>,
+    spec: &str,
+) -> Result<String, String> {
+    let conversion = match (debug, conversion, spec.is_empty()) {
+        (Some(_), None, true) => Some('r'),
+        (_, c, _) => c,
+    };
+    Ok(format!(
+        "{}{}",
+        debug.unwrap_or(""),
+        format(value, conversion, spec)?
+    ))
+}
+
 /// A number with a width and a thousands separator but no `0` flag (`{n:>8,}`): formatted
 /// without the width, then padded as Python pads. rustpython-format 0.4.0 pads these with
 /// zeros (`0,000,218`); `None` for every other spec.

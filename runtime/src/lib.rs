@@ -127,21 +127,13 @@ impl Report {
                 self.execute_time_ms,
             ),
         };
-        let share = |busy: u64, cores: u32| {
-            let capacity = total as f64 * f64::from(cores);
-            if capacity > 0.0 {
-                busy as f64 / capacity
-            } else {
-                0.0
-            }
-        };
         ProgramStats {
             task_count,
             total_cycles: total,
             critical_path_cycles: critical,
             simulated_time_us: total as f64 / (self.clock_ghz * 1e3),
-            cube_utilization: share(busy[0], self.cube_cores),
-            vector_utilization: share(busy[1], self.cores - self.cube_cores),
+            cube_utilization: busy_share(busy[0], total, self.cube_cores),
+            vector_utilization: busy_share(busy[1], total, self.cores - self.cube_cores),
             compile_time_ms,
             execute_time_ms,
         }
@@ -166,12 +158,17 @@ pub struct ExecutionReport {
 impl ExecutionReport {
     /// Busy core-cycles over `cores × total_cycles`: 0 for an empty run.
     pub fn utilisation(&self, cores: u32) -> f64 {
-        let capacity = self.total_cycles as f64 * f64::from(cores);
-        if capacity > 0.0 {
-            self.busy_core_cycles as f64 / capacity
-        } else {
-            0.0
-        }
+        busy_share(self.busy_core_cycles, self.total_cycles, cores)
+    }
+}
+
+/// `busy` core-cycles over `cores × total` cycles: 0 for an empty run.
+fn busy_share(busy: u64, total: u64, cores: u32) -> f64 {
+    let capacity = total as f64 * f64::from(cores);
+    if capacity > 0.0 {
+        busy as f64 / capacity
+    } else {
+        0.0
     }
 }
 
@@ -612,16 +609,12 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                         .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?,
                     None => PyValue::Str(stats.dict()),
                 };
-                // `{x=}` shows the repr unless a conversion or spec says otherwise.
-                let conversion = match (&debug, conversion, spec.is_empty()) {
-                    (Some(_), None, true) => Some('r'),
-                    (_, c, _) => c,
-                };
                 // Checked when the file was, except a spec for a value only the run has.
-                let text = wsp_ir::pyformat::format(&value, conversion, &spec).map_err(|m| {
-                    RunError::Invalid(format!("f-string field `{{...:{spec}}}`: {m}"))
-                })?;
-                report.output.push_str(debug.as_deref().unwrap_or(""));
+                let text =
+                    wsp_ir::pyformat::format_field(&value, debug.as_deref(), conversion, &spec)
+                        .map_err(|m| {
+                            RunError::Invalid(format!("f-string field `{{...:{spec}}}`: {m}"))
+                        })?;
                 report.output.push_str(&text);
             }
             Printed::Stats { execution, field } => {

@@ -256,6 +256,7 @@ pub fn simulate(
         busy_core_cycles: 0,
         keep_spans,
         ready: vec![BTreeSet::new(); aicpus as usize],
+        ready_at: vec![0; n],
         queue_of: &queue_of,
         touched: Vec::new(),
         work: Vec::new(),
@@ -407,8 +408,7 @@ pub fn simulate(
             let TaskKind::Kernel(k) = graph.tasks[lo as usize + i].kind else {
                 continue;
             };
-            let r = st.ready_time(i);
-            st.ready[q].remove(&(r, i as u32));
+            st.ready[q].remove(&(st.ready_at[i], i as u32));
             let cost = costs[k as usize];
             // A custom body's own cycles (`pto::cpu_sim::add_cycles`) on top of its tiles'.
             let cycles = cost.cycles + extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
@@ -524,6 +524,8 @@ struct State<'a> {
     keep_spans: bool,
     /// Per AICPU, its ready kernel tasks by (ready time, task).
     ready: Vec<BTreeSet<(u64, u32)>>,
+    /// Per kernel task, once ready: when (its key in `ready`).
+    ready_at: Vec<u64>,
     queue_of: &'a [u32],
     /// AICPUs whose ready set grew since they were last told.
     touched: Vec<usize>,
@@ -599,6 +601,7 @@ impl State<'_> {
     fn resolve(&mut self, i: usize) -> bool {
         let ready = self.ready_time(i);
         if self.is_kernel(i) {
+            self.ready_at[i] = ready;
             let q = self.queue_of[i] as usize;
             self.ready[q].insert((ready, i as u32));
             self.touched.push(q);

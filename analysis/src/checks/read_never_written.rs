@@ -22,7 +22,7 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
                     } = a
                     {
                         if direction.writes() {
-                            written.insert(base_of(&view.tensor));
+                            written.insert(&view.tensor.base().name);
                         } else {
                             reads.push(view);
                         }
@@ -37,10 +37,7 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
     let mut done: HashSet<&str> = HashSet::new();
     for v in reads {
         crate::work::step(1);
-        let t = match &v.tensor.origin {
-            TensorOrigin::View { base, .. } => base,
-            _ => &v.tensor,
-        };
+        let t = v.tensor.base();
         if t.init.is_some()
             || t.origin != TensorOrigin::Declared
             || written.contains(t.name.as_str())
@@ -58,12 +55,4 @@ pub fn read_never_written<'db>(plans: &[&[PlanNode<'db>]]) -> Vec<Diag<'db>> {
         );
     }
     out
-}
-
-/// The declared tensor a tensor's bytes are: its base if it is a view.
-fn base_of<'a>(t: &'a crate::values::Tensor<'_>) -> &'a str {
-    match &t.origin {
-        TensorOrigin::View { base, .. } => &base.name,
-        _ => &t.name,
-    }
 }

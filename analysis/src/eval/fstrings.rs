@@ -157,13 +157,8 @@ impl<'db> Eval<'db> {
         range: TextRange,
     ) -> Option<String> {
         let spec = f.spec.as_deref().unwrap_or("");
-        // `{x=}` shows the repr unless a conversion or spec says otherwise.
-        let conversion = match (&f.debug, f.conversion, spec.is_empty()) {
-            (Some(_), None, true) => Some('r'),
-            (_, c, _) => c,
-        };
-        match pyformat::format(v, conversion, spec) {
-            Ok(s) => Some(format!("{}{s}", f.debug.as_deref().unwrap_or(""))),
+        match pyformat::format_field(v, f.debug.as_deref(), f.conversion, spec) {
+            Ok(s) => Some(s),
             Err(m) => {
                 self.error(Code::WrongKind, range, m);
                 None

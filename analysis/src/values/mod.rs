@@ -156,6 +156,16 @@ pub struct Tensor<'db> {
     pub origin: TensorOrigin<'db>,
 }
 
+impl<'db> Tensor<'db> {
+    /// The declared tensor whose bytes this is: its base if it is a view, else itself.
+    pub fn base(&self) -> &Tensor<'db> {
+        match &self.origin {
+            TensorOrigin::View { base, .. } => base,
+            _ => self,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Channel<'db> {
     pub name: String,

@@ -223,7 +223,7 @@ pub(crate) fn at_call<'db>(
     let name = workload.name(db);
     found
         .into_iter()
-        .filter(|d| !generic.iter().any(|g| g.code == d.code && g.span == d.span))
+        .filter(|d| !reported_in(d, generic))
         .map(|d| {
             let mut moved = Diag::new(
                 d.code,
@@ -235,6 +235,13 @@ pub(crate) fn at_call<'db>(
             moved
         })
         .collect()
+}
+
+/// Whether `d` is among `reported` (the same code at the same place).
+pub(crate) fn reported_in(d: &Diag<'_>, reported: &[Diag<'_>]) -> bool {
+    reported
+        .iter()
+        .any(|g| g.code == d.code && g.span == d.span)
 }
 
 /// The plan of the workload's first call in its file (its axes and extents are known), or

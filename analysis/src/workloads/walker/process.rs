@@ -34,15 +34,9 @@ impl<'db> Walker<'db> {
             let Some(body) = p.body else { continue };
             if body.item != self.eval.item {
                 let generic = &super::super::process_generic(db, body.item).diags;
-                let mut i = before;
-                while i < self.eval.diags.len() {
-                    let d = &self.eval.diags[i];
-                    if generic.iter().any(|g| g.code == d.code && g.span == d.span) {
-                        self.eval.diags.remove(i);
-                    } else {
-                        i += 1;
-                    }
-                }
+                let mut found = self.eval.diags.split_off(before);
+                found.retain(|d| !super::super::reported_in(d, generic));
+                self.eval.diags.extend(found);
             }
         }
         vec![PlanNode::Pipeline { stages, span: site }]
