@@ -3,8 +3,6 @@
 //! kernels and the tensors intact; they once crashed `wsp run` with "malformed job"), `randn`
 //! equal to NumPy's samples, and views reading and writing their base's bytes.
 
-use std::process::Command;
-
 mod common;
 
 const ROWMAX: &str = r#"from pto_wsp import *
@@ -40,36 +38,7 @@ print("ok")
 
 #[test]
 fn infinities_reach_the_kernels_and_tensors() {
-    let python = std::env::var("WSP_TEST_PYTHON").expect(
-        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
-    );
-    let dir = common::scratch("parity_numbers", "rowmax");
-    let file = dir.join("rowmax.wsp");
-    std::fs::write(&file, ROWMAX).unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tensors")
-        .arg(&dump)
-        .output()
-        .expect("run wsp");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check = Command::new(python)
-        .args(["-c", CHECK])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    common::run_and_check("parity_numbers", "rowmax", ROWMAX, &[], CHECK);
 }
 
 const RANDN: &str = r#"from pto_wsp import *
@@ -116,36 +85,7 @@ print("ok")
 
 #[test]
 fn randn_is_numpys_standard_normal() {
-    let python = std::env::var("WSP_TEST_PYTHON").expect(
-        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
-    );
-    let dir = common::scratch("parity_numbers", "randn");
-    let file = dir.join("randn.wsp");
-    std::fs::write(&file, RANDN).unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tensors")
-        .arg(&dump)
-        .output()
-        .expect("run wsp");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check = Command::new(python)
-        .args(["-c", RANDN_CHECK])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    common::run_and_check("parity_numbers", "randn", RANDN, &[], RANDN_CHECK);
 }
 
 const VIEWS: &str = r#"from pto_wsp import *
@@ -208,34 +148,11 @@ print("ok")
 
 #[test]
 fn views_read_and_write_their_bases_bytes() {
-    let python = std::env::var("WSP_TEST_PYTHON").expect(
-        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
-    );
-    let dir = common::scratch("parity_numbers", "views");
-    let file = dir.join("views.wsp");
-    std::fs::write(&file, VIEWS).unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .args(["--workers", "2", "--dump-tensors"])
-        .arg(&dump)
-        .output()
-        .expect("run wsp");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check = Command::new(python)
-        .args(["-c", VIEWS_CHECK])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
+    common::run_and_check(
+        "parity_numbers",
+        "views",
+        VIEWS,
+        &["--workers", "2"],
+        VIEWS_CHECK,
     );
 }

@@ -2,8 +2,6 @@
 //! `pto.extract_topk_indices`, its DeepSeek lightning indexer's `pto` variant) against NumPy's
 //! stable descending order, including ties (lower index first).
 
-use std::process::Command;
-
 mod common;
 
 const TOPK: &str = r#"from pto_wsp import *
@@ -53,34 +51,5 @@ assert np.array_equal(np.load(f"{d}/TieIdx.npy")[:, 0, :], [[0, 1, 2], [0, 1, 2]
 
 #[test]
 fn topk_ops_match_numpys_stable_descending_order() {
-    let python = std::env::var("WSP_TEST_PYTHON").expect(
-        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
-    );
-    let dir = common::scratch("parity_ops", "topk");
-    let file = dir.join("topk.wsp");
-    std::fs::write(&file, TOPK).unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tensors")
-        .arg(&dump)
-        .output()
-        .expect("run wsp");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check = Command::new(python)
-        .args(["-c", CHECK])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    common::run_and_check("parity_ops", "topk", TOPK, &[], CHECK);
 }

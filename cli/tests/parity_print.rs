@@ -34,18 +34,23 @@ print(p1.stats.task_count); print(p2.stats.task_count)
 print(p2.stats.task_count, "tasks", 1.5, (1, 2), [True, None])
 "#;
 
-#[test]
-fn each_print_prints_its_own_values_in_order() {
-    let dir = common::scratch("parity_print", "two");
-    let file = dir.join("two.wsp");
-    std::fs::write(&file, TWO).unwrap();
+/// What `wsp run` prints for `program`, which must run.
+fn run(name: &str, program: &str) -> String {
+    let dir = common::scratch("parity_print", name);
+    let file = dir.join(format!("{name}.wsp"));
+    std::fs::write(&file, program).unwrap();
     let out = common::wsp().arg("run").arg(&file).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn each_print_prints_its_own_values_in_order() {
+    let stdout = run("two", TWO);
     // The last line is `wsp run`'s own summary of the whole run.
     let printed: Vec<&str> = stdout.lines().collect();
     expect_test::expect![[r#"
@@ -88,16 +93,7 @@ print(program.stats.core_utilization, f"{program.stats.critical_path_cycles:,} {
 
 #[test]
 fn f_strings_print_as_python_does() {
-    let dir = common::scratch("parity_print", "fstrings");
-    let file = dir.join("fstrings.wsp");
-    std::fs::write(&file, FSTRINGS).unwrap();
-    let out = common::wsp().arg("run").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = run("fstrings", FSTRINGS);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines[0],

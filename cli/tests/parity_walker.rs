@@ -2,8 +2,6 @@
 //! each task's branch at run time from tensor data, as the original's lightning indexer picks
 //! its tier; checked against NumPy.
 
-use std::process::Command;
-
 mod common;
 
 const TIERS: &str = r#"from pto_wsp import *
@@ -42,34 +40,5 @@ assert np.array_equal(Y, X * factor), (E[..., 0, 0], Y[:, :, 0, 0] / X[:, :, 0, 
 
 #[test]
 fn a_slot_predicate_picks_each_tasks_branch_from_tensor_data() {
-    let python = std::env::var("WSP_TEST_PYTHON").expect(
-        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
-    );
-    let dir = common::scratch("parity_walker", "tiers");
-    let file = dir.join("tiers.wsp");
-    std::fs::write(&file, TIERS).unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tensors")
-        .arg(&dump)
-        .output()
-        .expect("run wsp");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let check = Command::new(python)
-        .args(["-c", CHECK])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    common::run_and_check("parity_walker", "tiers", TIERS, &[], CHECK);
 }

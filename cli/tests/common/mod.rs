@@ -66,3 +66,41 @@ pub fn have_cmake() -> bool {
     }
     found
 }
+
+/// Runs `program` (written as `group/name/name.wsp`) with `wsp run ARGS --dump-tensors DUMP`,
+/// then the Python `check` with `DUMP` as `sys.argv[1]`, in the NumPy venv `cargo xtask test`
+/// makes; fails with the output of whichever failed.
+#[allow(dead_code)]
+pub fn run_and_check(group: &str, name: &str, program: &str, args: &[&str], check: &str) {
+    let python = std::env::var("WSP_TEST_PYTHON").expect(
+        "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
+    );
+    let dir = scratch(group, name);
+    let file = dir.join(format!("{name}.wsp"));
+    std::fs::write(&file, program).unwrap();
+    let dump = dir.join("dump");
+    let out = wsp()
+        .arg("run")
+        .arg(&file)
+        .args(args)
+        .arg("--dump-tensors")
+        .arg(&dump)
+        .output()
+        .expect("run wsp");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checked = std::process::Command::new(python)
+        .args(["-c", check])
+        .arg(&dump)
+        .output()
+        .expect("run python");
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
