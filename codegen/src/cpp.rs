@@ -63,6 +63,13 @@ pub(crate) fn compute(d: DType) -> &'static str {
     }
 }
 
+/// An op's scalar C++ expression (the op table's, in `std::` functions) for a CPU-sim kernel:
+/// the same functions from the prelude's `wsp::`, whose f32 forms are branch-free so that a
+/// loop over a tile vectorizes (libm's are a call per element).
+fn vector_math(expr: &str) -> String {
+    expr.replace("std::", "wsp::")
+}
+
 /// The prelude's conversion class for a dtype.
 fn conv(d: DType) -> String {
     match d {
@@ -268,6 +275,7 @@ impl Gen<'_> {
         let _ = writeln!(self.out, "  // %{i} = {}", op.op);
         match row.semantics {
             Semantics::Map(expr) | Semantics::Zip(expr) => {
+                let expr = vector_math(expr);
                 let bind: Vec<(&str, String)> = if matches!(row.semantics, Semantics::Map(_)) {
                     vec![("x", Self::at(&args[0]))]
                 } else {
@@ -317,7 +325,7 @@ impl Gen<'_> {
                     };
                     let _ = writeln!(
                         self.out,
-                        "  for (int i = 0; i < {m}; ++i) {{ {ct} acc = {init}; for (int j = 0; j < {n}; ++j) {{ const {ct} x = {src}[i * {n} + j]; acc = {combine}; }} {dst}[i] = acc{div}; }}"
+                        "  for (int i = 0; i < {m}; ++i) {dst}[i] = wsp::reduce_row<{n}>({src} + i * {n}, {init}, [](const {ct} acc, const {ct} x) {{ return ({ct})({combine}); }}){div};"
                     );
                 } else {
                     let div = if mean {
@@ -422,7 +430,7 @@ impl Gen<'_> {
                 let (m, n) = (t.rows, t.cols);
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{}]; for (int i = 0; i < {m}; ++i) {{ {ct} mx = wsp::lowest<{ct}>(); for (int j = 0; j < {n}; ++j) mx = {src}[i * {n} + j] > mx ? {src}[i * {n} + j] : mx; {ct} s = 0; for (int j = 0; j < {n}; ++j) {{ {dst}[i * {n} + j] = std::exp({src}[i * {n} + j] - mx); s += {dst}[i * {n} + j]; }} for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] /= s; }}",
+                    "  {ct} {dst}[{}]; for (int i = 0; i < {m}; ++i) {{ const {ct} mx = wsp::reduce_row<{n}>({src} + i * {n}, wsp::lowest<{ct}>(), [](const {ct} acc, const {ct} x) {{ return x > acc ? x : acc; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] = wsp::exp({src}[i * {n} + j] - mx); const {ct} s = wsp::reduce_row<{n}>({dst} + i * {n}, ({ct})0, [](const {ct} acc, const {ct} x) {{ return acc + x; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] /= s; }}",
                     m * n
                 );
             }

@@ -7,60 +7,142 @@
 
 namespace wsp {
 
+template <class To, class From>
+static inline To bits(From f) {
+    static_assert(sizeof(To) == sizeof(From), "same size");
+    To t;
+    std::memcpy(&t, &f, sizeof t);
+    return t;
+}
+
+// The conversions are branch-free (selects, not jumps) so that loops over tiles vectorize
+// (after F. Giesen's half_to_float / float_to_half_fast3_rtne).
 static inline float f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0) {
-        float f = (float)mant * 5.9604644775390625e-8f;  // subnormal: mant * 2^-24
-        return sign ? -f : f;
-    }
-    uint32_t x = exp == 31 ? (sign | 0x7f800000u | (mant << 13))
-                           : (sign | ((exp + 112) << 23) | (mant << 13));
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
+    const uint32_t exp_mask = 0x7c00u << 13;
+    uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
+    uint32_t exp = o & exp_mask;
+    o += (127 - 15) << 23;
+    // Infinity and NaN keep an all-ones exponent.
+    uint32_t special = o + ((128 - 16) << 23);
+    // Subnormal: renormalised by a float subtraction of 2^-14.
+    uint32_t sub = bits<uint32_t>(bits<float>(o + (1u << 23)) - bits<float>(113u << 23));
+    o = exp == exp_mask ? special : (exp == 0 ? sub : o);
+    return bits<float>(o | ((uint32_t)(h & 0x8000u) << 16));
 }
 
-// Round to nearest, ties to even, as NumPy's astype(float16).
-static inline uint16_t f32_to_f16(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t mant = x & 0x7fffffu;
-    int32_t exp = (int32_t)((x >> 23) & 0xffu);
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0u));
-    int32_t e = exp - 127 + 15;
-    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        mant |= 0x800000u;
-        uint32_t shift = (uint32_t)(14 - e);
-        uint32_t half = mant >> shift;
-        uint32_t rem = mant & ((1u << shift) - 1u);
-        uint32_t mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (half & 1u))) half++;
-        return (uint16_t)(sign | half);
-    }
-    uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13);
-    uint32_t rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) half++;  // a carry rounds up the exponent
-    return (uint16_t)half;
+// Round to nearest, ties to even, as NumPy's astype(float16); NaN stays a (quiet) NaN.
+static inline uint16_t f32_to_f16(float ff) {
+    uint32_t f = bits<uint32_t>(ff);
+    const uint32_t sign = f & 0x80000000u;
+    f ^= sign;
+    // Past the largest half: infinity, or a quiet NaN.
+    uint32_t big = f > (255u << 23) ? 0x7e00u : 0x7c00u;
+    // Below the smallest normal half: the float addition of 0.5 rounds the subnormal.
+    uint32_t small = bits<uint32_t>(bits<float>(f) + 0.5f) - 0x3f000000u;
+    // Normal: rebias and round the 13 dropped bits to even.
+    uint32_t normal = (f + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((f >> 13) & 1u)) >> 13;
+    uint32_t o = f >= (143u << 23) ? big : (f < (113u << 23) ? small : normal);
+    return (uint16_t)(o | (sign >> 16));
 }
 
-static inline float bf16_to_f32(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-}
+static inline float bf16_to_f32(uint16_t h) { return bits<float>((uint32_t)h << 16); }
 
 static inline uint16_t f32_to_bf16(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
+    uint32_t x = bits<uint32_t>(f);
+    uint32_t nan = (x >> 16) | 0x40u;
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
+
+// Elementwise math in f32, branch-free so that a loop over a tile vectorizes (libm's expf is a
+// call per element). The CPU-sim kernels call the op table's `std::` functions here, in `wsp::`
+// (codegen's `vector_math`). Cephes' minimax polynomials: within 2 ulp of the correctly rounded result
+// over the whole range, with IEEE behaviour at infinities, NaN and subnormals. f64 (and integer)
+// values use the standard library.
+static inline float exp(float x) {
+    // Past these the result is infinity or zero; the clamp keeps the integer part in range.
+    float xc = x != x ? 0.0f : (x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
+    // x = n ln2 + r, |r| <= ln2 / 2; rounding by adding 1.5 * 2^23.
+    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    // 2^n in two factors, so that results near overflow or in the subnormals round once.
+    int32_t ni = (int32_t)n;
+    int32_t n1 = ni >> 1;
+    float s1 = bits<float>((uint32_t)(n1 + 127) << 23);
+    float s2 = bits<float>((uint32_t)(ni - n1 + 127) << 23);
+    float y = p * s1 * s2;
+    return x != x ? x : y;
+}
+
+static inline float log(float x) {
+    // Subnormals are scaled into the normals first.
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;
+    int32_t scaled = x < 1.17549435e-38f ? 23 : 0;
+    uint32_t u = bits<uint32_t>(xs);
+    int32_t e = (int32_t)((u >> 23) & 0xffu) - 126 - scaled;
+    // The mantissa in [sqrt(1/2), sqrt(2)).
+    float m = bits<float>((u & 0x807fffffu) | 0x3f000000u);
+    e = m < 0.707106781186547524f ? e - 1 : e;
+    m = (m < 0.707106781186547524f ? m + m : m) - 1.0f;
+    float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m - 1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m - 1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m - 1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m - 2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    float fe = (float)e;
+    float y = m * z * p + fe * -2.12194440e-4f - 0.5f * z;
+    y = m + y + fe * 0.693359375f;
+    const float inf = std::numeric_limits<float>::infinity();
+    y = x == inf ? inf : y;
+    y = x == 0.0f ? -inf : y;
+    y = x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : y;
+    return x != x ? x : y;
+}
+
+static inline float tanh(float x) {
+    float a = x < 0.0f ? -x : x;
+    // Small |x|: an odd polynomial keeps the relative error small near 0.
+    float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = p * z * x + x;
+    // Otherwise 1 - 2 / (e^2|x| + 1), which reaches 1 as e^2|x| overflows.
+    float big = 1.0f - 2.0f / (exp(a + a) + 1.0f);
+    big = x < 0.0f ? -big : big;
+    return a < 0.625f ? small : (x != x ? x : big);
+}
+
+// The rest of the table's `std::` functions, which vectorize as they are (or are not in a
+// kernel's hot path), and f64 and integer arguments.
+template <class T>
+static inline auto exp(T x) { return std::exp(x); }
+template <class T>
+static inline auto log(T x) { return std::log(x); }
+template <class T>
+static inline auto tanh(T x) { return std::tanh(x); }
+template <class T>
+static inline auto sqrt(T x) { return std::sqrt(x); }
+template <class T>
+static inline auto sin(T x) { return std::sin(x); }
+template <class T>
+static inline auto cos(T x) { return std::cos(x); }
+template <class T>
+static inline auto abs(T x) { return std::abs(x); }
 
 // How a dtype is stored (S) and computed (C).
 struct F16 {
@@ -111,6 +193,30 @@ static inline void store(typename D::S* dst, int64_t rs, int64_t cs, const typen
     } else {
         for (int i = 0; i < M; ++i)
             for (int j = 0; j < N; ++j) dst[i * rs + j * cs] = D::out(src[i * N + j]);
+    }
+}
+
+// A row of N reduced by `combine` in 16 interleaved lanes, then the lanes pairwise: one
+// accumulator is a chain no compiler may vectorize, lanes are a vector each. The order is
+// fixed, so results do not depend on the machine's vectors or on the worker count (and sums
+// come closer to NumPy's pairwise ones).
+template <int N, class T, class F>
+static inline T reduce_row(const T* x, T init, F combine) {
+    constexpr int L = 16;
+    if constexpr (N < 2 * L) {
+        T acc = init;
+        for (int j = 0; j < N; ++j) acc = combine(acc, x[j]);
+        return acc;
+    } else {
+        T lane[L];
+        for (int l = 0; l < L; ++l) lane[l] = init;
+        constexpr int Nb = N / L * L;
+        for (int j = 0; j < Nb; j += L)
+            for (int l = 0; l < L; ++l) lane[l] = combine(lane[l], x[j + l]);
+        for (int j = Nb; j < N; ++j) lane[j - Nb] = combine(lane[j - Nb], x[j]);
+        for (int w = L / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; ++l) lane[l] = combine(lane[l], lane[l + w]);
+        return lane[0];
     }
 }
 

@@ -9,7 +9,7 @@ extern "C" void wsp_kernel_expert_ffn(char* const* wsp_t, const int64_t* wsp_s, 
   float v0[8192]; wsp::matmul<float, 32, 256, 128>(v_x, v_w_up, nullptr, v0);
   // %1 = silu
   float v1[8192];
-  for (int i = 0; i < 32; ++i) for (int j = 0; j < 256; ++j) { const float x = v0[i * 256 + j]; v1[i * 256 + j] = (float)(x / (1 + std::exp(-x))); }
+  for (int i = 0; i < 32; ++i) for (int j = 0; j < 256; ++j) { const float x = v0[i * 256 + j]; v1[i * 256 + j] = (float)(x / (1 + wsp::exp(-x))); }
   // %2 = cast
   float v2[8192]; for (int k = 0; k < 8192; ++k) v2[k] = wsp::F16::round((float)v1[k]);
   float v_w_down[32768]; wsp::load<256, 128, wsp::F16>(v_w_down, p_w_down, p_w_down_rs, p_w_down_cs);

@@ -7,7 +7,7 @@ extern "C" void wsp_kernel_accumulate(char* const* wsp_t, const int64_t* wsp_s, 
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 64; ++j) { const float a = v_kv[i * 64 + j]; const float b = 0.5; v0[i * 64 + j] = (float)(a * b); }
   // %1 = exp
   float v1[1024];
-  for (int i = 0; i < 16; ++i) for (int j = 0; j < 64; ++j) { const float x = v0[i * 64 + j]; v1[i * 64 + j] = (float)(std::exp(x)); }
+  for (int i = 0; i < 16; ++i) for (int j = 0; j < 64; ++j) { const float x = v0[i * 64 + j]; v1[i * 64 + j] = (float)(wsp::exp(x)); }
   float v_acc[1024]; wsp::load<16, 64, wsp::Plain<float>>(v_acc, p_acc, p_acc_rs, p_acc_cs);
   // %2 = add
   float v2[1024];

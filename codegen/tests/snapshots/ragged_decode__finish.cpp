@@ -5,7 +5,7 @@ extern "C" void wsp_kernel_finish(char* const* wsp_t, const int64_t* wsp_s, cons
   float v_acc[1024]; wsp::load<16, 64, wsp::Plain<float>>(v_acc, p_acc, p_acc_rs, p_acc_cs);
   // %0 = rowsum
   float v0[16];
-  for (int i = 0; i < 16; ++i) { float acc = (float)0; for (int j = 0; j < 64; ++j) { const float x = v_acc[i * 64 + j]; acc = acc + x; } v0[i] = acc; }
+  for (int i = 0; i < 16; ++i) v0[i] = wsp::reduce_row<64>(v_acc + i * 64, (float)0, [](const float acc, const float x) { return (float)(acc + x); });
   // %1 = div
   float v1[1024];
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 64; ++j) { const float a = v_acc[i * 64 + j]; const float b = v0[i * 1 + 0]; v1[i * 64 + j] = (float)(a / b); }

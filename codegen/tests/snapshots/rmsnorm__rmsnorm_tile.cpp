@@ -8,13 +8,13 @@ extern "C" void wsp_kernel_rmsnorm_tile(char* const* wsp_t, const int64_t* wsp_s
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 128; ++j) { const float a = v_x[i * 128 + j]; const float b = v_x[i * 128 + j]; v0[i * 128 + j] = (float)(a * b); }
   // %1 = rowmean
   float v1[16];
-  for (int i = 0; i < 16; ++i) { float acc = (float)0; for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; acc = acc + x; } v1[i] = acc / (float)128; }
+  for (int i = 0; i < 16; ++i) v1[i] = wsp::reduce_row<128>(v0 + i * 128, (float)0, [](const float acc, const float x) { return (float)(acc + x); }) / (float)128;
   // %2 = add
   float v2[16];
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 1; ++j) { const float a = v1[i * 1 + 0]; const float b = p_eps; v2[i * 1 + j] = (float)(a + b); }
   // %3 = rsqrt
   float v3[16];
-  for (int i = 0; i < 16; ++i) for (int j = 0; j < 1; ++j) { const float x = v2[i * 1 + 0]; v3[i * 1 + j] = (float)(1 / std::sqrt(x)); }
+  for (int i = 0; i < 16; ++i) for (int j = 0; j < 1; ++j) { const float x = v2[i * 1 + 0]; v3[i * 1 + j] = (float)(1 / wsp::sqrt(x)); }
   // %4 = rowmul
   float v4[2048];
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 128; ++j) { const float a = v_x[i * 128 + j]; const float b = v3[i * 1 + 0]; v4[i * 128 + j] = (float)(a * b); }

@@ -10,7 +10,7 @@ extern "C" void wsp_kernel_ffn_tile(char* const* wsp_t, const int64_t* wsp_s, co
   float v0[16384]; wsp::matmul<float, 64, 256, 128>(v_x, v_w1, nullptr, v0);
   // %1 = silu
   float v1[16384];
-  for (int i = 0; i < 64; ++i) for (int j = 0; j < 256; ++j) { const float x = v0[i * 256 + j]; v1[i * 256 + j] = (float)(x / (1 + std::exp(-x))); }
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 256; ++j) { const float x = v0[i * 256 + j]; v1[i * 256 + j] = (float)(x / (1 + wsp::exp(-x))); }
   // %2 = cast
   float v2[16384]; for (int k = 0; k < 16384; ++k) v2[k] = wsp::F16::round((float)v1[k]);
   float v_w2[32768]; wsp::load<256, 128, wsp::F16>(v_w2, p_w2, p_w2_rs, p_w2_cs);

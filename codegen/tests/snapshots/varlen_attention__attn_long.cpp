@@ -15,16 +15,16 @@ extern "C" void wsp_kernel_attn_long(char* const* wsp_t, const int64_t* wsp_s, c
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 512; ++j) { const float a = v1[i * 512 + j]; const float b = p_scale; v2[i * 512 + j] = (float)(a * b); }
   // %3 = rowmax
   float v3[32];
-  for (int i = 0; i < 32; ++i) { float acc = wsp::lowest<float>(); for (int j = 0; j < 512; ++j) { const float x = v2[i * 512 + j]; acc = (x > acc ? x : acc); } v3[i] = acc; }
+  for (int i = 0; i < 32; ++i) v3[i] = wsp::reduce_row<512>(v2 + i * 512, wsp::lowest<float>(), [](const float acc, const float x) { return (float)((x > acc ? x : acc)); });
   // %4 = sub
   float v4[16384];
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 512; ++j) { const float a = v2[i * 512 + j]; const float b = v3[i * 1 + 0]; v4[i * 512 + j] = (float)(a - b); }
   // %5 = exp
   float v5[16384];
-  for (int i = 0; i < 32; ++i) for (int j = 0; j < 512; ++j) { const float x = v4[i * 512 + j]; v5[i * 512 + j] = (float)(std::exp(x)); }
+  for (int i = 0; i < 32; ++i) for (int j = 0; j < 512; ++j) { const float x = v4[i * 512 + j]; v5[i * 512 + j] = (float)(wsp::exp(x)); }
   // %6 = rowsum
   float v6[32];
-  for (int i = 0; i < 32; ++i) { float acc = (float)0; for (int j = 0; j < 512; ++j) { const float x = v5[i * 512 + j]; acc = acc + x; } v6[i] = acc; }
+  for (int i = 0; i < 32; ++i) v6[i] = wsp::reduce_row<512>(v5 + i * 512, (float)0, [](const float acc, const float x) { return (float)(acc + x); });
   // %7 = div
   float v7[16384];
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 512; ++j) { const float a = v5[i * 512 + j]; const float b = v6[i * 1 + 0]; v7[i * 512 + j] = (float)(a / b); }

@@ -15,16 +15,16 @@ extern "C" void wsp_kernel_attn_short(char* const* wsp_t, const int64_t* wsp_s, 
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 128; ++j) { const float a = v1[i * 128 + j]; const float b = p_scale; v2[i * 128 + j] = (float)(a * b); }
   // %3 = rowmax
   float v3[32];
-  for (int i = 0; i < 32; ++i) { float acc = wsp::lowest<float>(); for (int j = 0; j < 128; ++j) { const float x = v2[i * 128 + j]; acc = (x > acc ? x : acc); } v3[i] = acc; }
+  for (int i = 0; i < 32; ++i) v3[i] = wsp::reduce_row<128>(v2 + i * 128, wsp::lowest<float>(), [](const float acc, const float x) { return (float)((x > acc ? x : acc)); });
   // %4 = sub
   float v4[4096];
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 128; ++j) { const float a = v2[i * 128 + j]; const float b = v3[i * 1 + 0]; v4[i * 128 + j] = (float)(a - b); }
   // %5 = exp
   float v5[4096];
-  for (int i = 0; i < 32; ++i) for (int j = 0; j < 128; ++j) { const float x = v4[i * 128 + j]; v5[i * 128 + j] = (float)(std::exp(x)); }
+  for (int i = 0; i < 32; ++i) for (int j = 0; j < 128; ++j) { const float x = v4[i * 128 + j]; v5[i * 128 + j] = (float)(wsp::exp(x)); }
   // %6 = rowsum
   float v6[32];
-  for (int i = 0; i < 32; ++i) { float acc = (float)0; for (int j = 0; j < 128; ++j) { const float x = v5[i * 128 + j]; acc = acc + x; } v6[i] = acc; }
+  for (int i = 0; i < 32; ++i) v6[i] = wsp::reduce_row<128>(v5 + i * 128, (float)0, [](const float acc, const float x) { return (float)(acc + x); });
   // %7 = div
   float v7[4096];
   for (int i = 0; i < 32; ++i) for (int j = 0; j < 128; ++j) { const float a = v5[i * 128 + j]; const float b = v6[i * 1 + 0]; v7[i * 128 + j] = (float)(a / b); }
