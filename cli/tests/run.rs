@@ -1103,3 +1103,30 @@ fn the_trace_draws_dependencies_as_flows() {
         assert!(at("s") <= at("f"), "flow {id}");
     }
 }
+
+/// A channel's edges are flows of their own category: megakernel_pipeline's 16 tiles send
+/// each loaded tile to compute and each computed one to store. Every task of a consumer's body
+/// waits for the item it took, the store nested in compute's consumer included: 3 deliveries
+/// per tile. With depth 2 the third item on a channel waits for the consumer of the first (14
+/// per channel).
+#[test]
+fn the_trace_draws_channel_edges_apart() {
+    let dir = scratch("trace-channels");
+    let trace = dir.join("trace.json");
+    stats(
+        &root().join("examples/megakernel_pipeline.wsp"),
+        &dir,
+        &["--trace", trace.to_str().unwrap()],
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let flows = |cat: &str| {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "s" && e["cat"] == cat)
+            .count()
+    };
+    assert_eq!(flows("channel"), 16 * 3 + 2 * 14);
+    // The loader's `P.seq` orders its iterations: those edges stay dependencies.
+    assert!(flows("dependency") > 0);
+}

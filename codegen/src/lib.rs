@@ -390,7 +390,11 @@ mod tests {
         let exe = dir.path().join("check");
         let mut cmd = compiler().unwrap().to_command();
         let out = cmd.arg("-o").arg(&exe).arg(&src).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let run = Command::new(&exe).output().unwrap();
         let text = String::from_utf8_lossy(&run.stdout);
         assert!(run.status.success(), "{text}");

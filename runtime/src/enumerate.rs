@@ -676,6 +676,7 @@ impl<'a> Enumerator<'a> {
             && *c < instance
         {
             self.run.graph.edges.push((*c, instance));
+            self.run.graph.channel_edges.push((*c, instance));
         }
         let mut value = None;
         self.run.graph.index_of(instance, |v| {
@@ -683,6 +684,7 @@ impl<'a> Enumerator<'a> {
         });
         let value = value.unwrap_or(0);
         let first_task = self.run.graph.next_id();
+        let first_edge = self.run.graph.edges.len();
         for (var, body) in stages {
             self.after.push(vec![instance]);
             let r = self.bind_each(var, Values::Range(value, value + 1), |this| {
@@ -691,6 +693,12 @@ impl<'a> Enumerator<'a> {
             self.after.pop();
             r?;
         }
+        // The consumer's tasks that waited for the sent one.
+        let g = &mut self.run.graph;
+        let delivered = g.edges[first_edge..]
+            .iter()
+            .filter(|&&(p, s)| p == instance && s >= first_task);
+        g.channel_edges.extend(delivered);
         let consumer = (self.run.graph.next_id() > first_task).then_some(first_task);
         if let Some(pipe) = self.pipes.last_mut() {
             pipe.delivered.entry(channel).or_default().push(consumer);
@@ -831,6 +839,11 @@ impl<'a> Enumerator<'a> {
         if deps.len() > 1 {
             deps.sort_unstable();
             deps.dedup();
+        }
+        // `push_task` gave the task an edge from each task it waits for in loop order (a
+        // `P.seq` step's); a region edge from the same task would be the same edge again.
+        if self.after.iter().any(|set| !set.is_empty()) {
+            deps.retain(|d| !self.after.iter().any(|set| set.contains(d)));
         }
         self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
         self.bounds = bounds;

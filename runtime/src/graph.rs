@@ -72,6 +72,10 @@ pub struct Graph {
     pub tasks: Vec<Task>,
     /// (pred, succ) task ids, pred < succ.
     pub edges: Vec<(TaskId, TaskId)>,
+    /// The edges that are a channel's: a sent task to its consumer's tasks, and back-pressure
+    /// (a producer waiting for the consumer `depth` items back). Also in `edges`; kept for
+    /// the trace.
+    pub channel_edges: Vec<(TaskId, TaskId)>,
     /// (pred, succ) first ids of two launches of equal count: instance `i` of the second
     /// waits for instance `i` of the first.
     pub links: Vec<(TaskId, TaskId)>,
@@ -94,6 +98,7 @@ impl Default for Graph {
         Graph {
             tasks: Vec::new(),
             edges: Vec::new(),
+            channel_edges: Vec::new(),
             links: Vec::new(),
             launches: Vec::new(),
             ptrs: Vec::new(),

@@ -395,23 +395,23 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             tensors.views.insert(t.name.clone(), view);
             continue;
         }
-        let mut data = TensorData::zeros(&t.name, t.dtype, &t.shape).map_err(RunError::Input)?;
         let kept = job
             .initial_values
             .as_ref()
             .map(|dir| dir.join(format!("{}.npy", t.name)))
             .filter(|p| p.is_file());
-        if let Some(path) = kept {
-            data.init(
-                &wsp_ir::plan::Init::LoadNpy(path.display().to_string()),
+        let (init, base) = match (&kept, &t.init, &t.origin) {
+            (Some(path), ..) => (
+                Some(wsp_ir::plan::Init::LoadNpy(path.display().to_string())),
                 Path::new(""),
-            )
+            ),
+            (None, Some(init), TensorOrigin::Declared) => (Some(init.clone()), &*job.base_dir),
+            _ => (None, Path::new("")),
+        };
+        let data = TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
             .map_err(RunError::Input)?;
-            if job.dump_tensors.as_ref() == job.initial_values.as_ref() {
-                kept_hashes.insert(t.name.clone(), blake3::hash(data.bytes()));
-            }
-        } else if let (Some(init), TensorOrigin::Declared) = (&t.init, &t.origin) {
-            data.init(init, &job.base_dir).map_err(RunError::Input)?;
+        if kept.is_some() && job.dump_tensors.as_ref() == job.initial_values.as_ref() {
+            kept_hashes.insert(t.name.clone(), blake3::hash(data.bytes()));
         }
         tensors.insert(data);
     }

@@ -58,10 +58,13 @@ fn seed_sequence_state(seed: u64) -> [u64; 4] {
 }
 
 /// NumPy's `default_rng(seed)` bit generator, handing out 32-bit words.
+#[derive(Clone)]
 pub struct NumpyNormal {
     pcg: Lcg128Xsl64,
     /// The high half of the last 64-bit output, not handed out yet.
     spare: Option<u32>,
+    /// 32-bit words handed out so far: where in the stream the next sample starts.
+    words: u64,
 }
 
 impl NumpyNormal {
@@ -72,10 +75,24 @@ impl NumpyNormal {
         NumpyNormal {
             pcg: Lcg128Xsl64::new(state, stream),
             spare: None,
+            words: 0,
         }
     }
 
+    /// The generator of `seed` after `words` 32-bit words, without drawing them: PCG64 jumps
+    /// ahead in O(log n) steps.
+    pub fn at(seed: u64, words: u64) -> NumpyNormal {
+        let mut g = NumpyNormal::new(seed);
+        g.pcg.advance(u128::from(words / 2));
+        g.words = words & !1;
+        if words % 2 == 1 {
+            g.next_u32();
+        }
+        g
+    }
+
     fn next_u32(&mut self) -> u32 {
+        self.words += 1;
         if let Some(high) = self.spare.take() {
             return high;
         }
@@ -127,6 +144,96 @@ impl NumpyNormal {
                 return x;
             }
         }
+    }
+}
+
+/// Fills `out` with the first `out.len()` samples of `NumpyNormal::new(seed)`, with up to
+/// `workers` threads, exactly as one thread would.
+///
+/// A sample takes one 32-bit word, and a few more in the ziggurat's rare wedge and tail cases,
+/// so where the k-th part of the output starts in the stream is not known in advance. Each
+/// thread jumps to its share of the stream (PCG64 advances in O(log n)), draws samples from
+/// there into its share of `out`, and notes where its first samples started. The parts are
+/// then joined in order: the thread before ends at a sample start, and within a few samples
+/// the next thread's draws start there too (both mostly step one word at a time), so its
+/// samples from that point are the true ones and move down to follow the previous part's.
+/// The stream words the parts did not reach are drawn at the end. Should a join not be found
+/// among the first samples noted (vanishingly rare), the whole output is drawn in one thread.
+pub fn fill(seed: u64, out: &mut [f32], workers: usize) {
+    /// The sample starts each part notes, to find where the previous part ends.
+    const NOTED: usize = 64;
+    let n = out.len();
+    let parts = workers.clamp(1, 64).min(n / (1 << 16)).max(1);
+    if parts == 1 {
+        let mut g = NumpyNormal::new(seed);
+        out.iter_mut().for_each(|x| *x = g.sample());
+        return;
+    }
+    // Part k draws from word `bounds[k]` until a sample would start at `bounds[k + 1]` or
+    // later, into out[bounds[k]..]: no more samples than words, so it stays in its share.
+    let bounds: Vec<usize> = (0..=parts).map(|k| (k * n / parts) & !1).collect();
+    struct Part {
+        /// Samples drawn, the first sample's start, and the generator after the last.
+        drawn: usize,
+        starts: Vec<u64>,
+        end: NumpyNormal,
+    }
+    let mut shares: Vec<&mut [f32]> = Vec::with_capacity(parts);
+    let mut rest = &mut out[..];
+    for k in 0..parts {
+        let (share, tail) = rest.split_at_mut(bounds[k + 1] - bounds[k]);
+        shares.push(share);
+        rest = tail;
+    }
+    let drawn: Vec<Part> = std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .enumerate()
+            .map(|(k, share)| {
+                let (from, to) = (bounds[k] as u64, bounds[k + 1] as u64);
+                s.spawn(move || {
+                    let mut g = NumpyNormal::at(seed, from);
+                    let mut starts = Vec::with_capacity(NOTED);
+                    let mut drawn = 0;
+                    while g.words < to {
+                        if starts.len() < NOTED {
+                            starts.push(g.words);
+                        }
+                        share[drawn] = g.sample();
+                        drawn += 1;
+                    }
+                    Part {
+                        drawn,
+                        starts,
+                        end: g,
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a randn part"))
+            .collect()
+    });
+    // Join the parts: part 0 starts the stream, so its samples are all true.
+    let mut filled = drawn[0].drawn;
+    let mut end = drawn[0].end.clone();
+    for (k, part) in drawn.iter().enumerate().skip(1) {
+        let Some(first) = part.starts.iter().position(|&w| w == end.words) else {
+            let mut g = NumpyNormal::new(seed);
+            out.iter_mut().for_each(|x| *x = g.sample());
+            return;
+        };
+        let true_samples = bounds[k] + first..bounds[k] + part.drawn;
+        // The true part starts after the previous one, and never past its own share.
+        debug_assert!(filled <= true_samples.start);
+        let count = true_samples.len().min(n - filled);
+        out.copy_within(true_samples.start..true_samples.start + count, filled);
+        filled += count;
+        end = part.end.clone();
+    }
+    for x in &mut out[filled..] {
+        *x = end.sample();
     }
 }
 
@@ -210,5 +317,41 @@ mod tests {
             out.stdout == committed,
             "src/ziggurat.rs is stale: run tables/ziggurat.py"
         );
+    }
+
+    /// A jump ahead lands where drawing word by word does, odd word counts included.
+    #[test]
+    fn jumping_ahead_equals_drawing() {
+        let mut g = NumpyNormal::new(11);
+        for _ in 0..1001 {
+            g.next_u32();
+        }
+        let mut j = NumpyNormal::at(11, 1001);
+        assert_eq!(j.words, 1001);
+        for _ in 0..10 {
+            assert_eq!(g.next_u32(), j.next_u32());
+        }
+    }
+
+    /// Filled in parts by several threads, the samples are the one-thread stream exactly, for
+    /// part counts whose joins land at different places in the stream.
+    #[test]
+    fn parallel_fill_is_the_sequential_stream() {
+        let n = (1 << 18) + 12_345;
+        for seed in [0, 3, 99] {
+            let mut want = vec![0f32; n];
+            fill(seed, &mut want, 1);
+            let mut g = NumpyNormal::new(seed);
+            assert!(want.iter().take(1000).all(|&x| x == g.sample()));
+            for workers in [2, 3, 4] {
+                let mut got = vec![f32::NAN; n];
+                fill(seed, &mut got, workers);
+                let first_bad = got
+                    .iter()
+                    .zip(&want)
+                    .position(|(a, b)| a.to_bits() != b.to_bits());
+                assert_eq!(first_bad, None, "seed {seed}, {workers} workers");
+            }
+        }
     }
 }

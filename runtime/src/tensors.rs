@@ -25,6 +25,24 @@ impl TensorData {
     /// A tensor of zeros, allocated fallibly: a size past the address space or a refused
     /// allocation is an error naming the tensor, not an abort.
     pub fn zeros(name: &str, dtype: DType, shape: &[u64]) -> Result<TensorData, String> {
+        TensorData::new(name, dtype, shape, None, Path::new(""), 1)
+    }
+
+    /// A tensor filled by `init` (zeros without one), with up to `workers` threads; `base` is
+    /// the `.wsp` file's folder, for `load_npy`.
+    ///
+    /// The memory is resident before any task runs, as a device allocation is, so the first
+    /// tasks that write it do not pay its page faults: each thread writes its own part, so
+    /// the faults are taken in parallel, and large tensors ask for transparent huge pages
+    /// (one fault per 2 MiB instead of per 4 KiB).
+    pub fn new(
+        name: &str,
+        dtype: DType,
+        shape: &[u64],
+        init: Option<&Init>,
+        base: &Path,
+        workers: usize,
+    ) -> Result<TensorData, String> {
         let too_big = || {
             format!(
                 "cannot allocate tensor `{name}`, {} {}: {}",
@@ -36,18 +54,22 @@ impl TensorData {
         let words = wsp_ir::memory::tensor_bytes(shape, dtype)
             .and_then(|b| usize::try_from(b.div_ceil(8)).ok())
             .ok_or_else(too_big)?;
-        let mut data: Vec<u64> = Vec::new();
-        data.try_reserve_exact(words)
-            .map_err(|e| format!("{}: {e}", too_big()))?;
-        // Written, not calloc'd: a tensor's memory is resident before any task runs, as a
-        // device allocation is, so the first tasks that write it do not pay its page faults.
-        data.resize(words, 0);
-        Ok(TensorData {
+        let mut t = TensorData {
             name: name.to_string(),
             dtype,
             shape: shape.to_vec(),
-            words: data,
-        })
+            words: zeroed_words(words).ok_or_else(|| format!("{}: out of memory", too_big()))?,
+        };
+        let workers = if t.words.len() < PARALLEL_WORDS {
+            1
+        } else {
+            workers.max(1)
+        };
+        match init {
+            None | Some(Init::Zeros) => t.touch(workers),
+            Some(init) => t.fill_from(init, base, workers)?,
+        }
+        Ok(t)
     }
 
     pub fn len(&self) -> usize {
@@ -92,40 +114,90 @@ impl TensorData {
         write_elem(dtype, self.bytes_mut(), i, v)
     }
 
-    /// Every element `v`: the first converted once, then its bytes copied in doubling runs.
-    fn fill(&mut self, v: f64) {
-        if self.is_empty() {
-            return;
-        }
-        self.set(0, v);
-        let mut filled = self.dtype.size_bytes() as usize;
-        let bytes = self.bytes_mut();
-        while filled < bytes.len() {
-            let run = filled.min(bytes.len() - filled);
-            bytes.copy_within(0..run, filled);
-            filled += run;
-        }
+    /// Makes every page resident, each thread writing one word per page of its part.
+    fn touch(&mut self, workers: usize) {
+        const PAGE_WORDS: usize = 4096 / 8;
+        par_parts(&mut self.words, workers, |_, part| {
+            part.iter_mut().step_by(PAGE_WORDS).for_each(|w| {
+                // SAFETY: a valid, aligned word of the part; volatile so that the write of a
+                // zero over a zero page is not left out.
+                unsafe { std::ptr::write_volatile(w, 0) }
+            })
+        });
     }
 
     /// Fills the tensor from its initialiser. `base` is the `.wsp` file's folder.
     pub fn init(&mut self, init: &Init, base: &Path) -> Result<(), String> {
+        self.fill_from(init, base, 1)
+    }
+
+    fn fill_from(&mut self, init: &Init, base: &Path, workers: usize) -> Result<(), String> {
+        let (dtype, size) = (self.dtype, self.dtype.size_bytes() as usize);
         match init {
-            Init::Zeros => self.words.iter_mut().for_each(|w| *w = 0),
-            Init::Ones => self.fill(1.0),
-            Init::Full(v) => self.fill(v.0),
-            Init::Arange => (0..self.len()).for_each(|i| self.set(i, i as f64)),
+            Init::Zeros => par_parts(self.bytes_mut(), workers, |_, part| part.fill(0)),
+            Init::Ones | Init::Full(_) => {
+                let v = if let Init::Full(v) = init { v.0 } else { 1.0 };
+                let mut one = vec![0u8; size];
+                write_elem(dtype, &mut one, 0, v);
+                // Parts are whole elements, so the pattern lines up in each: a block of
+                // elements filled in doubling runs, then copied on from the cache.
+                par_elements(self.bytes_mut(), size, workers, |_, part| {
+                    let block = part.len().min((64 << 10) / size * size);
+                    let (head, rest) = part.split_at_mut(block);
+                    if head.is_empty() {
+                        return;
+                    }
+                    head[..size].copy_from_slice(&one);
+                    let mut filled = size;
+                    while filled < head.len() {
+                        let run = filled.min(head.len() - filled);
+                        head.copy_within(0..run, filled);
+                        filled += run;
+                    }
+                    for chunk in rest.chunks_mut(block) {
+                        chunk.copy_from_slice(&head[..chunk.len()]);
+                    }
+                });
+            }
+            Init::Arange => par_elements(self.bytes_mut(), size, workers, |first, part| {
+                (0..part.len() / size).for_each(|i| write_elem(dtype, part, i, (first + i) as f64))
+            }),
             Init::Randn { seed, std } => {
                 // `np.float32(std) * default_rng(seed).standard_normal(shape, np.float32)`,
                 // row-major, then converted to the dtype as `astype` does.
-                let mut rng = crate::normal::NumpyNormal::new(*seed as u64);
                 let std = std.0 as f32;
-                for i in 0..self.len() {
-                    self.set(i, f64::from(std * rng.sample()));
+                if dtype == DType::F32 {
+                    let out = self.f32s_mut();
+                    crate::normal::fill(*seed as u64, out, workers);
+                    if std != 1.0 {
+                        par_parts(out, workers, |_, part| {
+                            part.iter_mut().for_each(|x| *x *= std)
+                        });
+                    }
+                } else {
+                    let mut samples = vec![0f32; self.len()];
+                    crate::normal::fill(*seed as u64, &mut samples, workers);
+                    let samples = &samples;
+                    par_elements(self.bytes_mut(), size, workers, |first, part| {
+                        let mine = &samples[first..first + part.len() / size];
+                        for (i, x) in mine.iter().enumerate() {
+                            write_elem(dtype, part, i, f64::from(std * x));
+                        }
+                    });
                 }
             }
             Init::LoadNpy(path) => self.load_npy(&base.join(path))?,
         }
         Ok(())
+    }
+
+    /// The elements of an f32 tensor.
+    fn f32s_mut(&mut self) -> &mut [f32] {
+        debug_assert_eq!(self.dtype, DType::F32);
+        let n = self.len();
+        // SAFETY: `words` holds `n` f32s in at least `n * 4` initialised bytes, 8-byte
+        // aligned; every bit pattern is an f32, and the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), n) }
     }
 
     fn load_npy(&mut self, path: &Path) -> Result<(), String> {
@@ -431,6 +503,72 @@ pub fn read_int(dtype: DType, bytes: &[u8], i: usize) -> i64 {
 
 /// Sets element `i` of a buffer, converting as NumPy's `astype` does (round to nearest even
 /// for f16/bf16, truncation toward zero for integers).
+/// Below this many words (2 MiB) a tensor is filled by the calling thread: starting threads
+/// would cost more than they save.
+const PARALLEL_WORDS: usize = 1 << 18;
+
+/// `words` zeroed words, or `None` when the system refuses the memory. Zeroed memory of that
+/// size comes straight from the kernel, untouched, so the fill that follows takes its page
+/// faults; from 4 MiB on, the memory asks for transparent huge pages first.
+fn zeroed_words(words: usize) -> Option<Vec<u64>> {
+    if words == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(words).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    if ptr.is_null() {
+        return None;
+    }
+    const HUGE: usize = 2 << 20;
+    let (start, end) = (ptr as usize, ptr as usize + words * 8);
+    let (lo, hi) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+    if hi > lo && end - start >= 2 * HUGE {
+        // SAFETY: [lo, hi) lies inside the allocation; the advice only changes how pages are
+        // backed. Refused advice (no THP here) leaves ordinary pages.
+        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) };
+    }
+    // SAFETY: allocated by the global allocator with `Layout::array::<u64>(words)`, all
+    // `words` zeroed (a valid u64 each), as `Vec` would have.
+    Some(unsafe { Vec::from_raw_parts(ptr, words, words) })
+}
+
+/// Calls `f(first, part)` on up to `workers` consecutive parts of `items` at once, `first`
+/// being the part's first index.
+fn par_parts<T: Send>(items: &mut [T], workers: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    if workers <= 1 {
+        return f(0, items);
+    }
+    let size = items.len().div_ceil(workers).max(1);
+    std::thread::scope(|s| {
+        for (k, part) in items.chunks_mut(size).enumerate() {
+            let f = &f;
+            s.spawn(move || f(k * size, part));
+        }
+    });
+}
+
+/// [`par_parts`] over the bytes of elements `size` bytes wide, split between elements:
+/// `first` is the part's first element.
+fn par_elements(
+    bytes: &mut [u8],
+    size: usize,
+    workers: usize,
+    f: impl Fn(usize, &mut [u8]) + Sync,
+) {
+    let elements = bytes.len() / size;
+    let per = elements.div_ceil(workers.max(1)).max(1) * size;
+    if workers <= 1 || per >= bytes.len() {
+        return f(0, bytes);
+    }
+    std::thread::scope(|s| {
+        for (k, part) in bytes.chunks_mut(per).enumerate() {
+            let f = &f;
+            s.spawn(move || f(k * per / size, part));
+        }
+    });
+}
+
 pub fn write_elem(dtype: DType, bytes: &mut [u8], i: usize, v: f64) {
     let w = dtype.size_bytes() as usize;
     let b = &mut bytes[i * w..(i + 1) * w];
@@ -454,6 +592,43 @@ pub fn write_elem(dtype: DType, bytes: &mut [u8], i: usize, v: f64) {
 mod tests {
     use super::*;
     use npyz::WriterBuilder;
+    use wsp_ir::plan::F64;
+
+    /// Initialisers filled by several threads, in parts split between elements, give what one
+    /// thread's element-by-element definition gives, in every storage width.
+    #[test]
+    fn parallel_initialisers_equal_the_element_by_element_definition() {
+        // 3 Mi elements: past the size where threads start, for each dtype.
+        let shape = [3u64, 1 << 20];
+        let inits = [
+            Init::Zeros,
+            Init::Ones,
+            Init::Full(F64(-2.75)),
+            Init::Arange,
+            Init::Randn {
+                seed: 3,
+                std: F64(0.5),
+            },
+        ];
+        for dtype in [DType::F32, DType::F16, DType::I32, DType::F64] {
+            for init in &inits {
+                let t = TensorData::new("t", dtype, &shape, Some(init), Path::new(""), 3).unwrap();
+                let mut want = TensorData::zeros("t", dtype, &shape).unwrap();
+                let mut rng = crate::normal::NumpyNormal::new(3);
+                for i in 0..want.len() {
+                    let v = match init {
+                        Init::Zeros => 0.0,
+                        Init::Ones => 1.0,
+                        Init::Full(v) => v.0,
+                        Init::Arange => i as f64,
+                        _ => f64::from(0.5f32 * rng.sample()),
+                    };
+                    want.set(i, v);
+                }
+                assert!(t.bytes() == want.bytes(), "{dtype:?} {init:?}");
+            }
+        }
+    }
 
     /// A Fortran-order file of a 2×3×2 array: the tensor reads it back with every element at
     /// its index, as NumPy's `np.load` would.

@@ -1,7 +1,8 @@
 //! Chrome/Perfetto trace: one track per AICPU (dispatch) and per core (execution), times in
 //! simulated microseconds. Each slice has a category (`dispatch`, `kernel`, `collective`), and
-//! every dependency between two tasks that ran on cores is a flow arrow (category
-//! `dependency`) from the first's slice to the second's.
+//! every dependency between two tasks that ran on cores is a flow arrow from the first's slice
+//! to the second's: category `channel` for a channel's edges (a sent task to its consumer,
+//! back-pressure), `dependency` for the others.
 
 use std::path::Path;
 
@@ -86,13 +87,19 @@ pub fn write(
         .collect();
     edges.sort_unstable();
     edges.dedup();
+    let channel: std::collections::HashSet<&(u32, u32)> = graph.channel_edges.iter().collect();
     for (id, (p, s)) in edges.into_iter().enumerate() {
+        let cat = if channel.contains(&(p, s)) {
+            "channel"
+        } else {
+            "dependency"
+        };
         // Each end binds to the slice it lies in: the predecessor's from its start, the
         // successor's at its start.
         let (pc, ps, _) = ran[&p];
         let (sc, ss, _) = ran[&s];
         let flow = |ph: &str, core: u32, t: u64| {
-            json!({"ph": ph, "id": id, "name": "dependency", "cat": "dependency",
+            json!({"ph": ph, "id": id, "name": cat, "cat": cat,
                 "pid": CORE_PID, "tid": core, "ts": us(t), "bp": "e"})
         };
         events.push(flow("s", pc, ps));
