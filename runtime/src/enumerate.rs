@@ -98,6 +98,9 @@ pub struct Enumerator<'a> {
     after: Vec<Vec<TaskId>>,
     /// Per open recording: the tasks enumerated inside it.
     recorded: Vec<Vec<TaskId>>,
+    /// Emptied task lists, kept for the next `P.seq` step: a step per task would otherwise
+    /// allocate and free a list per task.
+    spare: Vec<Vec<TaskId>>,
     /// The latest instance of each program task id of the current workload.
     last_instance: Vec<TaskId>,
     /// The workload being enumerated, for messages.
@@ -161,6 +164,7 @@ impl<'a> Enumerator<'a> {
             last_resolved: None,
             after: Vec::new(),
             recorded: Vec::new(),
+            spare: Vec::new(),
             last_instance: Vec::new(),
             pipes: Vec::new(),
             dispatch_key,
@@ -588,19 +592,24 @@ impl<'a> Enumerator<'a> {
         if kind != LoopKind::Sequential {
             return self.nodes(body);
         }
-        self.recorded.push(Vec::new());
+        let list = self.spare.pop().unwrap_or_default();
+        self.recorded.push(list);
         let r = self.nodes(body);
-        let done = self.recorded.pop().unwrap_or_default();
+        let mut done = self.recorded.pop().unwrap_or_default();
         r?;
-        if !done.is_empty() {
-            let wait = if done.len() > BARRIER_AFTER {
-                vec![self.barrier(&done)]
-            } else {
-                done
-            };
-            if let Some(last) = self.after.last_mut() {
-                *last = wait;
-            }
+        if done.is_empty() {
+            self.spare.push(done);
+            return Ok(());
+        }
+        if done.len() > BARRIER_AFTER {
+            let b = self.barrier(&done);
+            done.clear();
+            done.push(b);
+        }
+        if let Some(last) = self.after.last_mut() {
+            let mut old = std::mem::replace(last, done);
+            old.clear();
+            self.spare.push(old);
         }
         Ok(())
     }

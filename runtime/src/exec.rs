@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::fault;
-use crate::graph::{Graph, Launch, TaskKind};
+use crate::graph::{Graph, Launch, Task, TaskKind};
 use crate::tensors::{read, write_elem};
 use wsp_ir::DType;
 
@@ -135,6 +135,15 @@ pub fn execute(
     if hi <= lo {
         return;
     }
+    fault::publish(graph);
+    if workers <= 1 {
+        // Edges run from lower entries to higher ones, so enumeration order is an order that
+        // every dependency allows: one worker needs no successor lists, counts or deque.
+        for e in lo..hi {
+            run_whole(graph, e, kernels, collectives);
+        }
+        return;
+    }
     // Independent entries (no edges in the range) need no successor lists: all start ready.
     let successors = graph.successors(lo, hi, first_edge);
     let initial: Vec<u32> = match &successors {
@@ -165,7 +174,6 @@ pub fn execute(
     let remaining = AtomicUsize::new((hi - lo) as usize);
     let locals: Vec<Worker<Item>> = (0..workers).map(|_| Worker::new_lifo()).collect();
     let stealers: Vec<Stealer<Item>> = locals.iter().map(|w| w.stealer()).collect();
-    fault::publish(graph);
     // Entry `e` finished: its successors may be ready. Returns 1, the entries finished.
     let finish = |e: u32, local: &Worker<Item>| {
         if let Some((offsets, succs, _)) = &successors {
@@ -182,61 +190,35 @@ pub fn execute(
     let run = |item: Item, local: &Worker<Item>| -> usize {
         let e = item as u32;
         let task = &graph.tasks[e as usize];
-        let sig = graph.sigs[task.sig as usize];
-        // SAFETY: the pools hold these offsets for every task with a signature.
-        let (strides, scalars) = unsafe {
-            (
-                graph.strides.as_ptr().add(sig.strides as usize),
-                graph.scalars.as_ptr().add(sig.scalars as usize),
-            )
+        let TaskKind::Launch(l) = task.kind else {
+            run_whole(graph, e, kernels, collectives);
+            return finish(e, local);
         };
-        match task.kind {
-            TaskKind::Kernel(k) => {
-                let id = graph.id_of(e);
-                fault::CURRENT.set(id);
-                // SAFETY: the pool holds this task's arguments at its offset; the kernel was
-                // generated for exactly this parameter list.
-                unsafe {
-                    kernels.run(
-                        k as usize,
-                        id,
-                        graph.ptrs.as_ptr().add(task.args as usize),
-                        strides,
-                        scalars,
-                    )
-                };
-                fault::CURRENT.set(u32::MAX);
+        let launch = &graph.launches[l as usize];
+        let size = launch_chunk(launch);
+        let left = &chunks_left[l as usize];
+        let c = match (item >> 32).checked_sub(1) {
+            Some(c) => c as usize,
+            None => {
+                // Met whole: split into chunks, the first run here.
+                let n = (launch.count as usize).div_ceil(size);
+                if n == 0 {
+                    return finish(e, local);
+                }
+                left.store(n, Ordering::Relaxed);
+                for c in (1..n as Item).rev() {
+                    local.push(e as Item | (c + 1) << 32);
+                }
+                0
             }
-            TaskKind::Barrier => {}
-            TaskKind::Collective(c) => collectives[c as usize].run(),
-            TaskKind::Launch(l) => {
-                let launch = &graph.launches[l as usize];
-                let size = launch_chunk(launch);
-                let left = &chunks_left[l as usize];
-                let c = match (item >> 32).checked_sub(1) {
-                    Some(c) => c as usize,
-                    None => {
-                        // Met whole: split into chunks, the first run here.
-                        let n = (launch.count as usize).div_ceil(size);
-                        if n == 0 {
-                            return finish(e, local);
-                        }
-                        left.store(n, Ordering::Relaxed);
-                        for c in (1..n as Item).rev() {
-                            local.push(e as Item | (c + 1) << 32);
-                        }
-                        0
-                    }
-                };
-                run_chunk(launch, c * size, size, kernels, strides, scalars);
-                return if left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    finish(e, local)
-                } else {
-                    0
-                };
-            }
+        };
+        let (strides, scalars) = signature(graph, task);
+        run_chunk(launch, c * size, size, kernels, strides, scalars);
+        if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            finish(e, local)
+        } else {
+            0
         }
-        finish(e, local)
     };
     let work = |local: Worker<Item>| {
         // Entries finished since this worker last told `remaining`.
@@ -288,6 +270,48 @@ pub fn execute(
             let _ = h.join();
         }
     });
+}
+
+/// Where a task's strides and scalars start.
+fn signature(graph: &Graph, task: &Task) -> (*const i64, *const f64) {
+    let sig = graph.sigs[task.sig as usize];
+    // SAFETY: the pools hold these offsets for every task with a signature.
+    unsafe {
+        (
+            graph.strides.as_ptr().add(sig.strides as usize),
+            graph.scalars.as_ptr().add(sig.scalars as usize),
+        )
+    }
+}
+
+/// Runs entry `e` of the graph, a launch's every instance.
+fn run_whole(graph: &Graph, e: u32, kernels: Kernels, collectives: &[Collective]) {
+    let task = &graph.tasks[e as usize];
+    let (strides, scalars) = signature(graph, task);
+    match task.kind {
+        TaskKind::Kernel(k) => {
+            let id = graph.id_of(e);
+            fault::CURRENT.set(id);
+            // SAFETY: the pool holds this task's arguments at its offset; the kernel was
+            // generated for exactly this parameter list.
+            unsafe {
+                kernels.run(
+                    k as usize,
+                    id,
+                    graph.ptrs.as_ptr().add(task.args as usize),
+                    strides,
+                    scalars,
+                )
+            };
+            fault::CURRENT.set(u32::MAX);
+        }
+        TaskKind::Barrier => {}
+        TaskKind::Collective(c) => collectives[c as usize].run(),
+        TaskKind::Launch(l) => {
+            let launch = &graph.launches[l as usize];
+            run_chunk(launch, 0, launch.count as usize, kernels, strides, scalars);
+        }
+    }
 }
 
 /// Runs instances `lo..lo + size` of a launch (fewer at its end).
