@@ -1130,3 +1130,103 @@ fn the_trace_draws_channel_edges_apart() {
     // The loader's `P.seq` orders its iterations: those edges stay dependencies.
     assert!(flows("dependency") > 0);
 }
+
+/// 16,384 small dependent tasks, a host read of a value they wrote, then more tasks picked by
+/// it: with several workers a helper runs the first batches while enumeration goes on
+/// (runtime/src/pipeline.rs), and the read waits for every task before it (8 chains of 1,024
+/// increments make 1,025; the predicate holds, so 1,024 more make 2,049).
+const OVERLAP: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((8, 16, 64), F32, init=ones())
+
+
+@kernel
+def inc(x: InOut[Tile[16, 64, F32]], by: Scalar[F32]):
+    pto.store(x, pto.add(pto.load(x), by))
+
+
+@workload
+def w():
+    for c in P(Dense[8]):
+        for s in P.seq(Dense[1024]):
+            inc[c, s](x=X[c], by=1.0)
+    slot_load_u64(0, X[7], row=15, col=63)
+    with P.when(slot_u64(0) == 1025):
+        for c in P(Dense[8]):
+            for s in P.seq(Dense[1024]):
+                inc[c, s](x=X[c], by=1.0)
+    with P.otherwise():
+        for c in P(Dense[8]):
+            inc[c](x=X[c], by=-1000.0)
+
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#;
+
+#[test]
+fn execution_overlapping_enumeration_gives_the_same_numbers() {
+    let check = r#"
+import sys, numpy as np
+X = np.load(f"{sys.argv[1]}/X.npy")
+assert (X == 2049).all(), np.unique(X)
+"#;
+    for workers in ["1", "2", "3"] {
+        common::run_and_check(
+            "run",
+            &format!("overlap-{workers}"),
+            OVERLAP,
+            &["--workers", workers],
+            check,
+        );
+    }
+}
+
+/// A fault in a task the helper runs (the eighth of 65,544, while the rest are enumerated)
+/// names the task as any other: integer division by tile 0 of `arange()`.
+#[test]
+fn a_crash_in_a_task_run_during_enumeration_names_the_task() {
+    let dir = scratch("overlap-crash");
+    let file = dir.join("crash.wsp");
+    let text = r#"from pto_wsp import *
+
+F32 = DType.F32
+I32 = DType.I32
+A = Tensor((8, 4, 8), I32, init=ones())
+D = Tensor((8, 4, 8), I32, init=arange())
+Q = Tensor((8, 4, 8), I32)
+X = Tensor((64, 16, 64), F32, init=ones())
+
+
+@kernel
+def quot(a: In[Tile[4, 8, I32]], d: In[Tile[4, 8, I32]], q: Out[Tile[4, 8, I32]]):
+    pto.store(q, pto.div(a, d))
+
+
+@kernel
+def inc(x: InOut[Tile[16, 64, F32]]):
+    pto.store(x, pto.add(pto.load(x), 1.0))
+
+
+@workload
+def w():
+    for c in P.seq(Dense[8]):
+        quot[7 - c](a=A[7 - c], d=D[7 - c], q=Q[7 - c])
+    for c in P(Dense[64]):
+        for s in P.seq(Dense[1024]):
+            inc[c, s](x=X[c])
+
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#;
+    std::fs::write(&file, text).unwrap();
+    let s = wsp_run(&file, &["--workers", "2"]);
+    let err = String::from_utf8_lossy(&s.stderr);
+    assert_eq!(s.status.code(), Some(1), "stderr: {err}");
+    assert!(
+        err.contains("error[WSP602]: arithmetic exception in task quot[0]"),
+        "stderr: {err}"
+    );
+}

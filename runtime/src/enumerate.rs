@@ -553,6 +553,7 @@ impl<'a> Enumerator<'a> {
             tiles: ptrs,
             index,
         });
+        self.run.enumerated();
         // Ordered scopes and recordings name every instance, as they name every task.
         let ids = first..first + count;
         for set in &self.after {
@@ -739,6 +740,7 @@ impl<'a> Enumerator<'a> {
         for r in &mut self.recorded {
             r.push(id);
         }
+        self.run.enumerated();
         id
     }
 

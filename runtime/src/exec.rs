@@ -74,7 +74,7 @@ unsafe impl Send for Collective {}
 unsafe impl Sync for Collective {}
 
 impl Collective {
-    fn run(&self) {
+    pub(crate) fn run(&self) {
         let (sp, sd, ss) = &self.src;
         let (dp, dd, ds) = &self.dst;
         let n_src: u64 = ss.iter().product();
@@ -109,7 +109,7 @@ impl Collective {
 }
 
 /// The stack each worker gets: tiles live on the stack of the kernel that computes them.
-const WORKER_STACK: usize = 256 << 20;
+pub(crate) const WORKER_STACK: usize = 256 << 20;
 
 /// An item of work: an entry, or one chunk of a launch's instances (`chunk + 1` in the high
 /// half).
@@ -315,7 +315,7 @@ fn run_whole(graph: &Graph, e: u32, kernels: Kernels, collectives: &[Collective]
 }
 
 /// Runs instances `lo..lo + size` of a launch (fewer at its end).
-fn run_chunk(
+pub(crate) fn run_chunk(
     launch: &Launch,
     lo: usize,
     size: usize,

@@ -13,6 +13,16 @@ thread_local! {
     pub static CURRENT: Cell<u32> = const { Cell::new(u32::MAX) };
 }
 
+/// Looks task `id` up in what `source` points at: its kernel, and its index values one by one
+/// through `each`, without allocating.
+pub type Describe = fn(source: *const (), id: u32, each: &mut dyn FnMut(i64)) -> Option<u32>;
+
+thread_local! {
+    /// Where the handler looks up the running task on a thread that runs tasks from a copy of
+    /// the graph (the pipeline's helper, while the graph itself is still growing).
+    pub static SOURCE: Cell<Option<(*const (), Describe)>> = const { Cell::new(None) };
+}
+
 static GRAPH: AtomicPtr<Graph> = AtomicPtr::new(std::ptr::null_mut());
 static NAMES: AtomicPtr<Vec<String>> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -93,7 +103,34 @@ extern "C" fn handler(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut 
     let task = CURRENT.with(|c| c.get());
     let graph = GRAPH.load(Ordering::Acquire);
     let names = NAMES.load(Ordering::Acquire);
-    if task != u32::MAX && !graph.is_null() && !names.is_null() {
+    let source = SOURCE.with(|s| s.get());
+    if let Some((source, describe)) = source
+        && task != u32::MAX
+        && !names.is_null()
+    {
+        // SAFETY: the names were leaked by `install` and are never freed.
+        let names = unsafe { &*names };
+        let mut index = [0i64; 16];
+        let mut n = 0;
+        let kernel = describe(source, task, &mut |v| {
+            if n < index.len() {
+                index[n] = v;
+                n += 1;
+            }
+        });
+        if let Some(k) = kernel {
+            buf.push(b" in task ");
+            buf.push(names.get(k as usize).map_or(&b"?"[..], |n| n.as_bytes()));
+            buf.push(b"[");
+            for (i, v) in index[..n].iter().enumerate() {
+                if i > 0 {
+                    buf.push(b", ");
+                }
+                buf.int(*v);
+            }
+            buf.push(b"]");
+        }
+    } else if task != u32::MAX && !graph.is_null() && !names.is_null() {
         // SAFETY: `CURRENT` names a task only inside `exec::execute`, which published the graph
         // it borrows before running any task and does not return while one runs, so the graph
         // is alive and unchanged; the names were leaked by `install` and are never freed.

@@ -59,7 +59,7 @@ pub struct Launch {
 
 impl Launch {
     /// Instance `i`'s index values.
-    fn index_at(&self, i: u32) -> impl Iterator<Item = i64> + '_ {
+    pub(crate) fn index_at(&self, i: u32) -> impl Iterator<Item = i64> + '_ {
         self.index
             .iter()
             .map(move |&(base, step)| base.wrapping_add(step.wrapping_mul(i as i64)))
@@ -204,7 +204,7 @@ impl Graph {
     }
 
     /// The index values stored for entry `e` (none for a launch).
-    fn entry_index(&self, e: usize) -> &[i64] {
+    pub(crate) fn entry_index(&self, e: usize) -> &[i64] {
         let Some(task) = self.tasks.get(e) else {
             return &[];
         };
@@ -213,6 +213,18 @@ impl Graph {
             .get(e + 1)
             .map_or(self.index.len(), |n| n.index as usize);
         &self.index[task.index as usize..hi]
+    }
+
+    /// Signature `sig`'s strides and scalars: each signature's run up to the next one's.
+    pub(crate) fn signature_data(&self, sig: u32) -> (&[i64], &[f64]) {
+        let s = self.sigs[sig as usize];
+        let next = self.sigs.get(sig as usize + 1);
+        let strides = next.map_or(self.strides.len(), |n| n.strides as usize);
+        let scalars = next.map_or(self.scalars.len(), |n| n.scalars as usize);
+        (
+            &self.strides[s.strides as usize..strides],
+            &self.scalars[s.scalars as usize..scalars],
+        )
     }
 
     /// The task's dispatch and stream keys; (0, -1) for a task without.

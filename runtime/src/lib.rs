@@ -9,6 +9,7 @@ pub mod fault;
 pub mod files;
 mod graph;
 mod normal;
+mod pipeline;
 pub mod preview;
 pub mod process;
 mod regions;

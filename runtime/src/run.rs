@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicU64;
 use crate::RunError;
 use crate::exec::{self, Collective, CyclesFn, KernelFn};
 use crate::graph::Graph;
+use crate::pipeline::{BATCH, Pipeline};
 use crate::regions::Regions;
 use crate::tensors::Tensors;
 
@@ -28,6 +29,9 @@ pub fn task_budget(memory: u64) -> (u32, String) {
 }
 
 pub struct Run {
+    /// The helper running tasks while enumeration goes on. First, so that it is joined
+    /// before the tensors its tasks write are dropped.
+    pipeline: Option<Pipeline>,
     pub tensors: Tensors,
     pub graph: Graph,
     pub regions: Regions,
@@ -60,6 +64,7 @@ impl Run {
     pub fn new(tensors: Tensors, kernels: Vec<KernelFn>, workers: usize) -> Run {
         let n = tensors.data.len();
         Run {
+            pipeline: None,
             tensors,
             graph: Graph::default(),
             regions: Regions::default(),
@@ -85,9 +90,36 @@ impl Run {
         self.dirty[tensor] = true;
     }
 
+    /// After each entry the enumerator adds: once a batch of entries waits, they go to the
+    /// helper (started on first use), unless one worker runs everything or a custom kernel's
+    /// cycles are collected per task.
+    pub fn enumerated(&mut self) {
+        if self.workers < 2 || self.cycle_hooks.iter().any(Option::is_some) {
+            return;
+        }
+        let hi = self.graph.tasks.len() as u32;
+        let from = self
+            .pipeline
+            .as_ref()
+            .map_or(self.executed, |p| p.published);
+        if hi - from < BATCH {
+            return;
+        }
+        let executed = self.executed;
+        let kernels = &self.kernels;
+        self.pipeline
+            .get_or_insert_with(|| Pipeline::start(kernels.clone(), executed))
+            .publish(&self.graph, hi, &self.collectives);
+    }
+
     /// Runs every enumerated task that has not run yet.
     pub fn flush(&mut self) {
         let hi = self.graph.tasks.len() as u32;
+        // What the helper has not run yet, all workers run now.
+        let from = match &mut self.pipeline {
+            Some(p) => p.pause().max(self.executed),
+            None => self.executed,
+        };
         if self.cycle_hooks.iter().any(Option::is_some) {
             let ids = self.graph.next_id() as usize;
             self.extra_cycles.resize_with(ids, AtomicU64::default);
@@ -99,13 +131,16 @@ impl Run {
         };
         exec::execute(
             &self.graph,
-            self.executed,
+            from.min(hi),
             hi,
             self.edges_done,
             kernels,
             &self.collectives,
             self.workers,
         );
+        if let Some(p) = &mut self.pipeline {
+            p.resume(hi);
+        }
         self.executed = hi;
         self.edges_done = self.graph.edges.len();
         self.dirty.fill(false);
