@@ -560,17 +560,30 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
         ("rowmax", &[f32_tile, row_tile], [512, 1, 1, 1, 0, 0]),
         ("softmax", &[f32_tile, f32_tile], unary),
     ];
-    for (name, sizes, strides) in cases {
-        // Positive finite values in every dtype (the bytes 60..=120 make f32 and f16 of
-        // moderate size), so log and rsqrt take their ordinary path.
-        let mut bufs: Vec<Vec<u8>> = sizes
-            .iter()
-            .map(|s| (0..s * tiles).map(|i| (i % 61) as u8 + 60).collect())
-            .collect();
-        let secs = time_passes(kernel(&lib, name), &mut bufs, sizes, &strides, tiles);
+    // Positive finite values in every dtype (the bytes 60..=120 make f32 and f16 of moderate
+    // to large size), so log and rsqrt take their ordinary path.
+    let mut bufs: Vec<Vec<Vec<u8>>> = cases
+        .iter()
+        .map(|(_, sizes, _)| {
+            sizes
+                .iter()
+                .map(|s| (0..s * tiles).map(|i| (i % 61) as u8 + 60).collect())
+                .collect()
+        })
+        .collect();
+    // Three rounds over every kernel, the best of each: this machine's speed drifts, and
+    // ratios between kernels mean something only when measured close together.
+    let mut best = vec![f64::INFINITY; cases.len()];
+    for _ in 0..3 {
+        for (k, (name, sizes, strides)) in cases.iter().enumerate() {
+            let secs = time_passes(kernel(&lib, name), &mut bufs[k], sizes, strides, tiles);
+            best[k] = best[k].min(secs);
+        }
+    }
+    for ((name, sizes, _), secs) in cases.iter().zip(best) {
         let bytes: usize = sizes.iter().sum::<usize>() * tiles;
         stream.insert(
-            name.into(),
+            (*name).into(),
             json!({"gb_per_s": bytes as f64 / secs / 1e9, "bytes_per_pass": bytes}),
         );
     }
@@ -595,7 +608,7 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
             "of_numpy": numpy_gflops.map(|g| gflops / g),
         },
         "streaming": {
-            "what": "bytes read and written per second over 256 tiles of [64, 512] (32 MiB per f32 operand), one thread",
+            "what": "bytes read and written per second over 256 tiles of [64, 512] (32 MiB per f32 operand), one thread, best of three rounds over all kernels",
             "memcpy_gb_per_s": memcpy,
             "kernels": stream,
         },
@@ -673,12 +686,14 @@ fn chains(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     let one = median(runs[0].clone());
     let two = median(runs[1].clone());
     let efficiency = one / (2.0 * two);
+    let efficiency_best = min(&runs[0]) / (2.0 * min(&runs[1]));
     let per_s = CHAIN_TASKS / (one / 1e3);
     json!({
         "what": "256 P.seq chains of 1,024 [16, 64] f32 InOut updates; execute_time_ms of fresh `wsp run` processes, median of 7",
         "workers_1": {"execute_ms_median": one, "runs": runs[0], "tasks_per_s": per_s},
         "workers_2": {"execute_ms_median": two, "runs": runs[1], "tasks_per_s": CHAIN_TASKS / (two / 1e3)},
         "parallel_efficiency_2": efficiency,
+        "parallel_efficiency_2_of_best_runs": efficiency_best,
         "original_tasks_per_s_without_dependencies": ORIGINAL_TASKS_PER_S,
         "goals": {"efficiency_at_least_0_85": efficiency >= 0.85, "at_least_5M_dependent_tasks_per_s": per_s >= 5e6},
     })
