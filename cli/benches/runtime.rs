@@ -199,6 +199,32 @@ program.execute()
 "#;
 const CHAIN_TASKS: f64 = 262_144.0;
 
+/// 500 `P.seq` steps, each a task then a host read of what it wrote (`slot_load_u64`): 500
+/// flushes, each of which waits for the pool.
+const FLUSHES: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((1, 16, 64), F32, init=ones())
+
+
+@kernel
+def inc(x: InOut[Tile[16, 64, F32]]):
+    pto.store(x, pto.add(pto.load(x), 1.0))
+
+
+@workload
+def w():
+    for s in P.seq(Dense[500]):
+        inc[s](x=X[0])
+        slot_load_u64(0, X[0], row=0, col=0)
+        with P.when(slot_u64(0) > 1000000):
+            inc[s](x=X[0])
+
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#;
+
 /// Decode attention: 8 independent heads, each a `P.seq` chain of 4 chunk tasks then a final
 /// task, on the default 910B; `{schedule}` is replaced by each policy.
 const DECODE: &str = r#"from pto_wsp import *
@@ -688,8 +714,18 @@ fn chains(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     let efficiency = one / (2.0 * two);
     let efficiency_best = min(&runs[0]) / (2.0 * min(&runs[1]));
     let per_s = CHAIN_TASKS / (one / 1e3);
+    let flushes = scratch.join("flushes.wsp");
+    std::fs::write(&flushes, FLUSHES).expect("write the flushes program");
+    let flush_ms: Vec<f64> = (0..7)
+        .map(|_| {
+            let (stats, _) = wsp_run(wsp, &flushes, cache, scratch, &["--workers", "2"]);
+            stats["execute_time_ms"].as_f64().expect("execute_time_ms")
+        })
+        .collect();
     json!({
         "what": "256 P.seq chains of 1,024 [16, 64] f32 InOut updates; execute_time_ms of fresh `wsp run` processes, median of 7",
+        "host_reads_500_workers_2_ms": {"median": median(flush_ms.clone()), "runs": flush_ms,
+            "what": "500 P.seq steps of a task then a host read of its result: 500 flushes"},
         "workers_1": {"execute_ms_median": one, "runs": runs[0], "tasks_per_s": per_s},
         "workers_2": {"execute_ms_median": two, "runs": runs[1], "tasks_per_s": CHAIN_TASKS / (two / 1e3)},
         "parallel_efficiency_2": efficiency,

@@ -130,20 +130,21 @@ pub fn execute(
     first_edge: usize,
     kernels: Kernels,
     collectives: &[Collective],
-    workers: usize,
+    pool: Option<&rayon::ThreadPool>,
 ) {
     if hi <= lo {
         return;
     }
     fault::publish(graph);
-    if workers <= 1 {
+    let Some(pool) = pool else {
         // Edges run from lower entries to higher ones, so enumeration order is an order that
         // every dependency allows: one worker needs no successor lists, counts or deque.
         for e in lo..hi {
             run_whole(graph, e, kernels, collectives);
         }
         return;
-    }
+    };
+    let workers = pool.current_num_threads();
     // Independent entries (no edges in the range) need no successor lists: all start ready.
     let successors = graph.successors(lo, hi, first_edge);
     let initial: Vec<u32> = match &successors {
@@ -256,20 +257,24 @@ pub fn execute(
             std::thread::yield_now();
         }
     };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = locals
-            .into_iter()
-            .map(|local| {
-                std::thread::Builder::new()
-                    .stack_size(WORKER_STACK)
-                    .spawn_scoped(s, || work(local))
-                    .expect("spawn a worker thread")
-            })
-            .collect();
-        for h in handles {
-            let _ = h.join();
+    // The pool's threads live as long as the run, so a flush starts none.
+    pool.scope(|s| {
+        for local in locals {
+            let work = &work;
+            s.spawn(move |_| work(local));
         }
     });
+}
+
+/// The worker threads of a run, started once: `workers` of them, each with the stack tiles
+/// need.
+pub fn pool(workers: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .stack_size(WORKER_STACK)
+        .thread_name(|i| format!("wsp-worker-{i}"))
+        .build()
+        .expect("start the worker threads")
 }
 
 /// Where a task's strides and scalars start.

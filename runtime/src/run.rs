@@ -32,6 +32,8 @@ pub struct Run {
     /// The helper running tasks while enumeration goes on. First, so that it is joined
     /// before the tensors its tasks write are dropped.
     pipeline: Option<Pipeline>,
+    /// The worker threads, started by the first flush that has more than one worker.
+    pool: Option<rayon::ThreadPool>,
     pub tensors: Tensors,
     pub graph: Graph,
     pub regions: Regions,
@@ -65,6 +67,7 @@ impl Run {
         let n = tensors.data.len();
         Run {
             pipeline: None,
+            pool: None,
             tensors,
             graph: Graph::default(),
             regions: Regions::default(),
@@ -129,6 +132,11 @@ impl Run {
             hooks: &self.cycle_hooks,
             extra: &self.extra_cycles,
         };
+        let pool = match (&self.pool, self.workers) {
+            (_, 0 | 1) => None,
+            (Some(p), _) => Some(p),
+            (None, w) => Some(&*self.pool.insert(exec::pool(w))),
+        };
         exec::execute(
             &self.graph,
             from.min(hi),
@@ -136,7 +144,7 @@ impl Run {
             self.edges_done,
             kernels,
             &self.collectives,
-            self.workers,
+            pool,
         );
         if let Some(p) = &mut self.pipeline {
             p.resume(hi);
