@@ -116,7 +116,7 @@ pub(crate) const WORKER_STACK: usize = 256 << 20;
 type Item = u64;
 
 /// Runs entries `lo..hi` of the graph (edges from `first_edge` on; earlier entries have
-/// finished).
+/// finished): in order on the calling thread without a pool, else on every thread of `pool`.
 ///
 /// The entries ready at the start are claimed in chunks through a shared cursor, so that a
 /// million independent tasks cost a few thousand atomic operations, not millions; entries made

@@ -7,8 +7,8 @@
 //!
 //! The helper reads nothing the enumerator is still writing: each batch of entries is copied
 //! out of the graph (kernel, tile pointers, strides, scalars, index values, launches,
-//! collectives) when it is handed over. It writes one word per task that no other thread
-//! writes (how far it got), so nothing on the per-task path is shared between threads.
+//! collectives) when it is handed over. Per task it writes one word (how far it got) that no
+//! other thread writes while it runs, so nothing on the per-task path is shared.
 //!
 //! It pays when enumerating a task costs about as much as running it (many small dependent
 //! tasks): the two then run side by side. With one worker there is no helper, and programs
