@@ -261,9 +261,22 @@ pub fn simulate(
         touched: Vec::new(),
         work: Vec::new(),
     };
-    // Those that wait for nothing; resolving them makes others ready in turn.
+    // Those that wait for nothing; resolving them makes others ready in turn. The kernels
+    // among them fill each AICPU's ready set at once (a bulk build, not one insertion each:
+    // for an index launch that is every instance).
     let roots: Vec<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
-    for i in roots {
+    let mut initial: Vec<Vec<(u64, u32)>> = vec![Vec::new(); aicpus as usize];
+    let (kernels, others): (Vec<usize>, Vec<usize>) =
+        roots.into_iter().partition(|&i| st.is_kernel(i));
+    for i in kernels {
+        let ready = st.ready_time(i);
+        st.ready_at[i] = ready;
+        initial[queue_of[i] as usize].push((ready, i as u32));
+    }
+    for (set, tasks) in st.ready.iter_mut().zip(initial) {
+        *set = tasks.into_iter().collect();
+    }
+    for i in others {
         st.resolved(i, &succ_at, &succs, &next_in_stream, &mut pending);
     }
     // Per unit (cube, vector): the cores by the time they free up, then by number.
