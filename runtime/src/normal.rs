@@ -58,7 +58,6 @@ fn seed_sequence_state(seed: u64) -> [u64; 4] {
 }
 
 /// NumPy's `default_rng(seed)` bit generator, handing out 32-bit words.
-#[derive(Clone)]
 pub struct NumpyNormal {
     pcg: Lcg128Xsl64,
     /// The high half of the last 64-bit output, not handed out yet.
@@ -104,6 +103,11 @@ impl NumpyNormal {
     /// A uniform float in [0, 1) from the top 24 bits of a word.
     fn next_f32(&mut self) -> f32 {
         (self.next_u32() >> 8) as f32 * (1.0 / 16_777_216.0)
+    }
+
+    /// Fills `out` with the next samples, in order.
+    fn draw(&mut self, out: &mut [f32]) {
+        out.iter_mut().for_each(|x| *x = self.sample());
     }
 
     /// The next standard normal float32 sample.
@@ -165,9 +169,7 @@ pub fn fill(seed: u64, out: &mut [f32], workers: usize) {
     let n = out.len();
     let parts = workers.clamp(1, 64).min(n / (1 << 16)).max(1);
     if parts == 1 {
-        let mut g = NumpyNormal::new(seed);
-        out.iter_mut().for_each(|x| *x = g.sample());
-        return;
+        return NumpyNormal::new(seed).draw(out);
     }
     // Part k draws from word `bounds[k]` until a sample would start at `bounds[k + 1]` or
     // later, into out[bounds[k]..]: no more samples than words, so it stays in its share.
@@ -216,13 +218,12 @@ pub fn fill(seed: u64, out: &mut [f32], workers: usize) {
             .collect()
     });
     // Join the parts: part 0 starts the stream, so its samples are all true.
-    let mut filled = drawn[0].drawn;
-    let mut end = drawn[0].end.clone();
-    for (k, part) in drawn.iter().enumerate().skip(1) {
+    let mut drawn = drawn.into_iter().enumerate();
+    let (_, first) = drawn.next().expect("two parts or more");
+    let (mut filled, mut end) = (first.drawn, first.end);
+    for (k, part) in drawn {
         let Some(first) = part.starts.iter().position(|&w| w == end.words) else {
-            let mut g = NumpyNormal::new(seed);
-            out.iter_mut().for_each(|x| *x = g.sample());
-            return;
+            return NumpyNormal::new(seed).draw(out);
         };
         let true_samples = bounds[k] + first..bounds[k] + part.drawn;
         // The true part starts after the previous one, and never past its own share.
@@ -230,11 +231,9 @@ pub fn fill(seed: u64, out: &mut [f32], workers: usize) {
         let count = true_samples.len().min(n - filled);
         out.copy_within(true_samples.start..true_samples.start + count, filled);
         filled += count;
-        end = part.end.clone();
+        end = part.end;
     }
-    for x in &mut out[filled..] {
-        *x = end.sample();
-    }
+    end.draw(&mut out[filled..]);
 }
 
 #[cfg(test)]

@@ -117,7 +117,7 @@ impl TensorData {
     /// Makes every page resident, each thread writing one word per page of its part.
     fn touch(&mut self, workers: usize) {
         const PAGE_WORDS: usize = 4096 / 8;
-        par_parts(&mut self.words, workers, |_, part| {
+        par_parts(&mut self.words, 1, workers, |_, part| {
             part.iter_mut().step_by(PAGE_WORDS).for_each(|w| {
                 // SAFETY: a valid, aligned word of the part; volatile so that the write of a
                 // zero over a zero page is not left out.
@@ -134,7 +134,7 @@ impl TensorData {
     fn fill_from(&mut self, init: &Init, base: &Path, workers: usize) -> Result<(), String> {
         let (dtype, size) = (self.dtype, self.dtype.size_bytes() as usize);
         match init {
-            Init::Zeros => par_parts(self.bytes_mut(), workers, |_, part| part.fill(0)),
+            Init::Zeros => par_parts(self.bytes_mut(), 1, workers, |_, part| part.fill(0)),
             Init::Ones | Init::Full(_) => {
                 let v = if let Init::Full(v) = init { v.0 } else { 1.0 };
                 let mut one = vec![0u8; size];
@@ -170,7 +170,7 @@ impl TensorData {
                     let out = self.f32s_mut();
                     crate::normal::fill(*seed as u64, out, workers);
                     if std != 1.0 {
-                        par_parts(out, workers, |_, part| {
+                        par_parts(out, 1, workers, |_, part| {
                             part.iter_mut().for_each(|x| *x *= std)
                         });
                     }
@@ -533,13 +533,22 @@ fn zeroed_words(words: usize) -> Option<Vec<u64>> {
     Some(unsafe { Vec::from_raw_parts(ptr, words, words) })
 }
 
-/// Calls `f(first, part)` on up to `workers` consecutive parts of `items` at once, `first`
-/// being the part's first index.
-fn par_parts<T: Send>(items: &mut [T], workers: usize, f: impl Fn(usize, &mut [T]) + Sync) {
-    if workers <= 1 {
+/// Calls `f(first, part)` on up to `workers` consecutive parts of `items` at once, each a
+/// multiple of `align` items long (but the last), `first` being the part's first index.
+fn par_parts<T: Send>(
+    items: &mut [T],
+    align: usize,
+    workers: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let size = items
+        .len()
+        .div_ceil(workers.max(1))
+        .next_multiple_of(align)
+        .max(align);
+    if workers <= 1 || size >= items.len() {
         return f(0, items);
     }
-    let size = items.len().div_ceil(workers).max(1);
     std::thread::scope(|s| {
         for (k, part) in items.chunks_mut(size).enumerate() {
             let f = &f;
@@ -556,17 +565,7 @@ fn par_elements(
     workers: usize,
     f: impl Fn(usize, &mut [u8]) + Sync,
 ) {
-    let elements = bytes.len() / size;
-    let per = elements.div_ceil(workers.max(1)).max(1) * size;
-    if workers <= 1 || per >= bytes.len() {
-        return f(0, bytes);
-    }
-    std::thread::scope(|s| {
-        for (k, part) in bytes.chunks_mut(per).enumerate() {
-            let f = &f;
-            s.spawn(move || f(k * per / size, part));
-        }
-    });
+    par_parts(bytes, size, workers, |first, part| f(first / size, part))
 }
 
 pub fn write_elem(dtype: DType, bytes: &mut [u8], i: usize, v: f64) {
