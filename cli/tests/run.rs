@@ -204,6 +204,13 @@ fn new_bindings_and_new_data_need_no_recompile() {
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
 }
 
+/// The standard error of a run that reported an error (exit status 1), not one that crashed.
+fn exit_1(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    err
+}
+
 fn failure(out: &Output) -> String {
     assert!(
         !out.status.success(),
@@ -559,9 +566,7 @@ program = w(Dense[64]).compile(target="cpu_sim")
 program.execute()
 "#;
     std::fs::write(&file, text).unwrap();
-    let s = wsp_run(&file, &["--stats-json", "/dev/null"]);
-    let err = String::from_utf8_lossy(&s.stderr);
-    assert_eq!(s.status.code(), Some(1), "stderr: {err}");
+    let err = exit_1(&wsp_run(&file, &["--stats-json", "/dev/null"]));
     assert!(
         err.contains("error[WSP602]: segmentation fault in task crash[40]"),
         "stderr: {err}"
@@ -608,9 +613,7 @@ fn a_crash_inside_a_task_names_the_task_and_spares_the_caller() {
         "crash",
         "    if (x[0] > 0.5f && y_rs > 0) {\n        volatile float* p = nullptr;\n        *p = 1.0f;\n    }\n",
     );
-    let out = wsp_run(&file, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    let err = exit_1(&wsp_run(&file, &[]));
     assert!(
         err.contains("error[WSP602]: segmentation fault in task crash["),
         "stderr: {err}"
@@ -625,9 +628,7 @@ fn cpp_src_errors_point_into_the_string() {
         "bad",
         "    for (int i = 0; i < y_rows; ++i)\n        y[i * y_rs] = x[i * x_rs] + undefined_name;\n",
     );
-    let out = wsp_run(&file, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    let err = exit_1(&wsp_run(&file, &[]));
     assert!(err.contains("error[WSP601]"), "stderr: {err}");
     assert!(
         err.contains("bad.wsp:10:"),
@@ -988,46 +989,17 @@ print(X)
     );
 }
 
-/// Decode attention as the runtime issue measured it: 8 independent heads, each a `P.seq`
-/// chain of 4 chunk tasks then a final task, on the default 910B (24 cube cores, 6 AICPUs).
-/// Each AICPU issues what is ready, so a task waiting on its predecessor no longer holds the
-/// ready tasks behind it, and stealing takes ready work.
+/// Decode attention as the runtime issue measured it (`cli/tests/data/decode_heads.wsp`, with
+/// `schedule` put before `.compile(`): 8 independent heads, each a `P.seq` chain of 4 chunk
+/// tasks then a final task, on the default 910B (24 cube cores, 6 AICPUs). Each AICPU issues
+/// what is ready, so a task waiting on its predecessor no longer holds the ready tasks behind
+/// it, and stealing takes ready work.
 fn decode_heads(dir: &Path, name: &str, schedule: &str) -> u64 {
     let file = dir.join(format!("{name}.wsp"));
+    let text = std::fs::read_to_string(root().join("cli/tests/data/decode_heads.wsp")).unwrap();
     std::fs::write(
         &file,
-        format!(
-            r#"from pto_wsp import *
-
-F32 = DType.F32
-Q = Tensor((8, 16, 64), F32, init=ones())
-K = Tensor((8, 4, 64, 64), F32, init=ones())
-S = Tensor((8, 16, 64), F32)
-O = Tensor((8, 16, 64), F32)
-
-
-@kernel
-def chunk(q: In[Tile[16, 64, F32]], k: In[Tile[64, 64, F32]], s: InOut[Tile[16, 64, F32]]):
-    pto.store(s, pto.add(s, pto.matmul(q, k)))
-
-
-@kernel
-def final(s: In[Tile[16, 64, F32]], o: Out[Tile[16, 64, F32]]):
-    pto.store(o, pto.exp(s))
-
-
-@workload
-def decode(heads):
-    for h in P(heads):
-        for c in P.seq(Dense[4]):
-            chunk[h, c](q=Q[h], k=K[h, c], s=S[h])
-        final[h](s=S[h], o=O[h])
-
-
-program = decode(Dense[8]){schedule}.compile(target="cpu_sim")
-program.execute()
-"#
-        ),
+        text.replace(".compile(", &format!("{schedule}.compile(")),
     )
     .unwrap();
     let s = stats(&file, dir, &[]);
@@ -1222,9 +1194,7 @@ program = w().compile(target="cpu_sim")
 program.execute()
 "#;
     std::fs::write(&file, text).unwrap();
-    let s = wsp_run(&file, &["--workers", "2"]);
-    let err = String::from_utf8_lossy(&s.stderr);
-    assert_eq!(s.status.code(), Some(1), "stderr: {err}");
+    let err = exit_1(&wsp_run(&file, &["--workers", "2"]));
     assert!(
         err.contains("error[WSP602]: arithmetic exception in task quot[0]"),
         "stderr: {err}"
