@@ -57,6 +57,19 @@ fn place(r: TextRange) -> String {
     format!("{line}:{col}")
 }
 
+/// Each range of `text` as `LINE:TEXT`, sorted, space-separated.
+fn lines_and_texts(text: &str, ranges: impl IntoIterator<Item = TextRange>) -> String {
+    let mut out: Vec<String> = ranges
+        .into_iter()
+        .map(|r| {
+            let line = text[..usize::from(r.start())].matches('\n').count() + 1;
+            format!("{line}:{}", &text[r])
+        })
+        .collect();
+    out.sort();
+    out.join(" ")
+}
+
 fn check(probes: &[(&str, usize, usize)], expect: Expect) {
     let (db, file) = setup();
     let mut out = String::new();
@@ -253,15 +266,7 @@ program = connect([loader, process("sink").consumes(ch).body(
     let spots = |needle: &str, new: &str| {
         let offset = TextSize::try_from(text.find(needle).unwrap()).unwrap();
         let edits = rename(&db, file, offset, new).unwrap_or_else(|e| panic!("{needle}: {e}"));
-        let mut out: Vec<String> = edits
-            .into_iter()
-            .map(|r| {
-                let line = text[..usize::from(r.start())].matches('\n').count() + 1;
-                format!("{line}:{}", &text[r])
-            })
-            .collect();
-        out.sort();
-        out.join(" ")
+        lines_and_texts(text, edits)
     };
     expect!["14:X 17:X 4:X"].assert_eq(&spots("X = Tensor", "A"));
     expect![[r#"10:src 11:src 14:src 17:src"#]].assert_eq(&spots("src: In", "source"));
@@ -279,15 +284,7 @@ fn unpacking_binds_each_name() {
     assert!(wsp_analysis::file_diagnostics(&db, file).is_empty());
     let spots = |offset: usize| {
         let offset = TextSize::try_from(offset).unwrap();
-        let mut out: Vec<String> = references(&db, file, offset)
-            .into_iter()
-            .map(|r| {
-                let line = text[..usize::from(r.start())].matches('\n').count() + 1;
-                format!("{line}:{}", &text[r])
-            })
-            .collect();
-        out.sort();
-        out.join(" ")
+        lines_and_texts(text, references(&db, file, offset))
     };
     let b = text.find("B, S").unwrap();
     let s = b + 3;
