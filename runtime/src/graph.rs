@@ -159,8 +159,17 @@ impl Graph {
 
     /// The launch instance `t` belongs to, with its number there.
     fn launch_of(&self, t: TaskId) -> Option<(&Launch, u32)> {
-        let l = self.launch_before(t)?;
-        (t - l.first < l.count).then(|| (l, t - l.first))
+        self.instance_of(t).map(|(l, i)| (&self.launches[l], i))
+    }
+
+    /// The launch (by index in `launches`) whose instance `t` is, with its number there.
+    pub(crate) fn instance_of(&self, t: TaskId) -> Option<(usize, u32)> {
+        let j = self
+            .launches
+            .partition_point(|l| l.first <= t)
+            .checked_sub(1)?;
+        let l = &self.launches[j];
+        (t - l.first < l.count).then_some((j, t - l.first))
     }
 
     /// The entry of task `t`.
@@ -188,6 +197,17 @@ impl Graph {
             Some((l, _)) => Some(TaskKind::Kernel(l.kernel)),
             None => self.tasks.get(self.entry_of(t) as usize).map(|e| e.kind),
         }
+    }
+
+    /// How many of tasks `lo..hi` run a kernel, counting launch instances.
+    pub fn kernel_tasks(&self, lo: TaskId, hi: TaskId) -> u64 {
+        let entries = &self.tasks[self.entry_of(lo) as usize..self.entry_of(hi) as usize];
+        let each = |t: &Task| match t.kind {
+            TaskKind::Kernel(_) => 1,
+            TaskKind::Launch(l) => u64::from(self.launches[l as usize].count),
+            TaskKind::Barrier | TaskKind::Collective(_) => 0,
+        };
+        entries.iter().map(each).sum()
     }
 
     /// Calls `each` with task `t`'s index values (`[b, h]`) in order. Allocates nothing, for

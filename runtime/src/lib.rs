@@ -36,7 +36,6 @@ use wsp_ir::pyformat::PyValue;
 use wsp_ir::{Kernel, Program, Target, memory};
 
 use crate::exec::KernelFn;
-use crate::graph::TaskKind;
 use crate::run::Run;
 use crate::sim::KernelCost;
 use crate::target::TargetDesc;
@@ -536,7 +535,16 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     report.execute_time_ms = start.elapsed().saturating_sub(io).as_secs_f64() * 1e3;
 
     report.index_launches = run.graph.launches.len() as u64;
-    run.graph.expand();
+    // The clock keeps launches as launches; a trace, a task dump and streams (which order
+    // each instance after the previous one of its stream) want every instance a task.
+    if job.trace.is_some()
+        || job.dump_tasks.is_some()
+        || ranges
+            .iter()
+            .any(|(p, ..)| sim::needs_instances(&p.schedule))
+    {
+        run.graph.expand();
+    }
     let collective_cycles: Vec<u64> = run
         .collectives
         .iter()
@@ -556,21 +564,21 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let mut timelines = Vec::new();
     let mut offset = 0;
     for &(p, lo, hi, _, elapsed) in &ranges {
+        let charges = sim::Costs {
+            kernels: &costs,
+            extra_cycles: &extra_cycles,
+            collectives: &collective_cycles,
+        };
         let tl = sim::simulate(
             &run.graph,
             lo,
             hi,
             &p.schedule,
-            &costs,
-            &extra_cycles,
-            &collective_cycles,
+            charges,
             &target,
             job.trace.is_some(),
         );
-        let task_count = run.graph.tasks[lo as usize..hi as usize]
-            .iter()
-            .filter(|t| matches!(t.kind, TaskKind::Kernel(_)))
-            .count() as u64;
+        let task_count = run.graph.kernel_tasks(lo, hi);
         report.executions.push(ExecutionReport {
             program: p.name.clone(),
             task_count,

@@ -25,15 +25,38 @@
 //!   `rate_limit(r)` spaces dispatches at least 1/r simulated seconds apart.
 //! - `TaskWindow(size, "tasks", STALL)`: at most `size` tasks dispatched and not ended; an
 //!   AICPU stalls until one ends.
+//!
+//! An index launch stays one node of the clock's graph, whatever its instance count: the
+//! instances that wait only for what every instance waits for become ready together, and
+//! each AICPU holds them as one run of its ready set (the instances the policy gives it, in
+//! order). An instance that has dependencies of its own (an edge to or from it alone, or a
+//! link to an instance of an earlier launch) is resolved on its own, and costs memory only
+//! while it waits. So the clock's memory grows with entries and edges, not with instances,
+//! and the result is the one the same graph gives with every instance a task of its own
+//! (the tests compare the two). Streams order every instance after the one before it in its
+//! stream: under them, and for a trace, the caller expands launches first
+//! ([`needs_instances`], [`Graph::expand`]).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 
+use rustc_hash::FxHashMap;
 use wsp_ir::Directive;
 use wsp_ir::schedule::{Dispatch, Timing};
 
 use crate::graph::{Graph, TaskId, TaskKind};
 use crate::target::TargetDesc;
+
+/// What the clock charges for each task.
+#[derive(Clone, Copy)]
+pub struct Costs<'a> {
+    /// Per kernel.
+    pub kernels: &'a [KernelCost],
+    /// Per task id, what a custom body added (`pto::cpu_sim::add_cycles`); empty without.
+    pub extra_cycles: &'a [u64],
+    /// Per collective, its transfer.
+    pub collectives: &'a [u64],
+}
 
 /// What one kernel costs and where it runs.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +66,7 @@ pub struct KernelCost {
 }
 
 /// Where a task ran on the simulated timeline.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     pub task: TaskId,
     pub aicpu: u32,
@@ -54,6 +77,7 @@ pub struct Span {
     pub end: u64,
 }
 
+#[derive(Debug, PartialEq, Eq)]
 pub struct Timeline {
     pub total_cycles: u64,
     /// The lower bound from dependencies alone: the longest chain of dispatch latencies,
@@ -77,6 +101,19 @@ enum Policy {
     WorkSteal,
 }
 
+impl Policy {
+    /// The AICPU of the kernel task with this ordinal (its place among the kernel tasks, in
+    /// enumeration order) and dispatch key.
+    fn queue(self, ordinal: u64, key: i64) -> u32 {
+        match self {
+            Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
+            Policy::WorkSteal => 0,
+            Policy::Key(k) => key.rem_euclid(k as i64) as u32,
+            Policy::Hash(k) => (mix(key) % k as u64) as u32,
+        }
+    }
+}
+
 fn mix(key: i64) -> u64 {
     // splitmix64: a fixed hash, the same on every machine.
     let mut z = (key as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -85,12 +122,72 @@ fn mix(key: i64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Where the schedule puts each task of `lo..hi`: its AICPU queue and its stream.
-pub struct Placement {
+/// The directives of a schedule the clock follows.
+struct Rules {
     policy: Policy,
-    pub streams: u32,
+    streams: u32,
+    stream_by: bool,
     timing: Timing,
     window: u64,
+}
+
+impl Rules {
+    fn of(schedule: &[Directive], aicpus: u32) -> Rules {
+        let mut r = Rules {
+            policy: Policy::RoundRobin(aicpus),
+            streams: 0,
+            stream_by: false,
+            timing: Timing::Immediate,
+            window: u64::MAX,
+        };
+        for d in schedule {
+            match d {
+                Directive::Dispatch(Dispatch::RoundRobin(k)) => {
+                    r.policy = Policy::RoundRobin((*k).clamp(1, aicpus))
+                }
+                // `num_aicpus=0` (the default) is every AICPU; more than the target has is all
+                // of them, as for round robin.
+                Directive::Dispatch(Dispatch::Affinity(_, k) | Dispatch::DispatchBy(_, k)) => {
+                    r.policy = Policy::Key(if *k == 0 { aicpus } else { (*k).min(aicpus) })
+                }
+                Directive::Dispatch(Dispatch::Hash(_, k)) => {
+                    r.policy = Policy::Hash(if *k == 0 { aicpus } else { (*k).min(aicpus) })
+                }
+                Directive::Dispatch(Dispatch::WorkSteal) => r.policy = Policy::WorkSteal,
+                Directive::Streams(k) => r.streams = *k,
+                Directive::StreamBy(_) => r.stream_by = true,
+                Directive::Timing(t) => r.timing = t.clone(),
+                // ABORT and BENCHMARK stall too, as the applicability table says.
+                Directive::Window { size, .. } => r.window = (*size).max(1),
+                _ => {}
+            }
+        }
+        if r.stream_by && r.streams == 0 {
+            r.streams = 1;
+        }
+        r
+    }
+
+    /// The stream of the kernel task with this ordinal and stream key.
+    fn stream(&self, ordinal: u64, key: i64) -> u32 {
+        if self.stream_by {
+            key.rem_euclid(self.streams as i64) as u32
+        } else {
+            (ordinal % self.streams as u64) as u32
+        }
+    }
+}
+
+/// Whether the clock needs a graph whose launches are expanded ([`Graph::expand`]) for this
+/// schedule: with streams, each instance waits for the one before it in its stream.
+pub fn needs_instances(schedule: &[Directive]) -> bool {
+    schedule
+        .iter()
+        .any(|d| matches!(d, Directive::Streams(_) | Directive::StreamBy(_)))
+}
+
+/// Where the schedule puts each task of `lo..hi` of an expanded graph.
+pub struct Placement {
     /// Per task: its AICPU's queue; `u32::MAX` for a task that is not dispatched (a barrier
     /// or a collective completes on its own).
     pub queue_of: Vec<u32>,
@@ -98,9 +195,9 @@ pub struct Placement {
     pub stream_of: Vec<u32>,
 }
 
-/// The dispatch policy's queue and the stream of every kernel task of `lo..hi`, in
-/// enumeration order: what the simulated clock dispatches from, and what `--dump-tasks` and
-/// the NPU tree's expander record.
+/// The dispatch policy's queue and the stream of every kernel task of `lo..hi` of an
+/// expanded graph, in enumeration order: what `--dump-tasks` and the NPU tree's expander
+/// record, and what the simulated clock dispatches from.
 pub fn placement(
     graph: &Graph,
     lo: TaskId,
@@ -108,176 +205,863 @@ pub fn placement(
     schedule: &[Directive],
     aicpus: u32,
 ) -> Placement {
+    let rules = Rules::of(schedule, aicpus);
     let n = (hi - lo) as usize;
-    let mut policy = Policy::RoundRobin(aicpus);
-    let mut streams = 0u32;
-    let mut stream_by = false;
-    let mut timing = Timing::Immediate;
-    let mut window = u64::MAX;
-    for d in schedule {
-        match d {
-            Directive::Dispatch(Dispatch::RoundRobin(k)) => {
-                policy = Policy::RoundRobin((*k).clamp(1, aicpus))
-            }
-            // `num_aicpus=0` (the default) is every AICPU; more than the target has is all of
-            // them, as for round robin.
-            Directive::Dispatch(Dispatch::Affinity(_, k) | Dispatch::DispatchBy(_, k)) => {
-                policy = Policy::Key(if *k == 0 { aicpus } else { (*k).min(aicpus) })
-            }
-            Directive::Dispatch(Dispatch::Hash(_, k)) => {
-                policy = Policy::Hash(if *k == 0 { aicpus } else { (*k).min(aicpus) })
-            }
-            Directive::Dispatch(Dispatch::WorkSteal) => policy = Policy::WorkSteal,
-            Directive::Streams(k) => streams = *k,
-            Directive::StreamBy(_) => stream_by = true,
-            Directive::Timing(t) => timing = t.clone(),
-            // ABORT and BENCHMARK stall too, as the applicability table says.
-            Directive::Window { size, .. } => window = (*size).max(1),
-            _ => {}
-        }
-    }
-    if stream_by && streams == 0 {
-        streams = 1;
-    }
     let mut queue_of = vec![u32::MAX; n];
-    let mut stream_of = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+    let mut stream_of = vec![u32::MAX; if rules.streams > 0 { n } else { 0 }];
     let mut ordinal = 0u64;
     for i in 0..n {
-        let t = &graph.tasks[lo as usize + i];
-        if !matches!(t.kind, TaskKind::Kernel(_)) {
+        if !matches!(graph.tasks[lo as usize + i].kind, TaskKind::Kernel(_)) {
             continue;
         }
         let keys = graph.keys_of(lo + i as TaskId);
-        queue_of[i] = match policy {
-            Policy::RoundRobin(k) => (ordinal % k as u64) as u32,
-            Policy::WorkSteal => 0,
-            Policy::Key(k) => keys.0.rem_euclid(k as i64) as u32,
-            Policy::Hash(k) => (mix(keys.0) % k as u64) as u32,
-        };
-        if streams > 0 {
-            stream_of[i] = if stream_by {
-                keys.1.rem_euclid(streams as i64) as u32
-            } else {
-                (ordinal % streams as u64) as u32
-            };
+        queue_of[i] = rules.policy.queue(ordinal, keys.0);
+        if rules.streams > 0 {
+            stream_of[i] = rules.stream(ordinal, keys.1);
         }
         ordinal += 1;
     }
     Placement {
-        policy,
-        streams,
-        timing,
-        window,
         queue_of,
         stream_of,
     }
 }
 
+/// A node of the clock's graph: an entry of the task graph, or a launch instance with
+/// dependencies of its own.
+#[derive(Debug, Clone, Copy)]
+enum Node {
+    Kernel(u32),
+    Barrier,
+    Collective(u32),
+    /// A launch, by index in `Clock::launches`. Its predecessors are what every instance
+    /// waits for; it is dispatched, for its successors, when its last instance is.
+    Launch(u32),
+    /// Launch, instance number.
+    Instance(u32, u32),
+}
+
+/// What an AICPU dispatches: a kernel node, or a launch instance.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Node(u32),
+    Instance(u32, u32),
+}
+
+/// An entry of a ready set, keyed by (ready time, task id).
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    One(Target),
+    /// `left` instances of a launch that wait only for its shared predecessors, from the
+    /// key's task on: those this AICPU gets, in order.
+    Run {
+        launch: u32,
+        left: u32,
+    },
+}
+
+#[derive(Default)]
+struct ReadySet {
+    items: BTreeMap<(u64, TaskId), Item>,
+    /// Tasks, counting each run's.
+    len: usize,
+}
+
+struct LaunchInfo {
+    node: u32,
+    first: TaskId,
+    count: u32,
+    kernel: u32,
+    /// Instance 0's place among the kernel tasks.
+    ordinal: u64,
+    /// How far apart the instances one AICPU gets are.
+    stride: u32,
+    /// Instances `0..cover` wait for an instance of another launch.
+    cover: u32,
+    /// The links into it: the launch waited for, and how many instances the link covers.
+    links_in: Vec<(u32, u32)>,
+    links_out: Vec<u32>,
+    /// Instances (numbers, sorted) with predecessors of their own besides links.
+    pinned_in: Vec<u32>,
+    /// Whether any instance is a node of its own.
+    pinned: bool,
+    /// Instances not dispatched yet.
+    left: u32,
+    max_end: u64,
+    /// When its shared predecessors had all ended, once they have.
+    common: Option<u64>,
+    /// Instances whose own predecessors have ended before the shared ones: number, time.
+    parked: Vec<(u32, u64)>,
+}
+
+impl LaunchInfo {
+    fn free(&self, i: u32) -> bool {
+        i >= self.cover && self.pinned_in.binary_search(&i).is_err()
+    }
+
+    /// The first instance from `i` on, `stride` apart, that waits only for the shared
+    /// predecessors.
+    fn next_free(&self, mut i: u32) -> Option<u32> {
+        if i < self.cover {
+            i += (self.cover - i).div_ceil(self.stride) * self.stride;
+        }
+        while i < self.count {
+            if self.free(i) {
+                return Some(i);
+            }
+            i += self.stride;
+        }
+        None
+    }
+
+    /// How many instances from `i` on, `stride` apart, wait only for the shared predecessors
+    /// (`i` at or past `cover`).
+    fn free_from(&self, i: u32) -> u32 {
+        let own = self
+            .pinned_in
+            .iter()
+            .filter(|&&p| p >= i && (p - i).is_multiple_of(self.stride));
+        (self.count - i).div_ceil(self.stride) - own.count() as u32
+    }
+
+    /// The first instance the policy gives AICPU `q`. Instances have no schedule keys: a
+    /// loop with keys is enumerated task by task.
+    fn first_on(&self, policy: Policy, q: u32) -> Option<u32> {
+        let start = match policy {
+            Policy::RoundRobin(k) if q < k => {
+                let k = u64::from(k);
+                ((u64::from(q) + k - self.ordinal % k) % k) as u32
+            }
+            Policy::RoundRobin(_) => return None,
+            _ if policy.queue(self.ordinal, 0) == q => 0,
+            _ => return None,
+        };
+        (start < self.count).then_some(start)
+    }
+}
+
+/// The clock's state over the tasks of one execution.
+struct Clock<'a> {
+    costs: &'a [KernelCost],
+    extra_cycles: &'a [u64],
+    collective_cycles: &'a [u64],
+    latency: u64,
+    keep_spans: bool,
+    policy: Policy,
+    nodes: Vec<Node>,
+    /// Per node: its task id (a launch's first instance's).
+    ids: Vec<TaskId>,
+    /// Nodes up to here are entries; the rest are instances, in `pinned` order.
+    entries: usize,
+    /// The task ids of the instances that are nodes, sorted.
+    pinned: Vec<TaskId>,
+    launches: Vec<LaunchInfo>,
+    succ_at: Vec<u32>,
+    succs: Vec<u32>,
+    pred_at: Vec<u32>,
+    preds: Vec<u32>,
+    /// Per kernel node: its AICPU; with streams, its stream and the next node of it.
+    queue: Vec<u32>,
+    stream: Vec<u32>,
+    next_in_stream: Vec<u32>,
+    /// Per node: predecessors not yet dispatched, and when the dispatched ones end.
+    pending: Vec<u32>,
+    ready_at: Vec<u64>,
+    /// Instances waiting for more than one link: links left, when those arrived end.
+    waiting: FxHashMap<TaskId, (u32, u64)>,
+    ready: Vec<ReadySet>,
+    /// AICPUs whose ready set grew since they were last told.
+    touched: Vec<usize>,
+    spans: Vec<Span>,
+    /// When the last barrier or collective ended.
+    undispatched_end: u64,
+    work: Vec<(u32, u64)>,
+}
+
+/// Marks an endpoint of a canonical edge as a launch instance's (by task id), not an entry's.
+const INSTANCE: u64 = 1 << 32;
+
+impl<'a> Clock<'a> {
+    /// The clock's graph of tasks `lo..hi`. An edge to every instance of a launch is an edge
+    /// to the launch; one from every instance, an edge from it; the rest make instances
+    /// nodes of their own.
+    fn new(
+        graph: &'a Graph,
+        lo: TaskId,
+        hi: TaskId,
+        rules: &Rules,
+        costs: Costs<'a>,
+        target: &TargetDesc,
+        keep_spans: bool,
+    ) -> Clock<'a> {
+        let aicpus = target.aicpus.max(1);
+        let (elo, ehi) = (graph.entry_of(lo) as usize, graph.entry_of(hi) as usize);
+        let first_launch = graph.launches.partition_point(|l| l.first < lo);
+        let mut nodes = Vec::with_capacity(ehi - elo);
+        let mut ids = Vec::with_capacity(ehi - elo);
+        let mut launches = Vec::new();
+        let mut id = lo;
+        for e in elo..ehi {
+            ids.push(id);
+            id += 1;
+            nodes.push(match graph.tasks[e].kind {
+                TaskKind::Kernel(k) => Node::Kernel(k),
+                TaskKind::Barrier => Node::Barrier,
+                TaskKind::Collective(c) => Node::Collective(c),
+                TaskKind::Launch(l) => {
+                    let l = &graph.launches[l as usize];
+                    id += l.count - 1;
+                    launches.push(LaunchInfo {
+                        node: (e - elo) as u32,
+                        first: l.first,
+                        count: l.count,
+                        kernel: l.kernel,
+                        ordinal: 0,
+                        stride: 1,
+                        cover: 0,
+                        links_in: Vec::new(),
+                        links_out: Vec::new(),
+                        pinned_in: Vec::new(),
+                        pinned: false,
+                        left: l.count,
+                        max_end: 0,
+                        common: None,
+                        parked: Vec::new(),
+                    });
+                    Node::Launch(launches.len() as u32 - 1)
+                }
+            });
+        }
+        let entries = nodes.len();
+        let entry = |t: TaskId| u64::from(graph.entry_of(t)) - elo as u64;
+
+        let mut edges: Vec<(TaskId, TaskId)> = graph
+            .edges
+            .iter()
+            .copied()
+            .filter(|&(p, s)| p >= lo && s < hi && s >= lo)
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        // Successors first: (successor, predecessor), a launch's every instance as itself.
+        let mut half: Vec<(u64, TaskId)> = Vec::with_capacity(edges.len());
+        let mut k = 0;
+        while k < edges.len() {
+            let (p, s) = edges[k];
+            let Some((l, _)) = graph.instance_of(s) else {
+                half.push((entry(s), p));
+                k += 1;
+                continue;
+            };
+            let l = &graph.launches[l];
+            let end = l.first + l.count;
+            let m = edges[k..]
+                .iter()
+                .take_while(|&&(q, t)| q == p && t < end)
+                .count();
+            if m == l.count as usize {
+                half.push((entry(s), p));
+            } else {
+                half.extend(
+                    edges[k..k + m]
+                        .iter()
+                        .map(|&(_, s)| (INSTANCE | u64::from(s), p)),
+                );
+            }
+            k += m;
+        }
+        drop(edges);
+        // Then predecessors: (predecessor, successor).
+        half.sort_unstable();
+        let mut canon: Vec<(u64, u64)> = Vec::with_capacity(half.len());
+        let mut k = 0;
+        while k < half.len() {
+            let (s, p) = half[k];
+            let Some((l, _)) = graph.instance_of(p) else {
+                canon.push((entry(p), s));
+                k += 1;
+                continue;
+            };
+            let l = &graph.launches[l];
+            let end = l.first + l.count;
+            let m = half[k..]
+                .iter()
+                .take_while(|&&(t, q)| t == s && q < end)
+                .count();
+            if m == l.count as usize {
+                canon.push((entry(p), s));
+            } else {
+                canon.extend(
+                    half[k..k + m]
+                        .iter()
+                        .map(|&(s, p)| (INSTANCE | u64::from(p), s)),
+                );
+            }
+            k += m;
+        }
+        drop(half);
+        let mut pinned: Vec<TaskId> = canon
+            .iter()
+            .flat_map(|&(p, s)| [p, s])
+            .filter(|&x| x & INSTANCE != 0)
+            .map(|x| x as TaskId)
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        for &t in &pinned {
+            let (l, i) = graph.instance_of(t).expect("an instance");
+            let l = (l - first_launch) as u32;
+            launches[l as usize].pinned = true;
+            nodes.push(Node::Instance(l, i));
+            ids.push(t);
+        }
+        let node = |x: u64| -> u32 {
+            if x & INSTANCE == 0 {
+                return x as u32;
+            }
+            let at = pinned.binary_search(&(x as TaskId)).expect("pinned above");
+            (entries + at) as u32
+        };
+        let n = nodes.len();
+        let (mut succ_at, mut pred_at) = (vec![0u32; n + 1], vec![0u32; n + 1]);
+        let canon: Vec<(u32, u32)> = canon.iter().map(|&(p, s)| (node(p), node(s))).collect();
+        for &(p, s) in &canon {
+            succ_at[p as usize + 1] += 1;
+            pred_at[s as usize + 1] += 1;
+            if let Node::Instance(l, i) = nodes[s as usize] {
+                launches[l as usize].pinned_in.push(i);
+            }
+        }
+        for i in 0..n {
+            succ_at[i + 1] += succ_at[i];
+            pred_at[i + 1] += pred_at[i];
+        }
+        let (mut succ_fill, mut pred_fill) = (succ_at.clone(), pred_at.clone());
+        let mut succs = vec![0u32; canon.len()];
+        let mut preds = vec![0u32; canon.len()];
+        for &(p, s) in &canon {
+            succs[succ_fill[p as usize] as usize] = s;
+            succ_fill[p as usize] += 1;
+            preds[pred_fill[s as usize] as usize] = p;
+            pred_fill[s as usize] += 1;
+        }
+        drop(canon);
+        let mut pending: Vec<u32> = (0..n).map(|i| pred_at[i + 1] - pred_at[i]).collect();
+        for l in &mut launches {
+            l.pinned_in.sort_unstable();
+            l.pinned_in.dedup();
+        }
+
+        // Links: instance `i` of the second launch waits for instance `i` of the first.
+        let local = |t: TaskId| {
+            graph
+                .instance_of(t)
+                .filter(|&(l, i)| i == 0 && l >= first_launch)
+                .map(|(l, _)| l - first_launch)
+        };
+        for &(p, s) in &graph.links {
+            if p < lo || s >= hi {
+                continue;
+            }
+            let (Some(a), Some(b)) = (local(p), local(s)) else {
+                continue;
+            };
+            let cover = launches[a].count.min(launches[b].count);
+            launches[b].links_in.push((a as u32, cover));
+            launches[b].cover = launches[b].cover.max(cover);
+            launches[a].links_out.push(b as u32);
+        }
+        for (j, &t) in pinned.iter().enumerate() {
+            let Node::Instance(l, i) = nodes[entries + j] else {
+                continue;
+            };
+            let links = launches[l as usize].links_in.iter();
+            pending[entries + j] += links.filter(|&&(_, c)| i < c).count() as u32;
+            debug_assert_eq!(t, launches[l as usize].first + i);
+        }
+
+        // Placement: each kernel's AICPU and stream by its ordinal.
+        let mut queue = vec![u32::MAX; n];
+        let streams = rules.streams;
+        let mut stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+        let mut next_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
+        let mut last_of_stream = vec![u32::MAX; streams as usize];
+        let mut ordinal = 0u64;
+        for j in 0..entries {
+            match nodes[j] {
+                Node::Kernel(_) => {
+                    let keys = graph.keys_of(ids[j]);
+                    queue[j] = rules.policy.queue(ordinal, keys.0);
+                    if streams > 0 {
+                        let s = rules.stream(ordinal, keys.1);
+                        stream[j] = s;
+                        let prev = last_of_stream[s as usize];
+                        if prev != u32::MAX {
+                            next_in_stream[prev as usize] = j as u32;
+                            pending[j] += 1;
+                        }
+                        last_of_stream[s as usize] = j as u32;
+                    }
+                    ordinal += 1;
+                }
+                Node::Launch(l) => {
+                    let l = &mut launches[l as usize];
+                    l.ordinal = ordinal;
+                    if let Policy::RoundRobin(k) = rules.policy {
+                        l.stride = k;
+                    }
+                    ordinal += u64::from(l.count);
+                }
+                _ => {}
+            }
+        }
+        debug_assert!(
+            streams == 0 || launches.is_empty(),
+            "streams need instances"
+        );
+        Clock {
+            costs: costs.kernels,
+            extra_cycles: costs.extra_cycles,
+            collective_cycles: costs.collectives,
+            latency: target.dispatch_latency,
+            keep_spans,
+            policy: rules.policy,
+            nodes,
+            ids,
+            entries,
+            pinned,
+            launches,
+            succ_at,
+            succs,
+            pred_at,
+            preds,
+            queue,
+            stream,
+            next_in_stream,
+            pending,
+            ready_at: vec![0; n],
+            waiting: FxHashMap::default(),
+            ready: (0..aicpus).map(|_| ReadySet::default()).collect(),
+            touched: Vec::new(),
+            spans: Vec::new(),
+            undispatched_end: 0,
+            work: Vec::new(),
+        }
+    }
+
+    /// How many kernel tasks each AICPU gets.
+    fn tasks_per_aicpu(&self) -> Vec<usize> {
+        let mut left = vec![0usize; self.ready.len()];
+        for &q in &self.queue[..self.entries] {
+            if q != u32::MAX {
+                left[q as usize] += 1;
+            }
+        }
+        for l in &self.launches {
+            for (q, left) in left.iter_mut().enumerate() {
+                if let Some(i) = l.first_on(self.policy, q as u32) {
+                    *left += (l.count - i).div_ceil(l.stride) as usize;
+                }
+            }
+        }
+        left
+    }
+
+    /// The node of a launch instance that has one.
+    fn pinned_node(&self, l: &LaunchInfo, i: u32) -> Option<u32> {
+        if !l.pinned {
+            return None;
+        }
+        let at = self.pinned.binary_search(&(l.first + i)).ok()?;
+        Some((self.entries + at) as u32)
+    }
+
+    fn insert(&mut self, q: usize, key: (u64, TaskId), item: Item, tasks: usize) {
+        // An instance that joins a run of its launch at the same time splits it, so the
+        // set's order stays enumeration order.
+        if let Item::One(Target::Instance(l, i)) = item
+            && let Some((&(r, id), &Item::Run { launch, left })) =
+                self.ready[q].items.range(..key).next_back()
+            && launch == l
+            && r == key.0
+        {
+            let run = &self.launches[l as usize];
+            let before = run.free_from(id - run.first) - run.free_from(i);
+            if before < left {
+                let next = run.next_free(i).expect("the run goes on");
+                let items = &mut self.ready[q].items;
+                items.insert(
+                    (r, id),
+                    Item::Run {
+                        launch,
+                        left: before,
+                    },
+                );
+                let rest = Item::Run {
+                    launch,
+                    left: left - before,
+                };
+                items.insert((r, run.first + next), rest);
+            }
+        }
+        self.ready[q].items.insert(key, item);
+        self.ready[q].len += tasks;
+        self.touched.push(q);
+    }
+
+    /// Removes a task the ready set of AICPU `q` holds (a run's first).
+    fn take(&mut self, q: usize, key: (u64, TaskId)) {
+        let set = &mut self.ready[q];
+        set.len -= 1;
+        if let Some(Item::Run { launch, left }) = set.items.remove(&key)
+            && left > 1
+        {
+            let l = &self.launches[launch as usize];
+            let next = l
+                .next_free(key.1 - l.first + l.stride)
+                .expect("a run's count");
+            let item = Item::Run {
+                launch,
+                left: left - 1,
+            };
+            set.items.insert((key.0, l.first + next), item);
+        }
+    }
+
+    /// The tasks AICPU `q`'s ready set holds, in the order it hands them out.
+    fn ready_tasks(&self, q: usize) -> impl Iterator<Item = (u64, TaskId, Target)> + '_ {
+        self.ready[q].items.iter().flat_map(|(&(r, id), &item)| {
+            let (one, run) = match item {
+                Item::One(t) => (Some((r, id, t)), None),
+                Item::Run { launch, left } => {
+                    let l = &self.launches[launch as usize];
+                    let each =
+                        std::iter::successors(Some(id - l.first), |&i| l.next_free(i + l.stride));
+                    let tasks = each.take(left as usize);
+                    (
+                        None,
+                        Some(tasks.map(move |i| (r, l.first + i, Target::Instance(launch, i)))),
+                    )
+                }
+            };
+            one.into_iter().chain(run.into_iter().flatten())
+        })
+    }
+
+    /// Instance `i` of launch `l` has nothing of its own left to wait for, since `r`.
+    fn instance_ready(&mut self, l: u32, i: u32, r: u64) {
+        let launch = &mut self.launches[l as usize];
+        let Some(common) = launch.common else {
+            launch.parked.push((i, r));
+            return;
+        };
+        let q = self.policy.queue(launch.ordinal + u64::from(i), 0) as usize;
+        let key = (r.max(common), launch.first + i);
+        self.insert(q, key, Item::One(Target::Instance(l, i)), 1);
+    }
+
+    /// Launch `l`'s shared predecessors have ended, at `r`: its free instances join the ready
+    /// sets, a run per AICPU, and so do the instances parked for them.
+    fn launch_ready(&mut self, l: u32, r: u64) {
+        self.launches[l as usize].common = Some(r);
+        for q in 0..self.ready.len() {
+            let launch = &self.launches[l as usize];
+            let Some(head) = launch
+                .first_on(self.policy, q as u32)
+                .and_then(|i| launch.next_free(i))
+            else {
+                continue;
+            };
+            let left = launch.free_from(head);
+            let key = (r, launch.first + head);
+            self.insert(q, key, Item::Run { launch: l, left }, left as usize);
+        }
+        for (i, at) in std::mem::take(&mut self.launches[l as usize].parked) {
+            self.instance_ready(l, i, at);
+        }
+    }
+
+    /// A predecessor of node `s` ended at `e`; `s`'s end when that completes a barrier or a
+    /// collective, which take no AICPU.
+    fn arrive(&mut self, s: u32, e: u64) -> Option<u64> {
+        let s = s as usize;
+        self.pending[s] -= 1;
+        self.ready_at[s] = self.ready_at[s].max(e);
+        if self.pending[s] > 0 {
+            return None;
+        }
+        self.resolve(s)
+    }
+
+    /// Node `s` waits for nothing more.
+    fn resolve(&mut self, s: usize) -> Option<u64> {
+        let r = self.ready_at[s];
+        let cost = match self.nodes[s] {
+            Node::Kernel(_) => {
+                let key = (r, self.ids[s]);
+                self.insert(
+                    self.queue[s] as usize,
+                    key,
+                    Item::One(Target::Node(s as u32)),
+                    1,
+                );
+                return None;
+            }
+            Node::Launch(l) => {
+                self.launch_ready(l, r);
+                return None;
+            }
+            Node::Instance(l, i) => {
+                self.instance_ready(l, i, r);
+                return None;
+            }
+            Node::Barrier => 0,
+            Node::Collective(c) => self.collective_cycles[c as usize],
+        };
+        if cost > 0 && self.keep_spans {
+            self.spans.push(Span {
+                task: self.ids[s],
+                aicpu: u32::MAX,
+                dispatch: r,
+                core: u32::MAX,
+                start: r,
+                end: r + cost,
+            });
+        }
+        self.undispatched_end = self.undispatched_end.max(r + cost);
+        Some(r + cost)
+    }
+
+    /// Node `n` has been dispatched (a launch: its last instance), ending at `end`: its
+    /// successors are one step nearer ready.
+    fn dispatched(&mut self, n: u32, end: u64) {
+        // A reused stack: this runs once per dispatched task.
+        let mut work = std::mem::take(&mut self.work);
+        work.push((n, end));
+        while let Some((j, e)) = work.pop() {
+            let j = j as usize;
+            for k in self.succ_at[j]..self.succ_at[j + 1] {
+                let s = self.succs[k as usize];
+                if let Some(end) = self.arrive(s, e) {
+                    work.push((s, end));
+                }
+            }
+            if let Some(&s) = self.next_in_stream.get(j)
+                && s != u32::MAX
+                && let Some(end) = self.arrive(s, e)
+            {
+                work.push((s, end));
+            }
+        }
+        self.work = work;
+    }
+
+    /// A dispatched task ends at `end`.
+    fn ended(&mut self, t: Target, end: u64) {
+        let (l, i) = match t {
+            Target::Node(n) => return self.dispatched(n, end),
+            Target::Instance(l, i) => (l, i),
+        };
+        let launch = &mut self.launches[l as usize];
+        launch.max_end = launch.max_end.max(end);
+        launch.left -= 1;
+        let last = launch.left == 0;
+        let launch = &self.launches[l as usize];
+        if let Some(n) = self.pinned_node(launch, i) {
+            self.dispatched(n, end);
+        }
+        for k in 0..self.launches[l as usize].links_out.len() {
+            let to = self.launches[l as usize].links_out[k];
+            self.link_arrived(to, i, end);
+        }
+        if last {
+            let launch = &self.launches[l as usize];
+            self.dispatched(launch.node, launch.max_end);
+        }
+    }
+
+    /// Instance `i` of the launch that launch `l` links to ended at `end`.
+    fn link_arrived(&mut self, l: u32, i: u32, end: u64) {
+        let launch = &self.launches[l as usize];
+        let links = launch.links_in.iter().filter(|&&(_, c)| i < c).count() as u32;
+        if links == 0 {
+            return;
+        }
+        if let Some(n) = self.pinned_node(launch, i) {
+            if let Some(end) = self.arrive(n, end) {
+                self.dispatched(n, end);
+            }
+            return;
+        }
+        let t = launch.first + i;
+        let r = if links == 1 {
+            end
+        } else {
+            let w = self.waiting.entry(t).or_insert((links, 0));
+            w.0 -= 1;
+            w.1 = w.1.max(end);
+            if w.0 > 0 {
+                return;
+            }
+            self.waiting.remove(&t).map_or(end, |w| w.1)
+        };
+        self.instance_ready(l, i, r);
+    }
+
+    /// The kernel a task runs.
+    fn kernel(&self, t: Target) -> u32 {
+        match t {
+            Target::Node(n) => match self.nodes[n as usize] {
+                Node::Kernel(k) => k,
+                _ => unreachable!("only kernels are dispatched"),
+            },
+            Target::Instance(l, _) => self.launches[l as usize].kernel,
+        }
+    }
+
+    /// A kernel task's cycles: its kernel's, and what a custom body added.
+    fn cycles(&self, k: u32, t: TaskId) -> u64 {
+        self.costs[k as usize].cycles + self.extra_cycles.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// The longest chain of dependencies, each task taking its dispatch latency and its
+    /// cycles (kernels) or transfer (collectives), and nothing else.
+    fn critical_path(&self) -> u64 {
+        let own = |k: u32, t: TaskId| self.latency + self.cycles(k, t);
+        let mut chains = Chains {
+            node: vec![0u64; self.nodes.len()],
+            common: vec![0u64; self.launches.len()],
+            uniform: vec![None; self.launches.len()],
+        };
+        let preds_end = |chain: &[u64], n: usize| {
+            let preds = &self.preds[self.pred_at[n] as usize..self.pred_at[n + 1] as usize];
+            preds.iter().map(|&p| chain[p as usize]).max().unwrap_or(0)
+        };
+        // Predecessors come first in enumeration order, so one pass finds every chain's end.
+        for n in 0..self.entries {
+            let start = preds_end(&chains.node, n);
+            chains.node[n] = match self.nodes[n] {
+                Node::Kernel(k) => start + own(k, self.ids[n]),
+                Node::Collective(c) => start + self.collective_cycles[c as usize],
+                Node::Barrier | Node::Instance(..) => start,
+                Node::Launch(l) => {
+                    let launch = &self.launches[l as usize];
+                    chains.common[l as usize] = start;
+                    // Its instances that are nodes: their predecessors came before.
+                    let lo = self.pinned.partition_point(|&t| t < launch.first);
+                    let hi = self
+                        .pinned
+                        .partition_point(|&t| t < launch.first + launch.count);
+                    for j in self.entries + lo..self.entries + hi {
+                        let Node::Instance(_, i) = self.nodes[j] else {
+                            continue;
+                        };
+                        let linked = self.linked_chain(l, i, &chains);
+                        chains.node[j] = preds_end(&chains.node, j).max(linked)
+                            + own(launch.kernel, self.ids[j]);
+                    }
+                    // Every instance's chain is the same unless some have predecessors or
+                    // cycles of their own, or a link that matters covers only some.
+                    let links = launch.links_in.iter();
+                    let same = hi == lo
+                        && self.extra_cycles.is_empty()
+                        && links.clone().all(|&(p, c)| {
+                            chains.uniform[p as usize]
+                                .is_some_and(|v| c == launch.count || v <= start)
+                        });
+                    if same {
+                        let linked = links.filter_map(|&(p, _)| chains.uniform[p as usize]);
+                        let v = linked.fold(start, u64::max) + own(launch.kernel, launch.first);
+                        chains.uniform[l as usize] = Some(v);
+                        v
+                    } else {
+                        (0..launch.count)
+                            .map(|i| self.instance_chain(l, i, &chains))
+                            .max()
+                            .unwrap_or(0)
+                    }
+                }
+            };
+        }
+        chains.node.into_iter().max().unwrap_or(0)
+    }
+
+    /// Where instance `i` of launch `l` may start on the critical path: after its shared
+    /// predecessors and the instances it is linked to.
+    fn linked_chain(&self, l: u32, i: u32, chains: &Chains) -> u64 {
+        let launch = &self.launches[l as usize];
+        let linked = launch.links_in.iter().filter(|&&(_, c)| i < c);
+        linked
+            .map(|&(p, _)| self.instance_chain(p, i, chains))
+            .fold(chains.common[l as usize], u64::max)
+    }
+
+    /// Where instance `i` of launch `l` ends on the critical path.
+    fn instance_chain(&self, l: u32, i: u32, chains: &Chains) -> u64 {
+        if let Some(v) = chains.uniform[l as usize] {
+            return v;
+        }
+        let launch = &self.launches[l as usize];
+        if let Some(n) = self.pinned_node(launch, i) {
+            return chains.node[n as usize];
+        }
+        let t = launch.first + i;
+        self.linked_chain(l, i, chains) + self.latency + self.cycles(launch.kernel, t)
+    }
+}
+
+/// The critical path's chains so far.
+struct Chains {
+    /// Per node where it ends (a launch: its last instance).
+    node: Vec<u64>,
+    /// Per launch, where its shared predecessors end.
+    common: Vec<u64>,
+    /// Per launch whose instances all end at once: when.
+    uniform: Vec<Option<u64>>,
+}
+
 /// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
-#[allow(clippy::too_many_arguments)]
+/// Under streams ([`needs_instances`]) the graph's launches must be expanded.
 pub fn simulate(
     graph: &Graph,
     lo: TaskId,
     hi: TaskId,
     schedule: &[Directive],
-    costs: &[KernelCost],
-    extra_cycles: &[u64],
-    collective_cycles: &[u64],
+    costs: Costs,
     target: &TargetDesc,
     keep_spans: bool,
 ) -> Timeline {
-    let n = (hi - lo) as usize;
     let aicpus = target.aicpus.max(1);
-    let Placement {
-        policy,
-        streams,
-        timing,
-        window,
-        queue_of,
-        stream_of,
-    } = placement(graph, lo, hi, schedule, aicpus);
-    let (pred_at, preds) = graph.predecessors(lo, hi);
+    let rules = Rules::of(schedule, aicpus);
+    let (policy, streams, window) = (rules.policy, rules.streams, rules.window);
+    let mut st = Clock::new(graph, lo, hi, &rules, costs, target, keep_spans);
+    let mut left = st.tasks_per_aicpu();
+    let mut remaining: usize = left.iter().sum();
 
-    // Dependency resolution: a task is ready once every task it depends on (and the task
-    // before it in its stream) has been dispatched, at the time the last of them ends; ready
-    // kernels wait in their AICPU's ready set, by ready time then enumeration order.
-    let mut prev_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
-    let mut next_in_stream = vec![u32::MAX; if streams > 0 { n } else { 0 }];
-    let mut last_of_stream: Vec<u32> = vec![u32::MAX; streams as usize];
-    let mut left = vec![0usize; aicpus as usize];
-    for (i, &q) in queue_of.iter().enumerate() {
-        if q == u32::MAX {
+    // Those that wait for nothing; resolving them makes others ready in turn. Kernels fill
+    // each AICPU's ready set at once (a bulk build, not one insertion each).
+    let mut initial: Vec<Vec<((u64, TaskId), Item)>> = vec![Vec::new(); aicpus as usize];
+    let mut others = Vec::new();
+    for n in 0..st.entries {
+        if st.pending[n] > 0 {
             continue;
         }
-        left[q as usize] += 1;
-        if streams > 0 {
-            let s = stream_of[i];
-            let prev = last_of_stream[s as usize];
-            prev_in_stream[i] = prev;
-            if prev != u32::MAX {
-                next_in_stream[prev as usize] = i as u32;
+        match st.nodes[n] {
+            Node::Kernel(_) => {
+                let item = Item::One(Target::Node(n as u32));
+                initial[st.queue[n] as usize].push(((0, st.ids[n]), item));
             }
-            last_of_stream[s as usize] = i as u32;
+            _ => others.push(n),
         }
     }
-    let mut succ_at = vec![0u32; n + 1];
-    for &p in &preds {
-        succ_at[p as usize + 1] += 1;
+    for (q, tasks) in initial.into_iter().enumerate() {
+        st.ready[q].len = tasks.len();
+        st.ready[q].items = tasks.into_iter().collect();
     }
-    for i in 0..n {
-        succ_at[i + 1] += succ_at[i];
-    }
-    let mut fill = succ_at.clone();
-    let mut succs = vec![0u32; preds.len()];
-    for i in 0..n {
-        for k in pred_at[i]..pred_at[i + 1] {
-            let p = preds[k as usize] as usize;
-            succs[fill[p] as usize] = i as u32;
-            fill[p] += 1;
+    for n in others {
+        if let Some(end) = st.resolve(n) {
+            st.dispatched(n as u32, end);
         }
-    }
-    let mut pending: Vec<u32> = (0..n)
-        .map(|i| {
-            let stream_prev = prev_in_stream.get(i).is_some_and(|&p| p != u32::MAX);
-            pred_at[i + 1] - pred_at[i] + u32::from(stream_prev)
-        })
-        .collect();
-
-    let mut st = State {
-        graph,
-        lo,
-        pred_at,
-        preds,
-        prev_in_stream,
-        collective_cycles,
-        done: vec![false; n],
-        end: vec![0; n],
-        spans: Vec::new(),
-        busy_core_cycles: 0,
-        keep_spans,
-        ready: vec![BTreeSet::new(); aicpus as usize],
-        ready_at: vec![0; n],
-        queue_of: &queue_of,
-        touched: Vec::new(),
-        work: Vec::new(),
-    };
-    // Those that wait for nothing; resolving them makes others ready in turn. The kernels
-    // among them fill each AICPU's ready set at once (a bulk build, not one insertion each:
-    // for an index launch that is every instance).
-    let roots: Vec<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
-    let mut initial: Vec<Vec<(u64, u32)>> = vec![Vec::new(); aicpus as usize];
-    let (kernels, others): (Vec<usize>, Vec<usize>) =
-        roots.into_iter().partition(|&i| st.is_kernel(i));
-    for i in kernels {
-        let ready = st.ready_time(i);
-        st.ready_at[i] = ready;
-        initial[queue_of[i] as usize].push((ready, i as u32));
-    }
-    for (set, tasks) in st.ready.iter_mut().zip(initial) {
-        *set = tasks.into_iter().collect();
-    }
-    for i in others {
-        st.resolved(i, &succ_at, &succs, &next_in_stream, &mut pending);
     }
     // Per unit (cube, vector): the cores by the time they free up, then by number.
     let cube_cores = target.cube_cores;
@@ -290,23 +1074,24 @@ pub fn simulate(
     let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let mut aicpu_free = vec![0u64; aicpus as usize];
     let mut next_rate_slot = 0u64;
-    let rate_gap = match timing {
+    let rate_gap = match rules.timing {
         Timing::RateLimit(r) if r > 0.0 => (target.clock_ghz * 1e9 / r).ceil() as u64,
         _ => 0,
     };
-    let batch_n = match timing {
+    let batch_n = match rules.timing {
         Timing::Batched(k) => k.max(1) as usize,
         _ => 1,
     };
-    let interleave = match timing {
+    let interleave = match rules.timing {
         Timing::Interleaved(k) if streams > 0 => Some(k.max(1)),
         _ => None,
     };
     // Interleaving state per AICPU: the stream it takes from and how many it took in a row.
     let mut cur_stream = vec![0u32; aicpus as usize];
     let mut taken = vec![0u32; aicpus as usize];
-    let mut remaining: usize = left.iter().sum();
     let mut busy_cycles = [0u64; 2];
+    let mut busy_core_cycles = 0u64;
+    let mut total_cycles = 0u64;
 
     // Each AICPU's next dispatch, kept until its ready set or its own time changes. Stealing
     // looks at the other AICPUs' sets, so it reconsiders every AICPU each time.
@@ -332,15 +1117,14 @@ pub fn simulate(
             stale[a] = false;
             // Work stealing: an AICPU with nothing ready takes ready work from the AICPU
             // with the most of it.
-            let q = if policy == Policy::WorkSteal && st.ready[a].is_empty() {
+            let q = if policy == Policy::WorkSteal && st.ready[a].len == 0 {
                 (0..aicpus as usize)
-                    .filter(|&q| q != a && !st.ready[q].is_empty())
-                    .max_by_key(|&q| (st.ready[q].len(), Reverse(q)))
+                    .filter(|&q| q != a && st.ready[q].len > 0)
+                    .max_by_key(|&q| (st.ready[q].len, Reverse(q)))
                     .unwrap_or(a)
             } else {
                 a
             };
-            let ready = &st.ready[q];
             let mut c = Cand {
                 partial: false,
                 base: aicpu_free[a],
@@ -349,29 +1133,31 @@ pub fn simulate(
             };
             if let Some(k) = interleave {
                 // Among the first ready tasks, the one of the stream whose turn it is.
-                let mut found: Option<(u32, usize, u64)> = None;
-                for &(r, i) in ready.iter().take(LOOKAHEAD) {
-                    let i = i as usize;
-                    let s = stream_of[i];
+                let mut found: Option<(u32, (u64, TaskId, Target))> = None;
+                for task in st.ready_tasks(q).take(LOOKAHEAD) {
+                    let Target::Node(n) = task.2 else {
+                        continue;
+                    };
+                    let s = st.stream[n as usize];
                     let mut rank = (s + streams - cur_stream[a]) % streams;
                     if rank == 0 && taken[a] >= k {
                         rank = streams;
                     }
-                    if found.is_none_or(|(fr, _, _)| rank < fr) {
-                        found = Some((rank, i, r));
+                    if found.is_none_or(|(fr, _)| rank < fr) {
+                        found = Some((rank, task));
                     }
                 }
-                if let Some((_, i, r)) = found {
-                    c.tasks.push(i);
-                    c.base = c.base.max(r);
+                if let Some((_, task)) = found {
+                    c.tasks.push(task);
+                    c.base = c.base.max(task.0);
                 }
             } else {
-                for &(r, i) in ready.iter().take(batch_n) {
-                    c.tasks.push(i as usize);
-                    c.base = c.base.max(r);
+                for task in st.ready_tasks(q).take(batch_n) {
+                    c.tasks.push(task);
+                    c.base = c.base.max(task.0);
                 }
                 // A batch not yet full while more of this queue's tasks wait.
-                c.partial = c.tasks.len() < batch_n && left[q] > ready.len();
+                c.partial = c.tasks.len() < batch_n && left[q] > st.ready[q].len;
             }
             cands[a] = (!c.tasks.is_empty()).then_some(c);
         }
@@ -417,33 +1203,32 @@ pub fn simulate(
         if rate_gap > 0 {
             next_rate_slot = t + rate_gap * tasks.len() as u64;
         }
-        for &i in &tasks {
-            let TaskKind::Kernel(k) = graph.tasks[lo as usize + i].kind else {
-                continue;
-            };
-            st.ready[q].remove(&(st.ready_at[i], i as u32));
-            let cost = costs[k as usize];
+        let mut ends = Vec::with_capacity(tasks.len());
+        for &(r, id, task) in &tasks {
+            st.take(q, (r, id));
+            let k = st.kernel(task);
+            let unit = usize::from(!costs.kernels[k as usize].cube);
             // A custom body's own cycles (`pto::cpu_sim::add_cycles`) on top of its tiles'.
-            let cycles = cost.cycles + extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
+            let cycles = st.cycles(k, id);
             // The core that frees up first; every core free by the arrival is as good.
-            let mut first = pools[usize::from(!cost.cube)]
+            let mut first = pools[unit]
                 .peek_mut()
                 .expect("a target has a core of each unit");
             let Reverse((free, core)) = *first;
             let start = free.max(arrive);
             let e = start + cycles;
-            st.busy_core_cycles += cycles;
-            busy_cycles[usize::from(!cost.cube)] += cycles;
+            busy_core_cycles += cycles;
+            busy_cycles[unit] += cycles;
             *first = Reverse((e, core));
             drop(first);
-            st.end[i] = e;
-            st.done[i] = true;
+            total_cycles = total_cycles.max(e);
+            ends.push(e);
             if window != u64::MAX {
                 in_flight.push(Reverse(e));
             }
             if keep_spans {
                 st.spans.push(Span {
-                    task: lo + i as TaskId,
+                    task: id,
                     aicpu: a as u32,
                     dispatch: t,
                     core,
@@ -451,8 +1236,10 @@ pub fn simulate(
                     end: e,
                 });
             }
-            if streams > 0 {
-                let s = stream_of[i];
+            if let Target::Node(n) = task
+                && streams > 0
+            {
+                let s = st.stream[n as usize];
                 if s == cur_stream[a] {
                     taken[a] += 1;
                 } else {
@@ -465,8 +1252,8 @@ pub fn simulate(
         remaining -= tasks.len();
         // What this dispatch changed: this AICPU's time, the queue it took from, and the
         // ready sets of the AICPUs whose tasks it made ready.
-        for &i in &tasks {
-            st.dispatched(i, &succ_at, &succs, &next_in_stream, &mut pending);
+        for (&(_, _, task), e) in tasks.iter().zip(ends) {
+            st.ended(task, e);
         }
         stale[a] = true;
         stale[q] = true;
@@ -474,41 +1261,24 @@ pub fn simulate(
             stale[b] = true;
         }
     }
-    let total_cycles = st.end.iter().copied().max().unwrap_or(0);
-    // Predecessors come first in enumeration order, so one pass finds every chain's end.
-    let mut chain = vec![0u64; n];
-    for i in 0..n {
-        let mut start = 0;
-        for k in st.pred_at[i]..st.pred_at[i + 1] {
-            start = start.max(chain[st.preds[k as usize] as usize]);
-        }
-        chain[i] = start
-            + match graph.tasks[lo as usize + i].kind {
-                TaskKind::Kernel(k) => {
-                    let extra = extra_cycles.get(lo as usize + i).copied().unwrap_or(0);
-                    target.dispatch_latency + costs[k as usize].cycles + extra
-                }
-                TaskKind::Collective(c) => collective_cycles[c as usize],
-                _ => 0,
-            };
-    }
     Timeline {
-        total_cycles,
-        critical_path_cycles: chain.into_iter().max().unwrap_or(0),
-        busy_core_cycles: st.busy_core_cycles,
+        // Barriers and collectives end without a dispatch.
+        total_cycles: total_cycles.max(st.undispatched_end),
+        critical_path_cycles: st.critical_path(),
+        busy_core_cycles,
         busy_cycles,
         spans: st.spans,
     }
 }
 
-/// An AICPU's next dispatch: from which queue, which tasks, and when, before the limits
-/// every AICPU shares.
+/// An AICPU's next dispatch: from which queue, which tasks (ready time, id, task), and when,
+/// before the limits every AICPU shares.
 struct Cand {
     /// A batch not yet full while more tasks wait: it goes only when nothing else can.
     partial: bool,
     base: u64,
     queue: usize,
-    tasks: Vec<usize>,
+    tasks: Vec<(u64, TaskId, Target)>,
 }
 
 impl Cand {
@@ -521,121 +1291,160 @@ impl Cand {
 /// How many of its ready tasks an interleaving AICPU looks at for one of the next stream.
 const LOOKAHEAD: usize = 64;
 
-struct State<'a> {
-    graph: &'a Graph,
-    lo: TaskId,
-    /// Task `i`'s predecessors are `preds[pred_at[i]..pred_at[i + 1]]`.
-    pred_at: Vec<u32>,
-    preds: Vec<TaskId>,
-    /// Per task, the previous task of its stream; empty without streams.
-    prev_in_stream: Vec<u32>,
-    collective_cycles: &'a [u64],
-    done: Vec<bool>,
-    end: Vec<u64>,
-    spans: Vec<Span>,
-    busy_core_cycles: u64,
-    keep_spans: bool,
-    /// Per AICPU, its ready kernel tasks by (ready time, task).
-    ready: Vec<BTreeSet<(u64, u32)>>,
-    /// Per kernel task, once ready: when (its key in `ready`).
-    ready_at: Vec<u64>,
-    queue_of: &'a [u32],
-    /// AICPUs whose ready set grew since they were last told.
-    touched: Vec<usize>,
-    work: Vec<usize>,
-}
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64;
+    use wsp_ir::ScalarExpr;
+    use wsp_ir::schedule::WindowMode;
 
-impl State<'_> {
-    fn is_kernel(&self, i: usize) -> bool {
-        matches!(
-            self.graph.tasks[self.lo as usize + i].kind,
-            TaskKind::Kernel(_)
-        )
-    }
+    use super::*;
+    use crate::graph::{Launch, Task};
 
-    /// When task `i` may start, once everything it waits for has ended.
-    fn ready_time(&self, i: usize) -> u64 {
-        let mut t = 0;
-        for k in self.pred_at[i]..self.pred_at[i + 1] {
-            t = t.max(self.end[self.preds[k as usize] as usize]);
-        }
-        match self.prev_in_stream.get(i) {
-            Some(&p) if p != u32::MAX => t.max(self.end[p as usize]),
-            _ => t,
-        }
-    }
-
-    /// Task `i` has been dispatched: its successors are one step nearer ready.
-    fn dispatched(
-        &mut self,
-        i: usize,
-        succ_at: &[u32],
-        succs: &[u32],
-        next_in_stream: &[u32],
-        pending: &mut [u32],
-    ) {
-        // A reused stack: this runs once per dispatched task.
-        let mut work = std::mem::take(&mut self.work);
-        work.push(i);
-        while let Some(j) = work.pop() {
-            let next = next_in_stream.get(j).copied().filter(|&s| s != u32::MAX);
-            let after = succs[succ_at[j] as usize..succ_at[j + 1] as usize]
-                .iter()
-                .copied()
-                .chain(next);
-            for s in after {
-                let s = s as usize;
-                pending[s] -= 1;
-                if pending[s] == 0 && self.resolve(s) {
-                    work.push(s);
+    /// A random graph: tasks, barriers, collectives and launches in two executions, with
+    /// edges to and from single instances, every instance, or some of them, and links.
+    fn graph(rng: &mut Pcg64) -> (Graph, Vec<(TaskId, TaskId)>) {
+        let mut g = Graph::default();
+        let mut ranges = Vec::new();
+        for _ in 0..2 {
+            let lo = g.next_id();
+            // (first id, count) per entry, and the launches' first ids.
+            let mut entries: Vec<(TaskId, u32)> = Vec::new();
+            for _ in 0..rng.random_range(1..12) {
+                let task = |kind| Task {
+                    kind,
+                    args: 0,
+                    sig: 0,
+                    index: 0,
+                };
+                let first = match rng.random_range(0..8) {
+                    0..3 => {
+                        let id = g.push(task(TaskKind::Kernel(rng.random_range(0..3))));
+                        if rng.random_bool(0.2) {
+                            g.keys.resize(id as usize, (0, -1));
+                            g.keys.push((rng.random_range(-3..9), 0));
+                        }
+                        (id, 1)
+                    }
+                    3 => (g.push(task(TaskKind::Barrier)), 1),
+                    4 => (
+                        g.push(task(TaskKind::Collective(rng.random_range(0..2)))),
+                        1,
+                    ),
+                    _ => {
+                        let count = rng.random_range(2..9);
+                        let launch = Launch {
+                            kernel: rng.random_range(0..3),
+                            first: 0,
+                            count,
+                            entry: 0,
+                            sig: 0,
+                            tiles: Vec::new(),
+                            index: vec![(0, 1)],
+                        };
+                        (g.push_launch(launch), count)
+                    }
+                };
+                entries.push(first);
+            }
+            for _ in 0..rng.random_range(0..3 * entries.len()) {
+                let a = rng.random_range(0..entries.len());
+                let b = rng.random_range(0..entries.len());
+                if a >= b {
+                    continue;
+                }
+                let ((pa, ca), (pb, cb)) = (entries[a], entries[b]);
+                // Which instances of each end: one, all, or the first few.
+                let mut some = |first: TaskId, count: u32| -> Vec<TaskId> {
+                    match rng.random_range(0..3) {
+                        0 => vec![first + rng.random_range(0..count)],
+                        1 => (first..first + count).collect(),
+                        _ => (first..first + rng.random_range(1..=count)).collect(),
+                    }
+                };
+                let (from, to) = (some(pa, ca), some(pb, cb));
+                for &p in &from {
+                    g.edges.extend(to.iter().map(|&s| (p, s)));
+                }
+                if ca > 1 && cb > 1 && rng.random_bool(0.5) {
+                    g.links.push((pa, pb));
                 }
             }
+            ranges.push((lo, g.next_id()));
         }
-        self.work = work;
+        (g, ranges)
     }
 
-    /// Task `i` has nothing left to wait for: the first step of `dispatched`'s walk.
-    fn resolved(
-        &mut self,
-        i: usize,
-        succ_at: &[u32],
-        succs: &[u32],
-        next_in_stream: &[u32],
-        pending: &mut [u32],
-    ) {
-        if self.resolve(i) {
-            self.dispatched(i, succ_at, succs, next_in_stream, pending);
+    fn schedule(rng: &mut Pcg64) -> Vec<Directive> {
+        let key = ScalarExpr::Const(0);
+        let mut s = vec![match rng.random_range(0..5) {
+            0 => Directive::Dispatch(Dispatch::RoundRobin(rng.random_range(1..5))),
+            1 => Directive::Dispatch(Dispatch::WorkSteal),
+            2 => Directive::Dispatch(Dispatch::Affinity(key, rng.random_range(0..4))),
+            3 => Directive::Dispatch(Dispatch::Hash(key, rng.random_range(0..4))),
+            _ => Directive::Timing(Timing::Immediate),
+        }];
+        match rng.random_range(0..5) {
+            0 => s.push(Directive::Timing(Timing::Batched(rng.random_range(1..4)))),
+            1 => s.push(Directive::Timing(Timing::RateLimit(1e8))),
+            2 => s.push(Directive::Window {
+                size: rng.random_range(1..4),
+                unit: "tasks".into(),
+                mode: WindowMode::Stall,
+            }),
+            _ => {}
         }
+        s
     }
 
-    /// A task whose predecessors have all been dispatched: a kernel joins its AICPU's ready
-    /// set; a barrier or collective ends at once (after its transfer) and is `true`, so its
-    /// successors move on too.
-    fn resolve(&mut self, i: usize) -> bool {
-        let ready = self.ready_time(i);
-        if self.is_kernel(i) {
-            self.ready_at[i] = ready;
-            let q = self.queue_of[i] as usize;
-            self.ready[q].insert((ready, i as u32));
-            self.touched.push(q);
-            return false;
+    /// The clock over a graph with launches equals the clock over the same graph with
+    /// every instance a task of its own (`Graph::expand`): the same cycles, critical path,
+    /// busy cycles and the same span for every task.
+    #[test]
+    fn launches_simulate_as_their_instances_would() {
+        for seed in 0..3000 {
+            let rng = &mut Pcg64::seed_from_u64(seed);
+            let (with_launches, ranges) = graph(&mut rng.clone());
+            let (mut expanded, _) = graph(rng);
+            expanded.expand();
+            let schedule = schedule(rng);
+            let target = TargetDesc {
+                aicpus: rng.random_range(1..5),
+                cube_cores: rng.random_range(1..4),
+                vector_cores: rng.random_range(1..4),
+                dispatch_latency: rng.random_range(0..6),
+                batch_issue: rng.random_range(0..3),
+                ..TargetDesc::default()
+            };
+            let kernels: Vec<KernelCost> = (0..3)
+                .map(|_| KernelCost {
+                    cycles: rng.random_range(1..30),
+                    cube: rng.random_bool(0.4),
+                })
+                .collect();
+            let ids = with_launches.next_id() as usize;
+            let extra: Vec<u64> = match rng.random_bool(0.3) {
+                true => (0..ids).map(|_| rng.random_range(0..10)).collect(),
+                false => Vec::new(),
+            };
+            let collectives = [rng.random_range(0..20), rng.random_range(0..20)];
+            for &(lo, hi) in &ranges {
+                let run = |g: &Graph| {
+                    let costs = Costs {
+                        kernels: &kernels,
+                        extra_cycles: &extra,
+                        collectives: &collectives,
+                    };
+                    let mut t = simulate(g, lo, hi, &schedule, costs, &target, true);
+                    t.spans.sort_by_key(|s| s.task);
+                    t
+                };
+                assert_eq!(
+                    run(&with_launches),
+                    run(&expanded),
+                    "seed {seed}, tasks {lo}..{hi}, {schedule:?}"
+                );
+            }
         }
-        let cost = match self.graph.tasks[self.lo as usize + i].kind {
-            TaskKind::Collective(c) => self.collective_cycles[c as usize],
-            _ => 0,
-        };
-        self.end[i] = ready + cost;
-        self.done[i] = true;
-        if cost > 0 && self.keep_spans {
-            self.spans.push(Span {
-                task: self.lo + i as TaskId,
-                aicpu: u32::MAX,
-                dispatch: ready,
-                core: u32::MAX,
-                start: ready,
-                end: ready + cost,
-            });
-        }
-        true
     }
 }
