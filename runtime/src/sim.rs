@@ -252,10 +252,12 @@ enum Target {
 #[derive(Debug, Clone, Copy)]
 enum Item {
     One(Target),
-    /// `left` instances of a launch that wait only for its shared predecessors, from the
-    /// key's task on: those this AICPU gets, in order.
+    /// `left` instances of a launch that wait only for its shared predecessors, from
+    /// instance `head` on: those this AICPU gets, in order. Its key's task id is at most
+    /// `head`'s (the run's first), and no other entry's lies between.
     Run {
         launch: u32,
+        head: u32,
         left: u32,
     },
 }
@@ -680,28 +682,34 @@ impl<'a> Clock<'a> {
         // An instance that joins a run of its launch at the same time splits it, so the
         // set's order stays enumeration order.
         if let Item::One(Target::Instance(l, i)) = item
-            && let Some((&(r, id), &Item::Run { launch, left })) =
+            && let Some((&(r, id), &Item::Run { launch, head, left })) =
                 self.ready[q].items.range(..key).next_back()
             && launch == l
             && r == key.0
         {
             let run = &self.launches[l as usize];
-            let before = run.free_from(id - run.first) - run.free_from(i);
-            if before < left {
-                let next = run.next_free(i).expect("the run goes on");
-                let items = &mut self.ready[q].items;
-                items.insert(
-                    (r, id),
-                    Item::Run {
+            let items = &mut self.ready[q].items;
+            if i < head {
+                // It goes before the run's first: the run's key moves up to its first.
+                let item = items.remove(&(r, id)).expect("found above");
+                items.insert((r, run.first + head), item);
+            } else {
+                let before = run.free_from(head) - run.free_from(i);
+                if before < left {
+                    let next = run.next_free(i).expect("the run goes on");
+                    let first = Item::Run {
                         launch,
+                        head,
                         left: before,
-                    },
-                );
-                let rest = Item::Run {
-                    launch,
-                    left: left - before,
-                };
-                items.insert((r, run.first + next), rest);
+                    };
+                    items.insert((r, id), first);
+                    let rest = Item::Run {
+                        launch,
+                        head: next,
+                        left: left - before,
+                    };
+                    items.insert((r, run.first + next), rest);
+                }
             }
         }
         self.ready[q].items.insert(key, item);
@@ -709,22 +717,25 @@ impl<'a> Clock<'a> {
         self.touched.push(q);
     }
 
-    /// Removes a task the ready set of AICPU `q` holds (a run's first).
-    fn take(&mut self, q: usize, key: (u64, TaskId)) {
+    /// Removes task `id`, ready at `r`, from the ready set of AICPU `q` (of a run: its
+    /// first, which moves on in place).
+    fn take(&mut self, q: usize, (r, id): (u64, TaskId)) {
         let set = &mut self.ready[q];
         set.len -= 1;
-        if let Some(Item::Run { launch, left }) = set.items.remove(&key)
-            && left > 1
-        {
-            let l = &self.launches[launch as usize];
-            let next = l
-                .next_free(key.1 - l.first + l.stride)
-                .expect("a run's count");
-            let item = Item::Run {
-                launch,
-                left: left - 1,
-            };
-            set.items.insert((key.0, l.first + next), item);
+        let (&key, item) = set
+            .items
+            .range_mut(..=(r, id))
+            .next_back()
+            .expect("a ready task");
+        match item {
+            Item::Run { launch, head, left } if *left > 1 => {
+                let l = &self.launches[*launch as usize];
+                *head = l.next_free(*head + l.stride).expect("a run's count");
+                *left -= 1;
+            }
+            _ => {
+                set.items.remove(&key);
+            }
         }
     }
 
@@ -733,10 +744,9 @@ impl<'a> Clock<'a> {
         self.ready[q].items.iter().flat_map(|(&(r, id), &item)| {
             let (one, run) = match item {
                 Item::One(t) => (Some((r, id, t)), None),
-                Item::Run { launch, left } => {
+                Item::Run { launch, head, left } => {
                     let l = &self.launches[launch as usize];
-                    let each =
-                        std::iter::successors(Some(id - l.first), |&i| l.next_free(i + l.stride));
+                    let each = std::iter::successors(Some(head), |&i| l.next_free(i + l.stride));
                     let tasks = each.take(left as usize);
                     (
                         None,
@@ -774,7 +784,12 @@ impl<'a> Clock<'a> {
             };
             let left = launch.free_from(head);
             let key = (r, launch.first + head);
-            self.insert(q, key, Item::Run { launch: l, left }, left as usize);
+            let run = Item::Run {
+                launch: l,
+                head,
+                left,
+            };
+            self.insert(q, key, run, left as usize);
         }
         for (i, at) in std::mem::take(&mut self.launches[l as usize].parked) {
             self.instance_ready(l, i, at);
