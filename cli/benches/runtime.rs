@@ -16,8 +16,9 @@
 //!
 //! The original framework's figures are constants from its documentation, for the goals.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -279,26 +280,53 @@ fn build(path: &Path, text: &str, cache: &Path) -> PathBuf {
 
 /// `wsp run FILE ARGS --stats-json`, with the kernel cache at `cache`: the stats and the wall
 /// time.
-fn wsp_run(wsp: &Path, file: &Path, cache: &Path, scratch: &Path, args: &[&str]) -> (Value, f64) {
+/// A fresh `wsp run`: its stats, its wall time (ms) and its peak resident memory (MB).
+#[expect(clippy::zombie_processes, reason = "wait4 reaps the child")]
+fn wsp_run(
+    wsp: &Path,
+    file: &Path,
+    cache: &Path,
+    scratch: &Path,
+    args: &[&str],
+) -> (Value, f64, f64) {
     let stats = scratch.join("stats.json");
     let t = Instant::now();
-    let out = Command::new(wsp)
+    let mut child = Command::new(wsp)
         .arg("run")
         .arg(file)
         .args(args)
         .arg("--stats-json")
         .arg(&stats)
         .env("WSP_CACHE_DIR", cache)
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("start wsp");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    // wait4 reports the child's own peak, which std's wait does not.
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's, not yet waited.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; status and usage outlive the call.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let wall = ms(t.elapsed());
     assert!(
-        out.status.success(),
-        "wsp run failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "wsp run failed: {stderr}"
     );
     let text = std::fs::read_to_string(&stats).expect("stats written");
-    (serde_json::from_str(&text).expect("stats are JSON"), wall)
+    let peak_mb = usage.ru_maxrss as f64 / 1024.0;
+    (
+        serde_json::from_str(&text).expect("stats are JSON"),
+        wall,
+        peak_mb,
+    )
 }
 
 fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
@@ -308,7 +336,7 @@ fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     for i in 0..5 {
         let cache = scratch.join(format!("cold-cache-{i}"));
         let _ = std::fs::remove_dir_all(&cache);
-        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
+        let (stats, wall, _) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
         assert_eq!(stats["cache_hit"], false);
         compile.push(stats["compile_time_ms"].as_f64().expect("compile_time_ms"));
         cold_wall.push(wall);
@@ -317,7 +345,7 @@ fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     let mut startup = Vec::new();
     let mut warm_wall = Vec::new();
     for _ in 0..20 {
-        let (stats, wall) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
+        let (stats, wall, _) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
         assert_eq!(stats["cache_hit"], true);
         startup.push(stats["startup_ms"].as_f64().expect("startup_ms"));
         warm_wall.push(wall);
@@ -367,6 +395,8 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
         let mut execute = Vec::new();
         let mut whole = Vec::new();
         let mut task_by_task = Vec::new();
+        // Peak memory of the whole process, MB: with launches, and task by task.
+        let mut peak = [0f64; 2];
         for _ in 0..5 {
             for launches in [true, false] {
                 let w = workers.to_string();
@@ -374,7 +404,9 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
                 if !launches {
                     args.push("--no-index-launches");
                 }
-                let (stats, wall) = wsp_run(wsp, &path, cache, scratch, &args);
+                let (stats, wall, peak_mb) = wsp_run(wsp, &path, cache, scratch, &args);
+                let p = &mut peak[usize::from(!launches)];
+                *p = p.max(peak_mb);
                 assert_eq!(stats["task_count"].as_u64(), Some(TASKS as u64));
                 assert_eq!(stats["cache_hit"], true);
                 assert_eq!(stats["index_launches"].as_u64(), Some(launches as u64));
@@ -398,6 +430,8 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
                 "execute_ms_runs": execute,
                 "tasks_per_s": per_s,
                 "wsp_run_wall_ms_median": median(whole.clone()),
+                "wsp_run_peak_mb": peak[0],
+                "task_by_task_peak_mb": peak[1],
                 "task_by_task_execute_ms_median": median(task_by_task),
                 "rayon_ms": rayon_ms,
                 "rayon_tasks_per_s": TASKS as f64 / (rayon_ms / 1e3),
@@ -412,7 +446,7 @@ fn throughput(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     json!({
         "tasks": TASKS,
         "kernel": "tiny: [1, 8] f32, y = x + x",
-        "what": "execute_ms: enumeration, dependency tracking and execution of every task in a fresh `wsp run` (its stats' execute_time_ms; the loop runs as one index launch), median of 5; task_by_task: the same with --no-index-launches; rayon_ms: best of 5 in this process, the same kernel through the same pointer",
+        "what": "execute_ms: enumeration, dependency tracking and execution of every task in a fresh `wsp run` (its stats' execute_time_ms; the loop runs as one index launch), median of 5; task_by_task: the same with --no-index-launches; peak_mb: the process's peak resident memory, of which 64 MB are X and Y; rayon_ms: best of 5 in this process, the same kernel through the same pointer",
         "runs": rows,
         "original_tasks_per_s": ORIGINAL_TASKS_PER_S,
         "goals": goals,
@@ -675,7 +709,7 @@ fn chains(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     let mut runs: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..7 {
         for (k, w) in ["1", "2"].into_iter().enumerate() {
-            let (stats, _) = wsp_run(wsp, &path, cache, scratch, &["--workers", w]);
+            let (stats, ..) = wsp_run(wsp, &path, cache, scratch, &["--workers", w]);
             assert_eq!(stats["task_count"].as_f64(), Some(CHAIN_TASKS));
             runs[k].push(stats["execute_time_ms"].as_f64().expect("execute_time_ms"));
         }
@@ -689,7 +723,7 @@ fn chains(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
     std::fs::write(&flushes, FLUSHES).expect("write the flushes program");
     let flush_ms: Vec<f64> = (0..7)
         .map(|_| {
-            let (stats, _) = wsp_run(wsp, &flushes, cache, scratch, &["--workers", "2"]);
+            let (stats, ..) = wsp_run(wsp, &flushes, cache, scratch, &["--workers", "2"]);
             stats["execute_time_ms"].as_f64().expect("execute_time_ms")
         })
         .collect();
@@ -791,7 +825,7 @@ fn decode_schedules(wsp: &Path, scratch: &Path, cache: &Path) -> Value {
         let path = scratch.join(format!("decode_{name}.wsp"));
         let text = DECODE.replace(".compile(", &format!("{schedule}.compile("));
         std::fs::write(&path, text).expect("write decode");
-        let (stats, _) = wsp_run(wsp, &path, cache, scratch, &[]);
+        let (stats, ..) = wsp_run(wsp, &path, cache, scratch, &[]);
         let total = stats["total_cycles"].as_f64().expect("total_cycles");
         let critical = stats["critical_path_cycles"]
             .as_f64()

@@ -1412,6 +1412,45 @@ mod tests {
         s
     }
 
+    /// A launch is one node however many instances it has, and an AICPU holds its ready
+    /// instances as one run: the clock's memory does not grow with the instance count.
+    #[test]
+    fn a_launch_is_one_node_and_one_run_per_aicpu() {
+        let mut g = Graph::default();
+        let count = 1 << 24;
+        g.push_launch(Launch {
+            kernel: 0,
+            first: 0,
+            count,
+            entry: 0,
+            sig: 0,
+            tiles: Vec::new(),
+            index: vec![(0, 1)],
+        });
+        let target = TargetDesc::default();
+        let rules = Rules::of(&[], target.aicpus);
+        let kernels = [KernelCost {
+            cycles: 10,
+            cube: false,
+        }];
+        let costs = Costs {
+            kernels: &kernels,
+            extra_cycles: &[],
+            collectives: &[],
+        };
+        let mut clock = Clock::new(&g, 0, count, &rules, costs, &target, false);
+        assert_eq!((clock.nodes.len(), clock.pinned.len()), (1, 0));
+        assert_eq!(clock.resolve(0), None);
+        let runs: Vec<(usize, usize)> = clock
+            .ready
+            .iter()
+            .map(|set| (set.items.len(), set.len))
+            .collect();
+        // Round robin: AICPU q gets instances q, q + aicpus, ...
+        let each = (0..target.aicpus).map(|q| (1, (count - q).div_ceil(target.aicpus) as usize));
+        assert_eq!(runs, each.collect::<Vec<_>>());
+    }
+
     /// The clock over a graph with launches equals the clock over the same graph with
     /// every instance a task of its own (`Graph::expand`): the same cycles, critical path,
     /// busy cycles and the same span for every task.
