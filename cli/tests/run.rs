@@ -451,6 +451,7 @@ Z = Tensor((64, 4, 8), F32)
 W = Tensor((64, 4, 8), F32)
 U = Tensor((64, 4, 8), F32, init=ones())
 V = Tensor((16, 4, 4, 8), F32)
+A = Tensor((64, 4, 8), F32, init=ones())
 
 
 @kernel
@@ -483,6 +484,22 @@ def chain(items):
         add[i](a=Z[63 - i], b=Y[i], c=W[i])
     for i in P(items):
         double[i](x=W[i], y=Y[i])
+    # Steps of one task: each updates the same tile and reads a tile of its own.
+    for b in P(heads):
+        for s in P.seq(Dense[16]):
+            bump[b, s](a=X[s], c=A[b])
+    # Every step reads the same tile; a later task writes what the steps read.
+    for s in P.seq(Dense[8]):
+        add[s](a=Z[0], b=X[s], c=A[8 + s])
+    for i in P(items):
+        double[i](x=A[i], y=X[i])
+    # Each step reads what the step two before wrote.
+    for s in P.seq(Dense[8]):
+        add[s](a=A[40 + s], b=X[s], c=A[42 + s])
+    # An inner P.seq's first step waits for the outer step before.
+    for t in P.seq(Dense[2]):
+        for s in P.seq(Dense[4]):
+            bump[t, s](a=Y[s], c=A[20 + t])
 
 
 program = chain(items).compile(target="cpu_sim")
@@ -503,6 +520,7 @@ fn index_launches_change_neither_numbers_nor_timeline() {
             for workers in ["1", "2"] {
                 let dir = scratch(&format!("launches-{name}-{mode}-{workers}"));
                 let (dump, trace) = (dir.join("dump"), dir.join("trace.json"));
+                let tasks = dir.join("tasks.txt");
                 let mut args = vec![
                     "--workers",
                     workers,
@@ -510,26 +528,33 @@ fn index_launches_change_neither_numbers_nor_timeline() {
                     dump.to_str().unwrap(),
                     "--trace",
                     trace.to_str().unwrap(),
+                    "--dump-tasks",
+                    tasks.to_str().unwrap(),
                 ];
                 args.extend_from_slice(off);
                 let s = stats(&program, &dir, &args);
                 let trace: Value =
                     serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-                runs.push((s, trace, dumped(&dump)));
+                let tasks = std::fs::read_to_string(&tasks).unwrap();
+                runs.push((s, trace, dumped(&dump), tasks));
             }
         }
         let launches: Vec<&Value> = runs.iter().map(|r| &r.0["index_launches"]).collect();
         assert_eq!(launches[2..], [0, 0], "{name}: launches while asked not to");
         if name == "launches" {
-            // 1 + 1 + 16 rows + 3 steps; the last two loops run task by task.
-            assert_eq!(launches[..2], [21, 21], "{name}");
+            // 1 + 1 + 16 rows + 3 steps, and the last two of those loops task by task;
+            // then sequential launches: 4 heads + 1 + 1 + 2 outer steps, and the loop
+            // between them task by task (its tensors have per-task records).
+            assert_eq!(launches[..2], [29, 29], "{name}");
         }
-        let (s0, t0, f0) = &runs[0];
-        for (s, t, f) in &runs[1..] {
+        let (s0, t0, f0, d0) = &runs[0];
+        for (s, t, f, d) in &runs[1..] {
             assert_eq!(s["total_cycles"], s0["total_cycles"], "{name}");
             assert_eq!(s["task_count"], s0["task_count"], "{name}");
             assert!(t == t0, "{name}: the timeline differs");
             assert!(f == f0, "{name}: tensors differ");
+            // Every task with the same predecessors: launches keep each instance's edges.
+            assert!(d == d0, "{name}: the task streams differ");
         }
     }
 }

@@ -76,6 +76,19 @@ struct Resolved<'a> {
     tiles: Vec<Tile<'a>>,
 }
 
+/// A one-task loop body whose views are affine in the loop variable ([`Enumerator::affine_loop`]).
+struct AffineLoop<'a> {
+    task: &'a wsp_ir::plan::Task,
+    r: Rc<Resolved<'a>>,
+    count: u32,
+    /// Per tile: its instances' regions.
+    tiles: Vec<Strided>,
+    /// Per tile: instance 0's pointer and its step per instance, in bytes.
+    ptrs: Vec<(*mut u8, isize)>,
+    /// Per index value: instance 0's and its step.
+    index: Vec<(i64, i64)>,
+}
+
 /// The values a loop variable takes.
 enum Values {
     Range(i64, i64),
@@ -425,32 +438,35 @@ impl<'a> Enumerator<'a> {
             return self.iteration(kind, body);
         };
         let values = self.values(first)?;
-        if let (true, LoopKind::Independent, Values::Range(lo, hi)) =
-            (rest.is_empty(), kind, &values)
-            && self.launch(&first.name, *lo, *hi, body)?
-        {
-            return Ok(());
+        if let (true, Values::Range(lo, hi)) = (rest.is_empty(), &values) {
+            let taken = match kind {
+                LoopKind::Independent => self.launch(&first.name, *lo, *hi, body)?,
+                LoopKind::Sequential => self.sequential_launch(&first.name, *lo, *hi, body)?,
+                _ => false,
+            };
+            if taken {
+                return Ok(());
+            }
         }
         self.bind_each(&first.name, values, |this| this.loop_vars(kind, rest, body))
     }
 
-    /// The innermost variable of a `P` loop whose body is one task, as one index launch: its
-    /// instances' views step by a fixed amount per iteration, so their tiles and regions are
-    /// known without enumerating them. Taken when the instances are provably independent of
-    /// each other and their regions can be recorded exactly in one record per tile
-    /// ([`crate::regions::Regions::can_launch`]); returns whether it was.
-    fn launch(
+    /// The innermost variable of a loop whose body is one task, when its instances' views
+    /// step by a fixed amount per iteration, so that their tiles and regions are known without
+    /// enumerating them: the task, its tiles' regions and pointers, and its index values (at
+    /// the first instance, and their step). `None` when the loop has to go task by task.
+    fn affine_loop(
         &mut self,
         var: &'a str,
         lo: i64,
         hi: i64,
         body: &'a [Node],
-    ) -> Result<bool, RunError> {
+    ) -> Result<Option<AffineLoop<'a>>, RunError> {
         let [Node::Task(t)] = body else {
-            return Ok(false);
+            return Ok(None);
         };
         let Ok(count) = u32::try_from(hi - lo) else {
-            return Ok(false);
+            return Ok(None);
         };
         // Schedule keys are stored per task; those loops stay task by task.
         if !self.run.index_launches
@@ -458,7 +474,7 @@ impl<'a> Enumerator<'a> {
             || self.dispatch_key.is_some()
             || self.stream_key.is_some()
         {
-            return Ok(false);
+            return Ok(None);
         }
         self.check_budget(count, || format!("a launch of {count} `{var}` instances"))?;
         let s = self.slot(var) as usize;
@@ -471,7 +487,7 @@ impl<'a> Enumerator<'a> {
         // Launches track regions per tensor dimension; a view's regions are its base's, so
         // its loops go instance by instance.
         if r.tiles.iter().any(|t| t.derived || t.in_base.is_some()) {
-            return Ok(false);
+            return Ok(None);
         }
         let mut bounds = std::mem::take(&mut self.bounds);
         let at = |this: &mut Self, v: i64, bounds: &mut Vec<u64>| {
@@ -503,7 +519,7 @@ impl<'a> Enumerator<'a> {
         self.env[s] = outer;
         let (Some(first), Some(next), Some(_)) = (first, next, last) else {
             self.bounds = bounds;
-            return Ok(false);
+            return Ok(None);
         };
         let mut tiles = Vec::with_capacity(r.tiles.len());
         let mut ptrs = Vec::with_capacity(r.tiles.len());
@@ -528,6 +544,38 @@ impl<'a> Enumerator<'a> {
             ptrs.push((base, step));
         }
         self.bounds = bounds;
+        Ok(Some(AffineLoop {
+            task: t,
+            r,
+            count,
+            tiles,
+            ptrs,
+            index,
+        }))
+    }
+
+    /// The innermost variable of a `P` loop whose body is one task, as one index launch
+    /// ([`Self::affine_loop`]). Taken when the instances are provably independent of each other
+    /// and their regions can be recorded exactly in one record per tile
+    /// ([`crate::regions::Regions::can_launch`]); returns whether it was.
+    fn launch(
+        &mut self,
+        var: &'a str,
+        lo: i64,
+        hi: i64,
+        body: &'a [Node],
+    ) -> Result<bool, RunError> {
+        let Some(a) = self.affine_loop(var, lo, hi, body)? else {
+            return Ok(false);
+        };
+        let AffineLoop {
+            task: t,
+            r,
+            count,
+            tiles,
+            ptrs,
+            index,
+        } = a;
         // No instance may touch what another writes.
         let independent = r.tiles.iter().zip(&tiles).enumerate().all(|(i, (a, sa))| {
             !a.dir.writes()
@@ -552,6 +600,7 @@ impl<'a> Enumerator<'a> {
             sig: r.sig,
             tiles: ptrs,
             index,
+            sequential: false,
         });
         self.run.enumerated();
         // Ordered scopes and recordings name every instance, as they name every task.
@@ -581,12 +630,143 @@ impl<'a> Enumerator<'a> {
             .links
             .extend(preds.iter().map(|&p| (p, first)));
         self.deps = preds;
+        self.set_last_instance(t, first + count - 1);
+        Ok(true)
+    }
+
+    /// The innermost variable of a `P.seq` loop whose body is one task, as one sequential
+    /// launch ([`Self::affine_loop`]): one entry whose instances run in order on one worker,
+    /// each step after the one before as `P.seq` says (the launch implies that edge). Every
+    /// instance's regions are recorded and its other edges added as task-by-task enumeration
+    /// would, so the graph, once expanded, is the same; what it saves is a graph entry, tile
+    /// pointers, index values and an edge per step, and the workers' dependency tracking
+    /// between steps. Returns whether it was taken.
+    fn sequential_launch(
+        &mut self,
+        var: &'a str,
+        lo: i64,
+        hi: i64,
+        body: &'a [Node],
+    ) -> Result<bool, RunError> {
+        let Some(a) = self.affine_loop(var, lo, hi, body)? else {
+            return Ok(false);
+        };
+        let AffineLoop {
+            task: t,
+            r,
+            count,
+            tiles,
+            ptrs,
+            index,
+        } = a;
+        let first = self.run.graph.push_launch(Launch {
+            kernel: r.kernel,
+            first: 0,
+            count,
+            entry: 0,
+            sig: r.sig,
+            tiles: ptrs,
+            index,
+            sequential: true,
+        });
+        self.run.enumerated();
+        for tile in &r.tiles {
+            if tile.dir.writes() {
+                self.run.written(tile.tensor);
+            }
+        }
+        // The loop's own scope (pushed by `loop_`) holds what its first step waits for; each
+        // later step waits for the step before.
+        let own = self.after.len() - 1;
+        // A tile every step writes alike, of a tensor no other tile of the task touches: each
+        // step's access finds the step before as the region's last writer (the edge the launch
+        // implies) and leaves the records as the next step finds them, so the first step's
+        // access and the last one's leave what every step's would. Other tiles, and scopes
+        // outside the loop, are met at every step.
+        let repeated: Vec<bool> = r
+            .tiles
+            .iter()
+            .zip(&tiles)
+            .map(|(tile, st)| {
+                tile.dir.writes()
+                    && st.step.iter().all(|&d| d == 0)
+                    && r.tiles.iter().filter(|t| t.tensor == tile.tensor).count() == 1
+            })
+            .collect();
+        let every_step = repeated.contains(&false)
+            || self
+                .after
+                .iter()
+                .enumerate()
+                .any(|(k, set)| k != own && !set.is_empty());
+        let steps = (0..count).filter(|&i| every_step || i == 0 || i == count - 1);
+        let mut deps = std::mem::take(&mut self.deps);
+        let mut implied = Vec::new();
+        let (mut lo_i, mut hi_i) = (Vec::new(), Vec::new());
+        for i in steps {
+            let id = first + i;
+            let g = &mut self.run.graph;
+            for (k, set) in self.after.iter().enumerate() {
+                if k != own || i == 0 {
+                    g.edges.extend(set.iter().map(|&p| (p, id)));
+                }
+            }
+            deps.clear();
+            for ((tile, st), &again) in r.tiles.iter().zip(&tiles).zip(&repeated) {
+                if again && i > 0 && i < count - 1 {
+                    continue;
+                }
+                st.at_into(i, &mut lo_i, &mut hi_i);
+                let found = if again && i > 0 {
+                    &mut implied
+                } else {
+                    &mut deps
+                };
+                self.run.regions.access(
+                    id,
+                    tile.tensor,
+                    &tile.shape,
+                    (&lo_i, &hi_i),
+                    tile.dir,
+                    found,
+                );
+            }
+            implied.clear();
+            if deps.len() > 1 {
+                deps.sort_unstable();
+                deps.dedup();
+            }
+            // The edges above, and the step before, already order it after these.
+            let ordered = |d: &TaskId| {
+                (i > 0 && *d == id - 1)
+                    || self
+                        .after
+                        .iter()
+                        .enumerate()
+                        .any(|(k, set)| (k != own || i == 0) && set.contains(d))
+            };
+            deps.retain(|d| !ordered(d));
+            self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
+        }
+        self.deps = deps;
+        let ids = first..first + count;
+        for r in &mut self.recorded {
+            r.extend(ids.clone());
+        }
+        if let Some(last) = self.after.last_mut() {
+            last.clear();
+            last.push(first + count - 1);
+        }
+        self.set_last_instance(t, first + count - 1);
+        Ok(true)
+    }
+
+    fn set_last_instance(&mut self, t: &wsp_ir::plan::Task, id: TaskId) {
         let i = t.id as usize;
         if self.last_instance.len() <= i {
             self.last_instance.resize(i + 1, TaskId::MAX);
         }
-        self.last_instance[i] = first + count - 1;
-        Ok(true)
+        self.last_instance[i] = id;
     }
 
     fn iteration(&mut self, kind: LoopKind, body: &'a [Node]) -> Result<(), RunError> {

@@ -118,8 +118,12 @@ type Item = u64;
 /// Runs entries `lo..hi` of the graph (edges from `first_edge` on; earlier entries have
 /// finished): in order on the calling thread without a pool, else on every thread of `pool`.
 ///
-/// The entries ready at the start are claimed in chunks through a shared cursor, so that a
-/// million independent tasks cost a few thousand atomic operations, not millions; entries made
+/// The entries ready at the start are split into one contiguous block per worker, which it
+/// claims in chunks through its own cursor (and, once done, through the others'), so that a
+/// million independent tasks cost a few thousand atomic operations, not millions, and two
+/// workers do not run neighbouring entries at once (their tiles are often neighbours in
+/// memory, and two cores writing neighbouring pages slow each other down: 256 chains over
+/// adjacent 4 KiB tiles ran no faster on two workers than on one); entries made
 /// ready later go to the finishing worker's deque, where idle workers steal them. A launch
 /// becomes chunks of instances on the deque of the worker that meets it, and finishes with its
 /// last chunk.
@@ -171,7 +175,11 @@ pub fn execute(
     let launch_chunk = |l: &Launch| (l.count as usize / (workers * 16)).clamp(1, 4096);
     let chunks_left: Vec<AtomicUsize> =
         graph.launches.iter().map(|_| AtomicUsize::new(0)).collect();
-    let cursor = AtomicUsize::new(0);
+    // Worker `w`'s block is `ready_count * w / workers..` up to the next one's.
+    let block = |w: usize| ready_count * w / workers;
+    let cursors: Vec<Cursor> = (0..workers)
+        .map(|w| Cursor(AtomicUsize::new(block(w))))
+        .collect();
     let remaining = AtomicUsize::new((hi - lo) as usize);
     let locals: Vec<Worker<Item>> = (0..workers).map(|_| Worker::new_lifo()).collect();
     let stealers: Vec<Stealer<Item>> = locals.iter().map(|w| w.stealer()).collect();
@@ -196,6 +204,11 @@ pub fn execute(
             return finish(e, local);
         };
         let launch = &graph.launches[l as usize];
+        if launch.sequential {
+            // Its steps run in order, here.
+            run_whole(graph, e, kernels, collectives);
+            return finish(e, local);
+        }
         let size = launch_chunk(launch);
         let left = &chunks_left[l as usize];
         let c = match (item >> 32).checked_sub(1) {
@@ -221,7 +234,7 @@ pub fn execute(
             0
         }
     };
-    let work = |local: Worker<Item>| {
+    let work = |w: usize, local: Worker<Item>| {
         // Entries finished since this worker last told `remaining`.
         let mut done = 0;
         loop {
@@ -229,10 +242,14 @@ pub fn execute(
                 done += run(item, &local);
                 continue;
             }
-            let c = cursor.fetch_add(chunk, Ordering::Relaxed);
-            if c < ready_count {
-                let end = (c + chunk).min(ready_count);
-                for k in c..end {
+            // Its own block first, then the others' from the next worker's on.
+            let claimed = (0..workers).map(|v| (w + v) % workers).find_map(|v| {
+                let end = block(v + 1);
+                let c = cursors[v].0.fetch_add(chunk, Ordering::Relaxed);
+                (c < end).then(|| c..(c + chunk).min(end))
+            });
+            if let Some(range) = claimed {
+                for k in range {
                     done += run(ready(k) as Item, &local);
                 }
                 continue;
@@ -259,12 +276,16 @@ pub fn execute(
     };
     // The pool's threads live as long as the run, so a flush starts none.
     pool.scope(|s| {
-        for local in locals {
+        for (w, local) in locals.into_iter().enumerate() {
             let work = &work;
-            s.spawn(move |_| work(local));
+            s.spawn(move |_| work(w, local));
         }
     });
 }
+
+/// A worker's cursor into the entries ready at the start, on a cache line of its own.
+#[repr(align(128))]
+struct Cursor(AtomicUsize);
 
 /// The worker threads of a run, started once: `workers` of them, each with the stack tiles
 /// need.

@@ -4,7 +4,9 @@
 //!
 //! An index launch is one entry of the graph standing for many instances of a kernel with
 //! consecutive task ids. Edges name instances, so they stay exact; execution works on entries,
-//! and [`Graph::expand`] gives every instance an entry of its own for the simulated clock.
+//! and [`Graph::expand`] gives every instance an entry of its own for a trace or a task dump.
+//! A sequential launch holds the steps of a `P.seq` loop of one task: they run in order, and
+//! the edge from each step to the next is implied, not stored.
 //!
 //! Which tensor regions earlier tasks touched, and so which edges a new task gets, is
 //! [`crate::regions`]'s part.
@@ -55,6 +57,9 @@ pub struct Launch {
     pub tiles: Vec<(*mut u8, isize)>,
     /// Per index value: its value at instance 0 and its step per instance.
     pub index: Vec<(i64, i64)>,
+    /// The steps of a `P.seq` loop: instance `i` waits for instance `i - 1` (an edge no list
+    /// holds), and they run in order on one worker.
+    pub sequential: bool,
 }
 
 impl Launch {
@@ -282,7 +287,8 @@ impl Graph {
         hi: u32,
         first_edge: usize,
     ) -> Option<(Vec<u32>, Vec<u32>, Vec<u32>)> {
-        let in_range = |&(p, s): &(u32, u32)| p >= lo && s < hi;
+        // An edge between two steps of a sequential launch is its own order.
+        let in_range = |&(p, s): &(u32, u32)| p >= lo && s < hi && p != s;
         let edges = || {
             let by_entry = |&(p, s): &(TaskId, TaskId)| (self.entry_of(p), self.entry_of(s));
             self.edges[first_edge..]
@@ -312,9 +318,25 @@ impl Graph {
         Some((offsets, succs, pending))
     }
 
-    /// Gives every launch instance an entry (a kernel task) of its own and every link its
-    /// edges, so that entries and task ids coincide. Instances have no tile pointers: an
-    /// expanded graph is for the simulated clock and the trace, not for running again.
+    /// The edges the sequential launches among tasks `lo..hi` imply: each step's from the
+    /// one before.
+    pub(crate) fn step_edges(
+        &self,
+        lo: TaskId,
+        hi: TaskId,
+    ) -> impl Iterator<Item = (TaskId, TaskId)> + '_ {
+        let from = self.launches.partition_point(|l| l.first < lo);
+        self.launches[from..]
+            .iter()
+            .take_while(move |l| l.first < hi)
+            .filter(|l| l.sequential)
+            .flat_map(|l| (l.first + 1..l.first + l.count).map(|t| (t - 1, t)))
+    }
+
+    /// Gives every launch instance an entry (a kernel task) of its own, and every link and
+    /// sequential launch its edges, so that entries and task ids coincide. Instances have no tile pointers: an
+    /// expanded graph is for the simulated clock, the trace and the task dump, not for running
+    /// again.
     pub fn expand(&mut self) {
         if self.launches.is_empty() {
             return;
@@ -346,6 +368,8 @@ impl Graph {
             let count = count(p).min(count(s));
             self.edges.extend((0..count).map(|i| (p + i, s + i)));
         }
+        let steps: Vec<(TaskId, TaskId)> = self.step_edges(0, self.next).collect();
+        self.edges.extend(steps);
         self.tasks = tasks;
         self.index = index;
         self.links.clear();
@@ -379,6 +403,7 @@ mod tests {
                 sig: 0,
                 tiles: Vec::new(),
                 index: vec![(10, 2)],
+                sequential: false,
             })
         };
         assert_eq!(task(g, 100), 0);

@@ -95,6 +95,17 @@ impl Strided {
         (shift(&self.lo), shift(&self.hi))
     }
 
+    /// Instance `i`'s region, into `lo` and `hi`.
+    pub fn at_into(&self, i: u32, lo: &mut Vec<u64>, hi: &mut Vec<u64>) {
+        let shift = |v: &[u64], out: &mut Vec<u64>| {
+            out.clear();
+            let each = v.iter().zip(&self.step);
+            out.extend(each.map(|(&v, &s)| v.wrapping_add_signed(s.wrapping_mul(i as i64))));
+        };
+        shift(&self.lo, lo);
+        shift(&self.hi, hi);
+    }
+
     /// Whether no region is empty (an empty one touches nothing, and all are alike).
     fn touches(&self) -> bool {
         self.count > 0 && self.lo.iter().zip(&self.hi).all(|(l, h)| l < h)

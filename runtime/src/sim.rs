@@ -442,6 +442,7 @@ impl<'a> Clock<'a> {
             .iter()
             .copied()
             .filter(|&(p, s)| p >= lo && s < hi && s >= lo)
+            .chain(graph.step_edges(lo, hi))
             .collect();
         edges.sort_unstable();
         edges.dedup();
@@ -1348,6 +1349,7 @@ mod tests {
                     ),
                     _ => {
                         let count = rng.random_range(2..9);
+                        let sequential = rng.random_bool(0.3);
                         let launch = Launch {
                             kernel: rng.random_range(0..3),
                             first: 0,
@@ -1356,8 +1358,19 @@ mod tests {
                             sig: 0,
                             tiles: Vec::new(),
                             index: vec![(0, 1)],
+                            sequential,
                         };
-                        (g.push_launch(launch), count)
+                        let first = g.push_launch(launch);
+                        if sequential {
+                            // Each step after the one before (implied), and some after an
+                            // earlier one.
+                            for t in first + 2..first + count {
+                                if rng.random_bool(0.2) {
+                                    g.edges.push((rng.random_range(first..t - 1), t));
+                                }
+                            }
+                        }
+                        (first, count)
                     }
                 };
                 entries.push(first);
@@ -1426,6 +1439,7 @@ mod tests {
             sig: 0,
             tiles: Vec::new(),
             index: vec![(0, 1)],
+            sequential: false,
         });
         let target = TargetDesc::default();
         let rules = Rules::of(&[], target.aicpus);
