@@ -280,6 +280,8 @@ struct LaunchInfo {
     stride: u32,
     /// Instances `0..cover` wait for an instance of another launch.
     cover: u32,
+    /// Each instance after the first waits for the one before (a `P.seq` loop's steps).
+    sequential: bool,
     /// The links into it: the launch waited for, and how many instances the link covers.
     links_in: Vec<(u32, u32)>,
     links_out: Vec<u32>,
@@ -298,12 +300,21 @@ struct LaunchInfo {
 
 impl LaunchInfo {
     fn free(&self, i: u32) -> bool {
-        i >= self.cover && self.pinned_in.binary_search(&i).is_err()
+        i >= self.cover && !(self.sequential && i > 0) && self.pinned_in.binary_search(&i).is_err()
+    }
+
+    /// How many instances instance `i` waits for, one each: links, and the step before.
+    fn waits(&self, i: u32) -> u32 {
+        let links = self.links_in.iter().filter(|&&(_, c)| i < c).count() as u32;
+        links + u32::from(self.sequential && i > 0)
     }
 
     /// The first instance from `i` on, `stride` apart, that waits only for the shared
     /// predecessors.
     fn next_free(&self, mut i: u32) -> Option<u32> {
+        if self.sequential {
+            return (i == 0 && self.free(0)).then_some(0);
+        }
         if i < self.cover {
             i += (self.cover - i).div_ceil(self.stride) * self.stride;
         }
@@ -319,6 +330,9 @@ impl LaunchInfo {
     /// How many instances from `i` on, `stride` apart, wait only for the shared predecessors
     /// (`i` at or past `cover`).
     fn free_from(&self, i: u32) -> u32 {
+        if self.sequential {
+            return u32::from(i == 0 && self.free(0));
+        }
         let own = self
             .pinned_in
             .iter()
@@ -421,6 +435,7 @@ impl<'a> Clock<'a> {
                         ordinal: 0,
                         stride: 1,
                         cover: 0,
+                        sequential: l.sequential,
                         links_in: Vec::new(),
                         links_out: Vec::new(),
                         pinned_in: Vec::new(),
@@ -442,7 +457,6 @@ impl<'a> Clock<'a> {
             .iter()
             .copied()
             .filter(|&(p, s)| p >= lo && s < hi && s >= lo)
-            .chain(graph.step_edges(lo, hi))
             .collect();
         edges.sort_unstable();
         edges.dedup();
@@ -578,8 +592,7 @@ impl<'a> Clock<'a> {
             let Node::Instance(l, i) = nodes[entries + j] else {
                 continue;
             };
-            let links = launches[l as usize].links_in.iter();
-            pending[entries + j] += links.filter(|&&(_, c)| i < c).count() as u32;
+            pending[entries + j] += launches[l as usize].waits(i);
             debug_assert_eq!(t, launches[l as usize].first + i);
         }
 
@@ -888,7 +901,11 @@ impl<'a> Clock<'a> {
         }
         for k in 0..self.launches[l as usize].links_out.len() {
             let to = self.launches[l as usize].links_out[k];
-            self.link_arrived(to, i, end);
+            self.waited_for(to, i, end);
+        }
+        let launch = &self.launches[l as usize];
+        if launch.sequential && i + 1 < launch.count {
+            self.waited_for(l, i + 1, end);
         }
         if last {
             let launch = &self.launches[l as usize];
@@ -896,11 +913,12 @@ impl<'a> Clock<'a> {
         }
     }
 
-    /// Instance `i` of the launch that launch `l` links to ended at `end`.
-    fn link_arrived(&mut self, l: u32, i: u32, end: u64) {
+    /// An instance that instance `i` of launch `l` waits for (a linked one, or the step
+    /// before) ended at `end`.
+    fn waited_for(&mut self, l: u32, i: u32, end: u64) {
         let launch = &self.launches[l as usize];
-        let links = launch.links_in.iter().filter(|&&(_, c)| i < c).count() as u32;
-        if links == 0 {
+        let links = launch.waits(i);
+        if links == 0 || i >= launch.count {
             return;
         }
         if let Some(n) = self.pinned_node(launch, i) {
@@ -948,6 +966,7 @@ impl<'a> Clock<'a> {
             node: vec![0u64; self.nodes.len()],
             common: vec![0u64; self.launches.len()],
             uniform: vec![None; self.launches.len()],
+            steps: (0..self.launches.len()).map(|_| Steps::None).collect(),
         };
         let preds_end = |chain: &[u64], n: usize| {
             let preds = &self.preds[self.pred_at[n] as usize..self.pred_at[n + 1] as usize];
@@ -968,33 +987,63 @@ impl<'a> Clock<'a> {
                     let hi = self
                         .pinned
                         .partition_point(|&t| t < launch.first + launch.count);
-                    for j in self.entries + lo..self.entries + hi {
-                        let Node::Instance(_, i) = self.nodes[j] else {
-                            continue;
-                        };
-                        let linked = self.linked_chain(l, i, &chains);
-                        chains.node[j] = preds_end(&chains.node, j).max(linked)
-                            + own(launch.kernel, self.ids[j]);
-                    }
-                    // Every instance's chain is the same unless some have predecessors or
-                    // cycles of their own, or a link that matters covers only some.
-                    let links = launch.links_in.iter();
-                    let same = hi == lo
-                        && self.extra_cycles.is_empty()
-                        && links.clone().all(|&(p, c)| {
-                            chains.uniform[p as usize]
-                                .is_some_and(|v| c == launch.count || v <= start)
-                        });
-                    if same {
-                        let linked = links.filter_map(|&(p, _)| chains.uniform[p as usize]);
-                        let v = linked.fold(start, u64::max) + own(launch.kernel, launch.first);
-                        chains.uniform[l as usize] = Some(v);
-                        v
+                    if launch.sequential {
+                        // Its steps in order, each after the one before.
+                        let plain =
+                            hi == lo && self.extra_cycles.is_empty() && launch.links_in.is_empty();
+                        if plain {
+                            let step = own(launch.kernel, launch.first);
+                            chains.steps[l as usize] = Steps::Alike { start, step };
+                            start + step * u64::from(launch.count)
+                        } else {
+                            let mut each: Vec<u64> = Vec::with_capacity(launch.count as usize);
+                            for i in 0..launch.count {
+                                let t = launch.first + i;
+                                let mut from = self.linked_chain(l, i, &chains);
+                                from = from.max(each.last().copied().unwrap_or(0));
+                                let node = self.pinned_node(launch, i);
+                                if let Some(n) = node {
+                                    from = from.max(preds_end(&chains.node, n as usize));
+                                }
+                                let end = from + own(launch.kernel, t);
+                                if let Some(n) = node {
+                                    chains.node[n as usize] = end;
+                                }
+                                each.push(end);
+                            }
+                            let last = each.last().copied().unwrap_or(start);
+                            chains.steps[l as usize] = Steps::Each(each);
+                            last
+                        }
                     } else {
-                        (0..launch.count)
-                            .map(|i| self.instance_chain(l, i, &chains))
-                            .max()
-                            .unwrap_or(0)
+                        for j in self.entries + lo..self.entries + hi {
+                            let Node::Instance(_, i) = self.nodes[j] else {
+                                continue;
+                            };
+                            let linked = self.linked_chain(l, i, &chains);
+                            chains.node[j] = preds_end(&chains.node, j).max(linked)
+                                + own(launch.kernel, self.ids[j]);
+                        }
+                        // Every instance's chain is the same unless some have predecessors or
+                        // cycles of their own, or a link that matters covers only some.
+                        let links = launch.links_in.iter();
+                        let same = hi == lo
+                            && self.extra_cycles.is_empty()
+                            && links.clone().all(|&(p, c)| {
+                                chains.uniform[p as usize]
+                                    .is_some_and(|v| c == launch.count || v <= start)
+                            });
+                        if same {
+                            let linked = links.filter_map(|&(p, _)| chains.uniform[p as usize]);
+                            let v = linked.fold(start, u64::max) + own(launch.kernel, launch.first);
+                            chains.uniform[l as usize] = Some(v);
+                            v
+                        } else {
+                            (0..launch.count)
+                                .map(|i| self.instance_chain(l, i, &chains))
+                                .max()
+                                .unwrap_or(0)
+                        }
                     }
                 }
             };
@@ -1017,6 +1066,11 @@ impl<'a> Clock<'a> {
         if let Some(v) = chains.uniform[l as usize] {
             return v;
         }
+        match &chains.steps[l as usize] {
+            Steps::None => {}
+            Steps::Alike { start, step } => return start + step * u64::from(i + 1),
+            Steps::Each(each) => return each[i as usize],
+        }
         let launch = &self.launches[l as usize];
         if let Some(n) = self.pinned_node(launch, i) {
             return chains.node[n as usize];
@@ -1034,6 +1088,18 @@ struct Chains {
     common: Vec<u64>,
     /// Per launch whose instances all end at once: when.
     uniform: Vec<Option<u64>>,
+    /// Per sequential launch, where its steps end.
+    steps: Vec<Steps>,
+}
+
+/// Where the steps of a sequential launch end on the critical path.
+enum Steps {
+    /// Not a sequential launch.
+    None,
+    /// Each step after the one before, from `start`, `step` cycles each.
+    Alike { start: u64, step: u64 },
+    /// Step by step, where steps differ (their own cycles, predecessors or links).
+    Each(Vec<u64>),
 }
 
 /// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
