@@ -43,8 +43,9 @@ pub(crate) struct RunArgs {
     /// dependencies of every task) to this file; `wsp emit`'s tree compares its replay with it.
     #[arg(long, value_name = "FILE")]
     dump_tasks: Option<PathBuf>,
-    /// Enumerate every task one by one instead of taking a `P` loop as one index launch
-    /// (slower, same results and timeline; for comparison).
+    /// Enumerate every task one by one instead of taking a `P` loop as one index launch and
+    /// a `P.seq` loop of one task as one sequential launch (slower, same results, timeline
+    /// and task stream; for comparison).
     #[arg(long)]
     no_index_launches: bool,
     /// Run programs that compile for ascend_npu on the CPU simulator too, as if they compiled
@@ -83,7 +84,7 @@ struct Stats {
     /// From the start of `wsp run` until the first task is enumerated: analysis, the kernel
     /// build or cache lookup, the run process, loading and tensor initialisation.
     startup_ms: f64,
-    /// Loops that ran as index launches.
+    /// Loops that ran as index or sequential launches.
     index_launches: u64,
 }
 
