@@ -563,8 +563,11 @@ fn index_launches_change_neither_numbers_nor_timeline() {
 fn a_crash_inside_a_launch_names_the_instance() {
     let dir = scratch("launch-crash");
     let file = dir.join("crash.wsp");
-    // Tile i of X starts with 32 * i; instance 40 crashes.
-    let text = r#"from pto_wsp import *
+    // Tile i of X starts with 32 * i; instance 40 crashes, in an index launch and in a
+    // sequential one.
+    for lp in ["P", "P.seq"] {
+        let text = format!(
+            r#"from pto_wsp import *
 
 F32 = DType.F32
 X = Tensor((64, 4, 8), F32, init=arange())
@@ -572,10 +575,10 @@ Y = Tensor((64, 4, 8), F32)
 
 
 @kernel(cpp_src="""
-    if (x[0] == 1280.0f) {
+    if (x[0] == 1280.0f) {{
         volatile float* p = nullptr;
         *p = 1.0f;
-    }
+    }}
 """)
 def crash(x: In[Tile[4, 8, F32]], y: Out[Tile[4, 8, F32]]):
     pass
@@ -583,19 +586,24 @@ def crash(x: In[Tile[4, 8, F32]], y: Out[Tile[4, 8, F32]]):
 
 @workload
 def w(items):
-    for i in P(items):
+    for i in {lp}(items):
         crash[i](x=X[i], y=Y[i])
 
 
 program = w(Dense[64]).compile(target="cpu_sim")
 program.execute()
-"#;
-    std::fs::write(&file, text).unwrap();
-    let err = exit_1(&wsp_run(&file, &["--stats-json", "/dev/null"]));
-    assert!(
-        err.contains("error[WSP602]: segmentation fault in task crash[40]"),
-        "stderr: {err}"
-    );
+"#
+        );
+        std::fs::write(&file, text).unwrap();
+        for workers in ["1", "2"] {
+            let args = ["--workers", workers, "--stats-json", "/dev/null"];
+            let err = exit_1(&wsp_run(&file, &args));
+            assert!(
+                err.contains("error[WSP602]: segmentation fault in task crash[40]"),
+                "{lp}, {workers} workers: {err}"
+            );
+        }
+    }
 }
 
 /// A program with one `cpp_src` kernel `name` over 8×8 tiles `x` and `y`, whose body starts on
