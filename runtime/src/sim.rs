@@ -197,7 +197,7 @@ pub struct Placement {
 
 /// The dispatch policy's queue and the stream of every kernel task of `lo..hi` of an
 /// expanded graph, in enumeration order: what `--dump-tasks` and the NPU tree's expander
-/// record, and what the simulated clock dispatches from.
+/// record. The clock places tasks by the same rules ([`Policy::queue`], [`Rules::stream`]).
 pub fn placement(
     graph: &Graph,
     lo: TaskId,
@@ -588,12 +588,10 @@ impl<'a> Clock<'a> {
             launches[b].cover = launches[b].cover.max(cover);
             launches[a].links_out.push(b as u32);
         }
-        for (j, &t) in pinned.iter().enumerate() {
-            let Node::Instance(l, i) = nodes[entries + j] else {
-                continue;
-            };
-            pending[entries + j] += launches[l as usize].waits(i);
-            debug_assert_eq!(t, launches[l as usize].first + i);
+        for j in entries..n {
+            if let Node::Instance(l, i) = nodes[j] {
+                pending[j] += launches[l as usize].waits(i);
+            }
         }
 
         // Placement: each kernel's AICPU and stream by its ordinal.
