@@ -602,15 +602,28 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
                 .collect()
         })
         .collect();
-    // Three rounds over every kernel, the best of each: this machine's speed drifts, and
-    // ratios between kernels mean something only when measured close together.
-    let mut best = vec![f64::INFINITY; cases.len()];
-    for _ in 0..3 {
+    // Five rounds over every kernel: this machine's speed drifts, and ratios between kernels
+    // mean something only when measured close together. Speeds are each kernel's best round;
+    // a time over `neg`'s is the median over rounds of the two times measured in one round
+    // (neg's best round may have had faster memory than any of exp's).
+    const ROUNDS: usize = 5;
+    let mut secs = vec![Vec::with_capacity(ROUNDS); cases.len()];
+    for _ in 0..ROUNDS {
         for (k, (name, sizes, strides)) in cases.iter().enumerate() {
-            let secs = time_passes(kernel(&lib, name), &mut bufs[k], sizes, strides, tiles);
-            best[k] = best[k].min(secs);
+            secs[k].push(time_passes(
+                kernel(&lib, name),
+                &mut bufs[k],
+                sizes,
+                strides,
+                tiles,
+            ));
         }
     }
+    let best: Vec<f64> = secs.iter().map(|s| min(s)).collect();
+    let neg = cases
+        .iter()
+        .position(|c| c.0 == "neg")
+        .expect("neg is measured");
     for ((name, sizes, _), secs) in cases.iter().zip(best) {
         let bytes: usize = sizes.iter().sum::<usize>() * tiles;
         stream.insert(
@@ -619,13 +632,14 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
         );
     }
     let memcpy = memcpy_gb_per_s(f32_tile * tiles);
-    let neg_gb_per_s = stream["neg"]["gb_per_s"].as_f64().unwrap_or(0.0);
-    for (name, v) in stream.iter_mut() {
+    for (k, (name, ..)) in cases.iter().enumerate() {
+        let v = &mut stream[*name];
         let g = v["gb_per_s"].as_f64().unwrap_or(0.0);
         v["of_memcpy"] = json!(g / memcpy);
-        if !name.contains("f16") && !name.starts_with("row") && name != "add" {
+        if !name.contains("f16") && !name.starts_with("row") && *name != "add" {
             // Same bytes moved as `neg`: the time over neg's.
-            v["time_over_neg"] = json!(neg_gb_per_s / g);
+            let ratios = secs[k].iter().zip(&secs[neg]).map(|(s, n)| s / n).collect();
+            v["time_over_neg"] = json!(median(ratios));
         }
     }
     let exp_over_neg = stream["exp"]["time_over_neg"]
@@ -639,7 +653,7 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
             "of_numpy": numpy_gflops.map(|g| gflops / g),
         },
         "streaming": {
-            "what": "bytes read and written per second over 256 tiles of [64, 512] (32 MiB per f32 operand), one thread, best of three rounds over all kernels",
+            "what": "bytes read and written per second over 256 tiles of [64, 512] (32 MiB per f32 operand), one thread, the best of five rounds over all kernels; time_over_neg: the median over rounds of the kernel's time over neg's in the same round",
             "memcpy_gb_per_s": memcpy,
             "kernels": stream,
         },

@@ -318,25 +318,10 @@ impl Graph {
         Some((offsets, succs, pending))
     }
 
-    /// The edges the sequential launches among tasks `lo..hi` imply: each step's from the
-    /// one before.
-    pub(crate) fn step_edges(
-        &self,
-        lo: TaskId,
-        hi: TaskId,
-    ) -> impl Iterator<Item = (TaskId, TaskId)> + '_ {
-        let from = self.launches.partition_point(|l| l.first < lo);
-        self.launches[from..]
-            .iter()
-            .take_while(move |l| l.first < hi)
-            .filter(|l| l.sequential)
-            .flat_map(|l| (l.first + 1..l.first + l.count).map(|t| (t - 1, t)))
-    }
-
     /// Gives every launch instance an entry (a kernel task) of its own, and every link and
-    /// sequential launch its edges, so that entries and task ids coincide. Instances have no tile pointers: an
-    /// expanded graph is for the simulated clock, the trace and the task dump, not for running
-    /// again.
+    /// sequential launch its edges, so that entries and task ids coincide. Instances have no
+    /// tile pointers: an expanded graph is for the simulated clock, the trace and the task
+    /// dump, not for running again.
     pub fn expand(&mut self) {
         if self.launches.is_empty() {
             return;
@@ -368,8 +353,11 @@ impl Graph {
             let count = count(p).min(count(s));
             self.edges.extend((0..count).map(|i| (p + i, s + i)));
         }
-        let steps: Vec<(TaskId, TaskId)> = self.step_edges(0, self.next).collect();
-        self.edges.extend(steps);
+        // A sequential launch's steps, each after the one before.
+        for l in self.launches.iter().filter(|l| l.sequential) {
+            let steps = l.first + 1..l.first + l.count;
+            self.edges.extend(steps.map(|t| (t - 1, t)));
+        }
         self.tasks = tasks;
         self.index = index;
         self.links.clear();

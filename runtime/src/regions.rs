@@ -86,13 +86,9 @@ pub struct Strided {
 impl Strided {
     /// Instance `i`'s region.
     fn at(&self, i: u32) -> (Vec<u64>, Vec<u64>) {
-        let shift = |v: &[u64]| {
-            v.iter()
-                .zip(&self.step)
-                .map(|(&v, &s)| v.wrapping_add_signed(s.wrapping_mul(i as i64)))
-                .collect()
-        };
-        (shift(&self.lo), shift(&self.hi))
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        self.at_into(i, &mut lo, &mut hi);
+        (lo, hi)
     }
 
     /// Instance `i`'s region, into `lo` and `hi`.
