@@ -648,6 +648,11 @@ impl<'a> Enumerator<'a> {
         hi: i64,
         body: &'a [Node],
     ) -> Result<bool, RunError> {
+        // The loop's own scope (pushed by `loop_`) holds what its first step waits for; each
+        // later step waits for the step before.
+        let Some(own) = self.after.len().checked_sub(1) else {
+            return Ok(false);
+        };
         let Some(a) = self.affine_loop(var, lo, hi, body)? else {
             return Ok(false);
         };
@@ -675,9 +680,6 @@ impl<'a> Enumerator<'a> {
                 self.run.written(tile.tensor);
             }
         }
-        // The loop's own scope (pushed by `loop_`) holds what its first step waits for; each
-        // later step waits for the step before.
-        let own = self.after.len() - 1;
         // A tile every step writes alike, of a tensor no other tile of the task touches: each
         // step's access finds the step before as the region's last writer (the edge the launch
         // implies) and leaves the records as the next step finds them, so the first step's
