@@ -1137,7 +1137,8 @@ fn the_trace_draws_channel_edges_apart() {
 }
 
 /// 16,384 small dependent tasks, a host read of a value they wrote, then more tasks picked by
-/// it: with several workers a helper runs the first batches while enumeration goes on
+/// it: with several workers and task by task (each chain would otherwise be one sequential
+/// launch) a helper runs the first batches while enumeration goes on
 /// (runtime/src/pipeline.rs), and the read waits for every task before it (8 chains of 1,024
 /// increments make 1,025; the predicate holds, so 1,024 more make 2,049).
 const OVERLAP: &str = r#"from pto_wsp import *
@@ -1178,18 +1179,18 @@ X = np.load(f"{sys.argv[1]}/X.npy")
 assert (X == 2049).all(), np.unique(X)
 "#;
     for workers in ["1", "2", "3"] {
-        common::run_and_check(
-            "run",
-            &format!("overlap-{workers}"),
-            OVERLAP,
-            &["--workers", workers],
-            check,
-        );
+        for (mode, launches) in [("tasks", &["--no-index-launches"][..]), ("launches", &[])] {
+            let mut args = vec!["--workers", workers];
+            args.extend_from_slice(launches);
+            let name = format!("overlap-{workers}-{mode}");
+            common::run_and_check("run", &name, OVERLAP, &args, check);
+        }
     }
 }
 
-/// A fault in a task the helper runs (the eighth of 65,544, while the rest are enumerated)
-/// names the task as any other: integer division by tile 0 of `arange()`.
+/// A fault in a task the helper runs (the eighth of 65,544, while the rest are enumerated;
+/// task by task, since each loop would otherwise be one sequential launch) names the task as
+/// any other: integer division by tile 0 of `arange()`.
 #[test]
 fn a_crash_in_a_task_run_during_enumeration_names_the_task() {
     let dir = scratch("overlap-crash");
@@ -1227,7 +1228,7 @@ program = w().compile(target="cpu_sim")
 program.execute()
 "#;
     std::fs::write(&file, text).unwrap();
-    let err = exit_1(&wsp_run(&file, &["--workers", "2"]));
+    let err = exit_1(&wsp_run(&file, &["--workers", "2", "--no-index-launches"]));
     assert!(
         err.contains("error[WSP602]: arithmetic exception in task quot[0]"),
         "stderr: {err}"
