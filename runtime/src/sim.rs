@@ -397,6 +397,41 @@ struct Clock<'a> {
 /// Marks an endpoint of a canonical edge as a launch instance's (by task id), not an entry's.
 const INSTANCE: u64 = 1 << 32;
 
+/// One end of sorted, distinct `(key, task)` pairs as the clock's endpoints: a key's run of
+/// tasks that is every instance of one launch becomes that launch's entry (`entry` of any
+/// of them), other instances stay themselves (marked [`INSTANCE`]), and other tasks become
+/// their entries.
+fn collapse<K: Copy + Eq>(
+    graph: &Graph,
+    pairs: &[(K, TaskId)],
+    entry: impl Fn(TaskId) -> u64,
+) -> Vec<(K, u64)> {
+    let mut out = Vec::with_capacity(pairs.len());
+    let mut k = 0;
+    while k < pairs.len() {
+        let (key, t) = pairs[k];
+        let Some((l, _)) = graph.instance_of(t) else {
+            out.push((key, entry(t)));
+            k += 1;
+            continue;
+        };
+        let l = &graph.launches[l];
+        let end = l.first + l.count;
+        let m = pairs[k..]
+            .iter()
+            .take_while(|&&(q, u)| q == key && u < end)
+            .count();
+        if m == l.count as usize {
+            out.push((key, entry(t)));
+        } else {
+            let each = pairs[k..k + m].iter();
+            out.extend(each.map(|&(key, u)| (key, INSTANCE | u64::from(u))));
+        }
+        k += m;
+    }
+    out
+}
+
 impl<'a> Clock<'a> {
     /// The clock's graph of tasks `lo..hi`. An edge to every instance of a launch is an edge
     /// to the launch; one from every instance, an edge from it; the rest make instances
@@ -460,66 +495,19 @@ impl<'a> Clock<'a> {
             .collect();
         edges.sort_unstable();
         edges.dedup();
-        // Successors first: (successor, predecessor), a launch's every instance as itself.
-        let mut half: Vec<(u64, TaskId)> = Vec::with_capacity(edges.len());
-        let mut k = 0;
-        while k < edges.len() {
-            let (p, s) = edges[k];
-            let Some((l, _)) = graph.instance_of(s) else {
-                half.push((entry(s), p));
-                k += 1;
-                continue;
-            };
-            let l = &graph.launches[l];
-            let end = l.first + l.count;
-            let m = edges[k..]
-                .iter()
-                .take_while(|&&(q, t)| q == p && t < end)
-                .count();
-            if m == l.count as usize {
-                half.push((entry(s), p));
-            } else {
-                half.extend(
-                    edges[k..k + m]
-                        .iter()
-                        .map(|&(_, s)| (INSTANCE | u64::from(s), p)),
-                );
-            }
-            k += m;
-        }
+        // Successors first, then predecessors: each pass keys the other end.
+        let mut half: Vec<(u64, TaskId)> = collapse(graph, &edges, entry)
+            .into_iter()
+            .map(|(p, s)| (s, p))
+            .collect();
         drop(edges);
-        // Then predecessors: (predecessor, successor).
         half.sort_unstable();
-        let mut canon: Vec<(u64, u64)> = Vec::with_capacity(half.len());
-        let mut k = 0;
-        while k < half.len() {
-            let (s, p) = half[k];
-            let Some((l, _)) = graph.instance_of(p) else {
-                canon.push((entry(p), s));
-                k += 1;
-                continue;
-            };
-            let l = &graph.launches[l];
-            let end = l.first + l.count;
-            let m = half[k..]
-                .iter()
-                .take_while(|&&(t, q)| t == s && q < end)
-                .count();
-            if m == l.count as usize {
-                canon.push((entry(p), s));
-            } else {
-                canon.extend(
-                    half[k..k + m]
-                        .iter()
-                        .map(|&(s, p)| (INSTANCE | u64::from(p), s)),
-                );
-            }
-            k += m;
-        }
+        // (successor, predecessor), both as endpoints.
+        let canon = collapse(graph, &half, entry);
         drop(half);
         let mut pinned: Vec<TaskId> = canon
             .iter()
-            .flat_map(|&(p, s)| [p, s])
+            .flat_map(|&(s, p)| [p, s])
             .filter(|&x| x & INSTANCE != 0)
             .map(|x| x as TaskId)
             .collect();
@@ -541,7 +529,7 @@ impl<'a> Clock<'a> {
         };
         let n = nodes.len();
         let (mut succ_at, mut pred_at) = (vec![0u32; n + 1], vec![0u32; n + 1]);
-        let canon: Vec<(u32, u32)> = canon.iter().map(|&(p, s)| (node(p), node(s))).collect();
+        let canon: Vec<(u32, u32)> = canon.iter().map(|&(s, p)| (node(p), node(s))).collect();
         for &(p, s) in &canon {
             succ_at[p as usize + 1] += 1;
             pred_at[s as usize + 1] += 1;
