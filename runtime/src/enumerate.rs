@@ -80,13 +80,10 @@ struct Resolved<'a> {
 struct AffineLoop<'a> {
     task: &'a wsp_ir::plan::Task,
     r: Rc<Resolved<'a>>,
-    count: u32,
     /// Per tile: its instances' regions.
     tiles: Vec<Strided>,
-    /// Per tile: instance 0's pointer and its step per instance, in bytes.
-    ptrs: Vec<(*mut u8, isize)>,
-    /// Per index value: instance 0's and its step.
-    index: Vec<(i64, i64)>,
+    /// Its instances as a launch (not sequential), for the graph.
+    launch: Launch,
 }
 
 /// The values a loop variable takes.
@@ -544,13 +541,21 @@ impl<'a> Enumerator<'a> {
             ptrs.push((base, step));
         }
         self.bounds = bounds;
+        let launch = Launch {
+            kernel: r.kernel,
+            first: 0,
+            count,
+            entry: 0,
+            sig: r.sig,
+            tiles: ptrs,
+            index,
+            sequential: false,
+        };
         Ok(Some(AffineLoop {
             task: t,
             r,
-            count,
             tiles,
-            ptrs,
-            index,
+            launch,
         }))
     }
 
@@ -565,17 +570,15 @@ impl<'a> Enumerator<'a> {
         hi: i64,
         body: &'a [Node],
     ) -> Result<bool, RunError> {
-        let Some(a) = self.affine_loop(var, lo, hi, body)? else {
-            return Ok(false);
-        };
-        let AffineLoop {
+        let Some(AffineLoop {
             task: t,
             r,
-            count,
             tiles,
-            ptrs,
-            index,
-        } = a;
+            launch,
+        }) = self.affine_loop(var, lo, hi, body)?
+        else {
+            return Ok(false);
+        };
         // No instance may touch what another writes.
         let independent = r.tiles.iter().zip(&tiles).enumerate().all(|(i, (a, sa))| {
             !a.dir.writes()
@@ -592,26 +595,14 @@ impl<'a> Enumerator<'a> {
         if !independent || !recordable {
             return Ok(false);
         }
-        let first = self.run.graph.push_launch(Launch {
-            kernel: r.kernel,
-            first: 0,
-            count,
-            entry: 0,
-            sig: r.sig,
-            tiles: ptrs,
-            index,
-            sequential: false,
-        });
-        self.run.enumerated();
-        // Ordered scopes and recordings name every instance, as they name every task.
-        let ids = first..first + count;
+        let count = launch.count;
+        let first = self.push_launch(t, launch);
+        // Ordered scopes name every instance, as they name every task.
         for set in &self.after {
             for &p in set {
-                self.run.graph.edges.extend(ids.clone().map(|t| (p, t)));
+                let ids = first..first + count;
+                self.run.graph.edges.extend(ids.map(|t| (p, t)));
             }
-        }
-        for r in &mut self.recorded {
-            r.extend(ids.clone());
         }
         let mut preds = std::mem::take(&mut self.deps);
         preds.clear();
@@ -630,7 +621,6 @@ impl<'a> Enumerator<'a> {
             .links
             .extend(preds.iter().map(|&p| (p, first)));
         self.deps = preds;
-        self.set_last_instance(t, first + count - 1);
         Ok(true)
     }
 
@@ -653,28 +643,21 @@ impl<'a> Enumerator<'a> {
         let Some(own) = self.after.len().checked_sub(1) else {
             return Ok(false);
         };
-        let Some(a) = self.affine_loop(var, lo, hi, body)? else {
-            return Ok(false);
-        };
-        let AffineLoop {
+        let Some(AffineLoop {
             task: t,
             r,
-            count,
             tiles,
-            ptrs,
-            index,
-        } = a;
-        let first = self.run.graph.push_launch(Launch {
-            kernel: r.kernel,
-            first: 0,
-            count,
-            entry: 0,
-            sig: r.sig,
-            tiles: ptrs,
-            index,
+            launch,
+        }) = self.affine_loop(var, lo, hi, body)?
+        else {
+            return Ok(false);
+        };
+        let count = launch.count;
+        let launch = Launch {
             sequential: true,
-        });
-        self.run.enumerated();
+            ..launch
+        };
+        let first = self.push_launch(t, launch);
         for tile in &r.tiles {
             if tile.dir.writes() {
                 self.run.written(tile.tensor);
@@ -751,18 +734,27 @@ impl<'a> Enumerator<'a> {
             self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
         }
         self.deps = deps;
-        let ids = first..first + count;
-        for r in &mut self.recorded {
-            r.extend(ids.clone());
-        }
         if let Some(last) = self.after.last_mut() {
             last.clear();
             last.push(first + count - 1);
         }
-        self.set_last_instance(t, first + count - 1);
         Ok(true)
     }
 
+    /// Adds the instances of program task `t` as a launch; the id of the first. Recordings
+    /// name every instance, as they name every task, and the last is the task's latest.
+    fn push_launch(&mut self, t: &wsp_ir::plan::Task, launch: Launch) -> TaskId {
+        let count = launch.count;
+        let first = self.run.graph.push_launch(launch);
+        self.run.enumerated();
+        for r in &mut self.recorded {
+            r.extend(first..first + count);
+        }
+        self.set_last_instance(t, first + count - 1);
+        first
+    }
+
+    /// Program task `t`'s latest instance is task `id`.
     fn set_last_instance(&mut self, t: &wsp_ir::plan::Task, id: TaskId) {
         let i = t.id as usize;
         if self.last_instance.len() <= i {
@@ -1041,11 +1033,7 @@ impl<'a> Enumerator<'a> {
         self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
         self.bounds = bounds;
         self.deps = deps;
-        let i = t.id as usize;
-        if self.last_instance.len() <= i {
-            self.last_instance.resize(i + 1, TaskId::MAX);
-        }
-        self.last_instance[i] = id;
+        self.set_last_instance(t, id);
         Ok(id)
     }
 
