@@ -62,6 +62,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     }
     let mut programs = lowered.programs.clone();
     for p in &mut programs {
+        *p = wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3)?;
         p.target = target;
     }
     let actions: Vec<_> = lowered.actions.iter().map(|(_, a)| a.clone()).collect();

@@ -48,8 +48,9 @@ pub(crate) struct RunArgs {
     /// and task stream; for comparison).
     #[arg(long)]
     no_index_launches: bool,
-    /// Run programs that compile for ascend_npu on the CPU simulator too, as if they compiled
-    /// for cpu_sim: the reference `wsp emit`'s trees compare their replay with.
+    /// Run programs that compile for ascend_npu on the CPU simulator too, laid out as `wsp
+    /// emit` lays them out for the 910B (a kernel mixing cube and vector work runs as a task
+    /// per core): the reference `wsp emit`'s trees compare their replay with.
     #[arg(long)]
     simulate_npu: bool,
 }
@@ -145,6 +146,8 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     }
     for p in &mut lowered.programs {
         if args.simulate_npu {
+            // As `wsp emit` lays the program out for the device: kernels split per core.
+            *p = wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3)?;
             p.target = wsp_ir::Target::CpuSim;
         }
         if p.target != wsp_ir::Target::CpuSim {

@@ -559,6 +559,68 @@ fn index_launches_change_neither_numbers_nor_timeline() {
     }
 }
 
+/// `--simulate-npu` runs programs as `wsp emit` lays them out for the 910B: kernels mixing
+/// cube and vector work split into a task per core, passing values through workspace
+/// tensors. Every tensor of the program comes out bit for bit as the kernels computed it
+/// unsplit, and the split tasks are what runs.
+#[test]
+fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
+    let mut split = Vec::new();
+    for program in examples().into_iter().chain(common::ported()) {
+        let name = program.file_stem().unwrap().to_str().unwrap().to_string();
+        let mut runs = Vec::new();
+        for (mode, extra) in [("cpu", &[][..]), ("npu", &["--simulate-npu"][..])] {
+            let dir = scratch(&format!("split-{name}-{mode}"));
+            let (dump, tasks) = (dir.join("dump"), dir.join("tasks.txt"));
+            let mut args = vec![
+                "--dump-tensors",
+                dump.to_str().unwrap(),
+                "--dump-tasks",
+                tasks.to_str().unwrap(),
+            ];
+            args.extend_from_slice(extra);
+            let s = stats(&program, &dir, &args);
+            runs.push((s, dumped(&dump), std::fs::read_to_string(&tasks).unwrap()));
+        }
+        let (cpu, npu) = (&runs[0], &runs[1]);
+        for (file, bytes) in &cpu.1 {
+            let theirs = npu.1.iter().find(|(f, _)| f == file);
+            assert!(
+                theirs.is_some_and(|(_, b)| b == bytes),
+                "{name}: {file} differs when split"
+            );
+        }
+        let workspaces: Vec<&String> = npu
+            .1
+            .iter()
+            .map(|(f, _)| f)
+            .filter(|f| !cpu.1.iter().any(|(g, _)| g == *f))
+            .collect();
+        if npu.0["task_count"] != cpu.0["task_count"] {
+            assert!(npu.2.contains("_aic") && npu.2.contains("_aiv"), "{name}");
+            assert!(!workspaces.is_empty(), "{name}: split with no workspace");
+            split.push(name);
+        } else {
+            assert!(workspaces.is_empty(), "{name}: {workspaces:?}");
+        }
+    }
+    // Every program whose kernels mix a matmul with vector work.
+    expect_test::expect![[r#"
+        [
+            "moe",
+            "transformer_layer",
+            "varlen_attention",
+            "attention",
+            "bgemm",
+            "chunked_decode_attention",
+            "flashinfer_decode",
+            "llama",
+            "moe_top2",
+        ]
+    "#]]
+    .assert_debug_eq(&split);
+}
+
 #[test]
 fn a_crash_inside_a_launch_names_the_instance() {
     let dir = scratch("launch-crash");

@@ -11,7 +11,7 @@ use std::fmt;
 
 use crate::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use crate::ops::{self, Semantics, ShapeRule};
-use crate::{Kernel, TileType};
+use crate::{DType, Kernel, TileType};
 
 /// The on-chip memories of one AICore, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,6 +366,75 @@ pub fn accumulates_in_place(ops: &[Op], i: usize) -> Option<(u32, u32)> {
     (writes_p(store) && !between).then_some((*j, s as u32))
 }
 
+/// Whether `cast` op `i` converts a matmul result the fixpipe can convert as it stores it
+/// from L0C: its operand is a matmul read by nothing else, it converts to a 16-bit float or
+/// keeps f32, and no matmul reads the converted tile (which would need it in L1).
+pub fn converts_matmul(ops: &[Op], i: usize) -> bool {
+    let op = &ops[i];
+    let (Some(Operand::Value(j)), ValueType::Tile(t)) = (op.args.first(), op.ty) else {
+        return false;
+    };
+    op.op == "cast"
+        && matches!(t.dtype, DType::F16 | DType::BF16 | DType::F32)
+        && ops.get(*j as usize).is_some_and(|m| m.op == "matmul")
+        && readers(ops, *j).all(|n| n == i)
+        && readers(ops, i as u32).all(|n| ops[n].op != "matmul")
+}
+
+/// Whether `cast` op `i` is done by the fixpipe: it converts a matmul result
+/// ([`converts_matmul`]) that is only stored (`TSTORE` from L0C to a half or bf16 tensor).
+pub fn fixpipe_cast(ops: &[Op], i: usize) -> bool {
+    converts_matmul(ops, i) && readers(ops, i as u32).all(|n| ops[n].op == "store")
+}
+
+/// Whether `transpose` op `i` is only a matmul's right operand, read from a tile parameter
+/// the kernel never stores: the cube loads it transposed, as a column-major (DN) tensor into
+/// a `Mat` tile in ZN layout, which becomes the `Right` operand as it is.
+pub fn cube_transpose(k: &Kernel, ops: &[Op], i: usize) -> bool {
+    let op = &ops[i];
+    if op.op != "transpose" {
+        return false;
+    }
+    transposed_param(k, ops, i).is_some()
+        && readers(ops, i as u32).all(|n| {
+            ops[n].op == "matmul"
+                && ops[n].args.get(1) == Some(&Operand::Value(i as u32))
+                && ops[n].args.first() != Some(&Operand::Value(i as u32))
+        })
+}
+
+/// The tile parameter a `transpose` reads (directly or through a load), when the kernel
+/// never stores it.
+pub fn transposed_param<'a>(k: &Kernel, ops: &'a [Op], i: usize) -> Option<&'a str> {
+    let p = match ops[i].args.first()? {
+        Operand::Param(p) => p,
+        Operand::Value(v) => match &ops[*v as usize] {
+            Op { op, args, .. } if op == "load" => match args.first()? {
+                Operand::Param(p) => p,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let is_tile = k
+        .params
+        .iter()
+        .any(|q| &q.name == p && matches!(q.ty, ParamType::Tile(..)));
+    let stored = ops
+        .iter()
+        .any(|o| o.op == "store" && o.args.first() == Some(&Operand::Param(p.clone())));
+    (is_tile && !stored).then_some(p.as_str())
+}
+
+/// The ops that read value `%v`.
+fn readers(ops: &[Op], v: u32) -> impl Iterator<Item = usize> + '_ {
+    ops.iter()
+        .enumerate()
+        .filter(move |(_, o)| o.args.contains(&Operand::Value(v)))
+        .map(|(n, _)| n)
+}
+
 /// How each value is used, for deciding where it lives.
 #[derive(Default)]
 struct Uses {
@@ -395,6 +464,13 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
     }
     for (i, op) in ops.iter().enumerate() {
         let i = i as u32;
+        if fixpipe_cast(ops, i as usize) || cube_transpose(k, ops, i as usize) {
+            // The cube reads the operand as it stores it (fixpipe) or loads it (transposed).
+            if let (true, Some(Operand::Value(m))) = (op.op == "cast", op.args.first()) {
+                use_of(&mut uses, Value::Op(*m)).store.push(i);
+            }
+            continue;
+        }
         if op.op != "load" && op.op != "store" {
             for (n, a) in op.args.iter().enumerate() {
                 let Some(v) = value_of(a) else { continue };
@@ -412,6 +488,13 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
         if op.op == "store"
             && let Some(v) = op.args.get(1).and_then(value_of)
         {
+            // A converted matmul result is stored from the matmul's L0C tile.
+            if let (Value::Op(c), Some(Operand::Value(m))) = (&v, ops[i as usize].args.get(1))
+                && fixpipe_cast(ops, *c as usize)
+                && let Some(Operand::Value(m)) = ops[*m as usize].args.first()
+            {
+                use_of(&mut uses, Value::Op(*m)).store.push(i);
+            }
             use_of(&mut uses, v).store.push(i);
         }
     }
@@ -474,10 +557,12 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
         let i32 = i as u32;
         let v = Value::Op(i32);
         let u = find(&v).unwrap_or(&empty);
-        if in_place.iter().any(|&(j, _)| j == i32) {
-            // The accumulator stays in global memory.
+        if in_place.iter().any(|&(j, _)| j == i32) || fixpipe_cast(ops, i) {
+            // The accumulator stays in global memory; a converted result stays in L0C.
             continue;
         }
+        let only_cube = |u: &Uses| u.vec.is_empty() && u.store.is_empty();
+        let staged = (op.op == "load" || cube_transpose(k, ops, i)) && only_cube(u);
         if let ValueType::Tile(t) = op.ty {
             let end = last(&[&u.vec, &u.cube, &u.store], i32);
             if op.op == "matmul" {
@@ -496,19 +581,18 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
                 if in_vec {
                     add(Role::Vec(v.clone()), Memory::Ub, t, (i32, end));
                 }
-            } else if op.op == "load" && u.vec.is_empty() && u.store.is_empty() {
+            } else if staged {
                 // Only the cube reads it: loaded straight into L1.
             } else {
                 add(Role::Vec(v.clone()), Memory::Ub, t, (i32, end));
             }
             if let Some(s) = first(&u.cube) {
-                let s = if op.op == "load" && u.vec.is_empty() && u.store.is_empty() {
-                    i32
-                } else {
-                    s
-                };
+                let s = if staged { i32 } else { s };
                 add(Role::Mat(v), Memory::L1, t, (s, last(&[&u.cube], s)));
             }
+        }
+        if cube_transpose(k, ops, i) {
+            continue; // no scratch: nothing is transposed on the vector unit
         }
         for (n, t) in scratch(k, ops, i).into_iter().enumerate() {
             add(Role::Tmp(i32, n as u8), Memory::Ub, t, (i32, i32));

@@ -8,6 +8,7 @@
 
 mod actions;
 mod affine;
+pub mod arch;
 pub mod buffers;
 pub mod instructions;
 pub mod kernel;
@@ -17,6 +18,7 @@ pub mod plan;
 pub mod pyformat;
 mod scalar;
 pub mod schedule;
+pub mod split;
 mod text;
 mod types;
 

@@ -40,7 +40,17 @@ pub fn wsp() -> std::process::Command {
 /// The `.wsp` examples, in name order.
 #[allow(dead_code)]
 pub fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+    wsp_files("examples")
+}
+
+/// The original framework's programs ported to WSP (`examples/ported/`).
+#[allow(dead_code)]
+pub fn ported() -> Vec<PathBuf> {
+    wsp_files("examples/ported")
+}
+
+fn wsp_files(folder: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(folder))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "wsp"))

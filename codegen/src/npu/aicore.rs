@@ -88,7 +88,9 @@ fn buffer_name(role: &Role) -> String {
     }
 }
 
-fn tile_type(b: &Buffer) -> String {
+/// A buffer's PTO-ISA tile type. `zn`: an L1 tile loaded from a column-major (DN) tensor,
+/// in the ZN layout the cube's right operand takes as it is.
+fn tile_type(b: &Buffer, zn: bool) -> String {
     let (t, rows, cols) = (b.tile, b.rows, b.cols);
     let e = elem(t.dtype);
     match b.memory {
@@ -101,6 +103,10 @@ fn tile_type(b: &Buffer) -> String {
             },
             t.rows,
             t.cols
+        ),
+        Memory::L1 if zn => format!(
+            "Tile<TileType::Mat, {e}, {rows}, {cols}, BLayout::RowMajor, {}, {}, SLayout::ColMajor, 512>",
+            t.rows, t.cols
         ),
         Memory::L1 => format!(
             "Tile<TileType::Mat, {e}, {rows}, {cols}, BLayout::ColMajor, {}, {}, SLayout::RowMajor, 512>",
@@ -187,6 +193,11 @@ impl Gen<'_> {
         self.instr(Pipe::V, s);
     }
 
+    /// Whether `role` is the L1 tile of a transpose the cube loads transposed.
+    fn loaded_transposed(&self, role: &Role) -> bool {
+        matches!(role, Role::Mat(Value::Op(t)) if buffers::cube_transpose(self.k, self.ops, *t as usize))
+    }
+
     fn param(&self, name: &str) -> Option<&ParamType> {
         self.k.params.iter().find(|p| p.name == name).map(|p| &p.ty)
     }
@@ -256,7 +267,7 @@ impl Gen<'_> {
             let name = buffer_name(&b.role);
             self.line(&format!(
                 "{} {name}; TASSIGN({name}, 0x{:x});  // {} [{}, {})",
-                tile_type(b),
+                tile_type(b, self.loaded_transposed(&b.role)),
                 b.offset,
                 b.memory.name(),
                 b.offset,
@@ -502,6 +513,16 @@ impl Gen<'_> {
                 let atomic = (0..self.ops.len()).any(|m| {
                     buffers::accumulates_in_place(self.ops, m).is_some_and(|(_, s)| s == i32)
                 });
+                // A converted matmul result goes out of the matmul's L0C tile.
+                let value = match value {
+                    Value::Op(c) if buffers::fixpipe_cast(self.ops, c as usize) => {
+                        match self.ops[c as usize].args.first() {
+                            Some(Operand::Value(m)) => Value::Op(*m),
+                            _ => Value::Op(c),
+                        }
+                    }
+                    v => v,
+                };
                 match value {
                     Value::Op(v) if atomic => {
                         let c = buffer_name(&Role::Acc(v));
@@ -521,6 +542,12 @@ impl Gen<'_> {
             }
             ("constant", _) => {}
             ("alloc", _) => self.v(format!("TEXPANDS({dst}, {});", s("0"))),
+            ("cast", _) if buffers::fixpipe_cast(self.ops, i) => {
+                self.line("// converted by the fixpipe as the matmul result is stored");
+            }
+            ("transpose", _) if buffers::cube_transpose(self.k, self.ops, i) => {
+                self.line("// loaded transposed for the matmul that reads it");
+            }
             ("cast", _) => {
                 let (src, st) = tile(0)?;
                 if Some(st.dtype) == out.map(|t| t.dtype) {
@@ -757,6 +784,27 @@ impl Gen<'_> {
             return Ok(name);
         }
         self.filled.push(mat.clone());
+        if let Value::Op(t) = value
+            && buffers::cube_transpose(self.k, self.ops, t as usize)
+        {
+            // The source's rows are the columns of a column-major tensor over the same bytes.
+            let Some(p) = buffers::transposed_param(self.k, self.ops, t as usize) else {
+                return Err(format!("transpose (%{t}) of no parameter"));
+            };
+            let Some(ParamType::Tile(_, src)) = self.param(p) else {
+                return Err(format!("transpose (%{t}) of no tile parameter"));
+            };
+            let (shape, stride) = (
+                format!("pto::Shape<1, 1, 1, {}, {}>", src.cols, src.rows),
+                "pto::Stride<1, 1, 1, 1, -1>",
+            );
+            self.line(&format!(
+                "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{p}_t(p_{p}, {shape}(), {stride}(p_{p}_rs));",
+                e = elem(src.dtype)
+            ));
+            self.instr(Pipe::Mte2, format!("TLOAD({name}, g_{p}_t);"));
+            return Ok(name);
+        }
         let gm = match &value {
             Value::Param(p) => Some((p.clone(), 0)),
             Value::Op(v) => match self.ops.get(*v as usize) {
