@@ -41,9 +41,33 @@ pub fn entry(kernel: &str) -> String {
     format!("wsp_aicore_{kernel}")
 }
 
+/// The entry's declaration: the tile parameters as `__gm__` pointers, then their row strides,
+/// then the scalars.
+pub fn entry_signature(k: &Kernel) -> String {
+    let mut ptrs = Vec::new();
+    let mut strides = Vec::new();
+    let mut scalars = Vec::new();
+    for p in &k.params {
+        match &p.ty {
+            ParamType::Tile(_, t) => {
+                ptrs.push(format!("__gm__ {}* p_{}", elem(t.dtype), p.name));
+                strides.push(format!("int64_t p_{}_rs", p.name));
+            }
+            ParamType::Scalar(d, _) => scalars.push(format!("{} p_{}", compute(*d), p.name)),
+            ParamType::Constexpr(_) => scalars.push(format!("int64_t p_{}", p.name)),
+        }
+    }
+    let params: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
+    format!(
+        "extern \"C\" __global__ AICORE void {}({})",
+        entry(&k.name),
+        params.join(", ")
+    )
+}
+
 /// The element type PTO-ISA tiles of a dtype hold: its own half types, else what the CPU
 /// kernels store.
-fn elem(d: DType) -> &'static str {
+pub fn elem(d: DType) -> &'static str {
     match d {
         DType::F16 => "half",
         DType::BF16 => "bfloat16_t",
@@ -216,27 +240,7 @@ impl Gen<'_> {
             unit(k)
         );
         self.out.push_str("#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n");
-        // The entry's parameters: pointers, row strides, scalars.
-        let mut ptrs = Vec::new();
-        let mut strides = Vec::new();
-        let mut scalars = Vec::new();
-        for p in &k.params {
-            match &p.ty {
-                ParamType::Tile(_, t) => {
-                    ptrs.push(format!("__gm__ {}* p_{}", elem(t.dtype), p.name));
-                    strides.push(format!("int64_t p_{}_rs", p.name));
-                }
-                ParamType::Scalar(d, _) => scalars.push(format!("{} p_{}", compute(*d), p.name)),
-                ParamType::Constexpr(_) => scalars.push(format!("int64_t p_{}", p.name)),
-            }
-        }
-        let params: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
-        let _ = writeln!(
-            self.out,
-            "extern \"C\" __global__ AICORE void {}({})\n{{",
-            entry(&k.name),
-            params.join(", ")
-        );
+        let _ = writeln!(self.out, "{}\n{{", entry_signature(k));
         for p in &k.params {
             match &p.ty {
                 ParamType::Tile(_, t) => {

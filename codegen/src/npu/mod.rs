@@ -7,6 +7,7 @@
 //! generated from the same IR the CPU simulator runs.
 
 pub mod aicore;
+pub mod perf;
 pub mod plan;
 
 use std::fmt::Write as _;
@@ -21,6 +22,12 @@ pub const STATIC_FILES: &[(&str, &str)] = &[
     ("CMakeLists.txt", include_str!("tree/CMakeLists.txt")),
     ("README.md", include_str!("tree/README.md")),
     ("cmake/check.cmake", include_str!("tree/cmake/check.cmake")),
+    ("cmake/a2a3.cmake", include_str!("tree/cmake/a2a3.cmake")),
+    ("cmake/skip.cmake", include_str!("tree/cmake/skip.cmake")),
+    (
+        "include/pto_wsp/costmodel.hpp",
+        include_str!("tree/include/pto_wsp/costmodel.hpp"),
+    ),
     (
         "include/pto_wsp/plan.hpp",
         include_str!("tree/include/pto_wsp/plan.hpp"),
@@ -278,11 +285,13 @@ pub fn tree(
             crate::cpp::source(custom, &wsp_path),
         );
     }
-    for k in all.iter().filter(|k| !is_custom(k)) {
+    let aicore: Vec<&Kernel> = all.iter().copied().filter(|k| !is_custom(k)).collect();
+    for k in &aicore {
         let src =
             aicore::kernel_source(k, chip).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
+    tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&aicore));
     tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
     tree.add("cmake/tolerances.txt", tolerances(programs));
     Ok(tree)

@@ -13,13 +13,8 @@
 #   BIND     optional `symbol=value`, passed to both sides; the replay's stream must then differ
 #            from its stream without the binding (the rebinding reaches the expander at run time)
 
-# ctest marks a test skipped by exit code 77 (SKIP_RETURN_CODE) or, on a CMake too old for
-# cmake_language(EXIT) (before 3.29), by this line (SKIP_REGULAR_EXPRESSION).
+include("${CMAKE_CURRENT_LIST_DIR}/skip.cmake")
 if(DEFINED SKIP)
-  message(NOTICE "wsp-tree: SKIPPED: ${SKIP}")
-  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.29)
-    cmake_language(EXIT 77)
-  endif()
   return()
 endif()
 
