@@ -88,6 +88,7 @@ codes! {
     OnChipOverflow = "WSP506", Error, "kernel's tiles exceed the NPU core's on-chip buffers";
     NoAicoreForm = "WSP507", Error, "op has no form on the NPU core";
     NpuView = "WSP508", Error, "a view of a tensor, which the NPU tree does not lay out";
+    Unsplittable = "WSP509", Error, "kernel cannot be split between the NPU's cube and vector cores";
 }
 
 /// Where a diagnostic points: a range inside one item (top-level statement) of a file.

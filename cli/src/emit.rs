@@ -74,8 +74,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         name: &name,
         text: &text,
     };
-    let mut tree =
-        wsp_codegen::npu::tree(&programs, &actions, &source, &wsp_ir::buffers::ASCEND_910B)?;
+    let mut tree = wsp_codegen::npu::tree(&programs, &actions, &source, &wsp_ir::arch::A2A3)?;
     let base_dir = args
         .file
         .parent()
@@ -124,14 +123,6 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         ));
     }
     tree.write(&args.out)?;
-    for k in wsp_codegen::npu::file_kernels(&programs) {
-        if let Some(why) = wsp_codegen::npu::not_for_dav_c220(k) {
-            eprintln!(
-                "note: kernel `{}` runs in the replays but does not build for an Ascend 910B (dav-c220): {why}",
-                k.name
-            );
-        }
-    }
     let kernels = tree
         .files
         .iter()

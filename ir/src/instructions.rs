@@ -194,13 +194,14 @@ pub const TABLE: &[Row] = &[
     // Round to nearest, ties to even, as the CPU kernels' conversions.
     row("cast", Sequence(&["TCVT"])),
     row("alloc", Sequence(&["TEXPANDS"])),
-    // TDEINTERLEAVE(odd, even, x): the other half goes to a tmp tile. It takes an even
-    // number of result columns.
-    row("slice_even", Sequence(&["TDEINTERLEAVE"])),
-    row("slice_odd", Sequence(&["TDEINTERLEAVE"])),
-    // TINTERLEAVE(right, left, b, a) writes the two column halves of the result: each half is
-    // a view of the result tile, so N must be even and N elements a whole 32 bytes.
-    row("interleave", Sequence(&["TINTERLEAVE"])),
+    // TGATHER by mask P0101 (even columns) or P1010 (odd ones), which packs the result's
+    // rows: they must be whole 32-byte blocks (`form_for_shapes`).
+    row("slice_even", Sequence(&["TGATHER"])),
+    row("slice_odd", Sequence(&["TGATHER"])),
+    // TSCATTER a into the even columns and b into the odd ones of a tmp tile (each zero-fills
+    // the rest), then OR their bits: exact for every value. The operands' rows must be whole
+    // 32-byte blocks of 2- or 4-byte elements (`form_for_shapes`).
+    row("interleave", Sequence(&["TSCATTER", "TSCATTER", "TOR"])),
     row(
         "iota_u32",
         Unsupported("`wsp emit` has no AICore lowering of iota_u32 yet"),
@@ -219,10 +220,51 @@ pub fn lookup(op: &str) -> Option<&'static Row> {
     TABLE.iter().find(|r| r.op == op)
 }
 
-/// Instructions PTO-ISA implements for A5 parts and its CPU simulation only: it has no
-/// `include/pto/npu/a2a3` form of them, so a kernel using one does not build for the 910B's
-/// `dav-c220` cores.
-pub const A5_ONLY: &[&str] = &["TINTERLEAVE", "TDEINTERLEAVE"];
+/// Why op `i` of `ops` has no AICore form, if it has none: its row says so, or its shapes do
+/// not fit its instructions. `tile_of` gives an operand's tile. The emitter refuses such an op
+/// and the analyzer reports it (WSP507), from this one function.
+pub fn no_form(
+    op: &crate::kernel::Op,
+    tile_of: impl Fn(&crate::kernel::Operand) -> Option<crate::TileType>,
+) -> Option<String> {
+    let row = lookup(&op.op)?;
+    if let Lowering::Unsupported(why) = row.lowering {
+        return Some(why.to_string());
+    }
+    let out = match op.ty {
+        crate::kernel::ValueType::Tile(t) => t,
+        _ => return None,
+    };
+    let arg = |n: usize| op.args.get(n).and_then(&tile_of);
+    let bytes = |cols: u64, t: crate::TileType| cols * t.dtype.size_bytes() as u64;
+    match op.op.as_str() {
+        "slice_even" | "slice_odd" if !bytes(out.cols, out).is_multiple_of(32) => Some(format!(
+            "TGATHER packs each result row, so a row of {} {} elements must fill whole 32-byte blocks",
+            out.cols, out.dtype
+        )),
+        "slice_even" | "slice_odd" if !matches!(out.dtype.size_bytes(), 2 | 4) => Some(format!(
+            "TGATHER takes 2- or 4-byte elements, not {}",
+            out.dtype
+        )),
+        "interleave" => {
+            let a = arg(0)?;
+            if !matches!(a.dtype.size_bytes(), 2 | 4) {
+                Some(format!(
+                    "TSCATTER takes 2- or 4-byte elements, not {}",
+                    a.dtype
+                ))
+            } else if !bytes(a.cols, a).is_multiple_of(32) {
+                Some(format!(
+                    "TSCATTER reads each operand row whole, so a row of {} {} elements must fill whole 32-byte blocks",
+                    a.cols, a.dtype
+                ))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
 
 impl Row {
     /// The instructions the row's lowering names.

@@ -73,6 +73,9 @@ pub struct Part {
     pub core: Core,
     /// What each tile or scalar parameter of the part is given, in the part's parameter order.
     pub args: Vec<PartArg>,
+    /// For each op of the part, the op of the original kernel it computes or passes on (a
+    /// workspace load or store: the op whose value it carries), for diagnostics.
+    pub origin: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,9 +132,11 @@ fn is_tile_param(k: &Kernel, o: &Operand) -> bool {
 
 /// `matmul(a, b, acc)` as `add(matmul(a, b), acc)` where the accumulator is not a load of
 /// the stored parameter itself (which the cube adds in global memory with an atomic store):
-/// the sum is vector work. Indices after each rewritten matmul move up by one.
-fn separate_accumulators(ops: &[Op]) -> Vec<Op> {
+/// the sum is vector work. Indices after each rewritten matmul move up by one; with each new
+/// op, the original op it comes from.
+fn separate_accumulators(ops: &[Op]) -> (Vec<Op>, Vec<u32>) {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+    let mut from: Vec<u32> = Vec::with_capacity(ops.len());
     let mut map: Vec<u32> = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let remap = |a: &Operand| match a {
@@ -161,9 +166,10 @@ fn separate_accumulators(ops: &[Op]) -> Vec<Op> {
                 ty: op.ty,
             });
         }
+        from.resize(out.len(), i as u32);
         map.push(out.len() as u32 - 1);
     }
-    out
+    (out, from)
 }
 
 /// The parameters op `i` reads, each with the op index the read happens at: a `load`'s
@@ -256,7 +262,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
     if arch.mixes_units() {
         return Ok(None);
     }
-    let ops = separate_accumulators(original);
+    let (ops, from) = separate_accumulators(original);
     let mut places: Vec<Place> = Vec::with_capacity(ops.len());
     for i in 0..ops.len() {
         let p = place(k, &ops, i, &places);
@@ -294,7 +300,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
             for (s, ss) in stage.iter().enumerate().take(j).skip(at + 1) {
                 if writes(&ops, s) == Some(p.as_str()) && ss.is_some_and(|ss| sj > ss) {
                     return Err(format!(
-                        "op %{j} reads `{p}` as it was before the store %{s}, but runs on another core after it"
+                        "a value of `{p}` loaded before a store to it is read on the other core, which runs after the store: read it on the store's core, or load `{p}` again after the store"
                     ));
                 }
             }
@@ -348,6 +354,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
             }
         }
         let mut body: Vec<Op> = Vec::new();
+        let mut origin: Vec<u32> = Vec::new();
         let mut map: Vec<Option<u32>> = vec![None; ops.len()];
         let mut ws_reads = BTreeSet::new();
         let mut ws_writes = BTreeSet::new();
@@ -386,6 +393,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
             }
             let at = body.len() as u32 - 1;
             map[i] = Some(at);
+            origin.push(from[i]);
             if !from_ws && let Some(n) = crossing.iter().position(|&c| c == i) {
                 ws_writes.insert(n);
                 body.push(Op {
@@ -393,6 +401,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
                     args: vec![Operand::Param(ws_param(n)), Operand::Value(at)],
                     ty: ValueType::Unit,
                 });
+                origin.push(from[i]);
             }
         }
         // The original parameters the part uses, in their order, with the part's direction.
@@ -449,6 +458,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
             },
             core,
             args,
+            origin,
         });
     }
     Ok(Some(KernelSplit { parts, workspaces }))
@@ -926,7 +936,7 @@ mod tests {
                 ],
             ),
             expect![[r#"
-                error: op %4 reads `h` as it was before the store %3, but runs on another core after it
+                error: a value of `h` loaded before a store to it is read on the other core, which runs after the store: read it on the store's core, or load `h` again after the store
             "#]],
         );
     }

@@ -2,6 +2,8 @@
 //! - WSP506 (docs/diagnostics/WSP506.md): the tiles do not fit an Ascend AICore's on-chip
 //!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`);
 //! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`);
+//! - WSP509 (docs/diagnostics/WSP509.md): a kernel mixing cube and vector work cannot be
+//!   split between the 910B's cores (`wsp_ir::split`);
 //! - WSP508 (docs/diagnostics/WSP508.md): a tensor is a view of another (`X.T`), which the
 //!   emitted tree would hold as a tensor of its own.
 
@@ -16,7 +18,6 @@ use crate::kernels::lower_kernel;
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::values::Value;
 use crate::values::schedule::Target;
-use wsp_ir::instructions::Lowering;
 
 /// Whether the file is checked for `ascend_npu`: the workspace adds it (`wsp check --target
 /// ascend_npu`, `wsp emit`), or one of its programs is checked for it.
@@ -48,14 +49,18 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
     if signature.cpp.is_some() || diags.any(|d| d.code.severity() == Severity::Error) {
         return Vec::new();
     }
+    let kernel = lower_kernel(db, item);
+    let wsp_ir::kernel::KernelBody::Ops(ir_ops) = &kernel.body else {
+        return Vec::new();
+    };
     let mut out: Vec<Diag<'db>> = body
         .ops
         .iter()
-        .filter_map(|op| {
-            let row = wsp_ir::instructions::lookup(op.op)?;
-            let Lowering::Unsupported(why) = row.lowering else {
-                return None;
-            };
+        .zip(ir_ops)
+        .filter_map(|(op, ir)| {
+            let why = wsp_ir::instructions::no_form(ir, |o| {
+                wsp_ir::buffers::tile_of(&kernel, ir_ops, o)
+            })?;
             Some(Diag::new(
                 Code::NoAicoreForm,
                 Span {
@@ -66,26 +71,64 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
             ))
         })
         .collect();
-    let kernel = lower_kernel(db, item);
-    let Err(over) = wsp_ir::buffers::plan(&kernel, &wsp_ir::buffers::ASCEND_910B) else {
-        return out;
-    };
     let name_range = match item.stmt(db) {
         Some(Stmt::FunctionDef(f)) => f.name().map(|n| n.text_range()),
         _ => None,
     };
+    let arch = &wsp_ir::arch::A2A3;
+    // The kernels `wsp emit` writes: the kernel, or its parts for the 910B's separate cube
+    // and vector cores, each op with the kernel's op it comes from.
+    let pieces: Vec<(wsp_ir::Kernel, Option<Vec<u32>>)> = match wsp_ir::split::split_kernel(
+        &kernel, arch,
+    ) {
+        Ok(None) => vec![(kernel.clone(), None)],
+        Ok(Some(s)) => s
+            .parts
+            .into_iter()
+            .map(|p| (p.kernel, Some(p.origin)))
+            .collect(),
+        Err(why) => {
+            out.push(Diag::new(
+                    Code::Unsplittable,
+                    Span {
+                        item,
+                        range: name_range.unwrap_or_default(),
+                    },
+                    format!(
+                        "kernel `{}` mixes cube and vector work, which an Ascend 910B runs on separate cores, and cannot be split between them: {why}",
+                        kernel.name
+                    ),
+                ));
+            return out;
+        }
+    };
+    let Some((piece, over, origin)) = pieces.iter().find_map(|(k, origin)| {
+        let over = wsp_ir::buffers::plan(k, &arch.on_chip).err()?;
+        let op = match origin {
+            Some(o) => *o.get(over.op as usize)?,
+            None => over.op,
+        };
+        Some((k, over, op))
+    }) else {
+        return out;
+    };
     let range = body
         .ops
-        .get(over.op as usize)
+        .get(origin as usize)
         .map(|op| op.range)
         .or(name_range)
         .unwrap_or_default();
     let memory = over.memory.name();
+    let part = if piece.name == kernel.name {
+        String::new()
+    } else {
+        format!(" (in `{}`, its part for one core)", piece.name)
+    };
     let mut d = Diag::new(
         Code::OnChipOverflow,
         Span { item, range },
         format!(
-            "kernel `{}` needs {} of {memory} at this op; an Ascend 910B AICore has {}",
+            "kernel `{}` needs {} of {memory} at this op{part}; an Ascend 910B AICore has {} for tiles",
             kernel.name,
             kib(over.needed),
             kib(over.available)

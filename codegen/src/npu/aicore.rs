@@ -20,7 +20,8 @@
 
 use std::fmt::Write;
 
-use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, OnChip, Role, Value};
+use wsp_ir::arch::Arch;
+use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, Role, Value};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
@@ -150,7 +151,7 @@ enum Arg {
 
 /// The C++ translation unit of an IR kernel. `Err` names the op or memory that has no AICore
 /// form (a `cpp_src` kernel, an op without an instruction row, buffers over the chip's size).
-pub fn kernel_source(k: &Kernel, chip: &OnChip) -> Result<String, String> {
+pub fn kernel_source(k: &Kernel, arch: &Arch) -> Result<String, String> {
     let KernelBody::Ops(ops) = &k.body else {
         return Err(format!(
             "kernel `{}` has a C++ body (cpp_src): no AICore form",
@@ -158,15 +159,14 @@ pub fn kernel_source(k: &Kernel, chip: &OnChip) -> Result<String, String> {
         ));
     };
     for (i, op) in ops.iter().enumerate() {
-        match instructions::lookup(&op.op).map(|r| r.lowering) {
-            None => return Err(format!("op `{}` (%{i}) has no instruction row", op.op)),
-            Some(Lowering::Unsupported(why)) => {
-                return Err(format!("op `{}` (%{i}) has no AICore form: {why}", op.op));
-            }
-            Some(_) => {}
+        if instructions::lookup(&op.op).is_none() {
+            return Err(format!("op `{}` (%{i}) has no instruction row", op.op));
+        }
+        if let Some(why) = instructions::no_form(op, |o| buffers::tile_of(k, ops, o)) {
+            return Err(format!("op `{}` (%{i}) has no AICore form: {why}", op.op));
         }
     }
-    let plan = buffers::plan(k, chip).map_err(|o| format!("kernel `{}`: {o}", k.name))?;
+    let plan = buffers::plan(k, &arch.on_chip).map_err(|o| format!("kernel `{}`: {o}", k.name))?;
     let mut g = Gen {
         out: String::new(),
         k,
@@ -176,6 +176,7 @@ pub fn kernel_source(k: &Kernel, chip: &OnChip) -> Result<String, String> {
         filled: Vec::new(),
     };
     g.file()?;
+    super::verify::check(&g.out, arch)?;
     Ok(g.out)
 }
 
@@ -243,6 +244,21 @@ impl Gen<'_> {
         let _ = writeln!(self.out, "{}\n{{", entry_signature(k));
         for p in &k.params {
             match &p.ty {
+                ParamType::Tile(_, t) if buffers::is_column(*t) => {
+                    // A column's UB tile is column-major, which A2/A3 loads and stores only
+                    // from a column-major (DN) tensor: M contiguous elements. `wsp emit` gives
+                    // such a parameter only views whose rows are one element apart
+                    // (`npu::column_views`), so its row stride is 1.
+                    let (shape, stride) = (
+                        format!("pto::Shape<1, 1, 1, {}, 1>", t.rows),
+                        "pto::Stride<1, 1, 1, 1, 1>",
+                    );
+                    self.line(&format!(
+                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}());  (void)p_{n}_rs;",
+                        e = elem(t.dtype),
+                        n = p.name
+                    ));
+                }
                 ParamType::Tile(_, t) => {
                     let (shape, stride) = (
                         format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols),
@@ -567,44 +583,38 @@ impl Gen<'_> {
             ("matmul", _) => self.matmul(i32, op)?,
             (name @ ("slice_even" | "slice_odd"), _) => {
                 let (x, _) = tile(0)?;
-                if out.is_none_or(|o| !o.cols.is_multiple_of(2)) {
-                    return Err(format!(
-                        "op `{name}` (%{i}) has no AICore form for an odd number of result columns (TDEINTERLEAVE)"
-                    ));
-                }
-                let t = tmp(0);
-                if name == "slice_even" {
-                    self.v(format!("TDEINTERLEAVE({t}, {dst}, {x});"));
+                let pattern = if name == "slice_even" {
+                    "P0101"
                 } else {
-                    self.v(format!("TDEINTERLEAVE({dst}, {t}, {x});"));
-                }
+                    "P1010"
+                };
+                self.v(format!(
+                    "TGATHER<decltype({dst}), decltype({x}), MaskPattern::{pattern}>({dst}, {x});"
+                ));
             }
             ("interleave", _) => {
                 let ((a, at), (b, _)) = (tile(0)?, tile(1)?);
-                let size = at.dtype.size_bytes() as u64;
-                if !at.cols.is_multiple_of(2) || !(at.cols * size).is_multiple_of(buffers::UB_ALIGN)
-                {
-                    return Err(format!(
-                        "op `interleave` (%{i}) has no AICore form for {} columns: TINTERLEAVE needs an even count filling whole 32-byte blocks",
-                        at.cols
-                    ));
-                }
                 let Some(b_out) = self.plan.get(&Role::Vec(Value::Op(i32))) else {
                     return Err(format!("interleave (%{i}) has no buffer"));
                 };
-                // The result's two column halves, as tiles over the same rows.
-                let half = format!(
-                    "Tile<TileType::Vec, {}, {}, {}, BLayout::RowMajor, {}, {}>",
-                    elem(at.dtype),
-                    b_out.rows,
-                    b_out.cols,
-                    at.rows,
-                    at.cols
-                );
-                let (lo, hi) = (b_out.offset, b_out.offset + at.cols * size);
-                self.line(&format!("{half} {dst}_lo; TASSIGN({dst}_lo, 0x{lo:x});"));
-                self.line(&format!("{half} {dst}_hi; TASSIGN({dst}_hi, 0x{hi:x});"));
-                self.v(format!("TINTERLEAVE({dst}_hi, {dst}_lo, {b}, {a});"));
+                let t = tmp(0);
+                let Some(b_tmp) = self.plan.get(&Role::Tmp(i32, 0)) else {
+                    return Err(format!("interleave (%{i}) has no tmp buffer"));
+                };
+                // The two halves' bits, ORed where one of them is zero.
+                let bits = match at.dtype.size_bytes() {
+                    2 => "uint16_t",
+                    _ => "uint32_t",
+                };
+                for (name, b) in [(&dst, b_out), (&t, b_tmp)] {
+                    self.line(&format!(
+                        "Tile<TileType::Vec, {bits}, {}, {}, BLayout::RowMajor, {}, {}> {name}_bits; TASSIGN({name}_bits, 0x{:x});",
+                        b.rows, b.cols, b.tile.rows, b.tile.cols, b.offset
+                    ));
+                }
+                self.v(format!("TSCATTER<MaskPattern::P0101>({dst}, {a});"));
+                self.v(format!("TSCATTER<MaskPattern::P1010>({t}, {b});"));
+                self.v(format!("TOR({dst}_bits, {dst}_bits, {t}_bits);"));
             }
             ("softmax", _) => {
                 let (x, _) = tile(0)?;
@@ -617,7 +627,13 @@ impl Gen<'_> {
             }
             ("sigmoid" | "silu", _) => {
                 let (x, _) = tile(0)?;
-                let t = tmp(0);
+                // silu's `1 + e^-x` is built in its result, which the elementwise TDIV may
+                // overwrite; sigmoid's goes to a tmp tile, as TRECIP must not write its source.
+                let t = if op.op == "sigmoid" {
+                    tmp(0)
+                } else {
+                    dst.clone()
+                };
                 self.v(format!("TMULS({t}, {x}, {});", s("-1")));
                 self.v(format!("TEXP({t}, {t});"));
                 self.v(format!("TADDS({t}, {t}, {});", s("1")));
@@ -631,7 +647,7 @@ impl Gen<'_> {
                 let (x, _) = tile(0)?;
                 let t = tmp(0);
                 self.v(format!("TMULS({t}, {x}, {});", s("2")));
-                self.tanh_tail(&t, &s);
+                self.tanh_tail(&t, &tmp(1), &s);
                 self.v(format!("TADDS({dst}, {t}, {});", s("1")));
             }
             ("gelu", _) => {
@@ -642,7 +658,7 @@ impl Gen<'_> {
                 self.v(format!("TMULS({t}, {t}, {});", s("0.044715f")));
                 self.v(format!("TADD({t}, {t}, {x});"));
                 self.v(format!("TMULS({t}, {t}, {});", s("2 * 0.7978845608f")));
-                self.tanh_tail(&t, &s);
+                self.tanh_tail(&t, &tmp(1), &s);
                 // 1 + tanh
                 self.v(format!("TADDS({t}, {t}, {});", s("2")));
                 self.v(format!("TMULS({dst}, {x}, {});", s("0.5f")));
@@ -747,12 +763,13 @@ impl Gen<'_> {
     }
 
     /// `t = 2 / (e^t + 1)` negated plus one is `tanh(t / 2)`; this leaves `-2 / (e^t + 1)` in
-    /// `t`, the caller adds 1 (tanh) or 2 (1 + tanh).
-    fn tanh_tail(&mut self, t: &str, s: &dyn Fn(&str) -> String) {
+    /// `t`, the caller adds 1 (tanh) or 2 (1 + tanh). The quotient goes through `u`: A2/A3's
+    /// scalar ÷ tile broadcasts the scalar into its destination before it reads the divisor.
+    fn tanh_tail(&mut self, t: &str, u: &str, s: &dyn Fn(&str) -> String) {
         self.v(format!("TEXP({t}, {t});"));
         self.v(format!("TADDS({t}, {t}, {});", s("1")));
-        self.v(format!("TDIVS({t}, {}, {t});", s("2")));
-        self.v(format!("TMULS({t}, {t}, {});", s("-1")));
+        self.v(format!("TDIVS({u}, {}, {t});", s("2")));
+        self.v(format!("TMULS({t}, {u}, {});", s("-1")));
     }
 
     /// Expands operand `x` of shape `xt` to `out`'s shape in the op's next scratch tiles.
@@ -908,7 +925,7 @@ impl Gen<'_> {
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
-    use wsp_ir::buffers::ASCEND_910B;
+    use wsp_ir::arch::A2A3;
     use wsp_ir::kernel::{Param, ParamType};
     use wsp_ir::plan::{Direction, F64};
 
@@ -994,7 +1011,7 @@ mod tests {
 
     #[test]
     fn vector_kernel() {
-        let src = kernel_source(&rmsnorm(), &ASCEND_910B).unwrap();
+        let src = kernel_source(&rmsnorm(), &A2A3).unwrap();
         expect![[r#"
             // AICore kernel `rmsnorm_tile` (vec), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
             // UB/L1/L0 at planned offsets, one instruction sequence per op.
@@ -1010,12 +1027,12 @@ mod tests {
                 GlobalTensor<float, pto::Shape<1, 1, 1, 16, 128>, pto::Stride<1, 1, 1, -1, 1>> g_out(p_out, pto::Shape<1, 1, 1, 16, 128>(), pto::Stride<1, 1, 1, -1, 1>(p_out_rs));
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v_x; TASSIGN(v_x, 0x0);  // UB [0, 8192)
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v0; TASSIGN(v0, 0x2000);  // UB [8192, 16384)
-                Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v1; TASSIGN(v1, 0x4000);  // UB [16384, 16448)
-                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> t1_0; TASSIGN(t1_0, 0x4040);  // UB [16448, 24640)
+                Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v1; TASSIGN(v1, 0x6000);  // UB [24576, 24640)
+                Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> t1_0; TASSIGN(t1_0, 0x4000);  // UB [16384, 24576)
                 Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v2; TASSIGN(v2, 0x2000);  // UB [8192, 8256)
                 Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v3; TASSIGN(v3, 0x2040);  // UB [8256, 8320)
                 Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v4; TASSIGN(v4, 0x2080);  // UB [8320, 16512)
-                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x4000);  // v1 as a row
+                Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x6000);  // v1 as a row
                 Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v2_row; TASSIGN(v2_row, 0x2000);  // v2 as a row
                 Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v3_row; TASSIGN(v3_row, 0x2040);  // v3 as a row
                 // %0 = mul
@@ -1057,7 +1074,7 @@ mod tests {
 
     #[test]
     fn cube_kernel() {
-        let src = kernel_source(&matmul_acc(), &ASCEND_910B).unwrap();
+        let src = kernel_source(&matmul_acc(), &A2A3).unwrap();
         expect![[r#"
             // AICore kernel `matmul_acc` (cube), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
             // UB/L1/L0 at planned offsets, one instruction sequence per op.
@@ -1122,7 +1139,7 @@ mod tests {
                 op("store", vec![p("out"), Operand::Value(0)], ValueType::Unit),
             ],
         );
-        let src = kernel_source(&k, &ASCEND_910B).unwrap();
+        let src = kernel_source(&k, &A2A3).unwrap();
         let body: Vec<&str> = src
             .lines()
             .filter(|l| {
@@ -1163,7 +1180,7 @@ mod tests {
         expect![
             "op `sin` (%0) has no AICore form: PTO-ISA has no sine instruction on the vector unit"
         ]
-        .assert_eq(&kernel_source(&k, &ASCEND_910B).unwrap_err());
+        .assert_eq(&kernel_source(&k, &A2A3).unwrap_err());
         let big = kernel(
             "big",
             vec![
@@ -1175,8 +1192,8 @@ mod tests {
                 op("store", vec![p("y"), Operand::Value(0)], ValueType::Unit),
             ],
         );
-        expect!["kernel `big`: UB overflows at %0: 524288 bytes needed, 196608 available"]
-            .assert_eq(&kernel_source(&big, &ASCEND_910B).unwrap_err());
+        expect!["kernel `big`: UB overflows at %0: 524288 bytes needed, 188416 available"]
+            .assert_eq(&kernel_source(&big, &A2A3).unwrap_err());
         let custom = Kernel {
             name: "custom".into(),
             params: Vec::new(),
@@ -1187,7 +1204,7 @@ mod tests {
             },
         };
         assert!(
-            kernel_source(&custom, &ASCEND_910B)
+            kernel_source(&custom, &A2A3)
                 .unwrap_err()
                 .contains("cpp_src")
         );
@@ -1196,8 +1213,8 @@ mod tests {
     #[test]
     fn every_planned_buffer_is_declared() {
         for k in [rmsnorm(), matmul_acc()] {
-            let src = kernel_source(&k, &ASCEND_910B).unwrap();
-            let plan = buffers::plan(&k, &ASCEND_910B).unwrap();
+            let src = kernel_source(&k, &A2A3).unwrap();
+            let plan = buffers::plan(&k, &A2A3.on_chip).unwrap();
             for b in &plan.buffers {
                 assert!(src.contains(&format!(" {};", buffer_name(&b.role))));
             }

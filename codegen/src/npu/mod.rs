@@ -9,11 +9,11 @@
 pub mod aicore;
 pub mod perf;
 pub mod plan;
+mod verify;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use wsp_ir::instructions;
 use wsp_ir::kernel::KernelBody;
 use wsp_ir::{Action, Kernel, Program};
 
@@ -205,34 +205,6 @@ pub fn file_tensors(programs: &[Program]) -> Vec<&wsp_ir::Tensor> {
     unique_by_name(programs.iter().flat_map(|p| &p.tensors), |t| &t.name)
 }
 
-/// Why a kernel's AICore form does not build for the 910B's `dav-c220` cores, if it does not:
-/// its cube and vector work meet on the core (an `Acc` result moved to UB, a UB tile moved to
-/// L1), or it uses an instruction PTO-ISA has for A5 parts only. Both run in PTO-ISA's CPU
-/// simulation; the device build leaves such a kernel out.
-pub fn not_for_dav_c220(k: &Kernel) -> Option<String> {
-    use wsp_ir::buffers::Memory;
-    if let Ok(plan) = wsp_ir::buffers::plan(k, &wsp_ir::buffers::ASCEND_910B) {
-        let has = |m: Memory| plan.buffers.iter().any(|b| b.memory == m);
-        if has(Memory::Ub) && has(Memory::L0c) {
-            return Some("it mixes matmul and vector work through L0C/UB/L1 moves".into());
-        }
-    }
-    let KernelBody::Ops(ops) = &k.body else {
-        return None;
-    };
-    ops.iter().find_map(|op| {
-        let row = instructions::lookup(&op.op)?;
-        let i = row
-            .instructions()
-            .into_iter()
-            .find(|i| instructions::A5_ONLY.contains(i))?;
-        Some(format!(
-            "`{}` uses {i}, which PTO-ISA has for A5 parts only",
-            op.op
-        ))
-    })
-}
-
 fn is_custom(k: &Kernel) -> bool {
     matches!(k.body, KernelBody::Cpp { .. })
 }
@@ -261,13 +233,16 @@ pub fn tree(
     programs: &[Program],
     actions: &[Action],
     source: &Source,
-    chip: &wsp_ir::buffers::OnChip,
+    arch: &wsp_ir::arch::Arch,
 ) -> Result<Tree, String> {
     let mut tree = Tree::default();
     for (path, text) in STATIC_FILES {
         tree.add(*path, *text);
     }
     tree.add(format!("source/{}", source.name), source.text);
+    for p in programs {
+        column_views(p)?;
+    }
     tree.add("plan/plan.cpp", plan::plan_source(programs, actions)?);
 
     let all = file_kernels(programs);
@@ -288,13 +263,77 @@ pub fn tree(
     let aicore: Vec<&Kernel> = all.iter().copied().filter(|k| !is_custom(k)).collect();
     for k in &aicore {
         let src =
-            aicore::kernel_source(k, chip).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+            aicore::kernel_source(k, arch).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
     tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&aicore));
     tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
     tree.add("cmake/tolerances.txt", tolerances(programs));
     Ok(tree)
+}
+
+/// Every task of `nodes`, in plan order.
+fn tasks<'a>(nodes: &'a [wsp_ir::plan::Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
+    use wsp_ir::plan::Node;
+    for n in nodes {
+        match n {
+            Node::Loop { body, .. } | Node::Consume { body, .. } => tasks(body, out),
+            Node::Conditional { branches } => branches.iter().for_each(|b| tasks(&b.body, out)),
+            Node::Pipeline { stages } => tasks(stages, out),
+            Node::Task(t) => out.push(t),
+            Node::Send { .. } | Node::SlotLoad { .. } => {}
+        }
+    }
+}
+
+/// Checks that every view given to a column tile parameter (`[M,1]`) has its rows one
+/// element apart. A2/A3 loads and stores a column-major UB tile only from M contiguous
+/// elements (a DN tensor; the DN path ignores a row stride), so the AICore kernels declare
+/// such parameters that way; a view whose rows are further apart has no A2/A3 form.
+fn column_views(program: &Program) -> Result<(), String> {
+    use wsp_ir::kernel::ParamType;
+    use wsp_ir::plan::{TaskArg, ViewIndex};
+    let mut all = Vec::new();
+    for w in &program.workloads {
+        tasks(&w.body, &mut all);
+    }
+    for t in all {
+        let Some(k) = program.kernels.iter().find(|k| k.name == t.kernel) else {
+            continue;
+        };
+        for p in &k.params {
+            let ParamType::Tile(_, tile) = &p.ty else {
+                continue;
+            };
+            let (true, Some(TaskArg::Tile { view, .. })) =
+                (wsp_ir::buffers::is_column(*tile), t.arg(&p.name))
+            else {
+                continue;
+            };
+            let Some(tensor) = program.tensors.iter().find(|x| x.name == view.tensor) else {
+                continue;
+            };
+            // The kept dimensions, as the runtime and the expander take a tile's strides:
+            // the row stride is that of the second-to-last kept dimension.
+            let kept: Vec<usize> = (0..tensor.shape.len())
+                .filter(|&d| match view.indices.get(d) {
+                    Some(ViewIndex::At(_)) => false,
+                    _ => true,
+                })
+                .collect();
+            let row_stride: u64 = match kept.len() {
+                0 | 1 => 1,
+                n => tensor.shape[kept[n - 2] + 1..].iter().product(),
+            };
+            if row_stride != 1 {
+                return Err(format!(
+                    "kernel `{}`: its column `{}` ({}) is given `{view}`, whose rows are {row_stride} elements apart; an Ascend 910B (A2/A3) loads and stores a column tile only as contiguous elements: give it a tensor whose last dimension is 1, or a [1, {}] row",
+                    k.name, p.name, tile, tile.rows
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Bits of precision a float dtype carries through a computation (integers are exact).
@@ -311,19 +350,8 @@ fn precision(d: wsp_ir::DType) -> Option<u32> {
 fn tolerances(programs: &[Program]) -> String {
     use std::collections::BTreeMap;
     use wsp_ir::kernel::{ParamType, ValueType};
-    use wsp_ir::plan::{Node, TaskArg};
+    use wsp_ir::plan::TaskArg;
 
-    fn tasks<'a>(nodes: &'a [Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
-        for n in nodes {
-            match n {
-                Node::Loop { body, .. } | Node::Consume { body, .. } => tasks(body, out),
-                Node::Conditional { branches } => branches.iter().for_each(|b| tasks(&b.body, out)),
-                Node::Pipeline { stages } => tasks(stages, out),
-                Node::Task(t) => out.push(t),
-                Node::Send { .. } | Node::SlotLoad { .. } => {}
-            }
-        }
-    }
     // The narrowest float each tensor's values went through; starts at the tensor's own.
     let tensors = file_tensors(programs);
     let mut via: BTreeMap<&str, (wsp_ir::DType, u32)> = BTreeMap::new();
@@ -421,9 +449,6 @@ fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> 
             let _ = writeln!(out, "set(WSP_KERNEL_CUSTOM_{} ON)", k.name);
         } else {
             let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
-            if let Some(why) = not_for_dav_c220(k) {
-                let _ = writeln!(out, "set(WSP_KERNEL_NOT_C220_{} \"{why}\")", k.name);
-            }
         }
     }
     let symbols = unique_by_name(programs.iter().flat_map(|p| &p.symbols), |s| &s.name);

@@ -29,6 +29,25 @@ const AIV_PIPES: &[(&str, &str)] = &[
     ("MTE3", "mte3_cycles"),
 ];
 
+/// Why Perf-Sim cannot time kernel `k`, if it cannot: an instruction of it runs a scalar loop
+/// over UB (`wsp_ir::arch::Instruction::scalar_loop`).
+pub fn not_simulated(k: &Kernel) -> Option<String> {
+    let wsp_ir::kernel::KernelBody::Ops(ops) = &k.body else {
+        return None;
+    };
+    ops.iter().find_map(|op| {
+        let row = wsp_ir::instructions::lookup(&op.op)?;
+        let i = row
+            .instructions()
+            .into_iter()
+            .find(|i| wsp_ir::arch::instruction(i).is_some_and(|r| r.scalar_loop))?;
+        Some(format!(
+            "`{}` is {i}, whose A2/A3 form is a scalar loop over UB that the cost-model build runs on addresses that are not memory",
+            op.op
+        ))
+    })
+}
+
 /// The driver for `kernels` (their AICore forms; `cpp_src` kernels have none).
 pub fn perf_sim_source(kernels: &[&Kernel]) -> String {
     let mut out = String::from(
@@ -85,6 +104,19 @@ pub fn perf_sim_source(kernels: &[&Kernel]) -> String {
     );
     for (n, k) in kernels.iter().enumerate() {
         let cube = aicore::unit(k) == "cube";
+        if let Some(why) = not_simulated(k) {
+            // Compiled and checked all the same; only not timed.
+            let _ = writeln!(
+                out,
+                "    json << \"{comma}\\n    \\\"{name}\\\": {{\\\"core\\\": \\\"{core}\\\", \\\"not_simulated\\\": \\\"{why}\\\"}}\";\n    \
+                 std::printf(\"{name}: not simulated: {why}\\n\");",
+                comma = if n == 0 { "" } else { "," },
+                name = k.name,
+                core = if cube { "AIC" } else { "AIV" },
+                why = why.replace('`', "")
+            );
+            continue;
+        }
         let pipes = if cube { AIC_PIPES } else { AIV_PIPES };
         let list: Vec<String> = pipes
             .iter()

@@ -278,8 +278,7 @@ private:
         if (!entry) {
             *err = std::string("kernel `") + k.name +
                    "` has no AICore object in " PTO_WSP_AICORE_DIR
-                   ": a `cpp_src` kernel has no AICore form, and a kernel mixing matmul and "
-                   "vector work is not built for dav-c220 (see README.md)";
+                   ": a `cpp_src` kernel has no AICore form (see README.md)";
             return false;
         }
         aclrtArgsHandle args = nullptr;
