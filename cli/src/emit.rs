@@ -111,6 +111,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
             std::fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
         tree.add(at, bytes);
     }
+    expected_outputs(&mut tree, &programs)?;
     if let (Ok(file), Ok(out)) = (
         std::fs::canonicalize(&args.file),
         std::fs::canonicalize(&args.out),
@@ -136,12 +137,95 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         if kernels == 1 { "" } else { "s" },
         tree.files.len()
     );
-    // The tests compare the tree with `wsp run` of this very executable.
-    let wsp = std::env::current_exe().map_or_else(|_| "wsp".into(), |p| p.display().to_string());
+    // The tests compare the replays with the expected outputs written into the tree; they
+    // need no `wsp` (-DWSP_EXECUTABLE=... compares with `wsp run` live instead).
     println!(
-        "build and test: cmake -S {out} -B {out}/build -DWSP_EXECUTABLE={wsp} && cmake --build {out}/build && ctest --test-dir {out}/build"
+        "build and test: cmake -S {out} -B {out}/build && cmake --build {out}/build && ctest --test-dir {out}/build"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The outputs the tree's tests compare its replays with, so that they need no `wsp`: the
+/// task stream and tensors of `wsp run --simulate-npu` (the program as the tree lays it out)
+/// in `expected/`, and with each run-time symbol rebound to the value its test binds, in
+/// `expected/bind_<symbol>/`. Run on the tree's own copy of the source (with the files its
+/// `load_npy` calls read), in a temporary folder, so that the run's `save_npy` writes land
+/// there and not beside the user's file.
+fn expected_outputs(
+    tree: &mut wsp_codegen::npu::Tree,
+    programs: &[wsp_ir::Program],
+) -> Result<(), String> {
+    let work = tempfile::Builder::new()
+        .prefix(".wsp-emit-expected-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
+    let mut source = None;
+    for (path, bytes) in &tree.files {
+        if !path.starts_with("source/") {
+            continue;
+        }
+        let to = work.path().join(path);
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d)
+                .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
+        }
+        std::fs::write(&to, bytes).map_err(|e| format!("cannot write `{}`: {e}", to.display()))?;
+        if path.ends_with(".wsp") && path.matches('/').count() == 1 {
+            source = Some(to);
+        }
+    }
+    let source = source.ok_or("the tree holds no copy of the source")?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let mut runs = vec![("expected".to_string(), None)];
+    for s in wsp_codegen::npu::file_symbols(programs) {
+        let value = wsp_codegen::npu::alternative_value(s.default);
+        runs.push((
+            format!("expected/bind_{}", s.name),
+            Some(format!("{}={value}", s.name)),
+        ));
+    }
+    for (dir, bind) in runs {
+        let out = work.path().join(&dir);
+        let tensors = out.join("tensors");
+        std::fs::create_dir_all(&tensors)
+            .map_err(|e| format!("cannot create `{}`: {e}", tensors.display()))?;
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("run").arg(&source).arg("--simulate-npu");
+        if let Some(b) = &bind {
+            cmd.args(["--bind", b]);
+        }
+        cmd.arg("--dump-tasks")
+            .arg(out.join("tasks.txt"))
+            .arg("--dump-tensors")
+            .arg(&tensors)
+            .current_dir(work.path());
+        let done = cmd.output().map_err(|e| {
+            format!(
+                "cannot run `{}` for the expected outputs: {e}",
+                exe.display()
+            )
+        })?;
+        if !done.status.success() {
+            let with = bind.map_or(String::new(), |b| format!(" --bind {b}"));
+            return Err(format!(
+                "computing the tree's expected outputs (`wsp run --simulate-npu{with}`) failed:\n{}",
+                String::from_utf8_lossy(&done.stderr)
+            ));
+        }
+        let read =
+            |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()));
+        tree.add(format!("{dir}/tasks.txt"), read(&out.join("tasks.txt"))?);
+        let mut names: Vec<_> = std::fs::read_dir(&tensors)
+            .map_err(|e| format!("cannot read `{}`: {e}", tensors.display()))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            tree.add(format!("{dir}/tensors/{name}"), read(&tensors.join(&name))?);
+        }
+    }
+    Ok(())
 }
 
 /// The files `load_npy` initialisations read, once each.

@@ -86,9 +86,10 @@ pub struct Instruction {
     /// The A2/A3 form of the three-operand call with a column (`[M,1]`, column-major) operand
     /// uses UB from `TMP_UB_OFFSET` as scratch it does not declare (`TRowExpandBinOp.hpp`).
     pub hidden_scratch: bool,
-    /// Its A2/A3 form is a scalar loop over UB (`TScatter.hpp`): correct, slow, and run for
-    /// real by PTO-ISA's cost-model build, whose UB addresses are not memory, so Perf-Sim
-    /// cannot time a kernel using it.
+    /// Its A2/A3 form reads or writes UB from the scalar pipe, element by element
+    /// (`TScatter.hpp`; `TRowExpand.hpp` but for one 32-byte block per row): correct, slow,
+    /// and run for real by PTO-ISA's cost-model build, whose UB addresses are not memory, so
+    /// Perf-Sim cannot time a kernel using it.
     pub scalar_loop: bool,
 }
 
@@ -157,7 +158,7 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     ins("TROWMAX"),
     ins("TCOLSUM"),
     ins("TCOLMAX"),
-    bf16(ins("TROWEXPAND")),
+    scalar_loop(bf16(ins("TROWEXPAND"))),
     bf16(ins("TCOLEXPAND")),
     scratch(ins("TROWEXPANDADD")),
     scratch(ins("TROWEXPANDSUB")),

@@ -229,7 +229,9 @@ pub fn commutative(op: &str) -> bool {
 /// How a two-tile elementwise op of the given shapes is computed.
 pub fn broadcast(op: &str, a: TileType, b: TileType, out: TileType) -> Broadcast {
     let full = |t: TileType| t.shape() == out.shape();
-    let row = |t: TileType| t.rows == out.rows && t.cols == 1 && out.cols > 1;
+    // The fused row form takes its [M,1] operand column-major: a column, so M > 1. A single
+    // row's [1,1] operand is expanded first.
+    let row = |t: TileType| is_column(t) && t.rows == out.rows && out.cols > 1;
     let col = |t: TileType| t.cols == out.cols && t.rows == 1 && out.rows > 1;
     if full(a) && full(b) {
         Broadcast::None
@@ -304,6 +306,11 @@ pub fn scratch(k: &Kernel, ops: &[Op], i: usize) -> Vec<TileType> {
         "transpose" => vec![out],
         // interleave scatters its second operand into a tile of the result's shape.
         "interleave" => vec![out],
+        // A single row's [1,1] factor is expanded to the row first (see `broadcast`).
+        "rowmul" | "rowadd" => match arg(1) {
+            Some(r) if !is_column(r) && out.cols > 1 => vec![out.with_dtype(r.dtype)],
+            _ => Vec::new(),
+        },
         "broadcast" => match arg(0) {
             Some(t) if t.rows == 1 && t.cols == 1 && out.rows > 1 && out.cols > 1 => {
                 vec![t.with_shape([1, out.cols])]

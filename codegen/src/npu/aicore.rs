@@ -703,6 +703,17 @@ impl Gen<'_> {
                 let (x, _) = tile(0)?;
                 self.v(format!("{instr}({dst}, {x});"));
             }
+            (name, Some(Lowering::Expand { row: true, .. }))
+                if tile(1).is_ok_and(|(_, r)| !buffers::is_column(r))
+                    && out.is_some_and(|o| o.cols > 1) =>
+            {
+                // A single row's [1,1] factor: the fused form takes a column only.
+                let ((x, _), (r, _)) = (tile(0)?, tile(1)?);
+                let t = tmp(0);
+                self.v(format!("TROWEXPAND({t}, {r});"));
+                let instr = if name == "rowmul" { "TMUL" } else { "TADD" };
+                self.v(format!("{instr}({dst}, {x}, {t});"));
+            }
             (_, Some(Lowering::Expand { instr, .. })) => {
                 let ((x, _), (r, _)) = (tile(0)?, tile(1)?);
                 self.v(format!("{instr}({dst}, {x}, {r});"));

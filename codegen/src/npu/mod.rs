@@ -9,7 +9,7 @@
 pub mod aicore;
 pub mod perf;
 pub mod plan;
-mod verify;
+pub mod verify;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -200,6 +200,11 @@ pub fn file_kernels(programs: &[Program]) -> Vec<&Kernel> {
     unique_by_name(programs.iter().flat_map(|p| &p.kernels), |k| &k.name)
 }
 
+/// Every run-time symbol of the programs once, in first-use order.
+pub fn file_symbols(programs: &[Program]) -> Vec<&wsp_ir::Symbol> {
+    unique_by_name(programs.iter().flat_map(|p| &p.symbols), |s| &s.name)
+}
+
 /// Every tensor of the programs once, in first-use order.
 pub fn file_tensors(programs: &[Program]) -> Vec<&wsp_ir::Tensor> {
     unique_by_name(programs.iter().flat_map(|p| &p.tensors), |t| &t.name)
@@ -266,7 +271,19 @@ pub fn tree(
             aicore::kernel_source(k, arch).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
-    tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&aicore));
+    let timed: Vec<(&Kernel, Option<String>)> = aicore
+        .iter()
+        .map(|k| {
+            let src = tree
+                .files
+                .iter()
+                .find(|(p, _)| *p == format!("aicore/{}.cpp", k.name))
+                .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            (*k, verify::scalar_loop(&src))
+        })
+        .collect();
+    tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&timed));
     tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
     tree.add("cmake/tolerances.txt", tolerances(programs));
     Ok(tree)
@@ -316,10 +333,7 @@ fn column_views(program: &Program) -> Result<(), String> {
             // The kept dimensions, as the runtime and the expander take a tile's strides:
             // the row stride is that of the second-to-last kept dimension.
             let kept: Vec<usize> = (0..tensor.shape.len())
-                .filter(|&d| match view.indices.get(d) {
-                    Some(ViewIndex::At(_)) => false,
-                    _ => true,
-                })
+                .filter(|&d| !matches!(view.indices.get(d), Some(ViewIndex::At(_))))
                 .collect();
             let row_stride: u64 = match kept.len() {
                 0 | 1 => 1,
@@ -451,7 +465,7 @@ fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> 
             let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
         }
     }
-    let symbols = unique_by_name(programs.iter().flat_map(|p| &p.symbols), |s| &s.name);
+    let symbols = file_symbols(programs);
     let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
     let _ = writeln!(out, "set(WSP_SYMBOLS {})", names.join(" "));
     for s in symbols {

@@ -15,6 +15,35 @@ use super::aicore::elem;
 
 /// `Err` names the first instruction that breaks a rule, its op and the rule.
 pub fn check(src: &str, arch: &Arch) -> Result<(), String> {
+    let (instrs, facts) = read(src);
+    for (op, i) in &instrs {
+        if let Some((id, why)) = wsp_ir::arch::broken_rules(arch, i, &facts)
+            .into_iter()
+            .next()
+        {
+            let at = op.map_or(String::new(), |o| format!(" (op %{o})"));
+            return Err(format!("{why}{at}: breaks the {} rule `{id}`", arch.name));
+        }
+    }
+    Ok(())
+}
+
+/// The first instruction of the emitted kernel that reads or writes UB from the scalar pipe
+/// (which Perf-Sim cannot run), with its op.
+pub fn scalar_loop(src: &str) -> Option<String> {
+    let (instrs, _) = read(src);
+    instrs.into_iter().find_map(|(op, i)| {
+        wsp_ir::arch::instruction(&i.name)
+            .is_some_and(|r| r.scalar_loop)
+            .then(|| match op {
+                Some(o) => format!("{} (op %{o})", i.name),
+                None => i.name,
+            })
+    })
+}
+
+/// Every instruction of the emitted text, with the op it computes, and the kernel's facts.
+fn read(src: &str) -> (Vec<(Option<u32>, Instr)>, KernelFacts) {
     let mut names: HashMap<String, Operand> = HashMap::new();
     let mut facts = KernelFacts::default();
     let mut instrs: Vec<(Option<u32>, Instr)> = Vec::new();
@@ -60,16 +89,7 @@ pub fn check(src: &str, arch: &Arch) -> Result<(), String> {
             },
         ));
     }
-    for (op, i) in &instrs {
-        if let Some((id, why)) = wsp_ir::arch::broken_rules(arch, i, &facts)
-            .into_iter()
-            .next()
-        {
-            let at = op.map_or(String::new(), |o| format!(" (op %{o})"));
-            return Err(format!("{why}{at}: breaks the {} rule `{id}`", arch.name));
-        }
-    }
-    Ok(())
+    (instrs, facts)
 }
 
 /// `NAME(args);` or `NAME<...>(args);`: the name and the top-level arguments.

@@ -244,7 +244,7 @@ private:
     }
 
     // Each kernel's AICore object, and its entry. A kernel without an object (a `cpp_src`
-    // kernel, or one mixing cube and vector work): an error only if a task launches it.
+    // kernel): an error only if a task launches it.
     bool load_kernels(std::string* err) {
         for (uint32_t k = 0; k < kPlan.kernel_count; ++k) {
             const char* name = kPlan.kernels[k].name;
@@ -253,7 +253,17 @@ private:
             aclrtBinHandle binary = nullptr;
             aclrtFuncHandle entry = nullptr;
             if (fs::exists(object)) {
-                ACL_TRY(aclrtBinaryLoadFromFile(object.c_str(), nullptr, &binary));
+                // A bare `--cce-aicore-only` object carries no core type: say which core runs
+                // it, as the stack's own loaders do (the object was built for dav-c220-cube or
+                // dav-c220-vec by the same `cube` flag).
+                aclrtBinaryLoadOption magic{};
+                magic.type = ACL_RT_BINARY_LOAD_OPT_MAGIC;
+                magic.value.magic = kPlan.kernels[k].cube ? ACL_RT_BINARY_MAGIC_ELF_CUBE_CORE
+                                                          : ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE;
+                aclrtBinaryLoadOptions options{};
+                options.options = &magic;
+                options.numOpt = 1;
+                ACL_TRY(aclrtBinaryLoadFromFile(object.c_str(), &options, &binary));
                 std::string symbol = std::string("wsp_aicore_") + name;
                 ACL_TRY(aclrtBinaryGetFunction(binary, symbol.c_str(), &entry));
             }
