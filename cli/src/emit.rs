@@ -148,9 +148,9 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
 /// The outputs the tree's tests compare its replays with, so that they need no `wsp`: the
 /// task stream and tensors of `wsp run --simulate-npu` (the program as the tree lays it out)
 /// in `expected/`, and with each run-time symbol rebound to the value its test binds, in
-/// `expected/bind_<symbol>/`. Run on the tree's own copy of the source (with the files its
-/// `load_npy` calls read), in a temporary folder, so that the run's `save_npy` writes land
-/// there and not beside the user's file.
+/// `expected/bind_<symbol>/`. Run on the tree's own copy of the source, in a copy of the tree
+/// in a temporary folder (so the files its `load_npy` calls read are where the copy finds
+/// them, and the run's `save_npy` writes land there, not beside the user's file).
 fn expected_outputs(
     tree: &mut wsp_codegen::npu::Tree,
     programs: &[wsp_ir::Program],
@@ -161,16 +161,13 @@ fn expected_outputs(
         .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
     let mut source = None;
     for (path, bytes) in &tree.files {
-        if !path.starts_with("source/") {
-            continue;
-        }
         let to = work.path().join(path);
         if let Some(d) = to.parent() {
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
         }
         std::fs::write(&to, bytes).map_err(|e| format!("cannot write `{}`: {e}", to.display()))?;
-        if path.ends_with(".wsp") && path.matches('/').count() == 1 {
+        if path.starts_with("source/") && path.ends_with(".wsp") && path.matches('/').count() == 1 {
             source = Some(to);
         }
     }
