@@ -3,7 +3,20 @@
 //! features that decide how a kernel is lowered. Everything that differs between parts reads
 //! it from here (the kernel split, buffer planning, codegen, the analyzer's NPU checks).
 
-use crate::buffers::OnChip;
+/// The on-chip memories of one AICore, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnChip {
+    /// Unified buffer: vector tiles.
+    pub ub: u64,
+    /// L1 (cube buffer): matmul operands staged from global memory or UB.
+    pub l1: u64,
+    /// L0A: the cube's left operand.
+    pub l0a: u64,
+    /// L0B: the cube's right operand.
+    pub l0b: u64,
+    /// L0C: the cube's accumulator.
+    pub l0c: u64,
+}
 
 /// What an architecture's AICores can do that another's cannot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,24 +9,10 @@
 
 use std::fmt;
 
+use crate::arch::OnChip;
 use crate::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use crate::ops::{self, Semantics, ShapeRule};
 use crate::{DType, Kernel, TileType};
-
-/// The on-chip memories of one AICore, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OnChip {
-    /// Unified buffer: vector tiles.
-    pub ub: u64,
-    /// L1 (cube buffer): matmul operands staged from global memory or UB.
-    pub l1: u64,
-    /// L0A: the cube's left operand.
-    pub l0a: u64,
-    /// L0B: the cube's right operand.
-    pub l0b: u64,
-    /// L0C: the cube's accumulator.
-    pub l0c: u64,
-}
 
 /// Byte alignment of a UB tile's start (PTO_UBUF_ALIGN_BYTES).
 pub const UB_ALIGN: u64 = 32;
