@@ -87,7 +87,7 @@ codes! {
     TooLarge = "WSP505", Error, "tensor larger than the target's memory";
     OnChipOverflow = "WSP506", Error, "kernel's tiles exceed the NPU core's on-chip buffers";
     NoAicoreForm = "WSP507", Error, "op has no form on the NPU core";
-    NpuView = "WSP508", Error, "a view of a tensor, which the NPU tree does not lay out";
+    NpuView = "WSP508", Error, "a view whose tiles the NPU cannot load";
     Unsplittable = "WSP509", Error, "kernel cannot be split between the NPU's cube and vector cores";
 }
 

@@ -4,8 +4,8 @@
 //! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`);
 //! - WSP509 (docs/diagnostics/WSP509.md): a kernel mixing cube and vector work cannot be
 //!   split between the 910B's cores (`wsp_ir::split`);
-//! - WSP508 (docs/diagnostics/WSP508.md): a tensor is a view of another (`X.T`), which the
-//!   emitted tree would hold as a tensor of its own.
+//! - WSP508 (docs/diagnostics/WSP508.md): a view (`X.transpose(...)`) whose tiles have neither
+//!   their rows nor their columns contiguous in its base, which no A2/A3 load reads.
 
 use wsp_syntax::ast::Stmt;
 
@@ -159,18 +159,38 @@ pub fn npu_view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Ve
     let Value::Tensor(t) = &item_value(db, item).value else {
         return Vec::new();
     };
-    let crate::values::TensorOrigin::View { base, .. } = &t.origin else {
+    let crate::values::TensorOrigin::View { base, dims } = &t.origin else {
         return Vec::new();
     };
     if t.name != *item.name(db) || !checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    // A tile is the view's last two dimensions: the tree reads it row by row (columns one
+    // element apart) or column by column (rows one element apart), in the base's bytes.
+    let mut base_strides = vec![1u64; base.shape.len()];
+    for d in (0..base.shape.len().saturating_sub(1)).rev() {
+        base_strides[d] = base_strides[d + 1].saturating_mul(base.shape[d + 1]);
+    }
+    let strides: Vec<u64> = dims
+        .iter()
+        .map(|d| {
+            base_strides
+                .get(d.base_dim as usize)
+                .map_or(0, |s| s.saturating_mul(d.step))
+        })
+        .collect();
+    let [.., rows, cols] = strides[..] else {
+        return Vec::new();
+    };
+    if rows == 1 || cols == 1 {
         return Vec::new();
     }
     vec![Diag::new(
         Code::NpuView,
         t.def,
         format!(
-            "`{}` is a view of `{}`, and `wsp emit` does not lay out views for `ascend_npu` yet: the tree would give `{}` bytes of its own; run it on `cpu_sim`, or declare the tensor in the order the kernels read",
-            t.name, base.name, t.name
+            "`{}` is a view of `{}` whose tiles have rows {rows} and columns {cols} elements apart in `{}`'s bytes: an Ascend 910B (A2/A3) loads a tile whose rows or columns are contiguous, and `wsp emit` cannot lay this one out; keep the last dimension (or, for a matmul's right operand, the one before it) contiguous, or declare the tensor in the order the kernels read",
+            t.name, base.name, base.name
         ),
     )
     .with_related(base.def, format!("`{}` is declared here", base.name))]

@@ -20,12 +20,13 @@
 
 use std::fmt::Write;
 
-use wsp_ir::arch::Arch;
+use wsp_ir::arch::{Arch, GmLayout};
 use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, Role, Value};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
 
+use super::layout::Layouts;
 use crate::cpp::compute;
 use wsp_ir::instructions::{self, Lowering};
 
@@ -42,9 +43,28 @@ pub fn entry(kernel: &str) -> String {
     format!("wsp_aicore_{kernel}")
 }
 
-/// The entry's declaration: the tile parameters as `__gm__` pointers, then their row strides,
-/// then the scalars.
-pub fn entry_signature(k: &Kernel) -> String {
+/// How tile parameter `p` of `k` lies in global memory: a column (`[M,1]`) is always
+/// column-major; others as `layouts` says (`super::layout`).
+pub fn gm_layout(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> GmLayout {
+    if buffers::is_column(t) {
+        GmLayout::Dn
+    } else {
+        layouts.of(&k.name, p)
+    }
+}
+
+/// A tile parameter's stride argument: the row stride of a row-major (ND) tensor, the column
+/// stride of a column-major (DN) one.
+fn stride_name(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> String {
+    match gm_layout(k, p, t, layouts) {
+        GmLayout::Nd => format!("p_{p}_rs"),
+        GmLayout::Dn => format!("p_{p}_cs"),
+    }
+}
+
+/// The entry's declaration: the tile parameters as `__gm__` pointers, then their strides (row
+/// or column, by layout), then the scalars.
+pub fn entry_signature(k: &Kernel, layouts: &Layouts) -> String {
     let mut ptrs = Vec::new();
     let mut strides = Vec::new();
     let mut scalars = Vec::new();
@@ -52,7 +72,7 @@ pub fn entry_signature(k: &Kernel) -> String {
         match &p.ty {
             ParamType::Tile(_, t) => {
                 ptrs.push(format!("__gm__ {}* p_{}", elem(t.dtype), p.name));
-                strides.push(format!("int64_t p_{}_rs", p.name));
+                strides.push(format!("int64_t {}", stride_name(k, &p.name, *t, layouts)));
             }
             ParamType::Scalar(d, _) => scalars.push(format!("{} p_{}", compute(*d), p.name)),
             ParamType::Constexpr(_) => scalars.push(format!("int64_t p_{}", p.name)),
@@ -151,7 +171,7 @@ enum Arg {
 
 /// The C++ translation unit of an IR kernel. `Err` names the op or memory that has no AICore
 /// form (a `cpp_src` kernel, an op without an instruction row, buffers over the chip's size).
-pub fn kernel_source(k: &Kernel, arch: &Arch) -> Result<String, String> {
+pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, String> {
     let KernelBody::Ops(ops) = &k.body else {
         return Err(format!(
             "kernel `{}` has a C++ body (cpp_src): no AICore form",
@@ -174,6 +194,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch) -> Result<String, String> {
         plan: &plan,
         pipe: None,
         filled: Vec::new(),
+        layouts,
     };
     g.file()?;
     super::verify::check(&g.out, arch)?;
@@ -189,6 +210,7 @@ struct Gen<'a> {
     pipe: Option<Pipe>,
     /// Buffers of parameters and L1 stagings already filled.
     filled: Vec<Role>,
+    layouts: &'a Layouts,
 }
 
 impl Gen<'_> {
@@ -218,9 +240,19 @@ impl Gen<'_> {
         self.instr(Pipe::V, s);
     }
 
-    /// Whether `role` is the L1 tile of a transpose the cube loads transposed.
+    /// Whether `role` is an L1 tile loaded from a column-major tensor: a transpose the cube
+    /// loads transposed, or a parameter given transposed views.
     fn loaded_transposed(&self, role: &Role) -> bool {
-        matches!(role, Role::Mat(Value::Op(t)) if buffers::cube_transpose(self.k, self.ops, *t as usize))
+        match role {
+            Role::Mat(Value::Op(t)) => buffers::cube_transpose(self.k, self.ops, *t as usize),
+            Role::Mat(Value::Param(p)) => match self.param(p) {
+                Some(ParamType::Tile(_, t)) => {
+                    gm_layout(self.k, p, *t, self.layouts) == GmLayout::Dn
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     fn param(&self, name: &str) -> Option<&ParamType> {
@@ -241,20 +273,35 @@ impl Gen<'_> {
             unit(k)
         );
         self.out.push_str("#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n");
-        let _ = writeln!(self.out, "{}\n{{", entry_signature(k));
+        let _ = writeln!(self.out, "{}\n{{", entry_signature(k, self.layouts));
         for p in &k.params {
             match &p.ty {
                 ParamType::Tile(_, t) if buffers::is_column(*t) => {
                     // A column's UB tile is column-major, which A2/A3 loads and stores only
                     // from a column-major (DN) tensor: M contiguous elements. `wsp emit` gives
                     // such a parameter only views whose rows are one element apart
-                    // (`npu::column_views`), so its row stride is 1.
+                    // (`npu::layout`); its column stride is of no use with one column.
                     let (shape, stride) = (
                         format!("pto::Shape<1, 1, 1, {}, 1>", t.rows),
                         "pto::Stride<1, 1, 1, 1, 1>",
                     );
                     self.line(&format!(
-                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}());  (void)p_{n}_rs;",
+                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}());  (void)p_{n}_cs;",
+                        e = elem(t.dtype),
+                        n = p.name
+                    ));
+                }
+                ParamType::Tile(_, t)
+                    if gm_layout(k, &p.name, *t, self.layouts) == GmLayout::Dn =>
+                {
+                    // Rows one element apart, columns `cs` apart: a transposed view, which
+                    // only the cube reads (into a ZN tile, its right operand as it is).
+                    let (shape, stride) = (
+                        format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols),
+                        "pto::Stride<1, 1, 1, 1, -1>",
+                    );
+                    self.line(&format!(
+                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}(p_{n}_cs));",
                         e = elem(t.dtype),
                         n = p.name
                     ));
@@ -344,7 +391,9 @@ impl Gen<'_> {
             match &p.ty {
                 ParamType::Tile(_, t) => {
                     ptrs.push(format!("({}*)wsp_t[{ti}]", elem(t.dtype)));
-                    strides.push(format!("wsp_s[{}]", 2 * ti));
+                    // The CPU ABI passes a row and a column stride per tile.
+                    let col = gm_layout(k, &p.name, *t, self.layouts) == GmLayout::Dn;
+                    strides.push(format!("wsp_s[{}]", 2 * ti + usize::from(col)));
                     ti += 1;
                 }
                 ParamType::Scalar(d, _) => {
@@ -1022,7 +1071,7 @@ mod tests {
 
     #[test]
     fn vector_kernel() {
-        let src = kernel_source(&rmsnorm(), &A2A3).unwrap();
+        let src = kernel_source(&rmsnorm(), &A2A3, &Layouts::default()).unwrap();
         expect![[r#"
             // AICore kernel `rmsnorm_tile` (vec), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
             // UB/L1/L0 at planned offsets, one instruction sequence per op.
@@ -1085,7 +1134,7 @@ mod tests {
 
     #[test]
     fn cube_kernel() {
-        let src = kernel_source(&matmul_acc(), &A2A3).unwrap();
+        let src = kernel_source(&matmul_acc(), &A2A3, &Layouts::default()).unwrap();
         expect![[r#"
             // AICore kernel `matmul_acc` (cube), generated by `wsp emit` from its IR: PTO-ISA tiles placed in
             // UB/L1/L0 at planned offsets, one instruction sequence per op.
@@ -1150,7 +1199,7 @@ mod tests {
                 op("store", vec![p("out"), Operand::Value(0)], ValueType::Unit),
             ],
         );
-        let src = kernel_source(&k, &A2A3).unwrap();
+        let src = kernel_source(&k, &A2A3, &Layouts::default()).unwrap();
         let body: Vec<&str> = src
             .lines()
             .filter(|l| {
@@ -1191,7 +1240,7 @@ mod tests {
         expect![
             "op `sin` (%0) has no AICore form: PTO-ISA has no sine instruction on the vector unit"
         ]
-        .assert_eq(&kernel_source(&k, &A2A3).unwrap_err());
+        .assert_eq(&kernel_source(&k, &A2A3, &Layouts::default()).unwrap_err());
         let big = kernel(
             "big",
             vec![
@@ -1204,7 +1253,7 @@ mod tests {
             ],
         );
         expect!["kernel `big`: UB overflows at %0: 524288 bytes needed, 188416 available"]
-            .assert_eq(&kernel_source(&big, &A2A3).unwrap_err());
+            .assert_eq(&kernel_source(&big, &A2A3, &Layouts::default()).unwrap_err());
         let custom = Kernel {
             name: "custom".into(),
             params: Vec::new(),
@@ -1215,7 +1264,7 @@ mod tests {
             },
         };
         assert!(
-            kernel_source(&custom, &A2A3)
+            kernel_source(&custom, &A2A3, &Layouts::default())
                 .unwrap_err()
                 .contains("cpp_src")
         );
@@ -1224,7 +1273,7 @@ mod tests {
     #[test]
     fn every_planned_buffer_is_declared() {
         for k in [rmsnorm(), matmul_acc()] {
-            let src = kernel_source(&k, &A2A3).unwrap();
+            let src = kernel_source(&k, &A2A3, &Layouts::default()).unwrap();
             let plan = buffers::plan(&k, &A2A3.on_chip).unwrap();
             for b in &plan.buffers {
                 assert!(src.contains(&format!(" {};", buffer_name(&b.role))));

@@ -7,6 +7,7 @@
 //! generated from the same IR the CPU simulator runs.
 
 pub mod aicore;
+pub mod layout;
 pub mod perf;
 pub mod plan;
 pub mod verify;
@@ -245,10 +246,11 @@ pub fn tree(
         tree.add(*path, *text);
     }
     tree.add(format!("source/{}", source.name), source.text);
-    for p in programs {
-        column_views(p)?;
-    }
-    tree.add("plan/plan.cpp", plan::plan_source(programs, actions)?);
+    let layouts = layout::layouts(programs)?;
+    tree.add(
+        "plan/plan.cpp",
+        plan::plan_source(programs, actions, &layouts)?,
+    );
 
     let all = file_kernels(programs);
     // The CPU forms of every kernel (the default replay), and of the custom ones alone (the
@@ -267,8 +269,8 @@ pub fn tree(
     }
     let aicore: Vec<&Kernel> = all.iter().copied().filter(|k| !is_custom(k)).collect();
     for k in &aicore {
-        let src =
-            aicore::kernel_source(k, arch).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+        let src = aicore::kernel_source(k, arch, &layouts)
+            .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
     let timed: Vec<(&Kernel, Option<String>)> = aicore
@@ -283,14 +285,14 @@ pub fn tree(
             (*k, verify::scalar_loop(&src))
         })
         .collect();
-    tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&timed));
+    tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&timed, &layouts));
     tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
     tree.add("cmake/tolerances.txt", tolerances(programs));
     Ok(tree)
 }
 
 /// Every task of `nodes`, in plan order.
-fn tasks<'a>(nodes: &'a [wsp_ir::plan::Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
+pub(crate) fn tasks<'a>(nodes: &'a [wsp_ir::plan::Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
     use wsp_ir::plan::Node;
     for n in nodes {
         match n {
@@ -301,53 +303,6 @@ fn tasks<'a>(nodes: &'a [wsp_ir::plan::Node], out: &mut Vec<&'a wsp_ir::plan::Ta
             Node::Send { .. } | Node::SlotLoad { .. } => {}
         }
     }
-}
-
-/// Checks that every view given to a column tile parameter (`[M,1]`) has its rows one
-/// element apart. A2/A3 loads and stores a column-major UB tile only from M contiguous
-/// elements (a DN tensor; the DN path ignores a row stride), so the AICore kernels declare
-/// such parameters that way; a view whose rows are further apart has no A2/A3 form.
-fn column_views(program: &Program) -> Result<(), String> {
-    use wsp_ir::kernel::ParamType;
-    use wsp_ir::plan::{TaskArg, ViewIndex};
-    let mut all = Vec::new();
-    for w in &program.workloads {
-        tasks(&w.body, &mut all);
-    }
-    for t in all {
-        let Some(k) = program.kernels.iter().find(|k| k.name == t.kernel) else {
-            continue;
-        };
-        for p in &k.params {
-            let ParamType::Tile(_, tile) = &p.ty else {
-                continue;
-            };
-            let (true, Some(TaskArg::Tile { view, .. })) =
-                (wsp_ir::buffers::is_column(*tile), t.arg(&p.name))
-            else {
-                continue;
-            };
-            let Some(tensor) = program.tensors.iter().find(|x| x.name == view.tensor) else {
-                continue;
-            };
-            // The kept dimensions, as the runtime and the expander take a tile's strides:
-            // the row stride is that of the second-to-last kept dimension.
-            let kept: Vec<usize> = (0..tensor.shape.len())
-                .filter(|&d| !matches!(view.indices.get(d), Some(ViewIndex::At(_))))
-                .collect();
-            let row_stride: u64 = match kept.len() {
-                0 | 1 => 1,
-                n => tensor.shape[kept[n - 2] + 1..].iter().product(),
-            };
-            if row_stride != 1 {
-                return Err(format!(
-                    "kernel `{}`: its column `{}` ({}) is given `{view}`, whose rows are {row_stride} elements apart; an Ascend 910B (A2/A3) loads and stores a column tile only as contiguous elements: give it a tensor whose last dimension is 1, or a [1, {}] row",
-                    k.name, p.name, tile, tile.rows
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Bits of precision a float dtype carries through a computation (integers are exact).

@@ -17,7 +17,11 @@ use wsp_ir::{Action, Affine, Composite, DType, Directive, Program, ScalarExpr, S
 
 /// The generated `plan/plan.cpp`. Actions that only show values (`print`, a bare expression,
 /// `enable_tracing`) have no effect on tensors or tasks and are left out.
-pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, String> {
+pub fn plan_source(
+    programs: &[Program],
+    actions: &[Action],
+    layouts: &super::layout::Layouts,
+) -> Result<String, String> {
     let file = FileTables::new(programs)?;
     let mut out = String::new();
     out.push_str(
@@ -36,8 +40,25 @@ pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, S
             t.shape.iter().map(|d| format!("{d}u")),
         );
         let from_data = super::starts_from_data(t);
+        // A view: its base (declared before it) and, per dimension, the base dimension it
+        // walks and its step there.
+        let (base, view) = match &t.origin {
+            TensorOrigin::View { base, dims } => (
+                file.tensor(base)? as i64,
+                defs.array(
+                    &format!("tensor{i}_view"),
+                    "uint64_t",
+                    dims.iter()
+                        .flat_map(|d| [format!("{}u", d.base_dim), format!("{}u", d.step)]),
+                ),
+            ),
+            _ => (-1, "nullptr".to_string()),
+        };
+        if base >= i as i64 {
+            return Err(format!("view `{}` of a tensor declared after it", t.name));
+        }
         tensors.push(format!(
-            "{{{}, DType::{}, {}, {shape}, {from_data}}}",
+            "{{{}, DType::{}, {}, {shape}, {from_data}, {base}, {view}}}",
             cstr(&t.name),
             dtype(t.dtype),
             t.shape.len()
@@ -78,8 +99,27 @@ pub fn plan_source(programs: &[Program], actions: &[Action]) -> Result<String, S
             })
             .collect();
         let scalar_dtypes = defs.array(&format!("kernel{i}_scalar_dtypes"), "DType", scalar_dtypes);
+        let tile_layouts: Vec<String> = k
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ParamType::Tile(_, t) => Some(
+                    match super::aicore::gm_layout(k, &p.name, *t, layouts) {
+                        wsp_ir::arch::GmLayout::Nd => "GmLayout::Nd",
+                        wsp_ir::arch::GmLayout::Dn => "GmLayout::Dn",
+                    }
+                    .to_string(),
+                ),
+                _ => None,
+            })
+            .collect();
+        let tile_layouts = if tile_layouts.iter().all(|l| l == "GmLayout::Nd") {
+            "nullptr".to_string()
+        } else {
+            defs.array(&format!("kernel{i}_tile_layouts"), "GmLayout", tile_layouts)
+        };
         kernels.push(format!(
-            "{{{}, {tiles}, {}, {}, {params}, {count}, {scalar_dtypes}}}",
+            "{{{}, {tiles}, {}, {}, {params}, {count}, {scalar_dtypes}, {tile_layouts}}}",
             cstr(&k.name),
             count - tiles,
             super::aicore::unit(k) == "cube"
@@ -1055,17 +1095,20 @@ mod tests {
 
     #[test]
     fn every_table_of_a_program_is_written_once_and_the_same_each_time() {
-        let src = plan_source(&[sample()], &actions()).unwrap();
-        assert_eq!(src, plan_source(&[sample()], &actions()).unwrap());
+        let src = plan_source(&[sample()], &actions(), &Default::default()).unwrap();
+        assert_eq!(
+            src,
+            plan_source(&[sample()], &actions(), &Default::default()).unwrap()
+        );
         for row in [
             // Tensors with their shapes; the derived one has its source's shape: element by
             // element.
             "const TensorPlan tensors[] = {",
-            "{\"Lens\", DType::I32, 1, tensor2_shape, false}",
+            "{\"Lens\", DType::I32, 1, tensor2_shape, false, -1, nullptr}",
             "const DerivedPlan p0_derived[] = {{3, 1, \"allreduce\", -1, nullptr}};",
             // Kernels with their parameter kinds; the scalar's default fills the task's.
             "const ParamKind kernel0_params[] = {ParamKind::In, ParamKind::Out, ParamKind::Scalar};",
-            "{\"scale\", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes}",
+            "{\"scale\", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes, nullptr}",
             "const DType kernel0_scalar_dtypes[] = {DType::F32};",
             "const double p0_scalars[] = {0.5, 0.5};",
             // Axes: the run-time symbol and a ragged axis with its list.
@@ -1121,14 +1164,14 @@ mod tests {
             const uint64_t tensor2_shape[] = {4u};
             const uint64_t tensor3_shape[] = {4u, 16u, 32u};
             const TensorPlan tensors[] = {
-                {"X", DType::F32, 3, tensor0_shape, false},
-                {"Y", DType::F32, 3, tensor1_shape, false},
-                {"Lens", DType::I32, 1, tensor2_shape, false},
-                {"Z", DType::F32, 3, tensor3_shape, false},
+                {"X", DType::F32, 3, tensor0_shape, false, -1, nullptr},
+                {"Y", DType::F32, 3, tensor1_shape, false, -1, nullptr},
+                {"Lens", DType::I32, 1, tensor2_shape, false, -1, nullptr},
+                {"Z", DType::F32, 3, tensor3_shape, false, -1, nullptr},
             };
             const ParamKind kernel0_params[] = {ParamKind::In, ParamKind::Out, ParamKind::Scalar};
             const DType kernel0_scalar_dtypes[] = {DType::F32};
-            const KernelPlan kernels[] = {{"scale", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes}};
+            const KernelPlan kernels[] = {{"scale", 2, 1, false, kernel0_params, 3, kernel0_scalar_dtypes, nullptr}};
             const uint64_t p0_axis1_lengths[] = {3u, 1u};
             const SymbolPlan p0_symbols[] = {{"n", 4u}};
             const uint32_t p0_tensors[] = {0, 1, 2, 3};
@@ -1230,7 +1273,7 @@ mod tests {
             #endif
 
             } // namespace pto_wsp
-        "#]].assert_eq(&plan_source(&[sample()], &actions()).unwrap());
+        "#]].assert_eq(&plan_source(&[sample()], &actions(), &Default::default()).unwrap());
     }
 
     #[test]
@@ -1238,7 +1281,7 @@ mod tests {
         let mut p = sample();
         p.schedule
             .push(Directive::Timing(Timing::RateLimit(1000.0)));
-        let e = plan_source(&[p], &[]).unwrap_err();
+        let e = plan_source(&[p], &[], &Default::default()).unwrap_err();
         assert!(e.contains("rate_limit"), "{e}");
 
         let mut p = sample();
@@ -1248,7 +1291,7 @@ mod tests {
         {
             t.args.remove(1);
         }
-        let e = plan_source(&[p], &[]).unwrap_err();
+        let e = plan_source(&[p], &[], &Default::default()).unwrap_err();
         assert_eq!(
             e,
             "program `prog`: task `scale` passes nothing for tile parameter `y`"
@@ -1259,7 +1302,7 @@ mod tests {
             path: "x.npy".into(),
         };
         assert_eq!(
-            plan_source(&[sample()], &[save]).unwrap_err(),
+            plan_source(&[sample()], &[save], &Default::default()).unwrap_err(),
             "`save_npy`: no tensor `Nope`"
         );
         let run = Action::Execute {
@@ -1267,7 +1310,7 @@ mod tests {
             bindings: vec![],
         };
         assert_eq!(
-            plan_source(&[sample()], &[run]).unwrap_err(),
+            plan_source(&[sample()], &[run], &Default::default()).unwrap_err(),
             "`other.execute()`: no program `other`"
         );
     }
@@ -1276,10 +1319,10 @@ mod tests {
     fn a_collective_the_runtime_cannot_compute_carries_its_message() {
         let mut p = sample();
         p.tensors[3].shape = vec![16, 32];
-        let src = plan_source(&[p.clone()], &[]).unwrap();
+        let src = plan_source(&[p.clone()], &[], &Default::default()).unwrap();
         assert!(src.contains("{3, 1, \"allreduce\", 0, nullptr}"), "{src}");
         p.tensors[3].shape = vec![5];
-        let src = plan_source(&[p], &[]).unwrap();
+        let src = plan_source(&[p], &[], &Default::default()).unwrap();
         assert!(
             src.contains("\"`Z` = allreduce(`Y`): the CPU simulator computes relayout, allgather and allreduce over one sharded dimension; [4, 16, 32] \\342\\206\\222 [5] is not one of them\""),
             "{src}"

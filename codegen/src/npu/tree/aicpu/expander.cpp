@@ -308,13 +308,14 @@ struct Regions {
 // A tile argument resolved for this execution.
 struct Tile {
     uint32_t view;
-    uint32_t tensor;
+    uint32_t tensor;  // whose bytes it reads: a view's base
     bool writes;
     bool derived;
     uint32_t rank;
-    const uint64_t* shape;
-    std::vector<uint64_t> strides; // row-major, in elements
+    const uint64_t* shape;         // of the tensor the view names
+    std::vector<uint64_t> strides; // in elements of `tensor`, per dimension of `shape`
     uint32_t elem;
+    const TensorPlan* in_base;     // a view of `tensor` (`X.T`, `X.reshape(...)`), or null
 };
 
 // A workload task resolved for this execution (enumerate.rs `Resolved`).
@@ -410,6 +411,7 @@ struct Expander::State {
 
     // Scratch.
     std::vector<uint64_t> bounds;
+    std::vector<uint64_t> base_lo, base_hi; // a view's region in its base
     std::vector<uint32_t> deps;
     std::vector<int64_t> stack;
     std::vector<uint64_t> whole_lo;
@@ -626,20 +628,34 @@ struct Expander::State {
             const ViewDim& vd = p->view_dims[v.dims.at + d];
             if (vd.point && !lin_in_scope(vd.lin, err)) return false;
         }
-        const TensorPlan& tp = plan.tensors[v.tensor];
+        // A view reads its base's bytes with its own shape and strides (runtime/src/tensors.rs
+        // `TensorView`); its regions are its base's.
+        const TensorPlan& named = plan.tensors[v.tensor];
+        uint32_t mem = named.base >= 0 ? uint32_t(named.base) : v.tensor;
+        const TensorPlan& tp = plan.tensors[mem];
         tile->view = view;
-        tile->tensor = v.tensor;
+        tile->tensor = mem;
         tile->writes = writes(dir);
-        tile->derived = derived_of[v.tensor] >= 0;
-        tile->rank = tp.rank;
-        tile->shape = tp.shape;
+        tile->derived = derived_of[mem] >= 0;
+        tile->rank = named.rank;
+        tile->shape = named.shape;
         tile->elem = dtype_size(tp.dtype);
-        tile->strides.assign(tp.rank, 1);
-        for (size_t d = tp.rank; d-- > 1;) tile->strides[d - 1] = tile->strides[d] * tp.shape[d];
+        tile->in_base = named.base >= 0 ? &named : nullptr;
+        std::vector<uint64_t> row_major(tp.rank, 1);
+        for (size_t d = tp.rank; d-- > 1;) row_major[d - 1] = row_major[d] * tp.shape[d];
+        if (tile->in_base) {
+            tile->strides.assign(named.rank, 0);
+            for (uint32_t d = 0; d < named.rank; ++d) {
+                uint64_t bd = named.view[2 * d], step = named.view[2 * d + 1];
+                tile->strides[d] = bd < tp.rank ? row_major[bd] * step : 0;
+            }
+        } else {
+            tile->strides = row_major;
+        }
         int n = 0;
         kept[0] = 0;
         kept[1] = 1;
-        for (uint32_t d = 0; d < tp.rank; ++d) {
+        for (uint32_t d = 0; d < named.rank; ++d) {
             // A slice with an affine start (`point` with hi > lo) keeps its dimension.
             const ViewDim* vd = d < v.dims.len ? &p->view_dims[v.dims.at + d] : nullptr;
             bool point = vd && vd->point && vd->hi <= vd->lo;
@@ -706,7 +722,7 @@ struct Expander::State {
                 *err = format("%s: view `%s` is out of bounds: dimension %" PRIu32
                               " of `%s` has %" PRIu64 " entries, the view takes %" PRId64
                               "..%" PRId64,
-                              what().c_str(), v.text, d, plan.tensors[tile.tensor].name,
+                              what().c_str(), v.text, d, plan.tensors[v.tensor].name,
                               extent, l, h);
                 return false;
             }
@@ -757,8 +773,29 @@ struct Expander::State {
         for (const Tile& tile : r.tiles) {
             uint32_t n = tile.rank;
             if (tile.writes) written(tile.tensor);
-            regions.access(id, tile.tensor, tile.shape, n, &bounds[at], &bounds[at + n],
-                           tile.writes, deps);
+            if (tile.in_base) {
+                // The box of the base the view's box lies in (`TensorView::base_box`).
+                const TensorPlan& tp = plan.tensors[tile.tensor];
+                const uint64_t* lo = &bounds[at];
+                const uint64_t* hi = &bounds[at + n];
+                bool empty = false;
+                for (uint32_t d = 0; d < n; ++d) empty |= hi[d] <= lo[d];
+                if (!empty) {
+                    base_lo.assign(tp.rank, 0);
+                    base_hi.assign(tp.rank, 1);
+                    for (uint32_t d = 0; d < n; ++d) {
+                        uint64_t bd = tile.in_base->view[2 * d], step = tile.in_base->view[2 * d + 1];
+                        if (step == 0 || bd >= tp.rank) continue;
+                        base_lo[bd] += step * lo[d];
+                        base_hi[bd] += step * (hi[d] - 1);
+                    }
+                    regions.access(id, tile.tensor, tp.shape, tp.rank, base_lo.data(),
+                                   base_hi.data(), tile.writes, deps);
+                }
+            } else {
+                regions.access(id, tile.tensor, tile.shape, n, &bounds[at], &bounds[at + n],
+                               tile.writes, deps);
+            }
             at += 2 * n;
         }
         // Queue and stream (runtime/src/sim.rs), in enumeration order of kernel tasks.
@@ -1116,10 +1153,11 @@ struct Expander::State {
 
     bool slot_load(const NodePlan& nd, std::string* err) {
         const ViewPlan& v = p->views[nd.x];
-        const TensorPlan& tp = plan.tensors[v.tensor];
         Tile tile;
         int64_t kept[2];
         if (!make_tile(nd.x, ParamKind::In, &tile, kept, err)) return false;
+        // Offsets are in elements of the tensor whose bytes the view reads.
+        const TensorPlan& tp = plan.tensors[tile.tensor];
         bounds.clear();
         uint64_t off = 0;
         if (!place(tile, &off, [] { return std::string("slot_load_u64"); }, err)) return false;
@@ -1133,7 +1171,7 @@ struct Expander::State {
             return false;
         }
         int64_t value = 0;
-        if (!read_int(v.tensor, uint64_t(at), &value, err)) return false;
+        if (!read_int(tile.tensor, uint64_t(at), &value, err)) return false;
         slots[nd.slot] = uint64_t(value);
         return true;
     }

@@ -281,6 +281,13 @@ int main(int argc, char** argv) {
     host.dumping = !dump_path.empty();
     for (uint32_t t = 0; t < kPlan.tensor_count; ++t) {
         const TensorPlan& tp = kPlan.tensors[t];
+        if (tp.base >= 0) {
+            // A view has no bytes of its own: its base's, declared before it.
+            host.buffers.emplace_back();
+            char* base = host.bases[size_t(tp.base)]; // copied first: push_back may reallocate
+            host.bases.push_back(base);
+            continue;
+        }
         uint64_t bytes = dtype_size(tp.dtype);
         for (uint32_t d = 0; d < tp.rank; ++d) {
             if (tp.shape[d] != 0 && bytes > UINT64_MAX / tp.shape[d])
@@ -326,6 +333,8 @@ int main(int argc, char** argv) {
                 return fail(std::string(kPlan.programs[act.program].name) + ": " + err);
         } else {
             const TensorPlan& tp = kPlan.tensors[act.tensor];
+            if (tp.base >= 0)
+                return fail(std::string("save_npy of `") + tp.name + "`, a view: save its base, as `wsp run` does");
             std::string path = out_dir.empty() ? std::string(act.path) : out_dir + "/" + act.path;
             size_t slash = path.rfind('/');
             if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), &err)) return fail(err);
@@ -336,6 +345,7 @@ int main(int argc, char** argv) {
     if (!out_dir.empty()) {
         for (uint32_t t = 0; t < kPlan.tensor_count; ++t) {
             const TensorPlan& tp = kPlan.tensors[t];
+            if (tp.base >= 0) continue; // a view's bytes are its base's, written as the base
             if (!npy::save(out_dir + "/" + tp.name + ".npy", tp.dtype, tp.shape, tp.rank, host.bases[t], &err))
                 return fail(err);
         }

@@ -121,8 +121,9 @@ public:
     explicit Device(const Options& options) : options_(options) {}
 
     ~Device() {
-        for (void* p : tensors_)
-            if (p) aclrtFree(p);
+        // A view's pointer is its base's: freed once, as the base.
+        for (size_t i = 0; i < tensors_.size(); ++i)
+            if (tensors_[i] && kPlan.tensors[i].base < 0) aclrtFree(tensors_[i]);
         for (aclrtBinHandle b : binaries_)
             if (b) aclrtBinaryUnLoad(b);
         if (stream_) aclrtDestroyStream(stream_);
@@ -198,6 +199,7 @@ public:
         }
         if (!synchronize(err)) return false;
         for (uint32_t i = 0; i < kPlan.tensor_count; ++i) {
+            if (kPlan.tensors[i].base >= 0) continue; // written as its base
             fs::path path = fs::path(options_.out) / (std::string(kPlan.tensors[i].name) + ".npy");
             if (!save(i, path, err)) return false;
         }
@@ -223,6 +225,15 @@ private:
     bool load_tensors(std::string* err) {
         for (uint32_t i = 0; i < kPlan.tensor_count; ++i) {
             const TensorPlan& t = kPlan.tensors[i];
+            if (t.base >= 0) {
+                // A view has no bytes of its own: its base's, declared before it.
+                // Copied first: push_back may reallocate.
+                uint64_t bytes = bytes_[size_t(t.base)];
+                void* dev = tensors_[size_t(t.base)];
+                bytes_.push_back(bytes);
+                tensors_.push_back(dev);
+                continue;
+            }
             uint64_t bytes = tensor_elements(t) * dtype_size(t.dtype);
             bytes_.push_back(bytes);
             void* dev = nullptr;
@@ -296,15 +307,19 @@ private:
         for (uint32_t i = 0; i < t.tile_count; ++i)
             if (!append(args, static_cast<void*>(t.tiles[i]), err)) return false;
         for (uint32_t i = 0; i < t.tile_count; ++i) {
-            // AICore views are row-major with contiguous rows (TLOAD/TSTORE of an ND tensor).
-            if (t.strides[2 * i + 1] != 1) {
+            // A row-major (ND) parameter takes its row stride and needs contiguous columns; a
+            // column-major (DN) one its column stride, and needs contiguous rows. `wsp emit`
+            // chose each from the program's views; a tile that breaks it is an error here.
+            bool dn = k.tile_layouts && k.tile_layouts[i] == GmLayout::Dn;
+            int64_t unit = t.strides[2 * i + (dn ? 0 : 1)];
+            if (unit != 1 && !(dn && t.strides[2 * i] == 0)) {
                 *err = "task " + std::to_string(t.id) + " (`" + k.name + "`): tile " +
-                       std::to_string(i) + " has column stride " +
-                       std::to_string(t.strides[2 * i + 1]) +
-                       "; an AICore kernel reads rows of contiguous elements";
+                       std::to_string(i) + (dn ? " has row stride " : " has column stride ") +
+                       std::to_string(unit) + "; its AICore kernel reads " +
+                       (dn ? "columns" : "rows") + " of contiguous elements";
                 return false;
             }
-            if (!append(args, int64_t(t.strides[2 * i]), err)) return false;
+            if (!append(args, int64_t(t.strides[2 * i + (dn ? 1 : 0)]), err)) return false;
         }
         uint32_t j = 0;
         for (uint32_t p = 0; p < k.param_count; ++p) {
@@ -375,6 +390,11 @@ private:
     }
 
     bool save(uint32_t tensor, const fs::path& path, std::string* err) {
+        if (kPlan.tensors[tensor].base >= 0) {
+            *err = std::string("save_npy of `") + kPlan.tensors[tensor].name +
+                   "`, a view: save its base, as `wsp run` does";
+            return false;
+        }
         std::vector<char> host;
         if (!synchronize(err) || !to_host(tensor, &host, err)) return false;
         std::error_code ec;

@@ -61,6 +61,10 @@ struct TensorPlan {
     const uint64_t* shape;
     // Its initial value is data/NAME.npy (an `init` other than zeros); else it starts at zero.
     bool from_data;
+    // A view (`X.T`, `X.reshape(...)`): the index of the tensor whose bytes it reads, else -1;
+    // and per dimension, the base dimension it walks and its step there (2 x rank entries).
+    int32_t base;
+    const uint64_t* view;
 };
 
 enum class AxisKind : uint8_t { Dense, DenseDyn, Ragged, Sparse };
@@ -100,6 +104,11 @@ struct ChannelPlan {
 
 enum class ParamKind : uint8_t { In, Out, InOut, Scalar, Constexpr };
 
+// How an AICore kernel reads a tile parameter from global memory: row-major (its entry takes
+// the row stride; columns must be one element apart) or column-major (its entry takes the
+// column stride; rows must be one element apart).
+enum class GmLayout : uint8_t { Nd, Dn };
+
 // A kernel of the file (unique by name over programs): `wsp_kernel_<name>`.
 struct KernelPlan {
     const char* name;
@@ -111,6 +120,8 @@ struct KernelPlan {
     // Per scalar and constexpr parameter, the dtype its AICore entry takes it as (constexpr:
     // I64); null when the kernel has none.
     const DType* scalar_dtypes;
+    // Per tile parameter, how its AICore entry reads it; null when every one is row-major.
+    const GmLayout* tile_layouts;
 };
 
 // A derived tensor of a program (`relayout`, `allreduce`, ...).
