@@ -105,34 +105,11 @@ fn run(cmd: &mut Command) -> String {
     t
 }
 
-/// The original framework's programs that `wsp emit` does not write yet, each with the code
-/// that says why (ops without an A2/A3 lowering).
-const PORTS_NOT_EMITTED: &[(&str, &str)] = &[("deepseek_lightning_indexer", "WSP507")];
-
-/// The programs whose trees are built and tested: every example, every port that emits, and
-/// the program of A2/A3-specific forms (`data/a2a3_forms.wsp`). A port listed as not emitted
-/// must still fail with its code, so the list shrinks as ports come to emit.
+/// The programs whose trees are built and tested: every example, every port of the original
+/// framework's programs, and the program of A2/A3-specific forms (`data/a2a3_forms.wsp`).
 fn tree_programs() -> Vec<PathBuf> {
     let mut v = examples();
-    for port in common::ported() {
-        let name = port.file_stem().unwrap().to_str().unwrap().to_string();
-        match PORTS_NOT_EMITTED.iter().find(|(n, _)| *n == name) {
-            Some((_, code)) => {
-                let out = wsp(&[
-                    "emit",
-                    port.to_str().unwrap(),
-                    "-o",
-                    scratch(&format!("not-{name}")).to_str().unwrap(),
-                ]);
-                let t = text(&out);
-                assert!(
-                    !out.status.success() && t.contains(code),
-                    "{name} is listed as not emitted ({code}): {t}"
-                );
-            }
-            None => v.push(port),
-        }
-    }
+    v.extend(common::ported());
     v.push(root().join("cli/tests/data/a2a3_forms.wsp"));
     v
 }

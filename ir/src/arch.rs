@@ -191,7 +191,8 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     bf16(ins("TGATHER")),
     scalar_loop(bf16(no_alias(ins("TSCATTER")))),
     bf16(ins("TOR")),
-    ins("TCI"),
+    scalar_loop(ins("TCI")),
+    ins("TSORT32"),
     a5_only(ins("TINTERLEAVE")),
     a5_only(ins("TDEINTERLEAVE")),
 ];

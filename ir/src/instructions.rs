@@ -202,18 +202,13 @@ pub const TABLE: &[Row] = &[
     // the rest), then OR their bits: exact for every value. The operands' rows must be whole
     // 32-byte blocks of 2- or 4-byte elements (`form_for_shapes`).
     row("interleave", Sequence(&["TSCATTER", "TSCATTER", "TOR"])),
-    row(
-        "iota_u32",
-        Unsupported("`wsp emit` has no AICore lowering of iota_u32 yet"),
-    ),
-    row(
-        "tsort32",
-        Unsupported("`wsp emit` has no AICore lowering of TSORT32 yet"),
-    ),
-    row(
-        "extract_topk_indices",
-        Unsupported("`wsp emit` has no AICore lowering of extract_topk_indices yet"),
-    ),
+    // TCI from 0, ascending, on the scalar pipe.
+    row("iota_u32", Sequence(&["TCI"])),
+    // (score, index) pairs, the index's u32 bits in the f32 slot after its score.
+    row("tsort32", Sequence(&["TSORT32"])),
+    // The odd slots of the first k pairs (TGATHER P1010): the indices' bits, read as I32.
+    // The k indices must fill whole 32-byte blocks (`form_for_shapes`).
+    row("extract_topk_indices", Sequence(&["TGATHER"])),
 ];
 
 pub fn lookup(op: &str) -> Option<&'static Row> {
@@ -245,6 +240,12 @@ pub fn no_form(
         "slice_even" | "slice_odd" if !matches!(out.dtype.size_bytes(), 2 | 4) => Some(format!(
             "TGATHER takes 2- or 4-byte elements, not {}",
             out.dtype
+        )),
+        "extract_topk_indices" if !bytes(out.cols, out).is_multiple_of(32) => Some(format!(
+            "TGATHER packs the indices, so k = {} of them ({}) must fill whole 32-byte blocks: k a multiple of {}",
+            out.cols,
+            out.dtype,
+            32 / out.dtype.size_bytes()
         )),
         "interleave" => {
             let a = arg(0)?;

@@ -99,6 +99,7 @@ pub fn elem(d: DType) -> &'static str {
 /// The hardware pipe an instruction runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pipe {
+    S,
     Mte2,
     Mte1,
     Mte3,
@@ -110,6 +111,7 @@ enum Pipe {
 impl Pipe {
     fn name(self) -> &'static str {
         match self {
+            Pipe::S => "PIPE_S",
             Pipe::Mte2 => "PIPE_MTE2",
             Pipe::Mte1 => "PIPE_MTE1",
             Pipe::Mte3 => "PIPE_MTE3",
@@ -664,6 +666,46 @@ impl Gen<'_> {
                 self.v(format!("TSCATTER<MaskPattern::P0101>({dst}, {a});"));
                 self.v(format!("TSCATTER<MaskPattern::P1010>({t}, {b});"));
                 self.v(format!("TOR({dst}_bits, {dst}_bits, {t}_bits);"));
+            }
+            ("iota_u32", _) => {
+                // The scalar form: the vector form computes descending runs differently and
+                // needs a tmp tile; 0..N ascending is a loop on the scalar pipe.
+                self.instr(
+                    Pipe::S,
+                    format!("TCI<decltype({dst}), uint32_t, 0>({dst}, (uint32_t)0);"),
+                );
+            }
+            ("tsort32", _) => {
+                let ((scores, _), (idx, _)) = (tile(0)?, tile(1)?);
+                self.v(format!("TSORT32({dst}, {scores}, {idx});"));
+            }
+            ("extract_topk_indices", _) => {
+                let (pairs, pt) = tile(0)?;
+                let (Some(o), Some(b_out), Some(b_pairs)) = (
+                    out,
+                    self.plan.get(&Role::Vec(Value::Op(i32))),
+                    match op.args.first() {
+                        Some(Operand::Value(v)) => self.plan.get(&Role::Vec(Value::Op(*v))),
+                        _ => None,
+                    },
+                ) else {
+                    return Err(format!("extract_topk_indices (%{i}) has no buffers"));
+                };
+                // The first k pairs, and the result as the pairs' element type: the gather
+                // moves bits.
+                let e = elem(pt.dtype);
+                let (k2, k) = (2 * o.cols, o.cols);
+                self.line(&format!(
+                    "Tile<TileType::Vec, {e}, 1, {k2}, BLayout::RowMajor, 1, {k2}> {pairs}_head; TASSIGN({pairs}_head, 0x{:x});",
+                    b_pairs.offset
+                ));
+                self.line(&format!(
+                    "Tile<TileType::Vec, {e}, 1, {k}, BLayout::RowMajor, 1, {k}> {dst}_bits; TASSIGN({dst}_bits, 0x{:x});",
+                    b_out.offset
+                ));
+                self.v(format!(
+                    "TGATHER<decltype({dst}_bits), decltype({pairs}_head), MaskPattern::P1010>({dst}_bits, {pairs}_head);"
+                ));
             }
             ("softmax", _) => {
                 let (x, _) = tile(0)?;
