@@ -286,7 +286,10 @@ pub fn tree(
         })
         .collect();
     tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&timed, &layouts));
-    tree.add("cmake/program.cmake", program_cmake(programs, &all, source));
+    tree.add(
+        "cmake/program.cmake",
+        program_cmake(programs, &all, source, arch),
+    );
     tree.add("cmake/tolerances.txt", tolerances(programs));
     Ok(tree)
 }
@@ -408,8 +411,17 @@ fn tolerances(programs: &[Program]) -> String {
 }
 
 /// `cmake/program.cmake`: what the fixed CMakeLists.txt builds and tests for this program.
-fn program_cmake(programs: &[Program], kernels: &[&Kernel], source: &Source) -> String {
+fn program_cmake(
+    programs: &[Program],
+    kernels: &[&Kernel],
+    source: &Source,
+    arch: &wsp_ir::arch::Arch,
+) -> String {
     let mut out = String::from(PROGRAM_CMAKE_HEADER);
+    // The architecture the kernels are written for (`wsp_ir::arch`).
+    let _ = writeln!(out, "set(WSP_NPU_ARCH {})", arch.npu_arch);
+    let _ = writeln!(out, "set(WSP_AICORE_ARCH_vec {})", arch.aicore_vec);
+    let _ = writeln!(out, "set(WSP_AICORE_ARCH_cube {})", arch.aicore_cube);
     let _ = writeln!(out, "set(WSP_SOURCE \"source/{}\")", source.name);
     let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
     let _ = writeln!(out, "set(WSP_KERNELS {})", names.join(" "));

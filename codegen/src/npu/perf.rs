@@ -88,7 +88,7 @@ pub fn perf_sim_source(kernels: &[(&Kernel, Option<String>)], layouts: &Layouts)
         "int main(int argc, char** argv)\n{\n    const std::string out = argc > 1 ? argv[1] : \"kernel_cycles.json\";\n    \
          const std::string dir = ::pto::perf_sim::GetConfig().output_dir;\n    \
          std::filesystem::create_directories(dir);\n    std::ostringstream json;\n    \
-         json << \"{\\n  \\\"arch\\\": \\\"A2/A3 (__NPU_ARCH__=2201)\\\",\\n  \\\"pto_isa_commit\\\": \\\"\" << WSP_PTO_ISA_COMMIT << \"\\\",\\n  \\\"kernels\\\": {\";\n    \
+         json << \"{\\n  \\\"npu_arch\\\": \" << __NPU_ARCH__ << \",\\n  \\\"pto_isa_commit\\\": \\\"\" << WSP_PTO_ISA_COMMIT << \"\\\",\\n  \\\"kernels\\\": {\";\n    \
          bool ok = true;\n",
     );
     for (n, (k, scalar)) in kernels.iter().enumerate() {

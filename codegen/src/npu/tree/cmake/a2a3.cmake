@@ -12,6 +12,7 @@
 #   PYTHON         python3, to generate PTO-ISA's formula headers when they are missing
 #   TREE           the tree's folder
 #   KERNELS        the AICore kernels, comma-separated
+#   NPU_ARCH       PTO-ISA's __NPU_ARCH__ of the architecture they are written for (2201: A2/A3)
 #   WORK           a folder of this check's own (emptied first); kernel_cycles.json goes there
 #   SKIP           if set, print it as the reason the check cannot run here and report a skip
 
@@ -20,7 +21,7 @@ if(DEFINED SKIP)
   return()
 endif()
 
-foreach(var PTO_ISA_PATH CXX TREE WORK)
+foreach(var PTO_ISA_PATH CXX TREE NPU_ARCH WORK)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "wsp-tree: a2a3.cmake needs -D${var}=...")
   endif()
@@ -68,7 +69,7 @@ foreach(backend a2a3 a5)
   endif()
 endforeach()
 
-set(flags -std=c++20 -O0 -D__COSTMODEL -D__NPU_ARCH__=2201 -DPTO_COMM_NOT_SUPPORTED
+set(flags -std=c++20 -O0 -D__COSTMODEL -D__NPU_ARCH__=${NPU_ARCH} -DPTO_COMM_NOT_SUPPORTED
   "-I${costmodel}/stubs" "-I${PTO_ISA_PATH}/include" "-I${TREE}/include"
   -Wno-ignored-attributes -Wno-deprecated-declarations)
 if(CXX MATCHES "clang")
