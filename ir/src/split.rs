@@ -469,10 +469,17 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
 pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
     let mut splits: Vec<(String, KernelSplit)> = Vec::new();
     let mut kernels: Vec<Kernel> = Vec::new();
+    // A part named like another kernel, or another part, gets a suffix.
+    let mut names: BTreeSet<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
     for k in &p.kernels {
         match split_kernel(k, arch).map_err(|e| format!("kernel `{}`: {e}", k.name))? {
-            Some(s) => {
-                kernels.extend(s.parts.iter().map(|part| part.kernel.clone()));
+            Some(mut s) => {
+                for part in &mut s.parts {
+                    while !names.insert(part.kernel.name.clone()) {
+                        part.kernel.name.push('_');
+                    }
+                    kernels.push(part.kernel.clone());
+                }
                 splits.push((k.name.clone(), s));
             }
             None => kernels.push(k.clone()),
@@ -480,24 +487,6 @@ pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
     }
     if splits.is_empty() {
         return Ok(p.clone());
-    }
-    // Part names that collide with another kernel get a suffix.
-    let taken =
-        |name: &str, kernels: &[Kernel]| kernels.iter().filter(|k| k.name == name).count() > 1;
-    for (_, s) in &mut splits {
-        for part in &mut s.parts {
-            let old = part.kernel.name.clone();
-            let mut name = old.clone();
-            while taken(&name, &kernels) || p.kernels.iter().any(|k| k.name == name) {
-                name.push('_');
-            }
-            if name != old {
-                if let Some(k) = kernels.iter_mut().find(|k| k.name == old) {
-                    k.name = name.clone();
-                }
-                part.kernel.name = name;
-            }
-        }
     }
     let mut out = p.clone();
     out.kernels = kernels;
@@ -938,6 +927,136 @@ mod tests {
             expect![[r#"
                 error: a value of `h` loaded before a store to it is read on the other core, which runs after the store: read it on the store's core, or load `h` again after the store
             "#]],
+        );
+    }
+
+    /// `ffn` of the accumulator test as a program: a `P` loop of 4 over it and a send of its
+    /// task, beside a kernel already named like its first part.
+    #[test]
+    fn a_programs_tasks_become_a_task_per_part_with_their_own_workspace() {
+        use crate::plan::{Composite, Layout, LoopKind, TensorOrigin, Workload};
+        use Direction::{In, Out};
+        let ffn = kernel(
+            "ffn",
+            vec![
+                tile("x", In, 16, 16, F16),
+                tile("w", In, 16, 16, F16),
+                tile("r", In, 16, 16, F32),
+                tile("y", Out, 16, 16, F32),
+            ],
+            vec![
+                op("exp", vec![p("r")], t(16, 16, F32)),
+                op("matmul", vec![p("x"), p("w"), v(0)], t(16, 16, F32)),
+                op("store", vec![p("y"), v(1)], ValueType::Unit),
+            ],
+        );
+        let clash = kernel("ffn_aic0", vec![], vec![]);
+        let tensor = |name: &str, dtype| Tensor {
+            name: name.into(),
+            shape: vec![4, 16, 16],
+            dtype,
+            layout: Layout::replicated(3),
+            init: None,
+            origin: TensorOrigin::Declared,
+        };
+        let arg = |param: &str, dir, tensor: &str| TaskArg::Tile {
+            param: param.into(),
+            direction: dir,
+            view: View {
+                tensor: tensor.into(),
+                indices: vec![ViewIndex::At(Affine::var("i"))],
+            },
+        };
+        let task = Task {
+            id: 7,
+            kernel: "ffn".into(),
+            index: vec![Affine::var("i")],
+            fields: vec!["i".into()],
+            args: vec![
+                arg("x", In, "X"),
+                arg("w", In, "W"),
+                arg("r", In, "R"),
+                arg("y", Out, "Y"),
+            ],
+        };
+        let program = Program {
+            version: crate::VERSION,
+            name: "program".into(),
+            target: crate::Target::AscendNpu,
+            symbols: vec![],
+            tensors: vec![
+                tensor("X", F16),
+                tensor("W", F16),
+                tensor("R", F32),
+                tensor("Y", F32),
+            ],
+            axes: vec![],
+            channels: vec![],
+            kernels: vec![clash, ffn],
+            workloads: vec![Workload {
+                name: "run".into(),
+                args: vec![],
+                body: vec![
+                    Node::Loop {
+                        kind: LoopKind::Independent,
+                        vars: vec![LoopVar {
+                            name: "i".into(),
+                            axis: String::new(),
+                            axis_kind: AxisKind::Dense,
+                            extent: Some(4),
+                            row: None,
+                        }],
+                        body: vec![Node::Task(task)],
+                    },
+                    Node::Send {
+                        channel: "c".into(),
+                        task: 7,
+                    },
+                ],
+            }],
+            root: Composite::Call(0),
+            schedule: vec![],
+        };
+        let split = split_program(&program, &A2A3).unwrap();
+        let names: Vec<&str> = split.kernels.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["ffn_aic0", "ffn_aic0_", "ffn_aiv1"]);
+        let ws = split.tensors.last().unwrap();
+        assert_eq!(
+            (ws.name.as_str(), &ws.shape[..]),
+            ("run_ffn_ws0", &[4, 16, 16][..])
+        );
+        let Node::Loop { body, .. } = &split.workloads[0].body[0] else {
+            panic!("no loop");
+        };
+        let tasks: Vec<String> = body
+            .iter()
+            .map(|n| match n {
+                Node::Task(t) => {
+                    let args: Vec<String> = t
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            TaskArg::Tile {
+                                param,
+                                direction,
+                                view,
+                            } => format!("{param}: {} {view}", direction.name()),
+                            TaskArg::Scalar { param, .. } => param.clone(),
+                        })
+                        .collect();
+                    format!("{} {}({})", t.id, t.kernel, args.join(", "))
+                }
+                _ => "not a task".into(),
+            })
+            .collect();
+        // The last part keeps the id the send names; each reads the workspace of its loop
+        // instance.
+        assert_eq!(
+            tasks,
+            [
+                "8 ffn_aic0_(x: In X[i], w: In W[i], ws0: Out run_ffn_ws0[i])",
+                "7 ffn_aiv1(r: In R[i], y: Out Y[i], ws0: In run_ffn_ws0[i])",
+            ]
         );
     }
 }
