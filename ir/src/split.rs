@@ -867,7 +867,6 @@ mod tests {
 
     #[test]
     fn an_accumulator_from_the_vector_unit_is_added_there() {
-        use Direction::{In, Out};
         check(
             &ffn(),
             expect![[r#"
