@@ -293,30 +293,20 @@ impl Gen<'_> {
                         n = p.name
                     ));
                 }
-                ParamType::Tile(_, t)
-                    if gm_layout(k, &p.name, *t, self.layouts) == GmLayout::Dn =>
-                {
-                    // Rows one element apart, columns `cs` apart: a transposed view, which
-                    // only the cube reads (into a ZN tile, its right operand as it is).
-                    let (shape, stride) = (
-                        format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols),
-                        "pto::Stride<1, 1, 1, 1, -1>",
-                    );
-                    self.line(&format!(
-                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}(p_{n}_cs));",
-                        e = elem(t.dtype),
-                        n = p.name
-                    ));
-                }
                 ParamType::Tile(_, t) => {
-                    let (shape, stride) = (
-                        format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols),
-                        "pto::Stride<1, 1, 1, -1, 1>",
-                    );
+                    // Row-major: columns one element apart, rows `rs` apart. Column-major (a
+                    // transposed view, which only the cube reads, into a ZN tile that is its
+                    // right operand as it is): rows one element apart, columns `cs` apart.
+                    let (stride, layout) = match gm_layout(k, &p.name, *t, self.layouts) {
+                        GmLayout::Nd => ("pto::Stride<1, 1, 1, -1, 1>", ""),
+                        GmLayout::Dn => ("pto::Stride<1, 1, 1, 1, -1>", ", Layout::DN"),
+                    };
+                    let shape = format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols);
                     self.line(&format!(
-                        "GlobalTensor<{e}, {shape}, {stride}> g_{n}(p_{n}, {shape}(), {stride}(p_{n}_rs));",
+                        "GlobalTensor<{e}, {shape}, {stride}{layout}> g_{n}(p_{n}, {shape}(), {stride}({s}));",
                         e = elem(t.dtype),
-                        n = p.name
+                        n = p.name,
+                        s = stride_name(k, &p.name, *t, self.layouts)
                     ));
                 }
                 // A scalar no op reads.
