@@ -12,6 +12,7 @@ pub mod arch;
 pub mod buffers;
 pub mod instructions;
 pub mod kernel;
+pub mod layout;
 pub mod memory;
 pub mod ops;
 pub mod plan;

@@ -430,6 +430,19 @@ pub enum Node {
     },
 }
 
+/// Every task of `nodes`, in plan order, appended to `out`.
+pub fn tasks<'a>(nodes: &'a [Node], out: &mut Vec<&'a Task>) {
+    for n in nodes {
+        match n {
+            Node::Loop { body, .. } | Node::Consume { body, .. } => tasks(body, out),
+            Node::Conditional { branches } => branches.iter().for_each(|b| tasks(&b.body, out)),
+            Node::Pipeline { stages } => tasks(stages, out),
+            Node::Task(t) => out.push(t),
+            Node::Send { .. } | Node::SlotLoad { .. } => {}
+        }
+    }
+}
+
 /// One call of a workload with its arguments bound.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {

@@ -26,9 +26,9 @@ use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
 
-use super::layout::Layouts;
 use crate::cpp::compute;
 use wsp_ir::instructions::{self, Lowering};
+use wsp_ir::layout::Layouts;
 
 /// `cube` if the kernel runs a matmul (an AIC kernel), else `vec` (AIV).
 pub fn unit(k: &Kernel) -> &'static str {

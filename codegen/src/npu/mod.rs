@@ -7,7 +7,6 @@
 //! generated from the same IR the CPU simulator runs.
 
 pub mod aicore;
-pub mod layout;
 pub mod perf;
 pub mod plan;
 pub mod verify;
@@ -246,7 +245,7 @@ pub fn tree(
         tree.add(*path, *text);
     }
     tree.add(format!("source/{}", source.name), source.text);
-    let layouts = layout::layouts(programs)?;
+    let layouts = wsp_ir::layout::layouts(programs)?;
     tree.add(
         "plan/plan.cpp",
         plan::plan_source(programs, actions, &layouts)?,
@@ -294,20 +293,6 @@ pub fn tree(
     Ok(tree)
 }
 
-/// Every task of `nodes`, in plan order.
-pub(crate) fn tasks<'a>(nodes: &'a [wsp_ir::plan::Node], out: &mut Vec<&'a wsp_ir::plan::Task>) {
-    use wsp_ir::plan::Node;
-    for n in nodes {
-        match n {
-            Node::Loop { body, .. } | Node::Consume { body, .. } => tasks(body, out),
-            Node::Conditional { branches } => branches.iter().for_each(|b| tasks(&b.body, out)),
-            Node::Pipeline { stages } => tasks(stages, out),
-            Node::Task(t) => out.push(t),
-            Node::Send { .. } | Node::SlotLoad { .. } => {}
-        }
-    }
-}
-
 /// Bits of precision a float dtype carries through a computation (integers are exact).
 fn precision(d: wsp_ir::DType) -> Option<u32> {
     d.is_float().then(|| 8 * d.size_bytes())
@@ -335,7 +320,7 @@ fn tolerances(programs: &[Program]) -> String {
     let mut all = Vec::new();
     for p in programs {
         for w in &p.workloads {
-            tasks(&w.body, &mut all);
+            wsp_ir::plan::tasks(&w.body, &mut all);
         }
     }
     let kernel_floor = |name: &str| {

@@ -13,8 +13,8 @@ use wsp_ir::Kernel;
 use wsp_ir::kernel::ParamType;
 
 use super::aicore;
-use super::layout::Layouts;
 use wsp_ir::arch::GmLayout;
+use wsp_ir::layout::Layouts;
 
 /// The pipes of each core, as `kernel_cycles.json` names them, with Perf-Sim's summary column.
 const AIC_PIPES: &[(&str, &str)] = &[

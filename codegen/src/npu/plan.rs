@@ -20,7 +20,7 @@ use wsp_ir::{Action, Affine, Composite, DType, Directive, Program, ScalarExpr, S
 pub fn plan_source(
     programs: &[Program],
     actions: &[Action],
-    layouts: &super::layout::Layouts,
+    layouts: &wsp_ir::layout::Layouts,
 ) -> Result<String, String> {
     let file = FileTables::new(programs)?;
     let mut out = String::new();

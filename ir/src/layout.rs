@@ -1,7 +1,7 @@
-//! How each AICore kernel's tile parameters lie in global memory, decided from every task that
-//! calls the kernel. A tile is the last two dimensions a task's view keeps, of a declared
-//! tensor or of a view of one (`X.T`, `X.reshape(...)`: the base's bytes read in another
-//! order), so its row and column strides are known when the tree is emitted:
+//! How each AICore kernel's tile parameters lie in global memory (for `wsp emit`), decided from
+//! every task that calls the kernel. A tile is the last two dimensions a task's view keeps, of a
+//! declared tensor or of a view of one (`X.T`, `X.reshape(...)`: the base's bytes read in
+//! another order), so its row and column strides are known when the tree is emitted:
 //!
 //! - columns one element apart (every task): an ND tensor with a run-time row stride;
 //! - else rows one element apart: a DN (column-major) tensor with a run-time column stride,
@@ -15,10 +15,10 @@
 
 use std::collections::BTreeMap;
 
-use wsp_ir::arch::GmLayout;
-use wsp_ir::kernel::{KernelBody, Operand, ParamType};
-use wsp_ir::plan::{TaskArg, TensorOrigin, ViewIndex};
-use wsp_ir::{Kernel, Program};
+use crate::arch::GmLayout;
+use crate::kernel::{KernelBody, Operand, ParamType};
+use crate::plan::{TaskArg, TensorOrigin, ViewIndex};
+use crate::{Kernel, Program};
 
 /// Per kernel and tile parameter, its layout (ND where absent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub fn layouts(programs: &[Program]) -> Result<Layouts, String> {
     for program in programs {
         let mut tasks = Vec::new();
         for w in &program.workloads {
-            super::tasks(&w.body, &mut tasks);
+            crate::plan::tasks(&w.body, &mut tasks);
         }
         for t in tasks {
             let Some(k) = program.kernels.iter().find(|k| k.name == t.kernel) else {
@@ -107,7 +107,7 @@ pub fn layouts(programs: &[Program]) -> Result<Layouts, String> {
                 let Some((rows, cols)) = tile_strides(programs, &view.tensor, &view.indices) else {
                     continue;
                 };
-                let column = wsp_ir::buffers::is_column(*tile);
+                let column = crate::buffers::is_column(*tile);
                 let layout = if column {
                     if rows != 1 {
                         return Err(format!(
