@@ -15,6 +15,18 @@ use std::collections::{HashMap, HashSet};
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
 
+/// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
+#[salsa::tracked(returns(ref))]
+pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<crate::lower::LoweredFile> {
+    if file_diagnostics(db, file)
+        .iter()
+        .any(|d| d.severity == crate::diagnostics::Severity::Error)
+    {
+        return None;
+    }
+    crate::lower::lower_file_as_is(db, file).clone()
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
     let mut diags: Vec<Diag> = Vec::new();
@@ -28,6 +40,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 diags.extend(item_value(db, item).diags.iter().cloned());
                 diags.extend(process_generic(db, item).diags.iter().cloned());
                 diags.extend(checks::npu_kernels::npu_view_checks(db, item));
+                diags.extend(checks::npu_kernels::npu_program_checks(db, item));
                 diags.extend(program_checks(db, item).iter().cloned());
             }
             ItemKind::Kernel => {

@@ -33,6 +33,7 @@ mod work;
 mod workloads;
 
 pub use crate::check::file_diagnostics;
+pub use crate::check::lower_file;
 pub use crate::data_files::{
     NpyHeader, data_file_diagnostics, diagnostics_with_data_files, read_npy_header,
 };
@@ -41,7 +42,7 @@ pub use crate::diagnostics::{
     Applicability, Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,
 };
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
-pub use crate::lower::{LoweredFile, lower_file, lower_program};
+pub use crate::lower::{LoweredFile, lower_program};
 pub use crate::types::{DType, TileType};
 pub use crate::work::steps as work_steps;
 pub use wsp_ir::schedule::Target;

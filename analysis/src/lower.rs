@@ -8,15 +8,13 @@ use wsp_ir::{Action, Directive as IrDirective, FormatPiece, Program, Shown, Symb
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
-use crate::checks::programs::runtime_symbols;
-use crate::diagnostics::Severity;
 use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::lower_kernel;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind};
-use crate::values::{Composite, Policy, Schedule, Value, View, WorkloadCall};
-use crate::workloads::{PlanNode, TaskArg, workload_instance};
+use crate::values::{AxisKind, Composite, Policy, Schedule, Value, View, WorkloadCall};
+use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 
 /// A file's programs and its top-level actions, ready for codegen and the runtime.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,15 +30,28 @@ pub struct LoweredFile {
     pub task_calls: Vec<(String, TextRange)>,
 }
 
-/// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
-#[salsa::tracked(returns(ref))]
-pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
-    if crate::check::file_diagnostics(db, file)
-        .iter()
-        .any(|d| d.severity == Severity::Error)
-    {
-        return None;
+/// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
+pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for call in s.calls() {
+        let plan = &workload_instance(db, call).0;
+        for n in plan_nodes(&plan.body) {
+            if let PlanNode::Loop { vars, .. } = n {
+                for v in vars {
+                    if v.axis_kind == AxisKind::DenseDyn && !out.iter().any(|(n, _)| *n == v.axis) {
+                        out.push((v.axis.clone(), v.extent.unwrap_or(0)));
+                    }
+                }
+            }
+        }
     }
+    out
+}
+
+/// The file lowered to IR, whatever its diagnostics: `crate::check::lower_file` gives it only
+/// to a file without errors.
+#[salsa::tracked(returns(ref))]
+pub fn lower_file_as_is(db: &dyn salsa::Database, file: File) -> Option<LoweredFile> {
     let mut programs = Vec::new();
     let mut actions = Vec::new();
     let offsets = item_offsets(db, file);

@@ -273,3 +273,21 @@ fn a_flood_of_diagnostics_is_cut_at_one_hundred_per_file() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("50 more diagnostics"));
     }
 }
+
+#[test]
+fn a_view_a_kernel_cannot_read_on_the_npu_is_reported_where_the_program_compiles() {
+    let out = wsp(&[
+        "check",
+        "cli/tests/data/transposed_view_read_by_vector_work.wsp",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    expect![[r#"
+        error[WSP508]: kernel `copy`: `w` is given `Wt`, whose columns are 32 elements apart (a transposed view); an Ascend 910B (A2/A3) reads such a tile only as a matmul's right operand (`pto.matmul(a, w)`), which this kernel does not: declare the tensor in the order the kernel reads it
+           ┌─ cli/tests/data/transposed_view_read_by_vector_work.wsp:18:17
+           │
+        18 │ program = run().compile(target="ascend_npu")
+           │                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+        1 file checked: 1 error, 0 warnings
+    "#]].assert_eq(&stdout(&out));
+}

@@ -20,6 +20,25 @@ use crate::kernel::{KernelBody, Operand, ParamType};
 use crate::plan::{TaskArg, TensorOrigin, ViewIndex};
 use crate::{Kernel, Program};
 
+/// Why a program's views cannot be laid out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutError {
+    /// Names the kernel, the parameter and the view.
+    pub message: String,
+    /// The view's tiles have neither their rows nor their columns contiguous, whatever reads
+    /// them (the analyzer reports that at the view); else it is how a kernel reads it.
+    pub unreadable_view: bool,
+}
+
+impl LayoutError {
+    fn of_use(message: String) -> LayoutError {
+        LayoutError {
+            message,
+            unreadable_view: false,
+        }
+    }
+}
+
 /// Per kernel and tile parameter, its layout (ND where absent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Layouts(BTreeMap<(String, String), GmLayout>);
@@ -86,7 +105,7 @@ fn only_right_operand(k: &Kernel, p: &str) -> bool {
 
 /// The layouts of every kernel's tile parameters over `programs` (the file's, split for the
 /// architecture). `Err` names a task whose view no A2/A3 load can read.
-pub fn layouts(programs: &[Program]) -> Result<Layouts, String> {
+pub fn layouts(programs: &[Program]) -> Result<Layouts, LayoutError> {
     let mut out = Layouts::default();
     for program in programs {
         let mut tasks = Vec::new();
@@ -110,35 +129,38 @@ pub fn layouts(programs: &[Program]) -> Result<Layouts, String> {
                 let column = crate::buffers::is_column(*tile);
                 let layout = if column {
                     if rows != 1 {
-                        return Err(format!(
+                        return Err(LayoutError::of_use(format!(
                             "kernel `{}`: its column `{}` ({tile}) is given `{view}`, whose rows are {rows} elements apart; an Ascend 910B (A2/A3) loads and stores a column tile only as contiguous elements: give it a tensor whose last dimension is 1, or a [1, {}] row",
                             k.name, p.name, tile.rows
-                        ));
+                        )));
                     }
                     GmLayout::Dn
                 } else if cols == 1 || tile.cols == 1 {
                     GmLayout::Nd
                 } else if rows == 1 || tile.rows == 1 {
                     if !only_right_operand(k, &p.name) {
-                        return Err(format!(
+                        return Err(LayoutError::of_use(format!(
                             "kernel `{}`: `{}` is given `{view}`, whose columns are {cols} elements apart (a transposed view); an Ascend 910B (A2/A3) reads such a tile only as a matmul's right operand (`pto.matmul(a, {})`), which this kernel does not: declare the tensor in the order the kernel reads it",
                             k.name, p.name, p.name
-                        ));
+                        )));
                     }
                     GmLayout::Dn
                 } else {
-                    return Err(format!(
-                        "kernel `{}`: `{}` is given `{view}`, whose rows are {rows} and columns {cols} elements apart; no A2/A3 load reads a tile with neither its rows nor its columns contiguous",
-                        k.name, p.name
-                    ));
+                    return Err(LayoutError {
+                        message: format!(
+                            "kernel `{}`: `{}` is given `{view}`, whose rows are {rows} and columns {cols} elements apart; no A2/A3 load reads a tile with neither its rows nor its columns contiguous",
+                            k.name, p.name
+                        ),
+                        unreadable_view: true,
+                    });
                 };
                 let key = (k.name.clone(), p.name.clone());
                 match out.0.get(&key) {
                     Some(l) if *l != layout => {
-                        return Err(format!(
+                        return Err(LayoutError::of_use(format!(
                             "kernel `{}`: `{}` is given both row-major and transposed views (`{view}` is {layout:?}); an AICore kernel reads a parameter one way: give it one kind of view",
                             k.name, p.name
-                        ));
+                        )));
                     }
                     _ => {
                         out.0.insert(key, layout);

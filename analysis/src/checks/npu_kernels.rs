@@ -5,7 +5,8 @@
 //! - WSP509 (docs/diagnostics/WSP509.md): a kernel mixing cube and vector work cannot be
 //!   split between the 910B's cores (`wsp_ir::split`);
 //! - WSP508 (docs/diagnostics/WSP508.md): a view (`X.transpose(...)`) whose tiles have neither
-//!   their rows nor their columns contiguous in its base, which no A2/A3 load reads.
+//!   their rows nor their columns contiguous in its base, which no A2/A3 load reads; or a view
+//!   given to a kernel that cannot read it so (`wsp_ir::layout`).
 
 use wsp_syntax::ast::Stmt;
 
@@ -194,4 +195,32 @@ pub fn npu_view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Ve
         ),
     )
     .with_related(base.def, format!("`{}` is declared here", base.name))]
+}
+
+/// WSP508 for how a program gives views to its kernels, decided as `wsp emit` decides it
+/// (`wsp_ir::layout`, over the program split for the 910B): a transposed view read by vector
+/// work, a column view whose rows are not contiguous, or a parameter given both kinds. At the
+/// program's `compile(...)`; the message names the kernel, the parameter and the view.
+pub fn npu_program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let Value::Program(schedule) = &item_value(db, item).value else {
+        return Vec::new();
+    };
+    let Some(target) = &schedule.target else {
+        return Vec::new();
+    };
+    if !checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    let Some(program) = crate::lower::lower_program(db, item) else {
+        return Vec::new();
+    };
+    // A kernel that cannot be split is WSP509 at the kernel.
+    let Ok(split) = wsp_ir::split::split_program(program, &wsp_ir::arch::A2A3) else {
+        return Vec::new();
+    };
+    match wsp_ir::layout::layouts(std::slice::from_ref(&split)) {
+        // A view no load reads is WSP508 at the view already.
+        Err(e) if !e.unreadable_view => vec![Diag::new(Code::NpuView, target.span, e.message)],
+        _ => Vec::new(),
+    }
 }

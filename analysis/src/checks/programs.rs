@@ -8,28 +8,11 @@ use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
+use crate::lower::runtime_symbols;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind, Target};
-use crate::values::{AxisKind, CompileTarget, Policy, Schedule, Value};
+use crate::values::{CompileTarget, Policy, Schedule, Value};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 use wsp_ir::{ScalarExpr, memory};
-
-/// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
-pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
-    let mut out: Vec<(String, u64)> = Vec::new();
-    for call in s.calls() {
-        let plan = &workload_instance(db, call).0;
-        for n in plan_nodes(&plan.body) {
-            if let PlanNode::Loop { vars, .. } = n {
-                for v in vars {
-                    if v.axis_kind == AxisKind::DenseDyn && !out.iter().any(|(n, _)| *n == v.axis) {
-                        out.push((v.axis.clone(), v.extent.unwrap_or(0)));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
 
 /// `program.execute(name=value, ...)`: each name is a run-time symbol of the program, bound to
 /// a positive integer. The evaluator records the bindings (`Execute`); they are checked here

@@ -245,7 +245,7 @@ pub fn tree(
         tree.add(*path, *text);
     }
     tree.add(format!("source/{}", source.name), source.text);
-    let layouts = wsp_ir::layout::layouts(programs)?;
+    let layouts = wsp_ir::layout::layouts(programs).map_err(|e| e.message)?;
     tree.add(
         "plan/plan.cpp",
         plan::plan_source(programs, actions, &layouts)?,
