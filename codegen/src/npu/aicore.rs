@@ -282,7 +282,7 @@ impl Gen<'_> {
                     // A column's UB tile is column-major, which A2/A3 loads and stores only
                     // from a column-major (DN) tensor: M contiguous elements. `wsp emit` gives
                     // such a parameter only views whose rows are one element apart
-                    // (`npu::layout`); its column stride is of no use with one column.
+                    // (`wsp_ir::layout`); its column stride is of no use with one column.
                     let (shape, stride) = (
                         format!("pto::Shape<1, 1, 1, {}, 1>", t.rows),
                         "pto::Stride<1, 1, 1, 1, 1>",
