@@ -266,24 +266,14 @@ pub fn tree(
             crate::cpp::source(custom, &wsp_path),
         );
     }
-    let aicore: Vec<&Kernel> = all.iter().copied().filter(|k| !is_custom(k)).collect();
-    for k in &aicore {
+    // Each AICore kernel, with the instruction of it Perf-Sim cannot run, if any.
+    let mut timed: Vec<(&Kernel, Option<String>)> = Vec::new();
+    for k in all.iter().copied().filter(|k| !is_custom(k)) {
         let src = aicore::kernel_source(k, arch, &layouts)
             .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+        timed.push((k, verify::scalar_loop(&src)));
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
-    let timed: Vec<(&Kernel, Option<String>)> = aicore
-        .iter()
-        .map(|k| {
-            let src = tree
-                .files
-                .iter()
-                .find(|(p, _)| *p == format!("aicore/{}.cpp", k.name))
-                .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
-            (*k, verify::scalar_loop(&src))
-        })
-        .collect();
     tree.add("perf/perf_sim.cpp", perf::perf_sim_source(&timed, &layouts));
     tree.add(
         "cmake/program.cmake",
