@@ -268,14 +268,8 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
         let p = place(k, &ops, i, &places);
         places.push(p);
     }
-    let units: BTreeSet<u8> = places
-        .iter()
-        .filter_map(|p| match p {
-            Place::On(c) => Some(*c as u8),
-            Place::Anywhere => None,
-        })
-        .collect();
-    if units.len() < 2 {
+    // One unit's work runs as it is.
+    if !places.contains(&Place::On(Core::Cube)) || !places.contains(&Place::On(Core::Vector)) {
         return Ok(None);
     }
     // Start with the unit that gives fewer stages; on a tie, the first op's.
