@@ -486,7 +486,9 @@ pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
     out.kernels = kernels;
     let mut tensors = std::mem::take(&mut out.tensors);
     for w in &mut out.workloads {
-        let mut next_id = max_task_id(&w.body) + 1;
+        let mut all = Vec::new();
+        crate::plan::tasks(&w.body, &mut all);
+        let mut next_id = all.iter().map(|t| t.id).max().unwrap_or(0) + 1;
         let mut cx = Rewrite {
             splits: &splits,
             tensors: &mut tensors,
@@ -497,24 +499,6 @@ pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
     }
     out.tensors = tensors;
     Ok(out)
-}
-
-fn max_task_id(nodes: &[Node]) -> u32 {
-    nodes
-        .iter()
-        .map(|n| match n {
-            Node::Task(t) => t.id,
-            Node::Loop { body, .. } | Node::Consume { body, .. } => max_task_id(body),
-            Node::Conditional { branches } => branches
-                .iter()
-                .map(|b| max_task_id(&b.body))
-                .max()
-                .unwrap_or(0),
-            Node::Pipeline { stages } => max_task_id(stages),
-            Node::Send { .. } | Node::SlotLoad { .. } => 0,
-        })
-        .max()
-        .unwrap_or(0)
 }
 
 struct Rewrite<'a> {
