@@ -562,11 +562,13 @@ fn index_launches_change_neither_numbers_nor_timeline() {
 /// `--simulate-npu` runs programs as `wsp emit` lays them out for the 910B: kernels mixing
 /// cube and vector work split into a task per core, passing values through workspace
 /// tensors. Every tensor of the program comes out bit for bit as the kernels computed it
-/// unsplit, and the split tasks are what runs.
+/// unsplit, and the split tasks are what runs. The A2/A3 forms programs add kernels the
+/// lowering rewrites without splitting (bf16 math through f32, cube-only forms).
 #[test]
 fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
     let mut split = Vec::new();
-    for program in examples().into_iter().chain(common::ported()) {
+    let forms = ["a2a3_forms", "a2a3_bf16"].map(|f| root().join(format!("cli/tests/data/{f}.wsp")));
+    for program in examples().into_iter().chain(common::ported()).chain(forms) {
         let name = program.file_stem().unwrap().to_str().unwrap().to_string();
         let mut runs = Vec::new();
         for (mode, extra) in [("cpu", &[][..]), ("npu", &["--simulate-npu"][..])] {

@@ -16,6 +16,8 @@ pub struct OnChip {
     pub l0b: u64,
     /// L0C: the cube's accumulator.
     pub l0c: u64,
+    /// The bias table: the row `TMATMUL_BIAS` starts the accumulator from.
+    pub bias_table: u64,
 }
 
 /// What an architecture's AICores can do that another's cannot.
@@ -73,6 +75,7 @@ pub const A2A3: Arch = Arch {
         l0a: 64 * 1024,
         l0b: 64 * 1024,
         l0c: 128 * 1024,
+        bias_table: 1024,
     },
     hidden_ub_scratch: Some(184 * 1024),
     features: Features {
@@ -148,6 +151,7 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     bf16(ins("TSTORE")),
     bf16(ins("TMOV")),
     ins("TMATMUL"),
+    ins("TMATMUL_BIAS"),
     ins("TADD"),
     ins("TSUB"),
     ins("TMUL"),
@@ -214,12 +218,14 @@ pub enum TileKind {
     Right,
     /// L0C.
     Acc,
+    /// The bias table.
+    Bias,
 }
 
 /// How a tile's elements are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TileLayout {
-    /// A UB tile by rows (ND).
+    /// By rows (ND): a UB tile, an L1 row staged for the bias table, the bias table's row.
     RowMajor,
     /// A UB tile by columns (DN).
     ColMajor,
@@ -330,7 +336,7 @@ pub const A2A3_RULES: &[Rule] = &[
     },
     Rule {
         id: "tmov-path",
-        doc: "TMOV moves L1→L0A/L0B, UB→UB or L0C→L1 only: no L0C→UB, no UB→L1 (TMov.hpp)",
+        doc: "TMOV moves L1→L0A/L0B/bias table, UB→UB or L0C→L1 only: no L0C→UB, no UB→L1 (TMov.hpp)",
         check: |_, i, _| {
             if i.name != "TMOV" {
                 return None;
@@ -345,7 +351,7 @@ pub const A2A3_RULES: &[Rule] = &[
             );
             use TileKind::*;
             match (src, dst) {
-                (Some(Mat), Some(Left | Right))
+                (Some(Mat), Some(Left | Right | Bias))
                 | (Some(Vec), Some(Vec))
                 | (Some(Acc), Some(Mat)) => None,
                 (s, d) => Some(format!("TMOV from {s:?} to {d:?} has no A2/A3 path")),
@@ -400,7 +406,7 @@ pub const A2A3_RULES: &[Rule] = &[
     },
     Rule {
         id: "load-store-layout",
-        doc: "TLOAD/TSTORE pair an ND tensor with a row-major UB tile or an NZ L1 tile, a DN tensor with a column-major UB tile or a ZN L1 tile; an L0C tile stores to ND",
+        doc: "TLOAD/TSTORE pair an ND tensor with a row-major UB or L1 tile or an NZ L1 tile, a DN tensor with a column-major UB tile or a ZN L1 tile; an L0C tile stores to ND",
         check: |_, i, _| {
             if i.name != "TLOAD" && i.name != "TSTORE" {
                 return None;
@@ -420,7 +426,7 @@ pub const A2A3_RULES: &[Rule] = &[
                 (kind, layout, gl),
                 (K::Vec, L::RowMajor, Nd)
                     | (K::Vec, L::ColMajor, Dn)
-                    | (K::Mat, L::Nz, Nd)
+                    | (K::Mat, L::Nz | L::RowMajor, Nd)
                     | (K::Mat, L::Zn, Dn)
                     | (K::Acc, _, Nd)
             );
@@ -439,7 +445,7 @@ pub const A2A3_RULES: &[Rule] = &[
         doc: "A2/A3 vector math takes no bf16: only data movement, TCVT, TGATHER and the cube do",
         check: |_, i, _| {
             let row = instruction(&i.name)?;
-            let cube = i.name == "TMATMUL";
+            let cube = i.name.starts_with("TMATMUL");
             let bf = i
                 .operands
                 .iter()

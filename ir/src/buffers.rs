@@ -28,15 +28,18 @@ pub enum Memory {
     L0a,
     L0b,
     L0c,
+    /// The bias table.
+    Bt,
 }
 
 impl Memory {
-    pub const ALL: [Memory; 5] = [
+    pub const ALL: [Memory; 6] = [
         Memory::Ub,
         Memory::L1,
         Memory::L0a,
         Memory::L0b,
         Memory::L0c,
+        Memory::Bt,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +49,7 @@ impl Memory {
             Memory::L0a => "L0A",
             Memory::L0b => "L0B",
             Memory::L0c => "L0C",
+            Memory::Bt => "the bias table",
         }
     }
 
@@ -56,14 +60,15 @@ impl Memory {
             Memory::L0a => chip.l0a,
             Memory::L0b => chip.l0b,
             Memory::L0c => chip.l0c,
+            Memory::Bt => chip.bias_table,
         }
     }
 
     fn align(self) -> u64 {
-        if self == Memory::Ub {
-            UB_ALIGN
-        } else {
-            CUBE_ALIGN
+        match self {
+            // PTO_UBUF_ALIGN_BYTES, PTO_BIAS_ALIGN_BYTES
+            Memory::Ub | Memory::Bt => UB_ALIGN,
+            _ => CUBE_ALIGN,
         }
     }
 }
@@ -89,6 +94,10 @@ pub enum Role {
     Right(u32),
     /// Matmul `%i`'s result in L0C (fp32 for f16/bf16/f32 inputs).
     Acc(u32),
+    /// The bias row matmul `%i` starts from ([`bias_add`]), staged in L1 by rows.
+    BiasRow(u32),
+    /// That row in the bias table.
+    Bias(u32),
     /// Scratch tile `k` of op `%i` (see `scratch`).
     Tmp(u32, u8),
 }
@@ -186,6 +195,8 @@ pub fn padded(tile: TileType, memory: Memory) -> (u64, u64) {
                 (rows, tile.cols.div_ceil(per) * per)
             }
         }
+        // One row of whole 64-byte bursts (TMov.hpp's `TMovToBt`); f32 only.
+        Memory::Bt => (1, tile.cols.div_ceil(FRACTAL) * FRACTAL),
         _ => (
             tile.rows.div_ceil(FRACTAL) * FRACTAL,
             tile.cols.div_ceil(FRACTAL) * FRACTAL,
@@ -355,25 +366,106 @@ pub fn accumulates_in_place(ops: &[Op], i: usize) -> Option<(u32, u32)> {
     (writes_p(store) && !between).then_some((*j, s as u32))
 }
 
-/// Whether `cast` op `i` converts a matmul result the fixpipe can convert as it stores it
-/// from L0C: its operand is a matmul read by nothing else, it converts to a 16-bit float or
-/// keeps f32, and no matmul reads the converted tile (which would need it in L1).
+/// Whether `cast` op `i` converts a matmul result on the cube: its operand is a matmul read by
+/// nothing else, it converts to a 16-bit float or keeps f32, and a matmul reading the converted
+/// tile (as its left or right operand) takes it in L1 through `TMOV` from L0C, which converts
+/// to f16/bf16 only. Where a kernel is split, such a cast runs on the cube.
 pub fn converts_matmul(ops: &[Op], i: usize) -> bool {
     let op = &ops[i];
     let (Some(Operand::Value(j)), ValueType::Tile(t)) = (op.args.first(), op.ty) else {
         return false;
     };
+    let to_l1 = |n: usize| {
+        matches!(t.dtype, DType::F16 | DType::BF16)
+            && ops[n].args.get(2) != Some(&Operand::Value(i as u32))
+    };
     op.op == "cast"
         && matches!(t.dtype, DType::F16 | DType::BF16 | DType::F32)
         && ops.get(*j as usize).is_some_and(|m| m.op == "matmul")
         && readers(ops, *j).all(|n| n == i)
-        && readers(ops, i as u32).all(|n| ops[n].op != "matmul")
+        && readers(ops, i as u32).all(|n| ops[n].op != "matmul" || to_l1(n))
 }
 
-/// Whether `cast` op `i` is done by the fixpipe: it converts a matmul result
-/// ([`converts_matmul`]) that is only stored (`TSTORE` from L0C to a half or bf16 tensor).
+/// Whether `cast` op `i` is done by the fixpipe alone: it converts a matmul result
+/// ([`converts_matmul`]) that is only stored (`TSTORE` from L0C to a half or bf16 tensor) or
+/// read by matmuls (`TMOV` from L0C to L1), never by the vector unit.
 pub fn fixpipe_cast(ops: &[Op], i: usize) -> bool {
-    converts_matmul(ops, i) && readers(ops, i as u32).all(|n| ops[n].op == "store")
+    converts_matmul(ops, i)
+        && readers(ops, i as u32).all(|n| matches!(ops[n].op.as_str(), "store" | "matmul"))
+}
+
+/// The matmul whose L0C tile holds the value of op `%v` when it is not a matmul's own: the
+/// one a fixpipe cast converts, or the one a bias row is added to ([`bias_add`]).
+pub fn held_in_acc(k: &Kernel, ops: &[Op], v: u32, chip: &OnChip) -> Option<u32> {
+    if fixpipe_cast(ops, v as usize) {
+        return match ops[v as usize].args.first() {
+            Some(Operand::Value(m)) => Some(*m),
+            _ => None,
+        };
+    }
+    bias_add(k, ops, v as usize, chip).map(|(m, _)| m)
+}
+
+/// Whether `add` op `i` adds a bias row to a matmul's product on the cube, the matmul starting
+/// its accumulator from the row in the bias table (`TMATMUL_BIAS`): one operand is a matmul of
+/// two operands read by nothing else, the other a `[1,N]` f32 tile parameter (or a load of
+/// one) the kernel never stores, small enough for the bias table; nothing reads the sum as a
+/// matmul operand. The matmul's index and the bias parameter.
+pub fn bias_add<'a>(k: &Kernel, ops: &'a [Op], i: usize, chip: &OnChip) -> Option<(u32, &'a str)> {
+    let op = &ops[i];
+    let ValueType::Tile(out) = op.ty else {
+        return None;
+    };
+    if op.op != "add" || op.args.len() != 2 {
+        return None;
+    }
+    let product = |o: &Operand| match o {
+        Operand::Value(m) => {
+            let mm = ops.get(*m as usize)?;
+            (mm.op == "matmul" && mm.args.len() == 2 && readers(ops, *m).all(|n| n == i))
+                .then_some(*m)
+        }
+        _ => None,
+    };
+    let (m, bias) = match (product(&op.args[0]), product(&op.args[1])) {
+        (Some(m), _) => (m, &op.args[1]),
+        (None, Some(m)) => (m, &op.args[0]),
+        _ => return None,
+    };
+    let b = tile_of(k, ops, bias)?;
+    let p = param_read(k, ops, bias)?;
+    let (_, cols) = padded(b, Memory::Bt);
+    let fits = b.rows == 1
+        && b.cols == out.cols
+        && b.dtype == DType::F32
+        && out.dtype == DType::F32
+        && cols * 4 <= chip.bias_table;
+    let to_cube = readers(ops, i as u32).any(|n| ops[n].op == "matmul");
+    (fits && !to_cube).then_some((m, p))
+}
+
+/// The tile parameter operand `o` reads (directly or through a load), when the kernel never
+/// stores it: the cube may load it from global memory itself.
+fn param_read<'a>(k: &Kernel, ops: &'a [Op], o: &'a Operand) -> Option<&'a str> {
+    let p = match o {
+        Operand::Param(p) => p,
+        Operand::Value(v) => match &ops[*v as usize] {
+            Op { op, args, .. } if op == "load" => match args.first()? {
+                Operand::Param(p) => p,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let is_tile = k
+        .params
+        .iter()
+        .any(|q| &q.name == p && matches!(q.ty, ParamType::Tile(..)));
+    let stored = ops
+        .iter()
+        .any(|o| o.op == "store" && o.args.first() == Some(&Operand::Param(p.clone())));
+    (is_tile && !stored).then_some(p.as_str())
 }
 
 /// Whether `transpose` op `i` is only a matmul's right operand, read from a tile parameter
@@ -395,25 +487,7 @@ pub fn cube_transpose(k: &Kernel, ops: &[Op], i: usize) -> bool {
 /// The tile parameter a `transpose` reads (directly or through a load), when the kernel
 /// never stores it.
 pub fn transposed_param<'a>(k: &Kernel, ops: &'a [Op], i: usize) -> Option<&'a str> {
-    let p = match ops[i].args.first()? {
-        Operand::Param(p) => p,
-        Operand::Value(v) => match &ops[*v as usize] {
-            Op { op, args, .. } if op == "load" => match args.first()? {
-                Operand::Param(p) => p,
-                _ => return None,
-            },
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let is_tile = k
-        .params
-        .iter()
-        .any(|q| &q.name == p && matches!(q.ty, ParamType::Tile(..)));
-    let stored = ops
-        .iter()
-        .any(|o| o.op == "store" && o.args.first() == Some(&Operand::Param(p.clone())));
-    (is_tile && !stored).then_some(p.as_str())
+    param_read(k, ops, ops[i].args.first()?)
 }
 
 /// The ops that read value `%v`.
@@ -453,6 +527,11 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
     }
     for (i, op) in ops.iter().enumerate() {
         let i = i as u32;
+        if let Some((m, _)) = bias_add(k, ops, i as usize, chip) {
+            // The cube adds the row as it multiplies: the sum stays in the product's L0C.
+            use_of(&mut uses, Value::Op(m)).store.push(i);
+            continue;
+        }
         if fixpipe_cast(ops, i as usize) || cube_transpose(k, ops, i as usize) {
             // The cube reads the operand as it stores it (fixpipe) or loads it (transposed).
             if let (true, Some(Operand::Value(m))) = (op.op == "cast", op.args.first()) {
@@ -477,12 +556,11 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
         if op.op == "store"
             && let Some(v) = op.args.get(1).and_then(value_of)
         {
-            // A converted matmul result is stored from the matmul's L0C tile.
-            if let (Value::Op(c), Some(Operand::Value(m))) = (&v, ops[i as usize].args.get(1))
-                && fixpipe_cast(ops, *c as usize)
-                && let Some(Operand::Value(m)) = ops[*m as usize].args.first()
+            // A converted or biased matmul result is stored from the matmul's L0C tile.
+            if let Value::Op(c) = &v
+                && let Some(m) = held_in_acc(k, ops, *c, chip)
             {
-                use_of(&mut uses, Value::Op(*m)).store.push(i);
+                use_of(&mut uses, Value::Op(m)).store.push(i);
             }
             use_of(&mut uses, v).store.push(i);
         }
@@ -491,7 +569,11 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
 
     let mut want: Vec<Buffer> = Vec::new();
     let mut add = |role: Role, memory: Memory, tile: TileType, live: (u32, u32)| {
-        let (rows, cols) = padded(tile, memory);
+        let (rows, cols) = match role {
+            // One row, as the bias table takes it.
+            Role::BiasRow(_) => padded(tile, Memory::Bt),
+            _ => padded(tile, memory),
+        };
         want.push(Buffer {
             role,
             memory,
@@ -546,8 +628,21 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
         let i32 = i as u32;
         let v = Value::Op(i32);
         let u = find(&v).unwrap_or(&empty);
+        if let Some((m, p)) = bias_add(k, ops, i, chip) {
+            if let Some(b) = tile_of(k, ops, &Operand::Param(p.to_string())) {
+                add(Role::BiasRow(m), Memory::L1, b, (m, m));
+                add(Role::Bias(m), Memory::Bt, b, (m, m));
+            }
+            continue;
+        }
         if in_place.iter().any(|&(j, _)| j == i32) || fixpipe_cast(ops, i) {
-            // The accumulator stays in global memory; a converted result stays in L0C.
+            // The accumulator stays in global memory; a converted result stays in L0C, and
+            // reaches a matmul reading it converted into L1.
+            if let (ValueType::Tile(t), Some(s)) = (op.ty, first(&u.cube))
+                && fixpipe_cast(ops, i)
+            {
+                add(Role::Mat(v), Memory::L1, t, (i32, last(&[&u.cube], s)));
+            }
             continue;
         }
         let only_cube = |u: &Uses| u.vec.is_empty() && u.store.is_empty();

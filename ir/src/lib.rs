@@ -22,6 +22,7 @@ pub mod schedule;
 pub mod split;
 mod text;
 mod types;
+pub mod widen;
 
 use serde::{Deserialize, Serialize};
 

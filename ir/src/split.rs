@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 use crate::Program;
 use crate::affine::Affine;
 use crate::arch::Arch;
-use crate::buffers::{converts_matmul, cube_transpose};
+use crate::buffers::{bias_add, converts_matmul, cube_transpose};
 use crate::kernel::{Kernel, KernelBody, Op, Operand, Param, ParamType, ValueType};
 use crate::plan::{AxisKind, Direction, LoopVar, Node, Task, TaskArg, Tensor, View, ViewIndex};
 use crate::types::TileType;
@@ -93,7 +93,7 @@ pub struct KernelSplit {
     pub workspaces: Vec<TileType>,
 }
 
-fn place(k: &Kernel, ops: &[Op], i: usize, places: &[Place]) -> Place {
+fn place(k: &Kernel, ops: &[Op], i: usize, places: &[Place], arch: &Arch) -> Place {
     let op = &ops[i];
     let value_place = |o: &Operand| match o {
         Operand::Value(v) => places[*v as usize],
@@ -102,6 +102,7 @@ fn place(k: &Kernel, ops: &[Op], i: usize, places: &[Place]) -> Place {
     match op.op.as_str() {
         "matmul" => Place::On(Core::Cube),
         "cast" if converts_matmul(ops, i) => Place::On(Core::Cube),
+        "add" if bias_add(k, ops, i, &arch.on_chip).is_some() => Place::On(Core::Cube),
         "transpose" if cube_transpose(k, ops, i) => Place::On(Core::Cube),
         "load" | "constant" => Place::Anywhere,
         // A store runs where its value is; a parameter copied as it is goes through UB.
@@ -265,7 +266,7 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
     let (ops, from) = separate_accumulators(original);
     let mut places: Vec<Place> = Vec::with_capacity(ops.len());
     for i in 0..ops.len() {
-        let p = place(k, &ops, i, &places);
+        let p = place(k, &ops, i, &places, arch);
         places.push(p);
     }
     // One unit's work runs as it is.
@@ -458,14 +459,17 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
     Ok(Some(KernelSplit { parts, workspaces }))
 }
 
-/// `p` with every kernel that mixes units split into parts for `arch`, and every task of
-/// one replaced by a task per part. `Err` names a kernel that cannot be split.
+/// `p` as `arch` runs it: bf16 math in f32 (`crate::widen`), every kernel that mixes units
+/// split into parts, and every task of one replaced by a task per part. `Err` names a kernel
+/// that cannot be split.
 pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
     let mut splits: Vec<(String, KernelSplit)> = Vec::new();
     let mut kernels: Vec<Kernel> = Vec::new();
     // A part named like another kernel, or another part, gets a suffix.
     let mut names: BTreeSet<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
     for k in &p.kernels {
+        let wide = crate::widen::widen_bf16(k).map(|(w, _)| w);
+        let k = wide.as_ref().unwrap_or(k);
         match split_kernel(k, arch).map_err(|e| format!("kernel `{}`: {e}", k.name))? {
             Some(mut s) => {
                 for part in &mut s.parts {
@@ -479,11 +483,11 @@ pub fn split_program(p: &Program, arch: &Arch) -> Result<Program, String> {
             None => kernels.push(k.clone()),
         }
     }
-    if splits.is_empty() {
-        return Ok(p.clone());
-    }
     let mut out = p.clone();
     out.kernels = kernels;
+    if splits.is_empty() {
+        return Ok(out);
+    }
     let mut tensors = std::mem::take(&mut out.tensors);
     for w in &mut out.workloads {
         let mut all = Vec::new();
@@ -840,6 +844,65 @@ mod tests {
                 ],
             ),
             expect!["runs as it is\n"],
+        );
+    }
+
+    #[test]
+    fn the_cube_converts_a_product_for_a_second_matmul_and_adds_a_bias_row_itself() {
+        use Direction::{In, Out};
+        let chain = |to: DType| {
+            kernel(
+                "chain",
+                vec![
+                    tile("x", In, 16, 16, F16),
+                    tile("w", In, 16, 16, to),
+                    tile("y", Out, 16, 16, F32),
+                ],
+                vec![
+                    op("matmul", vec![p("x"), p("w")], t(16, 16, F32)),
+                    op("cast", vec![v(0), Operand::DType(to)], t(16, 16, to)),
+                    op("matmul", vec![v(1), p("w")], t(16, 16, F32)),
+                    op("store", vec![p("y"), v(2)], ValueType::Unit),
+                ],
+            )
+        };
+        // L0C → L1 converts to f16 or bf16 only: an f32 product goes through the vector unit.
+        check(&chain(F16), expect!["runs as it is\n"]);
+        check(&chain(DType::BF16), expect!["runs as it is\n"]);
+        assert!(split_kernel(&chain(F32), &A2A3).unwrap().is_some());
+        let biased = |n: u64| {
+            kernel(
+                "biased",
+                vec![
+                    tile("x", In, 16, 16, F16),
+                    tile("w", In, 16, n, F16),
+                    tile("b", In, 1, n, F32),
+                    tile("y", Out, 16, n, F32),
+                ],
+                vec![
+                    op("load", vec![p("b")], t(1, n, F32)),
+                    op("matmul", vec![p("x"), p("w")], t(16, n, F32)),
+                    op("add", vec![v(0), v(1)], t(16, n, F32)),
+                    op("store", vec![p("y"), v(2)], ValueType::Unit),
+                ],
+            )
+        };
+        check(&biased(256), expect!["runs as it is\n"]);
+        // 272 f32 do not fit A2/A3's 1 KiB bias table: the vector unit adds them.
+        check(
+            &biased(272),
+            expect![[r#"
+                Cube [Param("x"), Param("w"), Workspace(0)]
+                kernel biased_aic0(x: In Tile[16,16] F16, w: In Tile[16,272] F16, ws0: Out Tile[16,272] F32)
+                  %0 = matmul(x, w) : Tile[16,272] F32
+                  store(ws0, %0)
+                Vector [Param("b"), Param("y"), Workspace(0)]
+                kernel biased_aiv1(b: In Tile[1,272] F32, y: Out Tile[16,272] F32, ws0: In Tile[16,272] F32)
+                  %0 = load(b) : Tile[1,272] F32
+                  %1 = load(ws0) : Tile[16,272] F32
+                  %2 = add(%0, %1) : Tile[16,272] F32
+                  store(y, %2)
+            "#]],
         );
     }
 

@@ -1,6 +1,7 @@
 //! The kernels of a file checked for `ascend_npu`, against what `wsp emit` can make of them:
 //! - WSP506 (docs/diagnostics/WSP506.md): the tiles do not fit an Ascend AICore's on-chip
-//!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`);
+//!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`),
+//!   bf16 math widened to f32 (`wsp_ir::widen`) and mixed kernels split as emit does;
 //! - WSP507 (docs/diagnostics/WSP507.md): an op has no AICore form (`wsp_ir::instructions`);
 //! - WSP509 (docs/diagnostics/WSP509.md): a kernel mixing cube and vector work cannot be
 //!   split between the 910B's cores (`wsp_ir::split`);
@@ -77,12 +78,16 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
         _ => None,
     };
     let arch = &wsp_ir::arch::A2A3;
-    // The kernels `wsp emit` writes: the kernel, or its parts for the 910B's separate cube
-    // and vector cores, each op with the kernel's op it comes from.
+    // The kernels `wsp emit` writes: the kernel with its bf16 math in f32, or its parts for
+    // the 910B's separate cube and vector cores, each op with the kernel's op it comes from.
+    let (lowered, widened_from) = match wsp_ir::widen::widen_bf16(&kernel) {
+        Some((k, from)) => (k, Some(from)),
+        None => (kernel.clone(), None),
+    };
     let pieces: Vec<(wsp_ir::Kernel, Option<Vec<u32>>)> = match wsp_ir::split::split_kernel(
-        &kernel, arch,
+        &lowered, arch,
     ) {
-        Ok(None) => vec![(kernel.clone(), None)],
+        Ok(None) => vec![(lowered.clone(), None)],
         Ok(Some(s)) => s
             .parts
             .into_iter()
@@ -108,6 +113,10 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
         let op = match origin {
             Some(o) => *o.get(over.op as usize)?,
             None => over.op,
+        };
+        let op = match &widened_from {
+            Some(from) => *from.get(op as usize)?,
+            None => op,
         };
         Some((k, over, op))
     }) else {

@@ -20,7 +20,7 @@
 
 use std::fmt::Write;
 
-use wsp_ir::arch::{Arch, GmLayout};
+use wsp_ir::arch::{Arch, GmLayout, OnChip};
 use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, Role, Value};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Semantics};
@@ -29,6 +29,17 @@ use wsp_ir::{DType, Kernel, TileType};
 use crate::cpp::compute;
 use wsp_ir::instructions::{self, Lowering};
 use wsp_ir::layout::Layouts;
+
+/// Whether a tile of `k` holds bf16: PTO-ISA's CPU simulation then needs C++23's
+/// `std::bfloat16_t` (`PTO_CPU_SIM_ENABLE_BF16`), or it stands a 16-bit float in for it.
+pub fn uses_bf16(k: &Kernel) -> bool {
+    let tile = |t: &TileType| t.dtype == DType::BF16;
+    k.params
+        .iter()
+        .any(|p| matches!(&p.ty, ParamType::Tile(_, t) if tile(t)))
+        || matches!(&k.body, KernelBody::Ops(ops)
+            if ops.iter().any(|o| matches!(&o.ty, ValueType::Tile(t) if tile(t))))
+}
 
 /// `cube` if the kernel runs a matmul (an AIC kernel), else `vec` (AIV).
 pub fn unit(k: &Kernel) -> &'static str {
@@ -131,6 +142,8 @@ fn buffer_name(role: &Role) -> String {
         Role::Left(i) => format!("l{i}"),
         Role::Right(i) => format!("r{i}"),
         Role::Acc(i) => format!("c{i}"),
+        Role::BiasRow(i) => format!("b{i}_row"),
+        Role::Bias(i) => format!("b{i}"),
         Role::Tmp(i, k) => format!("t{i}_{k}"),
     }
 }
@@ -149,6 +162,14 @@ fn tile_type(b: &Buffer, zn: bool) -> String {
                 "RowMajor"
             },
             t.rows,
+            t.cols
+        ),
+        Memory::L1 if matches!(b.role, Role::BiasRow(_)) => format!(
+            "Tile<TileType::Mat, {e}, 1, {cols}, BLayout::RowMajor, 1, {}>",
+            t.cols
+        ),
+        Memory::Bt => format!(
+            "Tile<TileType::Bias, {e}, 1, {cols}, BLayout::RowMajor, 1, {}>",
             t.cols
         ),
         Memory::L1 if zn => format!(
@@ -197,6 +218,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         pipe: None,
         filled: Vec::new(),
         layouts,
+        chip: &arch.on_chip,
     };
     g.file()?;
     super::verify::check(&g.out, arch)?;
@@ -213,6 +235,7 @@ struct Gen<'a> {
     /// Buffers of parameters and L1 stagings already filled.
     filled: Vec<Role>,
     layouts: &'a Layouts,
+    chip: &'a OnChip,
 }
 
 impl Gen<'_> {
@@ -405,15 +428,7 @@ impl Gen<'_> {
                 let _ = writeln!(unused, "    (void){n};");
             }
         }
-        let bf16 = k
-            .params
-            .iter()
-            .any(|p| matches!(&p.ty, ParamType::Tile(_, t) if t.dtype == DType::BF16))
-            || self
-                .ops
-                .iter()
-                .any(|o| matches!(o.ty, ValueType::Tile(t) if t.dtype == DType::BF16));
-        if bf16 {
+        if uses_bf16(k) {
             // Without it PTO-ISA's CPU simulation stands a 16-bit float in for bf16.
             let _ = write!(
                 self.out,
@@ -574,13 +589,10 @@ impl Gen<'_> {
                 let atomic = (0..self.ops.len()).any(|m| {
                     buffers::accumulates_in_place(self.ops, m).is_some_and(|(_, s)| s == i32)
                 });
-                // A converted matmul result goes out of the matmul's L0C tile.
+                // A converted or biased matmul result goes out of the matmul's L0C tile.
                 let value = match value {
-                    Value::Op(c) if buffers::fixpipe_cast(self.ops, c as usize) => {
-                        match self.ops[c as usize].args.first() {
-                            Some(Operand::Value(m)) => Value::Op(*m),
-                            _ => Value::Op(c),
-                        }
+                    Value::Op(c) => {
+                        Value::Op(buffers::held_in_acc(self.k, self.ops, c, self.chip).unwrap_or(c))
                     }
                     v => v,
                 };
@@ -604,7 +616,21 @@ impl Gen<'_> {
             ("constant", _) => {}
             ("alloc", _) => self.v(format!("TEXPANDS({dst}, {});", s("0"))),
             ("cast", _) if buffers::fixpipe_cast(self.ops, i) => {
-                self.line("// converted by the fixpipe as the matmul result is stored");
+                let mat = Role::Mat(Value::Op(i32));
+                if self.has(&mat) {
+                    // The fixpipe converts as it moves the result from L0C into L1.
+                    let Some(Operand::Value(m)) = op.args.first() else {
+                        return Err(format!("cast (%{i}) of no matmul"));
+                    };
+                    let (name, c) = (buffer_name(&mat), buffer_name(&Role::Acc(*m)));
+                    self.filled.push(mat);
+                    self.instr(Pipe::Fix, format!("TMOV({name}, {c});"));
+                } else {
+                    self.line("// converted by the fixpipe as the matmul result is stored");
+                }
+            }
+            ("add", _) if buffers::bias_add(self.k, self.ops, i, self.chip).is_some() => {
+                self.line("// added by the matmul, which starts from the bias row");
             }
             ("transpose", _) if buffers::cube_transpose(self.k, self.ops, i) => {
                 self.line("// loaded transposed for the matmul that reads it");
@@ -957,9 +983,24 @@ impl Gen<'_> {
             buffer_name(&Role::Right(i)),
             buffer_name(&Role::Acc(i)),
         );
+        let bias = (0..self.ops.len())
+            .find_map(|n| buffers::bias_add(self.k, self.ops, n, self.chip))
+            .filter(|(m, _)| *m == i);
+        if let Some((_, p)) = bias {
+            self.instr(
+                Pipe::Mte2,
+                format!("TLOAD({}, g_{p});", buffer_name(&Role::BiasRow(i))),
+            );
+        }
         self.instr(Pipe::Mte1, format!("TMOV({l}, {ma});"));
         self.instr(Pipe::Mte1, format!("TMOV({r}, {mb});"));
-        self.instr(Pipe::M, format!("TMATMUL({c}, {l}, {r});"));
+        if bias.is_some() {
+            let (row, b) = (buffer_name(&Role::BiasRow(i)), buffer_name(&Role::Bias(i)));
+            self.instr(Pipe::Mte1, format!("TMOV({b}, {row});"));
+            self.instr(Pipe::M, format!("TMATMUL_BIAS({c}, {l}, {r}, {b});"));
+        } else {
+            self.instr(Pipe::M, format!("TMATMUL({c}, {l}, {r});"));
+        }
         let vec = Role::Vec(Value::Op(i));
         if self.has(&vec) {
             let v = buffer_name(&vec);
@@ -1253,6 +1294,100 @@ mod tests {
             ]
         "#]]
         .assert_debug_eq(&body);
+    }
+
+    /// The instructions and tile declarations of `k`'s A2/A3 source, without the flags.
+    fn cube_lines(k: &Kernel) -> Vec<String> {
+        let src = kernel_source(k, &A2A3, &Layouts::default()).unwrap();
+        src.lines()
+            .map(str::trim)
+            .filter(|l| {
+                ["Tile", "TLOAD", "TMOV", "TMATMUL", "TSTORE", "// added"]
+                    .iter()
+                    .any(|i| l.starts_with(i))
+            })
+            .map(|l| l.split("  //").next().unwrap_or(l).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_cube_converts_into_l1_and_adds_a_bias_row_itself() {
+        use DType::{F16, F32};
+        let chain = kernel(
+            "chain",
+            vec![
+                tile("x", Direction::In, 16, 32, F16),
+                tile("w", Direction::In, 32, 32, F16),
+                tile("out", Direction::Out, 16, 32, F32),
+            ],
+            vec![
+                op("matmul", vec![p("x"), p("w")], t(16, 32, F32)),
+                op(
+                    "cast",
+                    vec![Operand::Value(0), Operand::DType(F16)],
+                    t(16, 32, F16),
+                ),
+                op("matmul", vec![Operand::Value(1), p("w")], t(16, 32, F32)),
+                op("store", vec![p("out"), Operand::Value(2)], ValueType::Unit),
+            ],
+        );
+        expect![[r#"
+            [
+                "Tile<TileType::Mat, half, 16, 32, BLayout::ColMajor, 16, 32, SLayout::RowMajor, 512> m_x; TASSIGN(m_x, 0x800);",
+                "Tile<TileType::Mat, half, 32, 32, BLayout::ColMajor, 32, 32, SLayout::RowMajor, 512> m_w; TASSIGN(m_w, 0x0);",
+                "TileLeft<half, 16, 32, 16, 32> l0; TASSIGN(l0, 0x0);",
+                "TileRight<half, 32, 32, 32, 32> r0; TASSIGN(r0, 0x0);",
+                "TileAcc<float, 16, 32, 16, 32> c0; TASSIGN(c0, 0x0);",
+                "Tile<TileType::Mat, half, 16, 32, BLayout::ColMajor, 16, 32, SLayout::RowMajor, 512> m1; TASSIGN(m1, 0x800);",
+                "TileLeft<half, 16, 32, 16, 32> l2; TASSIGN(l2, 0x0);",
+                "TileRight<half, 32, 32, 32, 32> r2; TASSIGN(r2, 0x0);",
+                "TileAcc<float, 16, 32, 16, 32> c2; TASSIGN(c2, 0x0);",
+                "TLOAD(m_x, g_x);",
+                "TLOAD(m_w, g_w);",
+                "TMOV(l0, m_x);",
+                "TMOV(r0, m_w);",
+                "TMATMUL(c0, l0, r0);",
+                "TMOV(m1, c0);",
+                "TMOV(l2, m1);",
+                "TMOV(r2, m_w);",
+                "TMATMUL(c2, l2, r2);",
+                "TSTORE(g_out, c2);",
+            ]
+        "#]].assert_debug_eq(&cube_lines(&chain));
+        let biased = kernel(
+            "biased",
+            vec![
+                tile("x", Direction::In, 16, 32, F16),
+                tile("w", Direction::In, 32, 32, F16),
+                tile("b", Direction::In, 1, 32, F32),
+                tile("out", Direction::Out, 16, 32, F32),
+            ],
+            vec![
+                op("matmul", vec![p("x"), p("w")], t(16, 32, F32)),
+                op("add", vec![p("b"), Operand::Value(0)], t(16, 32, F32)),
+                op("store", vec![p("out"), Operand::Value(1)], ValueType::Unit),
+            ],
+        );
+        expect![[r#"
+            [
+                "Tile<TileType::Mat, half, 16, 32, BLayout::ColMajor, 16, 32, SLayout::RowMajor, 512> m_x; TASSIGN(m_x, 0x800);",
+                "Tile<TileType::Mat, half, 32, 32, BLayout::ColMajor, 32, 32, SLayout::RowMajor, 512> m_w; TASSIGN(m_w, 0x0);",
+                "TileLeft<half, 16, 32, 16, 32> l0; TASSIGN(l0, 0x0);",
+                "TileRight<half, 32, 32, 32, 32> r0; TASSIGN(r0, 0x0);",
+                "TileAcc<float, 16, 32, 16, 32> c0; TASSIGN(c0, 0x0);",
+                "Tile<TileType::Mat, float, 1, 32, BLayout::RowMajor, 1, 32> b0_row; TASSIGN(b0_row, 0xc00);",
+                "Tile<TileType::Bias, float, 1, 32, BLayout::RowMajor, 1, 32> b0; TASSIGN(b0, 0x0);",
+                "TLOAD(m_x, g_x);",
+                "TLOAD(m_w, g_w);",
+                "TLOAD(b0_row, g_b);",
+                "TMOV(l0, m_x);",
+                "TMOV(r0, m_w);",
+                "TMOV(b0, b0_row);",
+                "TMATMUL_BIAS(c0, l0, r0, b0);",
+                "// added by the matmul, which starts from the bias row",
+                "TSTORE(g_out, c0);",
+            ]
+        "#]].assert_debug_eq(&cube_lines(&biased));
     }
 
     #[test]

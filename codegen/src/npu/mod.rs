@@ -405,6 +405,9 @@ fn program_cmake(
             let _ = writeln!(out, "set(WSP_KERNEL_CUSTOM_{} ON)", k.name);
         } else {
             let _ = writeln!(out, "set(WSP_KERNEL_UNIT_{} {})", k.name, aicore::unit(k));
+            if aicore::uses_bf16(k) {
+                let _ = writeln!(out, "set(WSP_KERNEL_BF16_{} ON)", k.name);
+            }
         }
     }
     let symbols = file_symbols(programs);

@@ -179,13 +179,15 @@ fn declaration(line: &str) -> Option<(String, Operand)> {
             let kind = match params.first()?.as_str() {
                 "TileType::Vec" => TileKind::Vec,
                 "TileType::Mat" => TileKind::Mat,
+                "TileType::Bias" => TileKind::Bias,
                 _ => return None,
             };
             let b = params.get(4)?.as_str();
             let s = params.get(7).map(String::as_str);
             let layout = match (kind, b, s) {
                 (TileKind::Vec, "BLayout::ColMajor", _) => TileLayout::ColMajor,
-                (TileKind::Vec, _, _) => TileLayout::RowMajor,
+                (TileKind::Vec | TileKind::Bias, _, _) => TileLayout::RowMajor,
+                (_, "BLayout::RowMajor", None) => TileLayout::RowMajor,
                 (_, "BLayout::ColMajor", Some("SLayout::RowMajor")) => TileLayout::Nz,
                 (_, "BLayout::RowMajor", Some("SLayout::ColMajor")) => TileLayout::Zn,
                 _ => return None,
