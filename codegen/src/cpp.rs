@@ -33,35 +33,8 @@ pub fn source<'a>(kernels: impl IntoIterator<Item = &'a Kernel> + Clone, wsp_pat
     out
 }
 
-/// The exported symbol of a kernel.
-pub fn symbol(kernel: &str) -> String {
-    format!("wsp_kernel_{kernel}")
-}
-
-/// The C++ type a dtype is stored as.
-pub(crate) fn storage(d: DType) -> &'static str {
-    match d {
-        DType::F16 | DType::BF16 => "uint16_t",
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::I8 => "int8_t",
-        DType::I16 => "int16_t",
-        DType::I32 => "int32_t",
-        DType::I64 => "int64_t",
-        DType::U8 => "uint8_t",
-        DType::U16 => "uint16_t",
-        DType::U32 => "uint32_t",
-        DType::U64 => "uint64_t",
-    }
-}
-
-/// The C++ type a dtype is computed in.
-pub(crate) fn compute(d: DType) -> &'static str {
-    match d {
-        DType::F16 | DType::BF16 => "float",
-        _ => storage(d),
-    }
-}
+pub use wsp_aicore::cxx::symbol;
+pub(crate) use wsp_aicore::cxx::{compute, storage};
 
 /// An op's scalar C++ expression (the op table's, in `std::` functions) for a CPU-sim kernel:
 /// the same functions from the prelude's `wsp::`, whose f32 forms are branch-free so that a

@@ -356,23 +356,7 @@ fn map_errors(program: &Program, wsp_name: &str, stderr: &str) -> Vec<CppError> 
     out
 }
 
-/// A `double` literal that reads back to the same bits.
-pub(crate) fn double(v: f64) -> String {
-    if v.is_nan() {
-        "std::numeric_limits<double>::quiet_NaN()".into()
-    } else if v.is_infinite() {
-        let s = if v < 0.0 { "-" } else { "" };
-        format!("{s}std::numeric_limits<double>::infinity()")
-    } else {
-        // Rust prints the shortest text that reads back exactly; C++ parses it the same way.
-        let s = format!("{v:?}");
-        if s.contains(['.', 'e', 'E']) {
-            s
-        } else {
-            format!("{s}.0")
-        }
-    }
-}
+pub(crate) use wsp_aicore::cxx::double;
 
 #[cfg(test)]
 mod tests {

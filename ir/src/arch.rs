@@ -159,6 +159,7 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     ins("TMAX"),
     ins("TMIN"),
     ins("TADDS"),
+    ins("TSUBS"),
     ins("TMULS"),
     no_alias(ins("TDIVS")),
     ins("TMAXS"),

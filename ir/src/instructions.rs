@@ -1,6 +1,6 @@
 //! Which PTO-ISA instructions compute each op of the op table (`crate::ops`) on an AICore. One
 //! row per op name; shapes, dtypes and semantics stay in the op table. Codegen
-//! (`codegen/src/npu/aicore.rs`) emits the rows, the analyzer reports an op without an AICore
+//! (`aicore/src/lib.rs`) emits the rows, the analyzer reports an op without an AICore
 //! form (WSP507) for `ascend_npu`, and `crate::buffers::scratch` sizes the tmp tiles the
 //! sequences use.
 
@@ -226,6 +226,13 @@ pub fn no_form(
     if let Lowering::Unsupported(why) = row.lowering {
         return Some(why.to_string());
     }
+    if let Some(i) = row
+        .instructions()
+        .into_iter()
+        .find(|i| crate::arch::instruction(i).is_none_or(|r| !r.a2a3))
+    {
+        return Some(format!("its instruction `{i}` has no A2/A3 form"));
+    }
     let out = match op.ty {
         crate::kernel::ValueType::Tile(t) => t,
         _ => return None,
@@ -336,6 +343,16 @@ mod tests {
                 "instruction row {} names no op",
                 r.op
             );
+        }
+        // Every instruction a row names has a row of the architecture's instruction table.
+        for r in TABLE {
+            for i in r.instructions() {
+                assert!(
+                    crate::arch::instruction(i).is_some(),
+                    "`{}` lowers to `{i}`, which the instruction table lacks",
+                    r.op
+                );
+            }
         }
         let mut names: Vec<&str> = TABLE.iter().map(|r| r.op).collect();
         names.sort();

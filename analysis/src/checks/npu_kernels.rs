@@ -78,21 +78,8 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
         _ => None,
     };
     let arch = &wsp_ir::arch::A2A3;
-    // The kernels `wsp emit` writes: the kernel with its bf16 math in f32, or its parts for
-    // the 910B's separate cube and vector cores, each op with the kernel's op it comes from.
-    let (lowered, widened_from) = match wsp_ir::widen::widen_bf16(&kernel) {
-        Some((k, from)) => (k, Some(from)),
-        None => (kernel.clone(), None),
-    };
-    let pieces: Vec<(wsp_ir::Kernel, Option<Vec<u32>>)> = match wsp_ir::split::split_kernel(
-        &lowered, arch,
-    ) {
-        Ok(None) => vec![(lowered.clone(), None)],
-        Ok(Some(s)) => s
-            .parts
-            .into_iter()
-            .map(|p| (p.kernel, Some(p.origin)))
-            .collect(),
+    let pieces = match lowered_pieces(&kernel, arch) {
+        Ok(p) => p,
         Err(why) => {
             out.push(Diag::new(
                     Code::Unsplittable,
@@ -108,50 +95,115 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
             return out;
         }
     };
-    let Some((piece, over, origin)) = pieces.iter().find_map(|(k, origin)| {
+    // Op `op` of a piece as where the user wrote the kernel's op it comes from.
+    let range_of = |origin: &[u32], op: Option<u32>| {
+        op.and_then(|op| origin.get(op as usize))
+            .and_then(|&op| body.ops.get(op as usize))
+            .map(|op| op.range)
+            .or(name_range)
+            .unwrap_or_default()
+    };
+    let part_of = |piece: &wsp_ir::Kernel| {
+        if piece.name == kernel.name {
+            String::new()
+        } else {
+            format!(" (in `{}`, its part for one core)", piece.name)
+        }
+    };
+    if let Some((piece, origin, over)) = pieces.iter().find_map(|(k, origin)| {
         let over = wsp_ir::buffers::plan(k, &arch.on_chip).err()?;
-        let op = match origin {
-            Some(o) => *o.get(over.op as usize)?,
-            None => over.op,
-        };
-        let op = match &widened_from {
-            Some(from) => *from.get(op as usize)?,
-            None => op,
-        };
-        Some((k, over, op))
-    }) else {
-        return out;
-    };
-    let range = body
-        .ops
-        .get(origin as usize)
-        .map(|op| op.range)
-        .or(name_range)
-        .unwrap_or_default();
-    let memory = over.memory.name();
-    let part = if piece.name == kernel.name {
-        String::new()
-    } else {
-        format!(" (in `{}`, its part for one core)", piece.name)
-    };
-    let mut d = Diag::new(
-        Code::OnChipOverflow,
-        Span { item, range },
-        format!(
-            "kernel `{}` needs {} of {memory} at this op{part}; an Ascend 910B AICore has {} for tiles",
-            kernel.name,
-            kib(over.needed),
-            kib(over.available)
-        ),
-    );
-    if let Some(r) = name_range {
-        d = d.with_related(
-            Span { item, range: r },
-            "split its tiles into smaller ones (more tasks over a finer view) or use a narrower dtype",
+        Some((k, origin, over))
+    }) {
+        let mut d = Diag::new(
+            Code::OnChipOverflow,
+            Span {
+                item,
+                range: range_of(origin, Some(over.op)),
+            },
+            format!(
+                "kernel `{}` needs {} of {} at this op{}; an Ascend 910B AICore has {} for tiles",
+                kernel.name,
+                kib(over.needed),
+                over.memory.name(),
+                part_of(piece),
+                kib(over.available)
+            ),
         );
+        if let Some(r) = name_range {
+            d = d.with_related(
+                Span { item, range: r },
+                "split its tiles into smaller ones (more tasks over a finer view) or use a narrower dtype",
+            );
+        }
+        out.push(d);
+        return out;
     }
-    out.push(d);
+    // An op reported above would be refused again.
+    if out.is_empty()
+        && let Some((piece, origin, refusal)) =
+            refused_piece(&pieces, arch, &wsp_ir::layout::Layouts::default())
+    {
+        out.push(Diag::new(
+            Code::NoAicoreForm,
+            Span {
+                item,
+                range: range_of(origin, refusal.op),
+            },
+            format!(
+                "`wsp emit` cannot write kernel `{}`{} for an Ascend 910B ({}): {}",
+                kernel.name,
+                part_of(piece),
+                arch.name,
+                refusal.message
+            ),
+        ));
+    }
     out
+}
+
+/// The kernels `wsp emit` writes for `kernel` on `arch`: the kernel with its bf16 math in f32,
+/// or its parts for separate cube and vector cores; each with, per op, the kernel's op it
+/// comes from. `Err` says why the kernel cannot be split.
+fn lowered_pieces(
+    kernel: &wsp_ir::Kernel,
+    arch: &wsp_ir::arch::Arch,
+) -> Result<Vec<(wsp_ir::Kernel, Vec<u32>)>, String> {
+    let (lowered, widened_from) = match wsp_ir::widen::widen_bf16(kernel) {
+        Some((k, from)) => (k, Some(from)),
+        None => (kernel.clone(), None),
+    };
+    let to_kernel = |op: u32| widened_from.as_ref().map_or(op, |f| f[op as usize]);
+    let all = |k: &wsp_ir::Kernel| match &k.body {
+        wsp_ir::kernel::KernelBody::Ops(ops) => (0..ops.len() as u32).collect(),
+        _ => Vec::new(),
+    };
+    Ok(match wsp_ir::split::split_kernel(&lowered, arch)? {
+        None => {
+            let origin = all(&lowered).into_iter().map(to_kernel).collect();
+            vec![(lowered, origin)]
+        }
+        Some(s) => s
+            .parts
+            .into_iter()
+            .map(|p| {
+                let origin = p.origin.iter().map(|&o| to_kernel(o)).collect();
+                (p.kernel, origin)
+            })
+            .collect(),
+    })
+}
+
+/// The first piece whose AICore form `arch`'s lowering refuses, as `wsp emit` writes and
+/// reads it back (`wsp_aicore::verify`): with its origin and why.
+fn refused_piece<'a>(
+    pieces: &'a [(wsp_ir::Kernel, Vec<u32>)],
+    arch: &wsp_ir::arch::Arch,
+    layouts: &wsp_ir::layout::Layouts,
+) -> Option<(&'a wsp_ir::Kernel, &'a [u32], wsp_aicore::Refusal)> {
+    pieces.iter().find_map(|(k, origin)| {
+        let r = wsp_aicore::kernel_source(k, arch, layouts).err()?;
+        Some((k, origin.as_slice(), r))
+    })
 }
 
 /// `524288 bytes (512 KiB)`
@@ -227,9 +279,119 @@ pub fn npu_program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) ->
     let Ok(split) = wsp_ir::split::split_program(program, &wsp_ir::arch::A2A3) else {
         return Vec::new();
     };
-    match wsp_ir::layout::layouts(std::slice::from_ref(&split)) {
+    let layouts = match wsp_ir::layout::layouts(std::slice::from_ref(&split)) {
+        Ok(l) => l,
         // A view no load reads is WSP508 at the view already.
-        Err(e) if !e.unreadable_view => vec![Diag::new(Code::NpuView, target.span, e.message)],
-        _ => Vec::new(),
+        Err(e) if !e.unreadable_view => {
+            return vec![Diag::new(Code::NpuView, target.span, e.message)];
+        }
+        Err(_) => return Vec::new(),
+    };
+    // A kernel refused only as the program's views lay its parameters out (a column-major
+    // tensor, say): the kernel itself passed `npu_kernel_checks`.
+    let arch = &wsp_ir::arch::A2A3;
+    let plain = wsp_ir::layout::Layouts::default();
+    split
+        .kernels
+        .iter()
+        .filter(|k| matches!(k.body, wsp_ir::kernel::KernelBody::Ops(_)))
+        .filter(|k| wsp_aicore::kernel_source(k, arch, &plain).is_ok())
+        .find_map(|k| wsp_aicore::kernel_source(k, arch, &layouts).err().map(|r| (k, r)))
+        .map(|(k, r)| {
+            Diag::new(
+                Code::NoAicoreForm,
+                target.span,
+                format!(
+                    "`wsp emit` cannot write kernel `{}` for an Ascend 910B ({}) as this program's views lay out its parameters: {}",
+                    k.name, arch.name, r.message
+                ),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use wsp_ir::DType::{BF16, F16, F32};
+    use wsp_ir::arch::{A2A3, Arch, Rule};
+    use wsp_ir::kernel::{Kernel, KernelBody, Op, Operand, Param, ParamType, ValueType};
+    use wsp_ir::plan::Direction;
+    use wsp_ir::{DType, TileType};
+
+    use super::*;
+
+    /// A2/A3 with one more rule, which every `TEXP` breaks.
+    const NO_EXP: Arch = Arch {
+        rules: &[Rule {
+            id: "test-no-exp",
+            doc: "no TEXP",
+            check: |_, i, _| (i.name == "TEXP").then(|| "TEXP is refused".to_string()),
+        }],
+        ..A2A3
+    };
+
+    fn kernel(x: DType, ops: Vec<Op>) -> Kernel {
+        let tile = |name: &str, dir, d| Param {
+            name: name.into(),
+            ty: ParamType::Tile(dir, TileType::new(16, 16, d)),
+        };
+        Kernel {
+            name: "k".into(),
+            params: vec![
+                tile("x", Direction::In, x),
+                tile("w", Direction::In, x),
+                tile("y", Direction::Out, F32),
+            ],
+            body: KernelBody::Ops(ops),
+        }
+    }
+
+    fn op(name: &str, args: Vec<Operand>, d: DType) -> Op {
+        Op {
+            op: name.into(),
+            args,
+            ty: ValueType::Tile(TileType::new(16, 16, d)),
+        }
+    }
+
+    /// The piece a rule refuses, and the kernel's op it points at.
+    fn refused(k: &Kernel, arch: &Arch) -> Option<(String, u32)> {
+        let pieces = lowered_pieces(k, arch).unwrap();
+        let (piece, origin, r) = refused_piece(&pieces, arch, &Default::default())?;
+        Some((piece.name.clone(), origin[r.op? as usize]))
+    }
+
+    #[test]
+    fn a_rule_broken_in_a_split_or_widened_kernel_points_at_the_users_op() {
+        use Operand::{Param as P, Value as V};
+        let store = |v| Op {
+            op: "store".into(),
+            args: vec![P("y".into()), V(v)],
+            ty: ValueType::Unit,
+        };
+        // The exp runs in the split's vector part, after the product.
+        let mixed = kernel(
+            F16,
+            vec![
+                op("matmul", vec![P("x".into()), P("w".into())], F32),
+                op("exp", vec![V(0)], F32),
+                store(1),
+            ],
+        );
+        assert_eq!(refused(&mixed, &A2A3), None);
+        assert_eq!(refused(&mixed, &NO_EXP), Some(("k_aiv1".into(), 1)));
+        // bf16 math: converted around, so the exp is the widened kernel's third op.
+        let wide = kernel(
+            BF16,
+            vec![
+                op("load", vec![P("x".into())], BF16),
+                op("exp", vec![V(0)], BF16),
+                op("cast", vec![V(1), Operand::DType(F32)], F32),
+                store(2),
+            ],
+        );
+        assert_eq!(refused(&wide, &A2A3), None);
+        assert_eq!(refused(&wide, &NO_EXP), Some(("k".into(), 1)));
     }
 }

@@ -6,10 +6,11 @@
 //! the tree is made of: `tree/` here holds its fixed files (embedded below); the rest is
 //! generated from the same IR the CPU simulator runs.
 
-pub mod aicore;
 pub mod perf;
 pub mod plan;
-pub mod verify;
+
+use wsp_aicore as aicore;
+use wsp_aicore::verify;
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -104,7 +104,7 @@ pub fn plan_source(
             .iter()
             .filter_map(|p| match &p.ty {
                 ParamType::Tile(_, t) => Some(
-                    match super::aicore::gm_layout(k, &p.name, *t, layouts) {
+                    match wsp_aicore::gm_layout(k, &p.name, *t, layouts) {
                         wsp_ir::arch::GmLayout::Nd => "GmLayout::Nd",
                         wsp_ir::arch::GmLayout::Dn => "GmLayout::Dn",
                     }
@@ -122,7 +122,7 @@ pub fn plan_source(
             "{{{}, {tiles}, {}, {}, {params}, {count}, {scalar_dtypes}, {tile_layouts}}}",
             cstr(&k.name),
             count - tiles,
-            super::aicore::unit(k) == "cube"
+            wsp_aicore::unit(k) == "cube"
         ));
     }
     let kernels = defs.array("kernels", "KernelPlan", kernels);

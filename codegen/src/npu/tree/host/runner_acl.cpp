@@ -84,7 +84,7 @@ uint64_t tensor_elements(const TensorPlan& t) {
 }
 
 // The dtype of a kernel's j-th scalar parameter: the AICore entry takes a Scalar[D] parameter
-// as D's compute type and a constexpr one as int64_t (codegen/src/npu/aicore.rs).
+// as D's compute type and a constexpr one as int64_t (aicore/src/lib.rs).
 DType scalar_dtype(const KernelPlan& kernel, uint32_t j) {
     return kernel.scalar_dtypes[j];
 }

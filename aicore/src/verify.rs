@@ -11,10 +11,10 @@ use std::collections::HashMap;
 use wsp_ir::DType;
 use wsp_ir::arch::{Arch, GmLayout, Instr, KernelFacts, Operand, TileKind, TileLayout};
 
-use super::aicore::elem;
+use crate::{Refusal, elem};
 
 /// `Err` names the first instruction that breaks a rule, its op and the rule.
-pub fn check(src: &str, arch: &Arch) -> Result<(), String> {
+pub fn check(src: &str, arch: &Arch) -> Result<(), Refusal> {
     let (instrs, facts) = read(src);
     for (op, i) in &instrs {
         if let Some((id, why)) = wsp_ir::arch::broken_rules(arch, i, &facts)
@@ -22,7 +22,10 @@ pub fn check(src: &str, arch: &Arch) -> Result<(), String> {
             .next()
         {
             let at = op.map_or(String::new(), |o| format!(" (op %{o})"));
-            return Err(format!("{why}{at}: breaks the {} rule `{id}`", arch.name));
+            return Err(Refusal {
+                op: *op,
+                message: format!("{why}{at}: breaks the {} rule `{id}`", arch.name),
+            });
         }
     }
     Ok(())
@@ -313,6 +316,7 @@ mod tests {
     TDIVS(t0_0, (float)(2), t0_0);
 ";
         let err = check(src, &A2A3).unwrap_err();
-        assert!(err.contains("op %3") && err.contains("`no-alias`"), "{err}");
+        assert_eq!(err.op, Some(3));
+        assert!(err.message.contains("`no-alias`"), "{err}");
     }
 }

@@ -1,4 +1,7 @@
-//! IR kernel → one PTO-ISA AICore translation unit (`aicore/<kernel>.cpp` of an emitted tree).
+//! IR kernel → one PTO-ISA AICore translation unit (`aicore/<kernel>.cpp` of an emitted tree),
+//! read back and checked against the architecture's rules ([`verify`]). `wsp emit` writes it;
+//! the analyzer's NPU checks (`analysis/src/checks/npu_kernels.rs`) lower every kernel the
+//! same way, so a kernel `wsp emit` would refuse is reported in the editor.
 //!
 //! The entry `wsp_aicore_NAME` takes the tile parameters as `__gm__` pointers, then their row
 //! strides, then the scalars. Each tile parameter is a `GlobalTensor` view with its run-time
@@ -15,7 +18,7 @@
 //! destination with an atomic-add store) stays on the cube unit, as A2/A3 require.
 //!
 //! Under `__CPU_SIM` the file also defines `wsp_kernel_NAME` with the CPU kernel ABI
-//! (`codegen/src/cpp.rs`), calling the entry, so the host replay links it instead of the CPU
+//! (`codegen/src/cpp.rs`, [`cxx::symbol`]), calling the entry, so the host replay links it instead of the CPU
 //! kernel and PTO-ISA's CPU simulation computes the task.
 
 use std::fmt::Write;
@@ -26,9 +29,13 @@ use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
 
-use crate::cpp::compute;
 use wsp_ir::instructions::{self, Lowering};
 use wsp_ir::layout::Layouts;
+
+use crate::cxx::compute;
+
+pub mod cxx;
+pub mod verify;
 
 /// Whether a tile of `k` holds bf16: PTO-ISA's CPU simulation then needs C++23's
 /// `std::bfloat16_t` (`PTO_CPU_SIM_ENABLE_BF16`), or it stands a 16-bit float in for it.
@@ -103,7 +110,7 @@ pub fn elem(d: DType) -> &'static str {
     match d {
         DType::F16 => "half",
         DType::BF16 => "bfloat16_t",
-        _ => crate::cpp::storage(d),
+        _ => crate::cxx::storage(d),
     }
 }
 
@@ -192,24 +199,50 @@ enum Arg {
     Scalar { expr: String },
 }
 
+/// Why a kernel has no AICore form, and the op it is at, if at one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub op: Option<u32>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// The C++ translation unit of an IR kernel. `Err` names the op or memory that has no AICore
-/// form (a `cpp_src` kernel, an op without an instruction row, buffers over the chip's size).
-pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, String> {
+/// form (a `cpp_src` kernel, an op without an instruction row, buffers over the chip's size,
+/// an instruction that breaks one of `arch`'s rules).
+pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, Refusal> {
+    let refuse = |op: Option<u32>, message: String| Refusal { op, message };
     let KernelBody::Ops(ops) = &k.body else {
-        return Err(format!(
-            "kernel `{}` has a C++ body (cpp_src): no AICore form",
-            k.name
+        return Err(refuse(
+            None,
+            format!(
+                "kernel `{}` has a C++ body (cpp_src): no AICore form",
+                k.name
+            ),
         ));
     };
     for (i, op) in ops.iter().enumerate() {
+        let at = Some(i as u32);
         if instructions::lookup(&op.op).is_none() {
-            return Err(format!("op `{}` (%{i}) has no instruction row", op.op));
+            return Err(refuse(
+                at,
+                format!("op `{}` (%{i}) has no instruction row", op.op),
+            ));
         }
         if let Some(why) = instructions::no_form(op, |o| buffers::tile_of(k, ops, o)) {
-            return Err(format!("op `{}` (%{i}) has no AICore form: {why}", op.op));
+            return Err(refuse(
+                at,
+                format!("op `{}` (%{i}) has no AICore form: {why}", op.op),
+            ));
         }
     }
-    let plan = buffers::plan(k, &arch.on_chip).map_err(|o| format!("kernel `{}`: {o}", k.name))?;
+    let plan = buffers::plan(k, &arch.on_chip)
+        .map_err(|o| refuse(Some(o.op), format!("kernel `{}`: {o}", k.name)))?;
     let mut g = Gen {
         out: String::new(),
         k,
@@ -219,9 +252,10 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         filled: Vec::new(),
         layouts,
         chip: &arch.on_chip,
+        at: None,
     };
-    g.file()?;
-    super::verify::check(&g.out, arch)?;
+    g.file().map_err(|m| refuse(g.at, m))?;
+    verify::check(&g.out, arch)?;
     Ok(g.out)
 }
 
@@ -236,6 +270,8 @@ struct Gen<'a> {
     filled: Vec<Role>,
     layouts: &'a Layouts,
     chip: &'a OnChip,
+    /// The op being written.
+    at: Option<u32>,
 }
 
 impl Gen<'_> {
@@ -372,8 +408,10 @@ impl Gen<'_> {
         let body = self.out.len();
         for (i, op) in self.ops.iter().enumerate() {
             self.line(&format!("// %{i} = {}", op.op));
+            self.at = Some(i as u32);
             self.op(i, op)?;
         }
+        self.at = None;
         // Only the row views the instructions use are declared.
         let used: String = aliases
             .into_iter()
@@ -444,7 +482,7 @@ impl Gen<'_> {
              // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on\n\
              // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.\n\
              extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)\n{{\n{unused}    {}({});\n}}\n#endif\n",
-            crate::cpp::symbol(&k.name),
+            crate::cxx::symbol(&k.name),
             entry(&k.name),
             args.join(", ")
         );
@@ -486,7 +524,7 @@ impl Gen<'_> {
                 },
             },
             Operand::Number(n) => Arg::Scalar {
-                expr: crate::double(n.0),
+                expr: crate::cxx::double(n.0),
             },
             Operand::DType(_) | Operand::Shape(..) => {
                 return Err("a dtype or shape is not a value".into());
@@ -1404,10 +1442,12 @@ mod tests {
                 op("store", vec![p("y"), Operand::Value(0)], ValueType::Unit),
             ],
         );
+        let err = kernel_source(&k, &A2A3, &Layouts::default()).unwrap_err();
         expect![
             "op `sin` (%0) has no AICore form: PTO-ISA has no sine instruction on the vector unit"
         ]
-        .assert_eq(&kernel_source(&k, &A2A3, &Layouts::default()).unwrap_err());
+        .assert_eq(&err.message);
+        assert_eq!(err.op, Some(0));
         let big = kernel(
             "big",
             vec![
@@ -1420,7 +1460,11 @@ mod tests {
             ],
         );
         expect!["kernel `big`: UB overflows at %0: 524288 bytes needed, 188416 available"]
-            .assert_eq(&kernel_source(&big, &A2A3, &Layouts::default()).unwrap_err());
+            .assert_eq(
+                &kernel_source(&big, &A2A3, &Layouts::default())
+                    .unwrap_err()
+                    .message,
+            );
         let custom = Kernel {
             name: "custom".into(),
             params: Vec::new(),
@@ -1430,11 +1474,8 @@ mod tests {
                 first_line: 1,
             },
         };
-        assert!(
-            kernel_source(&custom, &A2A3, &Layouts::default())
-                .unwrap_err()
-                .contains("cpp_src")
-        );
+        let err = kernel_source(&custom, &A2A3, &Layouts::default()).unwrap_err();
+        assert!(err.message.contains("cpp_src") && err.op.is_none());
     }
 
     #[test]

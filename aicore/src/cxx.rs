@@ -1,0 +1,53 @@
+//! The C++ spellings the CPU kernels and the AICore kernels share: storage and compute types
+//! of a dtype, exact `double` literals, and the CPU kernel ABI's symbol, which an AICore kernel
+//! also defines so the host replay can run it in PTO-ISA's CPU simulation.
+
+use wsp_ir::DType;
+
+/// The exported symbol of a kernel.
+pub fn symbol(kernel: &str) -> String {
+    format!("wsp_kernel_{kernel}")
+}
+
+/// The C++ type a dtype is stored as.
+pub fn storage(d: DType) -> &'static str {
+    match d {
+        DType::F16 | DType::BF16 => "uint16_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::I8 => "int8_t",
+        DType::I16 => "int16_t",
+        DType::I32 => "int32_t",
+        DType::I64 => "int64_t",
+        DType::U8 => "uint8_t",
+        DType::U16 => "uint16_t",
+        DType::U32 => "uint32_t",
+        DType::U64 => "uint64_t",
+    }
+}
+
+/// The C++ type a dtype is computed in.
+pub fn compute(d: DType) -> &'static str {
+    match d {
+        DType::F16 | DType::BF16 => "float",
+        _ => storage(d),
+    }
+}
+
+/// A `double` literal that reads back to the same bits.
+pub fn double(v: f64) -> String {
+    if v.is_nan() {
+        "std::numeric_limits<double>::quiet_NaN()".into()
+    } else if v.is_infinite() {
+        let s = if v < 0.0 { "-" } else { "" };
+        format!("{s}std::numeric_limits<double>::infinity()")
+    } else {
+        // Rust prints the shortest text that reads back exactly; C++ parses it the same way.
+        let s = format!("{v:?}");
+        if s.contains(['.', 'e', 'E']) {
+            s
+        } else {
+            format!("{s}.0")
+        }
+    }
+}
