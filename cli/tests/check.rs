@@ -279,6 +279,7 @@ fn a_view_a_kernel_cannot_read_on_the_npu_is_reported_where_the_program_compiles
     let out = wsp(&[
         "check",
         "cli/tests/data/transposed_view_read_by_vector_work.wsp",
+        "cli/tests/data/strided_column_view.wsp",
     ]);
     assert_eq!(out.status.code(), Some(1));
     expect![[r#"
@@ -288,6 +289,12 @@ fn a_view_a_kernel_cannot_read_on_the_npu_is_reported_where_the_program_compiles
         18 │ program = run().compile(target="ascend_npu")
            │                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 
-        1 file checked: 1 error, 0 warnings
+        error[WSP508]: kernel `twice`: its column `g` ([16,1] F32) is given `Gc[i]`, whose rows are 4 elements apart; an Ascend 910B (A2/A3) loads and stores a column tile only as contiguous elements: give it a tensor whose last dimension is 1, or a [1, 16] row
+           ┌─ cli/tests/data/strided_column_view.wsp:20:21
+           │
+        20 │ program = run(rows).compile(target="ascend_npu")
+           │                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+        2 files checked: 2 errors, 0 warnings
     "#]].assert_eq(&stdout(&out));
 }
