@@ -18,19 +18,18 @@
 //! destination with an atomic-add store) stays on the cube unit, as A2/A3 require.
 //!
 //! Under `__CPU_SIM` the file also defines `wsp_kernel_NAME` with the CPU kernel ABI
-//! (`codegen/src/cpp.rs`, [`cxx::symbol`]), calling the entry, so the host replay links it instead of the CPU
-//! kernel and PTO-ISA's CPU simulation computes the task.
+//! (`codegen/src/cpp.rs`, [`cxx::symbol`]), calling the entry, so the host replay links it
+//! instead of the CPU kernel and PTO-ISA's CPU simulation computes the task.
 
 use std::fmt::Write;
 
 use wsp_ir::arch::{Arch, GmLayout, OnChip};
 use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, Role, Value};
+use wsp_ir::instructions::{self, Lowering};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
+use wsp_ir::layout::Layouts;
 use wsp_ir::ops::{self, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
-
-use wsp_ir::instructions::{self, Lowering};
-use wsp_ir::layout::Layouts;
 
 use crate::cxx::compute;
 
@@ -62,7 +61,7 @@ pub fn entry(kernel: &str) -> String {
 }
 
 /// How tile parameter `p` of `k` lies in global memory: a column (`[M,1]`) is always
-/// column-major; others as `layouts` says (`super::layout`).
+/// column-major; others as `layouts` says (`wsp_ir::layout`).
 pub fn gm_layout(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> GmLayout {
     if buffers::is_column(t) {
         GmLayout::Dn
