@@ -1175,9 +1175,9 @@ fn the_trace_draws_dependencies_as_flows() {
 
 /// A channel's edges are flows of their own category: megakernel_pipeline's 16 tiles send
 /// each loaded tile to compute and each computed one to store. Every task of a consumer's body
-/// waits for the item it took, the store nested in compute's consumer included: 3 deliveries
-/// per tile. With depth 2 the third item on a channel waits for the consumer of the first (14
-/// per channel).
+/// waits for the item it took, and only for it (the store waits for its compute, not for the
+/// load compute took): 2 deliveries per tile. With depth 2 the third item on a channel waits
+/// for the consumer of the first (14 per channel).
 #[test]
 fn the_trace_draws_channel_edges_apart() {
     let dir = scratch("trace-channels");
@@ -1195,7 +1195,7 @@ fn the_trace_draws_channel_edges_apart() {
             .filter(|e| e["ph"] == "s" && e["cat"] == cat)
             .count()
     };
-    assert_eq!(flows("channel"), 16 * 3 + 2 * 14);
+    assert_eq!(flows("channel"), 16 * 2 + 2 * 14);
     // The loader's `P.seq` orders its iterations: those edges stay dependencies.
     assert!(flows("dependency") > 0);
 }
@@ -1297,4 +1297,147 @@ program.execute()
         err.contains("error[WSP602]: arithmetic exception in task quot[0]"),
         "stderr: {err}"
     );
+}
+
+/// A two-stage pipeline whose producer is a `P.seq` loop, over 8 tiles, its channel `depth`
+/// deep; or (`depth` 0) the same tasks as one sequential workload, each tile's load then its
+/// square.
+fn two_stages(depth: u32) -> String {
+    let body = if depth == 0 {
+        "    for i in P.seq(tiles):\n        load[i](src=X[i], dst=T[i])\n        square[i](inp=T[i], out=Y[i])\n".to_string()
+    } else {
+        format!(
+            "    with P.pipe():\n        for i in P.seq(tiles):\n            send(ch, load[i](src=X[i], dst=T[i]))\n        with consume(ch) as t:\n            square[t](inp=T[t], out=Y[t])\n"
+        )
+    };
+    format!(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+tiles = Dense[8]
+ch = Channel("l2c", depth={depth})
+X = Tensor((8, 32, 64), F32, init=randn(seed=1))
+T = Tensor((8, 32, 64), F32)
+Y = Tensor((8, 32, 64), F32)
+
+
+@kernel
+def load(src: In[Tile[32, 64, F32]], dst: Out[Tile[32, 64, F32]]):
+    pto.store(dst, src)
+
+
+@kernel
+def square(inp: In[Tile[32, 64, F32]], out: Out[Tile[32, 64, F32]]):
+    pto.store(out, pto.mul(inp, inp))
+
+
+@workload
+def w(tiles):
+{body}
+
+program = w(tiles).dispatch(DispatchPolicy.round_robin(2)).compile(target="cpu_sim")
+program.execute()
+"#,
+        depth = depth.max(1)
+    )
+}
+
+/// What each task of a `--dump-tasks` file waits for, by `name[index]`.
+fn waits(dump: &str) -> Vec<(String, Vec<String>)> {
+    let name_of: Vec<String> = dump
+        .lines()
+        .filter(|l| l.starts_with("task="))
+        .map(|l| {
+            let f = |k: &str| {
+                l.split(' ')
+                    .find_map(|w| w.strip_prefix(k))
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            format!("{}[{}]", f("name="), f("index="))
+        })
+        .collect();
+    dump.lines()
+        .filter(|l| l.starts_with("task="))
+        .enumerate()
+        .map(|(n, l)| {
+            let after = l.split(' ').find_map(|w| w.strip_prefix("after=")).unwrap();
+            let mut preds: Vec<String> = after
+                .split(',')
+                .filter(|p| *p != "-")
+                .map(|p| name_of[p.parse::<usize>().unwrap()].clone())
+                .collect();
+            preds.sort();
+            (name_of[n].clone(), preds)
+        })
+        .collect()
+}
+
+/// A `P.seq` producer orders its own iterations, not the stages it feeds: each load waits for
+/// the load before it and, once the channel is full, for the square of the tile `depth`
+/// places back (back-pressure), and each square for its tile's load alone. So the stages
+/// overlap, and the pipeline is never slower in the clock than the same tasks as one
+/// sequential workload (the original's tests/test_codegen_cspt_pipeline.py; its `P(tiles)`
+/// there runs one task at a time, where here a parallel loop's tiles run on every core at once).
+#[test]
+fn a_pipeline_leads_by_its_channel_depth_and_overlaps_its_stages() {
+    let seq_dir = scratch("pipe-seq");
+    let seq_file = seq_dir.join("seq.wsp");
+    std::fs::write(&seq_file, two_stages(0)).unwrap();
+    let sequential = stats(&seq_file, &seq_dir, &[])["total_cycles"]
+        .as_u64()
+        .unwrap();
+    let mut totals = Vec::new();
+    for depth in [1u32, 2, 4] {
+        let dir = scratch(&format!("pipe-depth-{depth}"));
+        let file = dir.join("pipe.wsp");
+        std::fs::write(&file, two_stages(depth)).unwrap();
+        let tasks = dir.join("tasks.txt");
+        let s = stats(&file, &dir, &["--dump-tasks", tasks.to_str().unwrap()]);
+        for (task, preds) in waits(&std::fs::read_to_string(&tasks).unwrap()) {
+            let i: i64 = task[task.find('[').unwrap() + 1..task.len() - 1]
+                .parse()
+                .unwrap();
+            let mut want: Vec<String> = if task.starts_with("load") {
+                let mut w = Vec::new();
+                if i >= 1 {
+                    w.push(format!("load[{}]", i - 1));
+                }
+                if i >= depth as i64 {
+                    w.push(format!("square[{}]", i - depth as i64));
+                }
+                w
+            } else {
+                vec![format!("load[{i}]")]
+            };
+            want.sort();
+            assert_eq!(preds, want, "depth {depth}: {task}");
+        }
+        let total = s["total_cycles"].as_u64().unwrap();
+        assert!(
+            total <= sequential,
+            "depth {depth}: the pipeline takes {total} cycles, the sequential workload {sequential}"
+        );
+        totals.push(total);
+    }
+    // A deeper channel never makes the producer wait longer.
+    assert!(totals.windows(2).all(|w| w[1] <= w[0]), "{totals:?}");
+    // megakernel_pipeline's stages overlap: well below the sum of its 48 tasks.
+    let dir = scratch("pipe-megakernel");
+    let trace = dir.join("trace.json");
+    let s = stats(
+        &root().join("examples/megakernel_pipeline.wsp"),
+        &dir,
+        &["--trace", trace.to_str().unwrap()],
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let busy: f64 = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "kernel")
+        .map(|e| e["dur"].as_f64().unwrap())
+        .sum();
+    let total_us = s["simulated_time_us"].as_f64().unwrap();
+    assert!(total_us < 0.6 * busy, "{total_us} µs of {busy} µs of tasks");
 }

@@ -132,6 +132,11 @@ struct Pipe<'a> {
     delivered: HashMap<&'a str, Vec<Option<TaskId>>>,
     /// Items sent on channels nobody consumes.
     unconsumed: HashMap<&'a str, u64>,
+    /// The ordered scopes and recordings open where the pipe starts: its consumers wait for
+    /// and are recorded in these, not in the scopes of the loop that sends (a `P.seq`
+    /// producer orders its own iterations, not the stages it feeds).
+    after_depth: usize,
+    recorded_depth: usize,
 }
 
 impl<'a> Enumerator<'a> {
@@ -800,6 +805,8 @@ impl<'a> Enumerator<'a> {
             consumers,
             delivered: HashMap::new(),
             unconsumed: HashMap::new(),
+            after_depth: self.after.len(),
+            recorded_depth: self.recorded.len(),
         });
         let r = stages
             .iter()
@@ -869,14 +876,24 @@ impl<'a> Enumerator<'a> {
         let value = value.unwrap_or(0);
         let first_task = self.run.graph.next_id();
         let first_edge = self.run.graph.edges.len();
+        // The consumers see the scopes open where the pipe starts, and wait for the sent task.
+        let (after_depth, recorded_depth) = (pipe.after_depth, pipe.recorded_depth);
+        let inner_after = self.after.split_off(after_depth);
+        let inner_recorded = self.recorded.split_off(recorded_depth);
+        let mut r = Ok(());
         for (var, body) in stages {
             self.after.push(vec![instance]);
-            let r = self.bind_each(var, Values::Range(value, value + 1), |this| {
+            r = self.bind_each(var, Values::Range(value, value + 1), |this| {
                 this.nodes(body)
             });
             self.after.pop();
-            r?;
+            if r.is_err() {
+                break;
+            }
         }
+        self.after.extend(inner_after);
+        self.recorded.extend(inner_recorded);
+        r?;
         // The consumer's tasks that waited for the sent one.
         let g = &mut self.run.graph;
         let delivered = g.edges[first_edge..]

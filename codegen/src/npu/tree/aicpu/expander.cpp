@@ -354,6 +354,11 @@ struct Pipe {
     // Per channel: the first task of each delivered item's consumer (kNone: none).
     std::vector<std::vector<uint32_t>> delivered;
     std::vector<uint64_t> unconsumed;
+    // The ordered scopes and recordings open where the pipe starts: its consumers wait for and
+    // are recorded in these, not in those of the loop that sends (a `P.seq` producer orders its
+    // own iterations, not the stages it feeds).
+    size_t after_depth = 0;
+    size_t recorded_depth = 0;
 };
 
 } // namespace
@@ -1183,6 +1188,8 @@ struct Expander::State {
             pipe.consumers.clear();
             pipe.delivered.assign(p->channel_count, std::vector<uint32_t>());
             pipe.unconsumed.assign(p->channel_count, 0);
+            pipe.after_depth = after_depth;
+            pipe.recorded_depth = recorded_depth;
             for (uint32_t i = 0; i < nd.a.len; ++i) {
                 const NodePlan& s = p->nodes[p->lists[nd.a.at + i]];
                 if (s.kind == NodeKind::Consume) pipe.consumers.push_back({s.x, s.y, s.a});
@@ -1238,7 +1245,17 @@ struct Expander::State {
         }
         int64_t value = last_value[task_id];
         uint32_t first_task = next;
-        for (size_t i = 0; i < pipes[me].consumers.size(); ++i) {
+        // The consumers see the scopes open where the pipe starts, and wait for the sent task.
+        size_t inner_after_depth = after_depth, inner_recorded_depth = recorded_depth;
+        std::vector<std::vector<uint32_t>> inner_after, inner_recorded;
+        for (size_t i = pipes[me].after_depth; i < inner_after_depth; ++i)
+            inner_after.push_back(std::move(after[i]));
+        for (size_t i = pipes[me].recorded_depth; i < inner_recorded_depth; ++i)
+            inner_recorded.push_back(std::move(recorded[i]));
+        after_depth = pipes[me].after_depth;
+        recorded_depth = pipes[me].recorded_depth;
+        bool ok = true;
+        for (size_t i = 0; ok && i < pipes[me].consumers.size(); ++i) {
             Consumer c = pipes[me].consumers[i];
             if (c.channel != channel) continue;
             push_after();
@@ -1247,12 +1264,18 @@ struct Expander::State {
             bool outer_bound = bound[c.slot];
             env[c.slot] = value;
             bound[c.slot] = true;
-            bool ok = nodes(c.body, err);
+            ok = nodes(c.body, err);
             env[c.slot] = outer;
             bound[c.slot] = outer_bound;
             --after_depth;
-            if (!ok) return false;
         }
+        for (size_t i = 0; i < inner_after.size(); ++i)
+            after[pipes[me].after_depth + i] = std::move(inner_after[i]);
+        for (size_t i = 0; i < inner_recorded.size(); ++i)
+            recorded[pipes[me].recorded_depth + i] = std::move(inner_recorded[i]);
+        after_depth = inner_after_depth;
+        recorded_depth = inner_recorded_depth;
+        if (!ok) return false;
         pipes[me].delivered[channel].push_back(next > first_task ? first_task : kNone);
         return true;
     }
