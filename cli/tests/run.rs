@@ -1306,9 +1306,7 @@ fn two_stages(depth: u32) -> String {
     let body = if depth == 0 {
         "    for i in P.seq(tiles):\n        load[i](src=X[i], dst=T[i])\n        square[i](inp=T[i], out=Y[i])\n".to_string()
     } else {
-        format!(
-            "    with P.pipe():\n        for i in P.seq(tiles):\n            send(ch, load[i](src=X[i], dst=T[i]))\n        with consume(ch) as t:\n            square[t](inp=T[t], out=Y[t])\n"
-        )
+        "    with P.pipe():\n        for i in P.seq(tiles):\n            send(ch, load[i](src=X[i], dst=T[i]))\n        with consume(ch) as t:\n            square[t](inp=T[t], out=Y[t])\n".to_string()
     };
     format!(
         r#"from pto_wsp import *
