@@ -442,7 +442,6 @@ fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Ve
         .iter()
         .filter(|e| !e.runs)
         .flat_map(|e| &e.bindings)
-        .filter(|b| b.name != wsp_ir::CHANNEL_LATENCY_SYMBOL)
         .filter_map(|b| match b.value {
             Value::Int(n) => Some((b.name.clone(), u64::try_from(n).ok()?)),
             _ => None,
@@ -530,9 +529,6 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
         .args()
         .filter_map(|arg| {
             let name = arg.keyword()?.text().to_string();
-            if name == wsp_ir::CHANNEL_LATENCY_SYMBOL {
-                return None;
-            }
             match eval.expr(&arg.value()?) {
                 Value::Int(n) => Some((name, u64::try_from(n).ok()?)),
                 _ => None,

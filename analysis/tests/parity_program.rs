@@ -93,6 +93,34 @@ program.set_axis_sizes(["seq"])
     );
 }
 
+/// The original's channel latency is every program's, 0 or more cycles, and reaches the run.
+#[test]
+fn the_channel_latency_is_a_symbol_of_every_program() {
+    check(
+        r#"seq = DenseDyn(64)
+program = w(seq).compile(target="cpu_sim")
+program.set_symbol_u64("__pto_wsp_channel_latency_cycles", 50)
+program.execute()
+program.execute(__pto_wsp_channel_latency_cycles=0)
+"#,
+        expect![[r#"
+            execute program [("__pto_wsp_channel_latency_cycles", 50)]
+            execute program [("__pto_wsp_channel_latency_cycles", 0)]
+        "#]],
+    );
+    check(
+        r#"seq = DenseDyn(64)
+program = w(seq).compile(target="cpu_sim")
+program.set_symbol_u64("__pto_wsp_channel_latency_cycles", -1)
+program.execute(__pto_wsp_channel_latency_cycles=1.5)
+"#,
+        expect![[r#"
+            WSP210 `-1`: `__pto_wsp_channel_latency_cycles` is the cycles each channel delivery takes in the simulated clock: a whole number, 0 or more, not the integer -1
+            WSP210 `1.5`: `__pto_wsp_channel_latency_cycles` is the cycles each channel delivery takes in the simulated clock: a whole number, 0 or more, not the number 1.5
+        "#]],
+    );
+}
+
 #[test]
 fn keyed_dispatch_takes_the_originals_num_aicpus() {
     check(

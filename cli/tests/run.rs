@@ -1439,3 +1439,57 @@ fn a_pipeline_leads_by_its_channel_depth_and_overlaps_its_stages() {
     let total_us = s["simulated_time_us"].as_f64().unwrap();
     assert!(total_us < 0.6 * busy, "{total_us} µs of {busy} µs of tasks");
 }
+
+/// The original's `__pto_wsp_channel_latency_cycles` delays each channel delivery in the
+/// clock, set by the program (`set_symbol_u64`, as the original's test does) or `--bind`,
+/// without a rebuild: every square starts at least that long after its load ends, and the
+/// run takes longer (tests/test_codegen_cspt_pipeline.py asserts the same with 50).
+#[test]
+fn a_channel_latency_delays_each_delivery_without_a_rebuild() {
+    let dir = scratch("pipe-latency");
+    let file = dir.join("pipe.wsp");
+    let text = two_stages(1).replace(
+        "program.execute()",
+        "program.set_symbol_u64(\"__pto_wsp_channel_latency_cycles\", 0)\nprogram.execute()",
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut totals = Vec::new();
+    for latency in [0u64, 50, 400] {
+        let trace = dir.join(format!("trace-{latency}.json"));
+        let bind = format!("__pto_wsp_channel_latency_cycles={latency}");
+        let mut args = vec!["--trace", trace.to_str().unwrap()];
+        if latency > 0 {
+            args.extend(["--bind", bind.as_str()]);
+        }
+        let s = stats(&file, &dir, &args);
+        if latency > 0 {
+            assert_eq!(s["cache_hit"], true, "no rebuild for a latency");
+        }
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let kernels: Vec<&Value> = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == "kernel")
+            .collect();
+        let cycles = |name: &str, k: &str| {
+            kernels
+                .iter()
+                .find(|e| e["name"] == name)
+                .and_then(|e| e["args"][k].as_u64())
+                .unwrap()
+        };
+        for i in 0..8 {
+            let (ready, start) = (
+                cycles(&format!("load[{i}]"), "end_cycle"),
+                cycles(&format!("square[{i}]"), "start_cycle"),
+            );
+            assert!(
+                start >= ready + latency,
+                "latency {latency}: square[{i}] starts at {start}, its load ended at {ready}"
+            );
+        }
+        totals.push(s["total_cycles"].as_u64().unwrap());
+    }
+    assert!(totals[0] < totals[1] && totals[1] < totals[2], "{totals:?}");
+}

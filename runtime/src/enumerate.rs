@@ -899,7 +899,9 @@ impl<'a> Enumerator<'a> {
         let delivered = g.edges[first_edge..]
             .iter()
             .filter(|&&(p, s)| p == instance && s >= first_task);
-        g.channel_edges.extend(delivered);
+        let at = g.deliveries.len();
+        g.deliveries.extend(delivered);
+        g.channel_edges.extend_from_slice(&g.deliveries[at..]);
         let consumer = (self.run.graph.next_id() > first_task).then_some(first_task);
         if let Some(pipe) = self.pipes.last_mut() {
             pipe.delivered.entry(channel).or_default().push(consumer);

@@ -81,6 +81,9 @@ pub struct Graph {
     /// (a producer waiting for the consumer `depth` items back). Also in `edges`; kept for
     /// the trace.
     pub channel_edges: Vec<(TaskId, TaskId)>,
+    /// The deliveries among them (a sent task to each task of its consumer), which the clock
+    /// delays by the channel latency.
+    pub deliveries: Vec<(TaskId, TaskId)>,
     /// (pred, succ) first ids of two launches of equal count: instance `i` of the second
     /// waits for instance `i` of the first.
     pub links: Vec<(TaskId, TaskId)>,
@@ -104,6 +107,7 @@ impl Default for Graph {
             tasks: Vec::new(),
             edges: Vec::new(),
             channel_edges: Vec::new(),
+            deliveries: Vec::new(),
             links: Vec::new(),
             launches: Vec::new(),
             ptrs: Vec::new(),

@@ -280,7 +280,8 @@ pub fn check_binding<'a>(
             }
         }
     }
-    if !symbols.iter().any(|s| s.name == name) {
+    // Every program takes the original's channel latency (the clock's, not a loop's extent).
+    if !symbols.iter().any(|s| s.name == name) && name != wsp_ir::CHANNEL_LATENCY_SYMBOL {
         let known = if symbols.is_empty() {
             "the program has no run-time symbols (a `DenseDyn` axis is one)".to_string()
         } else {
@@ -455,7 +456,11 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 e.composite(&p.root)?;
                 run.flush();
                 let hi = run.graph.next_id();
-                ranges.push((p, lo, hi, first_edge, began.elapsed()));
+                let latency = binds
+                    .get(wsp_ir::CHANNEL_LATENCY_SYMBOL)
+                    .copied()
+                    .unwrap_or(0);
+                ranges.push((p, lo, hi, first_edge, (began.elapsed(), latency)));
             }
             Action::Print(values) => {
                 run.flush();
@@ -563,11 +568,12 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         .collect();
     let mut timelines = Vec::new();
     let mut offset = 0;
-    for &(p, lo, hi, _, elapsed) in &ranges {
+    for &(p, lo, hi, _, (elapsed, channel_latency)) in &ranges {
         let charges = sim::Costs {
             kernels: &costs,
             extra_cycles: &extra_cycles,
             collectives: &collective_cycles,
+            channel_latency,
         };
         let tl = sim::simulate(
             &run.graph,

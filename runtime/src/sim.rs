@@ -56,6 +56,9 @@ pub struct Costs<'a> {
     pub extra_cycles: &'a [u64],
     /// Per collective, its transfer.
     pub collectives: &'a [u64],
+    /// What each channel delivery adds between the sent task's end and its consumer's
+    /// readiness (`__pto_wsp_channel_latency_cycles`).
+    pub channel_latency: u64,
 }
 
 /// What one kernel costs and where it runs.
@@ -380,6 +383,10 @@ struct Clock<'a> {
     queue: Vec<u32>,
     stream: Vec<u32>,
     next_in_stream: Vec<u32>,
+    /// Per successor entry (as `succs`): the cycles the edge adds, a channel delivery's
+    /// latency; empty when no edge adds any. `pred_delay` the same per `preds` entry.
+    succ_delay: Vec<u64>,
+    pred_delay: Vec<u64>,
     /// Per node: predecessors not yet dispatched, and when the dispatched ones end.
     pending: Vec<u32>,
     ready_at: Vec<u64>,
@@ -551,6 +558,31 @@ impl<'a> Clock<'a> {
             pred_fill[s as usize] += 1;
         }
         drop(canon);
+        // A channel delivery (the one task sent, to each task of its consumer) adds the
+        // channel latency. A launch node stands for its first instance: a delivery to a
+        // consumer's launch reaches every instance of it.
+        let (mut succ_delay, mut pred_delay) = (Vec::new(), Vec::new());
+        if costs.channel_latency > 0 && !graph.deliveries.is_empty() {
+            let mut delivered: Vec<(TaskId, TaskId)> = graph
+                .deliveries
+                .iter()
+                .copied()
+                .filter(|&(p, s)| p >= lo && s >= lo && s < hi)
+                .collect();
+            delivered.sort_unstable();
+            let delay = |p: usize, s: usize| {
+                let d = delivered.binary_search(&(ids[p], ids[s])).is_ok();
+                if d { costs.channel_latency } else { 0 }
+            };
+            succ_delay = (0..n)
+                .flat_map(|j| (succ_at[j]..succ_at[j + 1]).map(move |k| (j, k)))
+                .map(|(j, k)| delay(j, succs[k as usize] as usize))
+                .collect();
+            pred_delay = (0..n)
+                .flat_map(|j| (pred_at[j]..pred_at[j + 1]).map(move |k| (j, k)))
+                .map(|(j, k)| delay(preds[k as usize] as usize, j))
+                .collect();
+        }
         let mut pending: Vec<u32> = (0..n).map(|i| pred_at[i + 1] - pred_at[i]).collect();
         for l in &mut launches {
             l.pinned_in.sort_unstable();
@@ -640,6 +672,8 @@ impl<'a> Clock<'a> {
             queue,
             stream,
             next_in_stream,
+            succ_delay,
+            pred_delay,
             pending,
             ready_at: vec![0; n],
             waiting: FxHashMap::default(),
@@ -857,6 +891,7 @@ impl<'a> Clock<'a> {
             let j = j as usize;
             for k in self.succ_at[j]..self.succ_at[j + 1] {
                 let s = self.succs[k as usize];
+                let e = e + self.succ_delay.get(k as usize).copied().unwrap_or(0);
                 if let Some(end) = self.arrive(s, e) {
                     work.push((s, end));
                 }
@@ -945,7 +980,8 @@ impl<'a> Clock<'a> {
     }
 
     /// The longest chain of dependencies, each task taking its dispatch latency and its
-    /// cycles (kernels) or transfer (collectives), and nothing else.
+    /// cycles (kernels) or transfer (collectives), each channel delivery its latency, and
+    /// nothing else.
     fn critical_path(&self) -> u64 {
         let own = |k: u32, t: TaskId| self.latency + self.cycles(k, t);
         let mut chains = Chains {
@@ -955,8 +991,12 @@ impl<'a> Clock<'a> {
             steps: (0..self.launches.len()).map(|_| Steps::None).collect(),
         };
         let preds_end = |chain: &[u64], n: usize| {
-            let preds = &self.preds[self.pred_at[n] as usize..self.pred_at[n + 1] as usize];
-            preds.iter().map(|&p| chain[p as usize]).max().unwrap_or(0)
+            let (a, b) = (self.pred_at[n] as usize, self.pred_at[n + 1] as usize);
+            let delay = |k: usize| self.pred_delay.get(k).copied().unwrap_or(0);
+            (a..b)
+                .map(|k| chain[self.preds[k] as usize] + delay(k))
+                .max()
+                .unwrap_or(0)
         };
         // Predecessors come first in enumeration order, so one pass finds every chain's end.
         for n in 0..self.entries {
@@ -1503,6 +1543,7 @@ mod tests {
             kernels: &kernels,
             extra_cycles: &[],
             collectives: &[],
+            channel_latency: 0,
         };
         let mut clock = Clock::new(&g, 0, count, &rules, costs, &target, false);
         assert_eq!((clock.nodes.len(), clock.pinned.len()), (1, 0));
@@ -1519,14 +1560,33 @@ mod tests {
 
     /// The clock over a graph with launches equals the clock over the same graph with
     /// every instance a task of its own (`Graph::expand`): the same cycles, critical path,
-    /// busy cycles and the same span for every task.
+    /// busy cycles and the same span for every task; with channel deliveries (every edge of
+    /// some tasks that are not instances, as a sent task's are) delayed by a latency too.
     #[test]
     fn launches_simulate_as_their_instances_would() {
+        let mut delayed = 0;
         for seed in 0..3000 {
             let rng = &mut Pcg64::seed_from_u64(seed);
-            let (with_launches, ranges) = graph(&mut rng.clone());
+            let (mut with_launches, ranges) = graph(&mut rng.clone());
             let (mut expanded, _) = graph(rng);
             expanded.expand();
+            let channel_latency = if rng.random_bool(0.5) {
+                rng.random_range(1..40)
+            } else {
+                0
+            };
+            let senders: Vec<TaskId> = (0..with_launches.next_id())
+                .filter(|&t| with_launches.instance_of(t).is_none())
+                .filter(|_| rng.random_bool(0.3))
+                .collect();
+            let deliveries: Vec<(TaskId, TaskId)> = with_launches
+                .edges
+                .iter()
+                .copied()
+                .filter(|(p, _)| senders.contains(p))
+                .collect();
+            with_launches.deliveries = deliveries.clone();
+            expanded.deliveries = deliveries;
             let schedule = schedule(rng);
             let target = TargetDesc {
                 aicpus: rng.random_range(1..5),
@@ -1554,17 +1614,33 @@ mod tests {
                         kernels: &kernels,
                         extra_cycles: &extra,
                         collectives: &collectives,
+                        channel_latency,
                     };
                     let mut t = simulate(g, lo, hi, &schedule, costs, &target, true);
                     t.spans.sort_by_key(|s| s.task);
                     t
                 };
+                let t = run(&with_launches);
                 assert_eq!(
-                    run(&with_launches),
+                    t,
                     run(&expanded),
                     "seed {seed}, tasks {lo}..{hi}, {schedule:?}"
                 );
+                if channel_latency > 0 {
+                    let costs = Costs {
+                        kernels: &kernels,
+                        extra_cycles: &extra,
+                        collectives: &collectives,
+                        channel_latency: 0,
+                    };
+                    let undelayed =
+                        simulate(&with_launches, lo, hi, &schedule, costs, &target, false);
+                    // (Not always later: list scheduling is not monotonic.)
+                    delayed += usize::from(undelayed.total_cycles != t.total_cycles);
+                }
             }
         }
+        // The latency is felt, not only carried.
+        assert!(delayed > 300, "{delayed}");
     }
 }

@@ -23,13 +23,14 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         let symbols = runtime_symbols(db, &execute.program);
         for b in &execute.bindings {
             let name = &b.name;
+            // Every program takes the original's channel latency, in cycles (the clock's).
             if name == wsp_ir::CHANNEL_LATENCY_SYMBOL {
-                if !matches!(b.value, Value::Int(0) | Value::Unknown) {
+                if !matches!(b.value, Value::Int(n) if n >= 0) && b.value != Value::Unknown {
                     let at = Span {
                         item,
                         range: b.value_range,
                     };
-                    out.push(Diag::new(Code::WrongKind, at, format!("channels here deliver a task the moment it finishes: a channel latency is not modelled, so `{name}` takes only 0, not {}", b.value.describe())));
+                    out.push(Diag::new(Code::WrongKind, at, format!("`{name}` is the cycles each channel delivery takes in the simulated clock: a whole number, 0 or more, not {}", b.value.describe())));
                 }
                 continue;
             }
