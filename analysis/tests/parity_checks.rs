@@ -59,7 +59,7 @@ fn a_selected_loop_over_runtime_routing_writing_one_region_races() {
         "P.sel",
         "Y[b]",
         expect![[r#"
-            WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (e=1) and (e=0) of this `P.sel` loop, which both write `Y[0]`; `e` runs over a row of `routing`, read from tensor data at run time: this happens whenever a row selects 2 or more entries [fix: make the loop sequential: `P.sel` → `P.seq`]
+            WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (e=0) and (e=1) of this `P.sel` loop, which both write `Y[0]`; `e` runs over a row of `routing`, read from tensor data at run time: this happens whenever a row selects 2 or more entries [fix: make the loop sequential: `P.sel` → `P.seq`]
         "#]],
     );
 }
@@ -107,7 +107,7 @@ fn diagnostics(text: &str) -> String {
 #[test]
 fn a_workload_nobody_calls_yet_is_checked_for_races_over_any_axes() {
     expect![[r#"
-        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=1) and (t=0) of this `P` loop, which both write `Y[0]`; `t` runs over an axis the workload's caller gives: this happens in every call whose axis has 2 or more iterations
+        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=0) and (t=1) of this `P` loop, which both write `Y[0]`; `t` runs over an axis the workload's caller gives: this happens in every call whose axis has 2 or more iterations
     "#]].assert_eq(&diagnostics(UNCALLED));
     // Once called, the call's own extents decide, once: one tile per row cannot race.
     let called =
@@ -116,6 +116,6 @@ fn a_workload_nobody_calls_yet_is_checked_for_races_over_any_axes() {
     let called =
         format!("{UNCALLED}\nprogram = reduce(Dense[4], Dense[8]).compile(target=\"cpu_sim\")\n");
     expect![[r#"
-        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=1) and (t=0) of this `P` loop, which both write `Y[0]`
+        WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=0) and (t=1) of this `P` loop, which both write `Y[0]`
     "#]].assert_eq(&diagnostics(&called));
 }

@@ -188,3 +188,43 @@ program = connect([a], [l2c]).compile()
         "#]],
     );
 }
+
+/// A consumer's iterations run in no order among themselves: two of them writing one tile race,
+/// and the message says so of the `consume` block, not of a parallel loop.
+#[test]
+fn a_race_between_consumer_iterations_names_the_consume_block() {
+    let text = format!(
+        r#"{HEADER}
+@workload
+def pipe():
+    with P.pipe():
+        for t in P.seq(tiles):
+            send(l2c, load_tile[t](src=X[t], dst=T0[t]))
+        with consume(l2c) as t:
+            square_tile[t](src=T0[t], dst=Y[0])
+
+program = pipe().compile(target="cpu_sim")
+"#
+    );
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "csp.wsp".into(), text.clone());
+    let mut out = String::new();
+    for d in file_diagnostics(&db, file) {
+        let _ = writeln!(
+            out,
+            "{} `{}`: {}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+        for (range, message) in &d.related {
+            let _ = writeln!(out, "  `{}`: {message}", &text[*range]);
+        }
+    }
+    expect![[r#"
+        WSP301 `Y[0]`: `Y[0]` is written by parallel iterations (t=0) and (t=1) of this `consume` block, which both write `Y[0]`
+          `consume(l2c)`: the consume block: an iteration per task received, in no order
+          `pipe()`: for this call
+    "#]].assert_eq(&out);
+}

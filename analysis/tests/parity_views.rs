@@ -117,8 +117,8 @@ fn slices_race_as_intervals() {
         "K[h, c*CH:(c+1)*CH]",
         "S[h, c*8:c*8 + 16]",
         expect![[r#"
-        WSP301 `S[h, c*8:c*8 + 16]`: `S[h, 8*c:8*c + 16]` is written by parallel iterations (c=1) and (c=0) of this `P` loop, which both write `S[0, 8:16]`
-    "#]],
+            WSP301 `S[h, c*8:c*8 + 16]`: `S[h, 8*c:8*c + 16]` is written by parallel iterations (c=0) and (c=1) of this `P` loop, which both write `S[0, 8:16]`
+        "#]],
     );
     // A window against a constant range it reaches.
     check(

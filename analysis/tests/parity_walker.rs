@@ -97,9 +97,9 @@ fn positional_arguments_get_pythons_errors() {
     check(
         "attn[b, h](Q[b, h], O[b, h], K[b])",
         expect![[r#"
-        WSP305 `O[b, h]`: `O` is read here but no task writes it and it has no `init`, so it is all zeros; give it an `init=` or write it first
-        WSP301 `K[b]`: `K[b]` is written by parallel iterations (b=0, h=1) and (b=0, h=0) of this `P` loop, which both write `K[0]`
-    "#]],
+            WSP305 `O[b, h]`: `O` is read here but no task writes it and it has no `init`, so it is all zeros; give it an `init=` or write it first
+            WSP301 `K[b]`: `K[b]` is written by parallel iterations (b=0, h=0) and (b=0, h=1) of this `P` loop, which both write `K[0]`
+        "#]],
     );
 }
 

@@ -49,9 +49,9 @@ fn a_race_in_four_million_iterations_is_found_with_its_first_witness() {
     // Every `k` writes `C[m, 0]`.
     check(
         program(1 << 20, "mm[m, k](a=A[m, k], c=C[m, 0])"),
-        expect![[
-            r#"WSP301 `C[m, 0]` is written by parallel iterations (k=1) and (k=0) of this `P` loop, which both write `C[0, 0]`"#
-        ]],
+        expect![
+            "WSP301 `C[m, 0]` is written by parallel iterations (k=0) and (k=1) of this `P` loop, which both write `C[0, 0]`"
+        ],
     );
     // Iteration `k + 1` reads and writes the tile iteration `k` wrote (`c` is `InOut`).
     check(
@@ -61,7 +61,7 @@ fn a_race_in_four_million_iterations_is_found_with_its_first_witness() {
         ),
         expect![[r#"
             WSP302 `C[m, 2*k + 2]` is written by iteration (k=0) of this `P` loop and read as `C[m, 2*k]` by iteration (k=1): both touch `C[0, 2]`, with no order between them
-            WSP301 `C[m, 2*k]` is written by parallel iterations (k=1) and (k=0) of this `P` loop, which both write `C[0, 2]`
+            WSP301 `C[m, 2*k]` is written by parallel iterations (k=0) and (k=1) of this `P` loop, which both write `C[0, 2]`
             WSP302 `C[m, 2*k]` is written by iteration (k=1) of this `P` loop and read as `C[m, 2*k + 2]` by iteration (k=0): both touch `C[0, 2]`, with no order between them"#]],
     );
 }

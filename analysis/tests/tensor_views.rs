@@ -116,7 +116,7 @@ fn races_and_reads_are_decided_on_the_bytes() {
         "At = A.reshape(4, 16, 4, 16).transpose(0, 2, 1, 3)",
         "bump[b](t=At[0, 1])",
         expect![[r#"
-            WSP301 `At[0, 1]`: `At[0, 1]` is written by parallel iterations (b=1) and (b=0) of this `P` loop, which both write `A[0:16, 16:32]`
+            WSP301 `At[0, 1]`: `At[0, 1]` is written by parallel iterations (b=0) and (b=1) of this `P` loop, which both write `A[0:16, 16:32]`
         "#]],
     );
     // Z has no init and nothing writes it: reading it through a view reads zeros.

@@ -23,14 +23,14 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
             return ExitCode::from(2);
         }
     };
-    let mut unreadable = false;
+    let mut unreadable = 0;
     let mut found = Vec::new();
     for path in &paths {
         match wsp_analysis::wsp_files(path) {
             Ok(files) => found.extend(files),
             Err(e) => {
                 eprintln!("error: {e}");
-                unreadable = true;
+                unreadable += 1;
             }
         }
     }
@@ -43,7 +43,7 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
             Ok(text) => inputs.push(File::on_disk(&db, workspace, path, text)),
             Err(e) => {
                 eprintln!("error: cannot read {}: {e}", path.display());
-                unreadable = true;
+                unreadable += 1;
             }
         }
     }
@@ -63,12 +63,12 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
         .filter(|d| d.severity == Severity::Error)
         .count();
     match format {
-        Format::Human => crate::report::print_human(&checked),
+        Format::Human => crate::report::print_human(&checked, unreadable),
         Format::Json => crate::report::print_json(&checked),
         Format::Sarif => crate::report::print_sarif(&checked),
         Format::Github => crate::report::print_github(&checked),
     }
-    if unreadable {
+    if unreadable > 0 {
         ExitCode::from(2)
     } else if errors > 0 {
         ExitCode::from(1)
@@ -101,11 +101,14 @@ pub(crate) fn check_and_lower(
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
     let diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
     if !diagnostics.is_empty() {
-        crate::report::print_human(&[Checked {
-            path: path.to_path_buf(),
-            text: text.to_string(),
-            diagnostics: diagnostics.clone(),
-        }]);
+        crate::report::print_human(
+            &[Checked {
+                path: path.to_path_buf(),
+                text: text.to_string(),
+                diagnostics: diagnostics.clone(),
+            }],
+            0,
+        );
     }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         return None;

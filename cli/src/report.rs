@@ -36,7 +36,7 @@ impl Positions {
     }
 }
 
-pub(crate) fn print_human(checked: &[Checked]) {
+pub(crate) fn print_human(checked: &[Checked], unreadable: usize) {
     let choice = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
         termcolor::ColorChoice::Auto
     } else {
@@ -92,9 +92,18 @@ pub(crate) fn print_human(checked: &[Checked]) {
         }
     }
     let files = checked.len();
+    // A path that could not be read was said on stderr; the count must not read as clean.
+    let unread = if unreadable > 0 {
+        format!(
+            " ({unreadable} path{} could not be read)",
+            plural(unreadable)
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{files} file{} checked: {errors} error{}, {warnings} warning{}",
+        "{files} file{} checked{unread}: {errors} error{}, {warnings} warning{}",
         plural(files),
         plural(errors),
         plural(warnings)
@@ -130,6 +139,17 @@ struct JsonDiagnostic<'a> {
     end_line: u32,
     end_column: u32,
     message: &'a str,
+    /// The notes at other places of the same file, as SARIF's related locations.
+    related: Vec<JsonRelated<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    message: &'a str,
 }
 
 pub(crate) fn print_json(checked: &[Checked]) {
@@ -148,6 +168,21 @@ pub(crate) fn print_json(checked: &[Checked]) {
                 end_line,
                 end_column,
                 message: &d.message,
+                related: d
+                    .related
+                    .iter()
+                    .map(|(r, message)| {
+                        let (line, column) = pos.at(r.start());
+                        let (end_line, end_column) = pos.at(r.end());
+                        JsonRelated {
+                            line,
+                            column,
+                            end_line,
+                            end_column,
+                            message,
+                        }
+                    })
+                    .collect(),
             });
         }
     }

@@ -84,7 +84,8 @@ fn json_output_follows_the_contract() {
             "column": 16,
             "end_line": 1,
             "end_column": 17,
-            "message": "expected `,` between parameters, found name `t`"
+            "message": "expected `,` between parameters, found name `t`",
+            "related": []
           },
           {
             "file": "syntax/test_data/parser/err/lambda_missing_colon.wsp",
@@ -94,11 +95,49 @@ fn json_output_follows_the_contract() {
             "column": 17,
             "end_line": 1,
             "end_column": 18,
-            "message": "expected `:`, found `.`"
+            "message": "expected `:`, found `.`",
+            "related": []
           }
         ]
     "#]]
     .assert_eq(&stdout(&out));
+    // The notes at other places, as SARIF keeps them.
+    let out = wsp(&[
+        "check",
+        "--format",
+        "json",
+        "analysis/test_data/diagnostics/WSP301.wsp",
+    ]);
+    expect![[r#"
+        [
+          {
+            "file": "analysis/test_data/diagnostics/WSP301.wsp",
+            "code": "WSP301",
+            "severity": "error",
+            "line": 19,
+            "column": 43,
+            "end_line": 19,
+            "end_column": 47,
+            "message": "`C[m]` is written by parallel iterations (k=0) and (k=1) of this `P` loop, which both write `C[0]`",
+            "related": [
+              {
+                "line": 18,
+                "column": 9,
+                "end_line": 18,
+                "end_column": 23,
+                "message": "the parallel loop"
+              },
+              {
+                "line": 21,
+                "column": 11,
+                "end_line": 21,
+                "end_column": 23,
+                "message": "for this call"
+              }
+            ]
+          }
+        ]
+    "#]].assert_eq(&stdout(&out));
 }
 
 /// `match` is valid Python: never a syntax error, always "outside the subset", at module level
@@ -180,7 +219,11 @@ fn wsp_check_alias_and_exit_codes() {
 
     let missing = wsp(&["check", "no/such/file.wsp"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read no/such/file.wsp"));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no/such/file.wsp"));
+    assert_eq!(
+        stdout(&missing),
+        "0 files checked (1 path could not be read): 0 errors, 0 warnings\n"
+    );
 
     let usage = wsp(&["check", "--format", "yaml"]);
     assert_eq!(usage.status.code(), Some(2));

@@ -86,7 +86,7 @@ fn walk_loops<'p, 'db>(
                 if let Some(own) = &extents {
                     if *kind != LoopKind::Sequential {
                         check_loop(
-                            *kind,
+                            Scope::Loop(*kind),
                             vars,
                             own,
                             outer,
@@ -118,7 +118,7 @@ fn walk_loops<'p, 'db>(
                     row: None,
                 };
                 check_loop(
-                    LoopKind::Independent,
+                    Scope::Consume,
                     std::slice::from_ref(&lv),
                     &own,
                     outer,
@@ -223,8 +223,34 @@ fn collect_accesses<'p, 'db>(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// What runs the iterations that may race: a parallel loop, or a `consume` block (an
+/// iteration per task received, in no order among themselves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Loop(LoopKind),
+    Consume,
+}
+
+impl Scope {
+    /// As the message names it: "this `P` loop".
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Loop(LoopKind::Selected) => "`P.sel` loop",
+            Scope::Loop(_) => "`P` loop",
+            Scope::Consume => "`consume` block",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Scope::Loop(_) => "the parallel loop",
+            Scope::Consume => "the consume block: an iteration per task received, in no order",
+        }
+    }
+}
+
 fn check_loop<'p, 'db>(
-    kind: LoopKind,
+    scope: Scope,
     vars: &[LoopVar],
     own: &[(&'p str, u64)],
     outer: &[(&'p str, u64)],
@@ -274,7 +300,7 @@ fn check_loop<'p, 'db>(
                 Overlap::Undecided => {
                     reported.insert((i, j));
                     let points = space_size(a).zip(space_size(b)).map(|(x, y)| x.max(y));
-                    out.push(undecided(kind, a, b, points, loop_span, call_site));
+                    out.push(undecided(scope, a, b, points, loop_span, call_site));
                     continue;
                 }
             };
@@ -296,20 +322,19 @@ fn check_loop<'p, 'db>(
                 format!("({})", parts.join(", "))
             };
             let region_text = region_text(&write.base.tensor.name, &region);
-            let loop_name = match kind {
-                LoopKind::Selected => "P.sel",
-                _ => "P",
-            };
+            let scope_name = scope.name();
             let message = if code == Code::WriteWriteRace {
+                // Two writes: the witnesses in order.
+                let (first, second) = if pw <= po { (pw, po) } else { (po, pw) };
                 format!(
-                    "`{}` is written by parallel iterations {} and {} of this `{loop_name}` loop, which both write {region_text}",
+                    "`{}` is written by parallel iterations {} and {} of this {scope_name}, which both write {region_text}",
                     write.view.text(),
-                    show(pw),
-                    show(po)
+                    show(first),
+                    show(second)
                 )
             } else {
                 format!(
-                    "`{}` is written by iteration {} of this `{loop_name}` loop and read as `{}` by iteration {}: both touch {region_text}, with no order between them",
+                    "`{}` is written by iteration {} of this {scope_name} and read as `{}` by iteration {}: both touch {region_text}, with no order between them",
                     write.view.text(),
                     show(pw),
                     other.view.text(),
@@ -350,14 +375,14 @@ fn check_loop<'p, 'db>(
                     },
                 );
             }
-            d = d.with_related(loop_span, "the parallel loop");
+            d = d.with_related(loop_span, scope.label());
             if let Some(site) = call_site {
                 d = d.with_related(site, "for this call");
             }
             if vars.len() == 1
                 && let Some(callee) = callee
             {
-                let from = if kind == LoopKind::Selected {
+                let from = if scope == Scope::Loop(LoopKind::Selected) {
                     "P.sel"
                 } else {
                     "P"
@@ -432,7 +457,7 @@ fn side<'x>(a: &'x Access) -> Side<'x> {
 
 /// WSP306: a pair of accesses whose race neither the search nor enumeration decided.
 fn undecided<'db>(
-    kind: LoopKind,
+    scope: Scope,
     a: &Access<'_, 'db>,
     b: &Access<'_, 'db>,
     points: Option<u64>,
@@ -440,13 +465,10 @@ fn undecided<'db>(
     call_site: Option<Span<'db>>,
 ) -> Diag<'db> {
     let (write, other) = if a.write { (a, b) } else { (b, a) };
-    let loop_name = match kind {
-        LoopKind::Selected => "P.sel",
-        _ => "P",
-    };
     let points = points.map_or("more than 2^64".to_string(), |n| n.to_string());
     let message = format!(
-        "whether parallel iterations of this `{loop_name}` loop race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries, and the {points} iteration points of the loops around them are too many to enumerate; check the indices by hand or make the loop sequential",
+        "whether parallel iterations of this {} race on `{}` through `{}` and `{}` is not decided: the search for two iterations touching a common element gave up after {} tries, and the {points} iteration points of the loops around them are too many to enumerate; check the indices by hand or make the loop sequential",
+        scope.name(),
         write.base.tensor.name,
         write.view.text(),
         other.view.text(),
@@ -456,7 +478,7 @@ fn undecided<'db>(
     if !std::ptr::eq(write.view, other.view) {
         d = d.with_related(other.view.span, "the other access is here");
     }
-    d = d.with_related(loop_span, "the parallel loop");
+    d = d.with_related(loop_span, scope.label());
     if let Some(site) = call_site {
         d = d.with_related(site, "for this call");
     }
