@@ -222,7 +222,6 @@ fn collect_accesses<'p, 'db>(
     true
 }
 
-#[allow(clippy::too_many_arguments)]
 /// What runs the iterations that may race: a parallel loop, or a `consume` block (an
 /// iteration per task received, in no order among themselves).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,6 +248,7 @@ impl Scope {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_loop<'p, 'db>(
     scope: Scope,
     vars: &[LoopVar],
