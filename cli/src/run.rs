@@ -87,6 +87,22 @@ struct Stats {
     startup_ms: f64,
     /// Loops that ran as index or sequential launches.
     index_launches: u64,
+    /// Each execution, in order; the fields above are the whole run's.
+    executions: Vec<ExecutionStats>,
+}
+
+/// One `execute()` of one program.
+#[derive(Serialize)]
+struct ExecutionStats {
+    program: String,
+    /// Its number among the program's executions, from 1.
+    execute: u32,
+    task_count: u64,
+    total_cycles: u64,
+    critical_path_cycles: u64,
+    simulated_time_us: f64,
+    core_utilization: CoreUtilization,
+    execute_time_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -242,6 +258,32 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     };
     print!("{}", report.output);
     let whole_run = report.stats(None, compile_time_ms);
+    let mut executions = Vec::new();
+    let mut lines = Vec::new();
+    for (i, e) in report.executions.iter().enumerate() {
+        let execute = report.executions[..=i]
+            .iter()
+            .filter(|o| o.program == e.program)
+            .count() as u32;
+        let s = report.stats(Some(e), compile_time_ms);
+        // What the program printed itself is not printed again.
+        if !report.stats_printed.contains(&i) {
+            lines.push((format!("{}, execute #{execute}", e.program), s.clone()));
+        }
+        executions.push(ExecutionStats {
+            program: e.program.clone(),
+            execute,
+            task_count: s.task_count,
+            total_cycles: s.total_cycles,
+            critical_path_cycles: s.critical_path_cycles,
+            simulated_time_us: s.simulated_time_us,
+            core_utilization: CoreUtilization {
+                cube: s.cube_utilization,
+                vector: s.vector_utilization,
+            },
+            execute_time_ms: s.execute_time_ms,
+        });
+    }
     let stats = Stats {
         task_count: report.task_count,
         total_cycles: report.total_cycles,
@@ -260,9 +302,25 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             .and_then(|b| b.duration_since(started).ok())
             .map_or(0.0, |d| d.as_secs_f64() * 1e3),
         index_launches: report.index_launches,
+        executions,
     };
     let cache_hit = if stats.cache_hit { "True" } else { "False" };
-    println!("{}", whole_run.dict_with(&[("cache_hit", cache_hit)]));
+    // One line per execution the program did not print, labelled; with several executions,
+    // the whole run's after them, with `cache_hit` (else on the one execution's line).
+    let several = report.executions.len() > 1;
+    for (label, s) in &lines {
+        if several {
+            println!("{label}: {}", s.dict());
+        } else {
+            println!("{label}: {}", s.dict_with(&[("cache_hit", cache_hit)]));
+        }
+    }
+    if several {
+        println!(
+            "whole run: {}",
+            whole_run.dict_with(&[("cache_hit", cache_hit)])
+        );
+    }
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
         wsp_runtime::files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;

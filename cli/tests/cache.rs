@@ -31,7 +31,8 @@ fn text(out: &Output) -> String {
 }
 
 /// `examples/hello_add.wsp` with its kernel changed, so that no other test's cache or build
-/// holds the same key.
+/// holds the same key, and without its own `print(program.stats)`, so that `wsp run` prints
+/// the stats line with `cache_hit`.
 fn program(dir: &Path, variant: &str) -> PathBuf {
     let file = dir.join("add.wsp");
     let text = std::fs::read_to_string(root().join("examples/hello_add.wsp"))
@@ -39,7 +40,8 @@ fn program(dir: &Path, variant: &str) -> PathBuf {
         .replace(
             "pto.add(x, y)",
             &format!("pto.add(pto.add(x, y), {variant})"),
-        );
+        )
+        .replace("print(program.stats)\n", "");
     std::fs::write(&file, text).unwrap();
     file
 }

@@ -1493,3 +1493,89 @@ fn a_channel_latency_delays_each_delivery_without_a_rebuild() {
     }
     assert!(totals[0] < totals[1] && totals[1] < totals[2], "{totals:?}");
 }
+
+/// Two programs, three executions: `wsp run` prints a labelled line per execution the program
+/// did not print itself (`pb`'s is printed by the program, once), then the whole run's with
+/// `cache_hit`; `--stats-json` has each execution beside the totals.
+#[test]
+fn stats_are_printed_once_per_program_and_execution() {
+    let dir = scratch("stats-executions");
+    let file = dir.join("two.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+@workload
+def a():
+    for i in P(Dense[4]):
+        copy[i](x=X[i], y=Y[i])
+
+@workload
+def b():
+    for i in P(Dense[2]):
+        copy[i](x=X[i], y=Y[i])
+
+pa = a().compile(target="cpu_sim")
+pb = b().compile(target="cpu_sim")
+pa.execute()
+pb.execute()
+pa.execute()
+print(pb.stats)
+"#,
+    )
+    .unwrap();
+    let json = dir.join("stats.json");
+    let out = wsp_run(&file, &["--stats-json", json.to_str().unwrap()]);
+    ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let labels: Vec<&str> = stdout
+        .lines()
+        .map(|l| match l.starts_with('{') {
+            true => "(program's print)",
+            false => l.split_once(": {").map_or(l, |(l, _)| l),
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "(program's print)",
+            "pa, execute #1",
+            "pa, execute #2",
+            "whole run"
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.lines().next().unwrap().contains("'task_count': 2"));
+    assert!(stdout.lines().last().unwrap().contains("'task_count': 10"));
+    assert!(stdout.lines().last().unwrap().contains("'cache_hit'"));
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(s["task_count"], 10);
+    let each: Vec<(String, u64, u64)> = s["executions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["program"].as_str().unwrap().to_string(),
+                e["execute"].as_u64().unwrap(),
+                e["task_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        each,
+        [
+            ("pa".to_string(), 1, 4),
+            ("pb".to_string(), 1, 2),
+            ("pa".to_string(), 2, 4)
+        ]
+    );
+}

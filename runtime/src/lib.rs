@@ -95,6 +95,9 @@ pub struct Report {
     pub executions: Vec<ExecutionReport>,
     /// What `print(...)` printed, in order.
     pub output: String,
+    /// The executions (indices into `executions`) whose whole stats `print(program.stats)`
+    /// printed.
+    pub stats_printed: Vec<usize>,
     /// The simulated part: its name and clock.
     pub target: String,
     pub clock_ghz: f64,
@@ -599,6 +602,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         timelines.push((offset, tl));
         offset = report.total_cycles;
     }
+    let mut stats_printed = Vec::new();
     for p in printed {
         let stats_of = |execution: Option<usize>| match execution {
             Some(i) => report.stats(Some(&report.executions[i]), job.compile_time_ms),
@@ -617,6 +621,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 conversion,
                 spec,
             } => {
+                if let (Some(i), None) = (execution, &field) {
+                    stats_printed.push(i);
+                }
                 let stats = stats_of(execution);
                 let value = match &field {
                     Some(f) => stats
@@ -633,6 +640,9 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
                 report.output.push_str(&text);
             }
             Printed::Stats { execution, field } => {
+                if let (Some(i), None) = (execution, &field) {
+                    stats_printed.push(i);
+                }
                 let stats = stats_of(execution);
                 let text = match field {
                     Some(f) => stats
@@ -644,6 +654,7 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
             }
         }
     }
+    report.stats_printed = stats_printed;
     let writing = Instant::now();
     if let Some(path) = &job.dump_tasks {
         let executions: Vec<_> = ranges.iter().map(|&(p, lo, hi, ..)| (p, lo, hi)).collect();
