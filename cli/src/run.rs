@@ -268,7 +268,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         let s = report.stats(Some(e), compile_time_ms);
         // What the program printed itself is not printed again.
         if !report.stats_printed.contains(&i) {
-            lines.push((format!("{}, execute #{execute}", e.program), s.clone()));
+            lines.push((format!("{}, execute #{execute}", e.program), s));
         }
         executions.push(ExecutionStats {
             program: e.program.clone(),
