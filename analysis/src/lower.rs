@@ -279,11 +279,30 @@ fn lower_workload<'db>(
     wsp_ir::Workload {
         name: workload.name(db).clone(),
         args,
-        body: lower_nodes(&workload_instance(db, call).0.body, kernels),
+        body: lower_nodes(db, &workload_instance(db, call).0.body, kernels),
     }
 }
 
-fn lower_nodes<'db>(nodes: &[PlanNode<'db>], kernels: &mut Vec<Item<'db>>) -> Vec<Node> {
+/// Where `span` lies in its file, as run-time errors point at it.
+fn site_of(db: &dyn salsa::Database, span: crate::diagnostics::Span) -> ir_plan::Site {
+    let file = span.item.file(db);
+    let at = module_items(db, file)
+        .iter()
+        .position(|&i| i == span.item)
+        .and_then(|k| item_offsets(db, file).get(k).copied())
+        .unwrap_or_default();
+    let r = span.range + at;
+    ir_plan::Site {
+        start: r.start().into(),
+        end: r.end().into(),
+    }
+}
+
+fn lower_nodes<'db>(
+    db: &'db dyn salsa::Database,
+    nodes: &[PlanNode<'db>],
+    kernels: &mut Vec<Item<'db>>,
+) -> Vec<Node> {
     nodes
         .iter()
         .map(|n| match n {
@@ -292,32 +311,34 @@ fn lower_nodes<'db>(nodes: &[PlanNode<'db>], kernels: &mut Vec<Item<'db>>) -> Ve
             } => Node::Loop {
                 kind: *kind,
                 vars: vars.clone(),
-                body: lower_nodes(body, kernels),
+                body: lower_nodes(db, body, kernels),
             },
             PlanNode::Conditional { branches, .. } => Node::Conditional {
                 branches: branches
                     .iter()
                     .map(|b| ir_plan::Branch {
                         predicate: b.predicate.clone(),
-                        body: lower_nodes(&b.body, kernels),
+                        body: lower_nodes(db, &b.body, kernels),
+                        site: b.span.map(|s| site_of(db, s)),
                     })
                     .collect(),
             },
             PlanNode::Pipeline { stages, .. } => Node::Pipeline {
-                stages: lower_nodes(stages, kernels),
+                stages: lower_nodes(db, stages, kernels),
             },
             PlanNode::Consume {
                 channel, var, body, ..
             } => Node::Consume {
                 channel: channel.clone(),
                 var: var.clone(),
-                body: lower_nodes(body, kernels),
+                body: lower_nodes(db, body, kernels),
             },
             PlanNode::Task(t) => {
                 if !kernels.contains(&t.kernel) {
                     kernels.push(t.kernel);
                 }
                 Node::Task(ir_plan::Task {
+                    site: Some(site_of(db, t.span)),
                     id: t.id,
                     kernel: t.kernel_name.clone(),
                     index: t.index.clone(),

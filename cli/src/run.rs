@@ -247,8 +247,17 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
     pb.finish_and_clear();
     let report = match outcome {
         Ok(r) => r,
-        Err(ChildError::Fault(what) | ChildError::Run(RunError::Fault(what))) => {
-            print_fault(&args.file, &text, &what, &lowered.task_calls);
+        Err(ChildError::Fault(what)) => {
+            let crash = wsp_runtime::Fault {
+                what,
+                cause: wsp_runtime::FaultCause::Crash,
+                site: None,
+            };
+            print_fault(&args.file, &text, &crash, &lowered.task_calls);
+            return Ok(ExitCode::from(1));
+        }
+        Err(ChildError::Run(RunError::Fault(f))) => {
+            print_fault(&args.file, &text, &f, &lowered.task_calls);
             return Ok(ExitCode::from(1));
         }
         Err(e) => {
@@ -345,35 +354,55 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
 /// WSP602: a fault in a task, at the calls of the kernel it names ("segmentation fault in task
 /// crash[0]"): the fault knows the kernel and the task's index, not which of its calls made
 /// it, so each call of that kernel is shown.
-fn print_fault(path: &Path, text: &str, what: &str, calls: &[(String, wsp_syntax::TextRange)]) {
+/// WSP602 at its source: the fault's own site (the task call or the predicate), else, for a
+/// crash inside a kernel, which names the task, the calls of its kernel.
+fn print_fault(
+    path: &Path,
+    text: &str,
+    fault: &wsp_runtime::Fault,
+    calls: &[(String, wsp_syntax::TextRange)],
+) {
     let source = SimpleFile::new(path.display().to_string(), text);
     let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
-    let kernel = what
-        .split_once(" task ")
-        .and_then(|(_, rest)| rest.split_once('['))
-        .map(|(name, _)| name);
-    let sites: Vec<_> = calls
-        .iter()
-        .filter(|(k, _)| Some(k.as_str()) == kernel)
-        .collect();
-    let labels = sites
-        .iter()
-        .map(|(_, r)| {
-            let label = if sites.len() == 1 {
-                Label::primary((), usize::from(r.start())..usize::from(r.end()))
-            } else {
-                Label::secondary((), usize::from(r.start())..usize::from(r.end()))
+    let what = &fault.what;
+    let labels: Vec<Label<()>> = match fault.site {
+        Some(s) if (s.end as usize) <= text.len() => {
+            let message = match fault.cause {
+                wsp_runtime::FaultCause::Read => "read here",
+                _ => "the task was made by this call",
             };
-            label.with_message("the task was made by this call")
-        })
-        .collect();
+            vec![Label::primary((), s.start as usize..s.end as usize).with_message(message)]
+        }
+        _ => {
+            // "task NAME[i, j]: ..." or "... in task NAME[i, j]".
+            let kernel = what
+                .strip_prefix("task ")
+                .or_else(|| what.split_once(" task ").map(|(_, rest)| rest))
+                .and_then(|rest| rest.split_once('['))
+                .map(|(name, _)| name);
+            let sites: Vec<_> = calls
+                .iter()
+                .filter(|(k, _)| Some(k.as_str()) == kernel)
+                .collect();
+            sites
+                .iter()
+                .map(|(_, r)| {
+                    let range = usize::from(r.start())..usize::from(r.end());
+                    let label = if sites.len() == 1 {
+                        Label::primary((), range)
+                    } else {
+                        Label::secondary((), range)
+                    };
+                    label.with_message("the task was made by this call")
+                })
+                .collect()
+        }
+    };
     let d = Rendered::error()
         .with_code("WSP602")
         .with_message(format!("{what}; the run was stopped"))
         .with_labels(labels)
-        .with_notes(vec![
-            "the task's kernel faulted (an out-of-bounds access, a division by zero, a crash in `cpp_src`); see docs/diagnostics/WSP602.md".into(),
-        ]);
+        .with_notes(vec![fault.note().to_string()]);
     let _ = term::emit_to_write_style(&mut out, &term::Config::default(), &source, &d);
 }
 

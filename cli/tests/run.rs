@@ -1579,3 +1579,72 @@ print(pb.stats)
         ]
     );
 }
+
+/// WSP602 says what happened and points at it: a view past its tensor at the task call (no
+/// kernel ran), a predicate's read past its tensor at the `P.when(...)`.
+#[test]
+fn run_time_faults_point_at_their_source() {
+    let dir = scratch("faults-located");
+    let header = r#"from pto_wsp import *
+
+F32 = DType.F32
+n = DenseDyn(4)
+Flags = Tensor((4,), DType.I32, init=ones())
+X = Tensor((8, 16, 16), F32, init=ones())
+Y = Tensor((8, 16, 16), F32)
+
+@kernel
+def twice(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.mul(pto.load(x), 2.0))
+
+@workload
+def w(n):
+    for i in P(n):
+"#;
+    let cases = [
+        (
+            "view",
+            "        twice[i](x=X[i], y=Y[i])\n",
+            "9",
+            expect_test::expect![[r#"
+                error[WSP602]: task twice[8]: view `X[i]` is out of bounds: dimension 0 of `X` has 8 entries, the view takes 8..9; the run was stopped
+                   ┌─ view.wsp:16:9
+                   │
+                16 │         twice[i](x=X[i], y=Y[i])
+                   │         ^^^^^^^^^^^^^^^^^^^^^^^^ the task was made by this call
+                   │
+                   = no kernel ran: the task's view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md
+
+            "#]],
+        ),
+        (
+            "predicate",
+            "        with P.when(Flags[i] == 1):\n            twice[i](x=X[i], y=Y[i])\n",
+            "6",
+            expect_test::expect![[r#"
+                error[WSP602]: `Flags[i]` reads `Flags` out of bounds: index 4 of dimension 0, which has 4 entries; the run was stopped
+                   ┌─ predicate.wsp:16:14
+                   │
+                16 │         with P.when(Flags[i] == 1):
+                   │              ^^^^^^^^^^^^^^^^^^^^^ read here
+                   │
+                   = no kernel ran: the value read at run time lies outside its tensor; see docs/diagnostics/WSP602.md
+
+            "#]],
+        ),
+    ];
+    for (name, body, n, want) in cases {
+        let file = dir.join(format!("{name}.wsp"));
+        let text = format!(
+            "{header}{body}\nprogram = w(n).compile(target=\"cpu_sim\")\nprogram.execute()\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let out = common::wsp()
+            .current_dir(&dir)
+            .args(["run", &format!("{name}.wsp"), "--bind", &format!("n={n}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        want.assert_eq(&String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -378,6 +378,16 @@ pub struct Task {
     pub index: Vec<Affine>,
     pub fields: Vec<String>,
     pub args: Vec<TaskArg>,
+    /// Where the task call is written, for run-time errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<Site>,
+}
+
+/// A byte range of the program's source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Site {
+    pub start: u32,
+    pub end: u32,
 }
 
 impl Task {
@@ -392,6 +402,9 @@ impl Task {
 pub struct Branch {
     pub predicate: Option<ScalarExpr>,
     pub body: Vec<Node>,
+    /// Where the predicate is written, for run-time errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<Site>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

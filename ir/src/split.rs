@@ -543,6 +543,7 @@ impl Rewrite<'_> {
                         bs.push(crate::plan::Branch {
                             predicate: b.predicate.clone(),
                             body: self.nodes(&b.body, vars)?,
+                            site: b.site,
                         });
                     }
                     out.push(Node::Conditional { branches: bs });
@@ -622,6 +623,7 @@ impl Rewrite<'_> {
                 index: t.index.clone(),
                 fields: t.fields.clone(),
                 args,
+                site: t.site,
             });
         }
         Ok(tasks)
@@ -1011,6 +1013,7 @@ mod tests {
                 arg("r", In, "R"),
                 arg("y", Out, "Y"),
             ],
+            site: None,
         };
         let program = Program {
             version: crate::VERSION,

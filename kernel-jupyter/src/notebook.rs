@@ -518,7 +518,9 @@ impl Notebook {
             Err(ChildError::Run(e)) => {
                 use wsp_runtime::RunError;
                 return Err(match e {
-                    RunError::Fault(m) => CellError::plain("WSP602", m),
+                    RunError::Fault(f) => {
+                        CellError::plain("WSP602", format!("{}; {}", f.what, f.note()))
+                    }
                     RunError::Channel(m) => CellError::plain("ChannelError", m),
                     RunError::Input(m) => CellError::plain("InputError", m),
                     RunError::Invalid(m) => CellError::plain("RunError", m),

@@ -122,6 +122,8 @@ pub struct Enumerator<'a> {
     derived: HashMap<usize, (&'a str, usize)>,
     /// Scratch: the regions of the task being enumerated, and its dependencies.
     bounds: Vec<u64>,
+    /// The source of what is being made or read, for a fault: a task call or a predicate.
+    site: Option<wsp_ir::plan::Site>,
     deps: Vec<TaskId>,
 }
 
@@ -187,6 +189,7 @@ impl<'a> Enumerator<'a> {
             derived,
             workload: "",
             bounds: Vec::new(),
+            site: None,
             deps: Vec::new(),
         }
     }
@@ -239,7 +242,12 @@ impl<'a> Enumerator<'a> {
                 for b in branches {
                     let holds = match &b.predicate {
                         None => true,
-                        Some(p) => self.scalar(p)? != 0,
+                        Some(p) => {
+                            self.site = b.site;
+                            let v = self.scalar(p);
+                            self.site = None;
+                            v? != 0
+                        }
                     };
                     if holds {
                         return self.nodes(&b.body);
@@ -959,6 +967,13 @@ impl<'a> Enumerator<'a> {
     }
 
     fn task(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
+        self.site = t.site;
+        let r = self.task_at(t);
+        self.site = None;
+        r
+    }
+
+    fn task_at(&mut self, t: &'a wsp_ir::plan::Task) -> Result<TaskId, RunError> {
         let r = self.resolved(t)?;
         self.check_budget(1, || format!("task `{}`", r.name))?;
         for tile in &r.tiles {
@@ -1174,12 +1189,16 @@ impl<'a> Enumerator<'a> {
             };
             let extent = tile.shape[d];
             if l < 0 || h > extent as i64 || l > h {
-                return Err(RunError::Fault(format!(
-                    "{}: view `{}` is out of bounds: dimension {d} of `{}` has {extent} entries, the view takes {l}..{h}",
-                    what(),
-                    tile.view,
-                    tile.view.tensor
-                )));
+                return Err(RunError::Fault(crate::Fault {
+                    what: format!(
+                        "{}: view `{}` is out of bounds: dimension {d} of `{}` has {extent} entries, the view takes {l}..{h}",
+                        what(),
+                        tile.view,
+                        tile.view.tensor
+                    ),
+                    cause: crate::FaultCause::View,
+                    site: self.site,
+                }));
             }
             bounds[start + d] = l as u64;
             bounds[start + n + d] = h as u64;
@@ -1274,9 +1293,13 @@ impl<'a> Enumerator<'a> {
                 let mut at = 0i64;
                 for (d, (&i, &extent)) in idx.iter().zip(&data.shape).enumerate() {
                     if i < 0 || i >= extent as i64 {
-                        return Err(RunError::Fault(format!(
-                            "`{e}` reads `{t}` out of bounds: index {i} of dimension {d}, which has {extent} entries"
-                        )));
+                        return Err(RunError::Fault(crate::Fault {
+                            what: format!(
+                                "`{e}` reads `{t}` out of bounds: index {i} of dimension {d}, which has {extent} entries"
+                            ),
+                            cause: crate::FaultCause::Read,
+                            site: self.site,
+                        }));
                     }
                     at += i * st[d] as i64;
                 }

@@ -238,10 +238,47 @@ impl ProgramStats {
     }
 }
 
+/// What went wrong at run time (WSP602), and where the source says it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fault {
+    pub what: String,
+    pub cause: FaultCause,
+    /// The task call, or the predicate, in the program's source file.
+    pub site: Option<wsp_ir::plan::Site>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FaultCause {
+    /// A task's view lies outside its tensor: found before any kernel ran.
+    View,
+    /// A predicate or a key read a tensor element outside it.
+    Read,
+    /// A kernel crashed (`process::ChildError::Fault` names the task).
+    Crash,
+}
+
+impl Fault {
+    /// Why, for the note under the message.
+    pub fn note(&self) -> &'static str {
+        match self.cause {
+            FaultCause::View => {
+                "no kernel ran: the task's view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md"
+            }
+            FaultCause::Read => {
+                "no kernel ran: the value read at run time lies outside its tensor; see docs/diagnostics/WSP602.md"
+            }
+            FaultCause::Crash => {
+                "the task's kernel faulted (an out-of-bounds access, a division by zero, a crash in `cpp_src`); see docs/diagnostics/WSP602.md"
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum RunError {
-    /// A fault inside a task (WSP602).
-    Fault(String),
+    /// A fault found as tasks were made (WSP602); a crash inside a kernel is
+    /// `process::ChildError::Fault`.
+    Fault(Fault),
     /// Channel misuse at run time.
     Channel(String),
     /// Bad input: a file, a shape, a target description.
@@ -253,7 +290,7 @@ pub enum RunError {
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Fault(m) => write!(f, "error[WSP602]: {m}"),
+            RunError::Fault(m) => write!(f, "error[WSP602]: {}", m.what),
             RunError::Channel(m) => write!(f, "error: channel misuse: {m}"),
             RunError::Input(m) | RunError::Invalid(m) => write!(f, "error: {m}"),
         }

@@ -47,6 +47,8 @@ pub struct Task<'db> {
 pub struct Branch<'db> {
     pub predicate: Option<ScalarExpr>,
     pub body: Vec<PlanNode<'db>>,
+    /// The `P.when(...)` call, for run-time errors in its predicate.
+    pub span: Option<Span<'db>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]

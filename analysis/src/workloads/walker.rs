@@ -111,11 +111,14 @@ impl<'db> Walker<'db> {
                             out.push(PlanNode::Conditional { branches, span });
                         }
                         let pred = self.predicate(w);
+                        let call = w.items().next().and_then(|i| i.expr());
+                        let span = call.map(|c| self.eval.span_of(&c));
                         let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
                         pending_when = Some((
                             vec![Branch {
                                 predicate: pred,
                                 body,
+                                span,
                             }],
                             self.eval.span_of(w),
                         ));
@@ -130,6 +133,7 @@ impl<'db> Walker<'db> {
                                 branches.push(Branch {
                                     predicate: None,
                                     body,
+                                    span: None,
                                 })
                             }
                             _ => self.eval.error(

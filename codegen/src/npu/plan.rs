@@ -945,6 +945,7 @@ mod tests {
         };
         let task = |id: u32, index: Affine| {
             Node::Task(Task {
+                site: None,
                 id,
                 kernel: "scale".into(),
                 index: vec![index.clone()],
@@ -1039,10 +1040,12 @@ mod tests {
                                             Branch {
                                                 predicate: Some(pred),
                                                 body: vec![task(0, b.clone())],
+                                                site: None,
                                             },
                                             Branch {
                                                 predicate: None,
                                                 body: vec![],
+                                                site: None,
                                             },
                                         ],
                                     },
