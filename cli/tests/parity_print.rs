@@ -51,8 +51,13 @@ fn run(name: &str, program: &str) -> String {
 #[test]
 fn each_print_prints_its_own_values_in_order() {
     let stdout = run("two", TWO);
-    // The last line is `wsp run`'s own summary of the whole run.
+    // The last three lines are `wsp run`'s own: each execution's stats, then the whole run's.
     let printed: Vec<&str> = stdout.lines().collect();
+    let own: Vec<&str> = printed[printed.len() - 3..]
+        .iter()
+        .map(|l| l.split_once(": {").map_or(*l, |(label, _)| label))
+        .collect();
+    assert_eq!(own, ["p1, execute #1", "p2, execute #1", "whole run"]);
     expect_test::expect![[r#"
         hello
         True False
@@ -60,7 +65,7 @@ fn each_print_prints_its_own_values_in_order() {
         2
         4
         4 tasks 1.5 (1, 2) [True, None]"#]]
-    .assert_eq(&printed[..printed.len() - 1].join("\n"));
+    .assert_eq(&printed[..printed.len() - 3].join("\n"));
 }
 
 /// The seeds' tutorial prints with f-strings: fields known when the file is checked are
