@@ -32,8 +32,10 @@ pub fn complete(
         .map(|c| c.insert.unwrap_or(c.label))
         .filter(|m| m.starts_with(prefix))
         .collect();
-    matches.sort();
-    matches.dedup();
+    // The analyzer's order (keywords, then the user's names, then pto_wsp's), first of each:
+    // front ends show the matches as given.
+    let mut seen = std::collections::HashSet::new();
+    matches.retain(|m| seen.insert(m.clone()));
     let start_cp = code[..prefix_start].chars().count();
     (matches, start_cp, cursor_pos)
 }
@@ -120,6 +122,21 @@ mod tests {
     fn status(code: &str) -> (S, String) {
         let r = is_complete(code);
         (r.status, r.indent)
+    }
+
+    /// After `x=` in a task call, the user's own names come before pto_wsp's (`Channel`,
+    /// `DType`, ...), as the analyzer orders them, not alphabetically.
+    #[test]
+    fn completion_keeps_the_analyzers_order() {
+        let mut nb = crate::Notebook::new(std::env::temp_dir()).expect("a notebook");
+        let cell = "F32 = DType.F32\nX = Tensor((4, 16, 16), F32)\nY = Tensor((4, 16, 16), F32)\n\n@kernel\ndef twice(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.mul(x, 2.0))\n";
+        let out = nb.execute(cell, Some("a"), &std::sync::atomic::AtomicBool::new(false));
+        assert!(out.error.is_none(), "{:?}", out.error);
+        let code = "@workload\ndef w():\n    for i in P(Dense[4]):\n        twice[i](x=";
+        let (matches, _, _) = complete(&mut nb, code, code.chars().count(), Some("b"));
+        let at = |name: &str| matches.iter().position(|m| m == name);
+        let (x, channel) = (at("X").unwrap(), at("Channel").unwrap());
+        assert!(x < channel, "{matches:?}");
     }
 
     #[test]
