@@ -47,6 +47,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
                 diags.extend(kernel_body(db, item).diags.iter().cloned());
                 diags.extend(checks::out_never_stored::check(db, item));
+                diags.extend(checks::unused_values::check(db, item));
                 diags.extend(npu_kernel_checks(db, item).iter().cloned());
             }
             ItemKind::Workload => {

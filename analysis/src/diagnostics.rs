@@ -68,6 +68,7 @@ codes! {
     Direction = "WSP204", Error, "parameter direction violated";
     OutNeverStored = "WSP205", Warning, "`Out` or `InOut` parameter never stored";
     TaskArgument = "WSP206", Error, "task argument does not match the kernel parameter";
+    UnusedValue = "WSP207", Warning, "value computed in a kernel and never used";
     IndexOutOfRange = "WSP208", Error, "index out of range";
     TooManyIndices = "WSP209", Error, "too many indices for the tensor's rank";
     WrongKind = "WSP210", Error, "value of the wrong kind";

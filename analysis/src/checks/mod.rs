@@ -21,6 +21,7 @@ mod overlap;
 pub(crate) mod programs;
 mod races;
 mod read_never_written;
+pub(crate) mod unused_values;
 
 use crate::diagnostics::Diag;
 use crate::eval::item_value;

@@ -1,0 +1,46 @@
+//! WSP207 (value computed in a kernel and never used): an op whose result no other op reads
+//! and no `pto.store` writes is work the kernel does for nothing, and usually a store or an
+//! operand that was meant and left out. Page: docs/diagnostics/WSP207.md.
+
+use crate::diagnostics::{Code, Diag, Severity, Span};
+use crate::items::Item;
+use crate::kernels::{kernel_body, kernel_signature};
+use wsp_ir::kernel::Operand;
+
+pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let signature = kernel_signature(db, item);
+    let body = kernel_body(db, item);
+    // A `cpp_src` kernel has no ops of ours; a body with errors has ops missing.
+    let errors = signature.diags.iter().chain(&body.diags);
+    if signature.cpp.is_some() || errors.clone().any(|d| d.code.severity() == Severity::Error) {
+        return Vec::new();
+    }
+    let mut used = vec![false; body.ops.len()];
+    for op in &body.ops {
+        for a in &op.args {
+            if let Operand::Value(v) = a
+                && let Some(u) = used.get_mut(*v as usize)
+            {
+                *u = true;
+            }
+        }
+    }
+    body.ops
+        .iter()
+        .zip(&used)
+        .filter(|(op, used)| !**used && op.ty.is_some())
+        .map(|(op, _)| {
+            Diag::new(
+                Code::UnusedValue,
+                Span {
+                    item,
+                    range: op.range,
+                },
+                format!(
+                    "the value of `pto.{}` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it",
+                    op.op
+                ),
+            )
+        })
+        .collect()
+}
