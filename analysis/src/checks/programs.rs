@@ -34,6 +34,24 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 }
                 continue;
             }
+            // An axis the program's workloads take, whose loop an error there left out of the
+            // plan: that error is the one to fix, not this binding.
+            let left_out = || {
+                execute.program.calls().into_iter().any(|call| {
+                    let takes = call
+                        .args(db)
+                        .iter()
+                        .any(|v| matches!(v, Value::Axis(a) if a.name == *name));
+                    let errors = workload_instance(db, call)
+                        .1
+                        .iter()
+                        .any(|d| d.code.severity() == crate::diagnostics::Severity::Error);
+                    takes && errors
+                })
+            };
+            if !symbols.iter().any(|(n, _)| n == name) && left_out() {
+                continue;
+            }
             if !symbols.iter().any(|(n, _)| n == name) {
                 let list: Vec<String> = symbols
                     .iter()

@@ -883,18 +883,17 @@ impl<'db> Walker<'db> {
     }
 
     /// The task of a call, once its index and arguments are bound: the parameters left out
-    /// are checked, and the task numbered; `None` after an error.
+    /// are checked, and the task numbered. An argument in error is left out of the task, whose
+    /// other arguments are still checked (races, channels): one mistake hides no other. The
+    /// file has an error then, so the task is never lowered or run.
     fn new_task(
         &mut self,
         c: &ast::CallExpr,
         kernel: TaskKernel<'db>,
         (index, fields): (Vec<Affine>, Vec<String>),
-        (args, given, args_ok): (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool),
+        (args, given, _args_ok): (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool),
     ) -> Option<PlanNode<'db>> {
-        let params_ok = self.missing_task_params(c, &kernel, &given);
-        if !(args_ok && params_ok) {
-            return None;
-        }
+        self.missing_task_params(c, &kernel, &given);
         let id = self.tasks;
         self.tasks += 1;
         Some(PlanNode::Task(Task {

@@ -1,0 +1,81 @@
+//! One mistake hides no other and invents none: a wrong task argument leaves the task's other
+//! arguments checked (a race on them is still found), and a loop left out of the plan by an
+//! error does not make the program's run-time symbol unknown.
+
+use std::fmt::Write;
+
+use expect_test::{Expect, expect};
+use wsp_analysis::{Database, File, Workspace, file_diagnostics};
+
+fn check(text: &str, expect: Expect) {
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "m.wsp".into(), text.to_string());
+    let mut shown = String::new();
+    for d in file_diagnostics(&db, file) {
+        let _ = writeln!(
+            shown,
+            "{} `{}`: {}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+    }
+    expect.assert_eq(&shown);
+}
+
+#[test]
+fn a_wrong_argument_hides_no_race_on_another() {
+    check(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((4, 16, 16), F32, init=ones())
+B = Tensor((4, 16, 8), F32, init=ones())
+C = Tensor((4, 16, 16), F32)
+
+@kernel
+def k(a: In[Tile[16, 16, F32]], b: In[Tile[16, 16, F32]], c: Out[Tile[16, 16, F32]]):
+    pto.store(c, pto.add(a, b))
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        k[i](a=A[i], b=B[i], c=C[0])
+
+program = w().compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            WSP206 `B[i]`: `b` is a tile [16,16] F32 but `B[i]` is [16,8] F32
+            WSP301 `C[0]`: `C[0]` is written by parallel iterations (i=0) and (i=1) of this `P` loop, which both write `C[0]`
+        "#]],
+    );
+}
+
+#[test]
+fn a_loop_in_error_leaves_its_symbol_known() {
+    check(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+seqs = DenseDyn(8)
+X = Tensor((8, 16, 16), F32, init=ones())
+Y = Tensor((8, 16, 16), F32)
+
+@kernel
+def k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, x)
+
+@workload
+def w(seqs):
+    for s in P.sel(seqs):
+        k[s](x=X[s], y=Y[s])
+
+program = w(seqs).compile(target="cpu_sim")
+program.execute(seqs=4)
+"#,
+        expect![[r#"
+            WSP210 `w(seqs)`: in this call of `w`: `P.sel` needs a Sparse axis, but this is a DenseDyn axis
+        "#]],
+    );
+}
