@@ -1,6 +1,7 @@
 //! One mistake hides no other and invents none: a wrong task argument leaves the task's other
 //! arguments checked (a race on them is still found), and a loop left out of the plan by an
-//! error does not make the program's run-time symbol unknown.
+//! error does not make the program's run-time symbol unknown; and a binding known at check time
+//! is bounds-checked then, not first in the run.
 
 use std::fmt::Write;
 
@@ -77,5 +78,41 @@ program.execute(seqs=4)
         expect![[r#"
             WSP210 `w(seqs)`: in this call of `w`: `P.sel` needs a Sparse axis, but this is a DenseDyn axis
         "#]],
+    );
+}
+
+/// A binding known when the file is checked (`execute(n=9)`) is checked against the shapes,
+/// which are static, before anything is built: the view a loop over the symbol indexes.
+#[test]
+fn a_numeric_binding_is_bounds_checked_before_the_run() {
+    let text = |n: u64| {
+        format!(
+            r#"from pto_wsp import *
+
+F32 = DType.F32
+n = DenseDyn(8)
+X = Tensor((8, 16, 16), F32, init=ones())
+Y = Tensor((8, 16, 16), F32)
+
+@kernel
+def twice(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.mul(x, 2.0))
+
+@workload
+def w(n):
+    for i in P(n):
+        twice[i](x=X[i], y=Y[i])
+
+program = w(n).compile(target="cpu_sim")
+program.execute(n={n})
+"#
+        )
+    };
+    check(&text(8), expect![[r#""#]]);
+    check(
+        &text(9),
+        expect![[r#"
+        WSP208 `9`: with `n` = 9, `X[i]` reaches 8, out of range for dimension 0 of `X`, which has extent 8
+    "#]],
     );
 }

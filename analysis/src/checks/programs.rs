@@ -66,7 +66,27 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 continue;
             }
             match &b.value {
-                Value::Int(n) if *n > 0 => {}
+                Value::Int(n) if *n > 0 => {
+                    // What the run would read or write out of its tensors, before it builds.
+                    if let Some((view, dim, reach, extent)) =
+                        out_of_bounds_at(db, &execute.program, name, *n as u64)
+                    {
+                        let d = Diag::new(
+                            Code::IndexOutOfRange,
+                            Span {
+                                item,
+                                range: b.value_range,
+                            },
+                            format!(
+                                "with `{name}` = {n}, `{}` reaches {reach}, out of range for dimension {dim} of `{}`, which has extent {extent}",
+                                view.text(),
+                                view.tensor.name
+                            ),
+                        )
+                        .with_related(view.span, "the view, in the workload");
+                        out.push(d);
+                    }
+                }
                 Value::Unknown => {}
                 v => out.push(Diag::new(
                     Code::WrongKind,
@@ -83,6 +103,99 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         }
     }
     out
+}
+
+/// The first view a run with run-time symbol `name` bound to `value` would take outside its
+/// tensor, among those whose index depends on a loop over it (the others are checked at their
+/// static extents, WSP208): the view, its dimension, how far it reaches, and the extent.
+fn out_of_bounds_at<'db>(
+    db: &'db dyn salsa::Database,
+    s: &Schedule<'db>,
+    name: &str,
+    value: u64,
+) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
+    fn walk<'db>(
+        nodes: &[PlanNode<'db>],
+        vars: &mut Vec<(String, Option<u64>, bool)>,
+        name: &str,
+        value: u64,
+    ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
+        for n in nodes {
+            let depth = vars.len();
+            let found = match n {
+                PlanNode::Loop { vars: lv, body, .. } => {
+                    for v in lv {
+                        let rebound =
+                            v.axis == name && v.axis_kind == wsp_ir::plan::AxisKind::DenseDyn;
+                        let e = if rebound { Some(value) } else { v.extent };
+                        vars.push((v.name.clone(), e, rebound));
+                    }
+                    walk(body, vars, name, value)
+                }
+                PlanNode::Consume {
+                    var, extent, body, ..
+                } => {
+                    vars.push((var.clone(), *extent, false));
+                    walk(body, vars, name, value)
+                }
+                PlanNode::Task(t) => t.args.iter().find_map(|a| {
+                    let TaskArg::Tile { view, .. } = a else {
+                        return None;
+                    };
+                    let extent_of =
+                        |v: &str| vars.iter().rev().find(|x| x.0 == v).and_then(|x| x.1);
+                    let rebound = |a: &wsp_ir::Affine| {
+                        a.terms.iter().any(|(v, _)| {
+                            vars.iter().rev().find(|x| x.0 == *v).is_some_and(|x| x.2)
+                        })
+                    };
+                    view.indices.iter().enumerate().find_map(|(d, idx)| {
+                        let extent = *view.tensor.shape.get(d)?;
+                        let (a, len) = match idx {
+                            wsp_ir::plan::ViewIndex::At(a) => (a, 1),
+                            wsp_ir::plan::ViewIndex::Slice(a, len) => (a, *len as i64),
+                            wsp_ir::plan::ViewIndex::Range(..) => return None,
+                        };
+                        if !rebound(a) {
+                            return None;
+                        }
+                        let (lo, hi) = a.bounds(extent_of)?;
+                        let reach = hi.checked_add(len - 1)?;
+                        (lo < 0 || reach >= extent as i64)
+                            .then(|| (view.clone(), d, if lo < 0 { lo } else { reach }, extent))
+                    })
+                }),
+                other => walk_children(other, vars, name, value),
+            };
+            vars.truncate(depth);
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+    fn walk_children<'db>(
+        n: &PlanNode<'db>,
+        vars: &mut Vec<(String, Option<u64>, bool)>,
+        name: &str,
+        value: u64,
+    ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
+        match n {
+            PlanNode::Conditional { branches, .. } => branches
+                .iter()
+                .find_map(|b| walk(&b.body, vars, name, value)),
+            PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, value),
+            _ => None,
+        }
+    }
+    s.calls().into_iter().find_map(|call| {
+        walk(
+            &workload_instance(db, call).0.body,
+            &mut Vec::new(),
+            name,
+            value,
+        )
+    })
 }
 
 /// The checks of a compiled program item.
