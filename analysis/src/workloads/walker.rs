@@ -878,8 +878,8 @@ impl<'db> Walker<'db> {
             signature,
             name: item.name(db).clone(),
         };
-        let (args, given, args_ok) = self.task_args(c, &kernel);
-        Some(self.new_task(c, kernel, (index, fields), (args, given, args_ok)))
+        let (args, given) = self.task_args(c, &kernel);
+        Some(self.new_task(c, kernel, (index, fields), (args, given)))
     }
 
     /// The task of a call, once its index and arguments are bound: the parameters left out
@@ -891,7 +891,7 @@ impl<'db> Walker<'db> {
         c: &ast::CallExpr,
         kernel: TaskKernel<'db>,
         (index, fields): (Vec<Affine>, Vec<String>),
-        (args, given, _args_ok): (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool),
+        (args, given): (Vec<TaskArg<'db>>, Vec<(String, TextRange)>),
     ) -> Option<PlanNode<'db>> {
         self.missing_task_params(c, &kernel, &given);
         let id = self.tasks;
@@ -951,15 +951,14 @@ impl<'db> Walker<'db> {
 
     /// The task's arguments bound to the kernel's parameters as Python binds a call's:
     /// positional ones in parameter order (`attn[b, h](Q[b, h], K[b], V[b], O[b, h])`), then
-    /// keywords. The arguments, the names given (with where), and `false` if one is wrong.
+    /// keywords. The arguments bound without error, and the names given (with where).
     fn task_args(
         &mut self,
         c: &ast::CallExpr,
         kernel: &TaskKernel<'db>,
-    ) -> (Vec<TaskArg<'db>>, Vec<(String, TextRange)>, bool) {
+    ) -> (Vec<TaskArg<'db>>, Vec<(String, TextRange)>) {
         let mut given: Vec<(String, TextRange)> = Vec::new();
         let mut args = Vec::new();
-        let mut ok = true;
         let params = &kernel.signature.params;
         let mut position = 0;
         for arg in c.args() {
@@ -1008,12 +1007,11 @@ impl<'db> Walker<'db> {
                     None
                 }
             };
-            match bound {
-                Some(a) => args.push(a),
-                None => ok = false,
+            if let Some(a) = bound {
+                args.push(a);
             }
         }
-        (args, given, ok)
+        (args, given)
     }
 
     /// One argument of a task for the parameter `name` (`keyword` is where a keyword names

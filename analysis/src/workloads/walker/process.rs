@@ -294,11 +294,9 @@ impl<'db> Walker<'db> {
     ) -> Option<(
         Vec<crate::workloads::TaskArg<'db>>,
         Vec<(String, TextRange)>,
-        bool,
     )> {
         let mut given = Vec::new();
         let mut args = Vec::new();
-        let mut ok = true;
         match res {
             Expr::DictExpr(d) => {
                 for entry in d.entries() {
@@ -314,14 +312,11 @@ impl<'db> Walker<'db> {
                             r,
                             "a task's resources map parameter names to values: `{\"src\": X[i]}`",
                         );
-                        ok = false;
                         continue;
                     };
                     let keyword = keyword.or(key.map(|k| k.syntax().text_range()));
-                    match self.task_arg((entry.value(), r), &name, keyword, kernel, &mut given) {
-                        Some(a) => args.push(a),
-                        None => ok = false,
-                    }
+                    let a = self.task_arg((entry.value(), r), &name, keyword, kernel, &mut given);
+                    args.extend(a);
                 }
             }
             Expr::ListExpr(l) => {
@@ -343,10 +338,8 @@ impl<'db> Walker<'db> {
                 for (e, p) in elements.into_iter().zip(&kernel.signature.params) {
                     let r = e.syntax().text_range();
                     let name = p.name.clone();
-                    match self.task_arg((Some(e), r), &name, None, kernel, &mut given) {
-                        Some(a) => args.push(a),
-                        None => ok = false,
-                    }
+                    let a = self.task_arg((Some(e), r), &name, None, kernel, &mut given);
+                    args.extend(a);
                 }
             }
             other => {
@@ -358,7 +351,7 @@ impl<'db> Walker<'db> {
                 return None;
             }
         }
-        Some((args, given, ok))
+        Some((args, given))
     }
 }
 
