@@ -1021,8 +1021,8 @@ impl Gen<'_> {
             buffer_name(&Role::Acc(i)),
         );
         let bias = (0..self.ops.len())
-            .find_map(|n| buffers::bias_add(self.k, self.ops, n, self.chip))
-            .filter(|(m, _)| *m == i);
+            .filter_map(|n| buffers::bias_add(self.k, self.ops, n, self.chip))
+            .find(|(m, _)| *m == i);
         if let Some((_, p)) = bias {
             self.instr(
                 Pipe::Mte2,
@@ -1425,6 +1425,41 @@ mod tests {
                 "TSTORE(g_out, c0);",
             ]
         "#]].assert_debug_eq(&cube_lines(&biased));
+    }
+
+    /// Each of two biased matmuls starts from its own bias row.
+    #[test]
+    fn every_biased_matmul_gets_its_bias() {
+        use DType::{F16, F32};
+        let k = kernel(
+            "two",
+            vec![
+                tile("x", Direction::In, 16, 32, F16),
+                tile("w", Direction::In, 32, 32, F16),
+                tile("b", Direction::In, 1, 32, F32),
+                tile("c", Direction::In, 1, 32, F32),
+                tile("y", Direction::Out, 16, 32, F32),
+                tile("z", Direction::Out, 16, 32, F32),
+            ],
+            vec![
+                op("matmul", vec![p("x"), p("w")], t(16, 32, F32)),
+                op("add", vec![Operand::Value(0), p("b")], t(16, 32, F32)),
+                op("store", vec![p("y"), Operand::Value(1)], ValueType::Unit),
+                op("matmul", vec![p("x"), p("w")], t(16, 32, F32)),
+                op("add", vec![Operand::Value(3), p("c")], t(16, 32, F32)),
+                op("store", vec![p("z"), Operand::Value(4)], ValueType::Unit),
+            ],
+        );
+        let lines = cube_lines(&k);
+        let biased: Vec<&String> = lines.iter().filter(|l| l.starts_with("TMATMUL")).collect();
+        assert_eq!(
+            biased,
+            [
+                "TMATMUL_BIAS(c0, l0, r0, b0);",
+                "TMATMUL_BIAS(c3, l3, r3, b3);"
+            ],
+            "{lines:#?}"
+        );
     }
 
     #[test]
