@@ -288,13 +288,19 @@ pub fn npu_program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) ->
         Err(_) => return Vec::new(),
     };
     // A kernel refused only as the program's views lay its parameters out (a column-major
-    // tensor, say): the kernel itself passed `npu_kernel_checks`.
+    // tensor, say): the kernel itself passed `npu_kernel_checks`. One with every parameter
+    // row-major is written as that check wrote it.
     let arch = &wsp_ir::arch::A2A3;
     let plain = wsp_ir::layout::Layouts::default();
+    let laid_out = |k: &wsp_ir::Kernel| {
+        k.params
+            .iter()
+            .any(|p| layouts.of(&k.name, &p.name) != wsp_ir::arch::GmLayout::Nd)
+    };
     split
         .kernels
         .iter()
-        .filter(|k| matches!(k.body, wsp_ir::kernel::KernelBody::Ops(_)))
+        .filter(|k| matches!(k.body, wsp_ir::kernel::KernelBody::Ops(_)) && laid_out(k))
         .filter(|k| wsp_aicore::kernel_source(k, arch, &plain).is_ok())
         .find_map(|k| wsp_aicore::kernel_source(k, arch, &layouts).err().map(|r| (k, r)))
         .map(|(k, r)| {
