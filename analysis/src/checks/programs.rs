@@ -165,7 +165,11 @@ fn out_of_bounds_at<'db>(
                             .then(|| (view.clone(), d, if lo < 0 { lo } else { reach }, extent))
                     })
                 }),
-                other => walk_children(other, vars, name, value),
+                PlanNode::Conditional { branches, .. } => branches
+                    .iter()
+                    .find_map(|b| walk(&b.body, vars, name, value)),
+                PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, value),
+                PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => None,
             };
             vars.truncate(depth);
             if found.is_some() {
@@ -173,20 +177,6 @@ fn out_of_bounds_at<'db>(
             }
         }
         None
-    }
-    fn walk_children<'db>(
-        n: &PlanNode<'db>,
-        vars: &mut Vec<(String, Option<u64>, bool)>,
-        name: &str,
-        value: u64,
-    ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
-        match n {
-            PlanNode::Conditional { branches, .. } => branches
-                .iter()
-                .find_map(|b| walk(&b.body, vars, name, value)),
-            PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, value),
-            _ => None,
-        }
     }
     s.calls().into_iter().find_map(|call| {
         walk(
