@@ -506,3 +506,74 @@ program.execute()
         "{out}"
     );
 }
+
+#[test]
+fn a_whole_ragged_axis_replays_every_element_as_wsp_run_enumerates_it() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-ragged");
+    let source = dir.join("ragged.wsp");
+    std::fs::write(
+        &source,
+        r#"from pto_wsp import *
+
+I32 = DType.I32
+Lens = Tensor((3,), I32, init=full(2))
+listed = Ragged(2, lengths=[1, 2])
+read = Ragged(3, lengths=Lens)
+Y = Tensor((6, 1, 1), I32)
+
+@kernel
+def mark(y: InOut[Tile[1, 1, I32]]):
+    pto.store(y, pto.add(pto.load(y), pto.constant(1.0, I32)))
+
+@workload
+def wl():
+    for t in P.seq(listed):
+        mark[t](Y[t])
+    for t in P(read):
+        mark[t](Y[t])
+
+program = wl().compile(target="ascend_npu")
+program.execute()
+"#,
+    )
+    .unwrap();
+    let tree = dir.join("tree");
+    emit(&source, &tree);
+    let build = tree.join("build");
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(&tree)
+        .arg("-B")
+        .arg(&build)
+        .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
+    run(Command::new("cmake").arg("--build").arg(&build).args([
+        "--target",
+        "replay",
+        "wsp_compare",
+    ]));
+    let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
+        "-R",
+        "^stream$",
+        "--output-on-failure",
+    ]));
+    assert!(
+        out.contains("100% tests passed") && !out.contains("Skipped"),
+        "{out}"
+    );
+    // 3 elements of `listed` and 6 of `read`.
+    let tasks = dir.join("tasks.txt");
+    let replay = run(Command::new(build.join("replay"))
+        .arg("--dump-tasks")
+        .arg(&tasks)
+        .arg("--out")
+        .arg(dir.join("out")));
+    let dumped = std::fs::read_to_string(&tasks).unwrap_or_else(|e| panic!("{e}: {replay}"));
+    assert_eq!(
+        dumped.lines().filter(|l| l.contains("kind=kernel")).count(),
+        9,
+        "{dumped}"
+    );
+}

@@ -204,6 +204,71 @@ fn new_bindings_and_new_data_need_no_recompile() {
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
 }
 
+/// The original's `tests/test_codegen_ragged_axis.py`, ported: a loop over a whole ragged
+/// axis iterates every element, row by row, and new lengths need no recompile.
+const RAGGED_WHOLE: &str = r#"from pto_wsp import *
+
+I32 = DType.I32
+Lens = Tensor((2,), I32, init=load_npy("lens.npy"))
+ragged = Ragged(2, lengths=Lens)
+y = Tensor((3, 1, 1), I32)
+
+
+@kernel
+def mark(y_tile: InOut[Tile[1, 1, I32]]):
+    v = pto.load(y_tile)
+    one = pto.constant(1.0, I32)
+    v1 = pto.add(v, one)
+    pto.store(y_tile, v1)
+
+
+@workload
+def wl():
+    for t in P.seq(ragged, name="t"):
+        mark[t](y_tile=y[t])
+
+
+program = wl().compile(target="cpu_sim")
+program.execute()
+flat = y.reshape(3)
+print(flat)
+"#;
+
+#[test]
+fn a_loop_over_a_whole_ragged_axis_iterates_every_element() {
+    let dir = scratch("ragged-whole");
+    let file = dir.join("ragged.wsp");
+    std::fs::write(&file, RAGGED_WHOLE).unwrap();
+    let mut printed = Vec::new();
+    for lens in [[1, 1], [1, 2], [0, 0], [0, 3]] {
+        write_lens(&dir, &lens);
+        let out = wsp_run(&file, &[]);
+        ok(&out);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        printed.push(format!("{lens:?}: {}", stdout.lines().next().unwrap_or("")));
+    }
+    expect_test::expect![[r#"
+        [1, 1]: [1 1 0]
+        [1, 2]: [1 1 1]
+        [0, 0]: [0 0 0]
+        [0, 3]: [1 1 1]"#]]
+    .assert_eq(&printed.join("\n"));
+    // A negative length is the data's error, not an empty row; a total past the tensor is a
+    // view out of bounds.
+    write_lens(&dir, &[-1, 2]);
+    let err = exit_1(&wsp_run(&file, &[]));
+    assert!(
+        err.contains("axis `ragged`: lengths[0] is -1; a row's length is 0 or more"),
+        "{err}"
+    );
+    write_lens(&dir, &[2, 2]);
+    let err = exit_1(&wsp_run(&file, &[]));
+    assert!(
+        err.contains("task mark[3]") && err.contains("out of bounds"),
+        "{err}"
+    );
+}
+
 /// The standard error of a run that reported an error (exit status 1), not one that crashed.
 fn exit_1(out: &Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -475,9 +475,13 @@ fn axis_text(name: &str, a: &Axis) -> String {
             "{} iterations by default; bound at run time with `execute({name}=...)`",
             a.size
         ),
-        AxisKind::Ragged => match a.row_extent {
-            Some(m) => format!("{} rows, each up to {m} long", a.size),
-            None => format!("{} rows, lengths read at run time", a.size),
+        AxisKind::Ragged => match (&a.lengths, a.row_extent) {
+            (Some(IntSource::List(l)), Some(m)) => format!(
+                "{} rows, each up to {m} long, {} elements in all (a loop over the whole axis iterates each)",
+                a.size,
+                l.iter().fold(0u64, |s, &n| s.saturating_add(n))
+            ),
+            _ => format!("{} rows, lengths read at run time", a.size),
         },
         AxisKind::Sparse => match (&a.indices, a.row_extent) {
             (Some(IntSource::List(idx)), Some(cols)) => format!(

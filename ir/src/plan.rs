@@ -333,9 +333,10 @@ pub struct LoopVar {
     pub axis: String,
     pub axis_kind: AxisKind,
     /// The static number of iterations (DenseDyn: its default; a Ragged or Sparse row: the
-    /// longest row), when known.
+    /// longest row; a whole Ragged axis: the sum of its lengths), when known.
     pub extent: Option<u64>,
-    /// `P(tokens[b])`, `P.sel(routing[b])`: the row of the axis being enumerated.
+    /// `P(tokens[b])`, `P.sel(routing[b])`: the row of the axis being enumerated. `None` on a
+    /// Ragged axis: every element, row by row, the variable being the element's index.
     pub row: Option<Affine>,
 }
 

@@ -13,7 +13,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use wsp_ir::kernel::ParamType;
 use wsp_ir::plan::{
-    AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View, ViewIndex,
+    Axis, AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View,
+    ViewIndex,
 };
 use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
@@ -361,10 +362,17 @@ impl<'a> Enumerator<'a> {
                 self.range(v, n)?
             }
             AxisKind::Ragged => match row {
-                None => self.range(v, axis.size)?,
+                // The whole axis: every element, row by row (the original's flattening).
+                None => {
+                    let mut total = 0u64;
+                    for r in 0..axis.size as i64 {
+                        total = total.saturating_add(self.length(axis, r)?);
+                    }
+                    self.range(v, total)?
+                }
                 Some(r) => {
-                    let len = self.int_at(axis.lengths.as_ref(), r, &axis.name, "lengths")?;
-                    self.range(v, len.max(0) as u64)?
+                    let len = self.length(axis, r)?;
+                    self.range(v, len)?
                 }
             },
             AxisKind::Sparse => match row {
@@ -388,6 +396,17 @@ impl<'a> Enumerator<'a> {
             },
         })
     }
+    /// Row `r`'s length of a ragged axis; a negative one is an error, not an empty row.
+    fn length(&mut self, axis: &Axis, r: i64) -> Result<u64, RunError> {
+        let len = self.int_at(axis.lengths.as_ref(), r, &axis.name, "lengths")?;
+        u64::try_from(len).map_err(|_| {
+            RunError::Invalid(format!(
+                "axis `{}`: lengths[{r}] is {len}; a row's length is 0 or more",
+                axis.name
+            ))
+        })
+    }
+
     /// Element `i` of an axis's integer data, from the program or from a tensor.
     fn int_at(
         &mut self,

@@ -24,11 +24,12 @@ const RUN_TIME_EXTENT: u64 = 1 << 31;
 /// The extent `v` is checked over. A `DenseDyn` axis, and a sparse row whose entries are data
 /// read at run time, are checked as `RUN_TIME_EXTENT` long: a race between iterations `i` and
 /// `j` happens whenever the run gives the loop more than `max(i, j)` iterations. So is an axis
-/// a workload's caller gives (in the body of a workload no call has bound yet). A ragged row
-/// whose lengths are data is not checked: its indices are bounded by that data
-/// (`X[8*b + t]` with every length at most 8), which only the run knows.
+/// a workload's caller gives (in the body of a workload no call has bound yet), and a whole
+/// ragged axis whose lengths are data (its elements number their sum). A ragged row whose
+/// lengths are data is not checked: its indices are bounded by that data (`X[8*b + t]` with
+/// every length at most 8), which only the run knows.
 fn race_extent(v: &LoopVar) -> Option<u64> {
-    if v.axis_kind == AxisKind::DenseDyn || data_row(v) || callers_axis(v) {
+    if v.axis_kind == AxisKind::DenseDyn || data_row(v) || callers_axis(v) || data_total(v) {
         return Some(RUN_TIME_EXTENT);
     }
     v.extent
@@ -42,6 +43,11 @@ fn callers_axis(v: &LoopVar) -> bool {
 /// Whether `v` runs over a sparse row whose entries are tensor data.
 fn data_row(v: &LoopVar) -> bool {
     v.extent.is_none() && !v.axis.is_empty() && v.axis_kind == AxisKind::Sparse
+}
+
+/// Whether `v` runs over every element of a ragged axis whose lengths are tensor data.
+fn data_total(v: &LoopVar) -> bool {
+    v.extent.is_none() && v.axis_kind == AxisKind::Ragged && v.row.is_none()
 }
 
 /// One access of a task to a tensor region, with the loops around it (inside the loop being
@@ -360,6 +366,11 @@ fn check_loop<'p, 'db>(
                 } else if data_row(v) {
                     message.push_str(&format!(
                         "; `{}` runs over a row of `{}`, read from tensor data at run time: this happens whenever a row selects {n} or more entries",
+                        v.name, v.axis
+                    ));
+                } else if data_total(v) {
+                    message.push_str(&format!(
+                        "; `{}` runs over every element of `{}`, whose lengths are tensor data read at run time: this happens whenever they add up to {n} or more",
                         v.name, v.axis
                     ));
                 }

@@ -12,7 +12,7 @@ use crate::kernels::{Direction, KernelParam, KernelSignature, ParamType, kernel_
 use crate::symbols::Symbol;
 use crate::types::TileType;
 use crate::types::shape_text;
-use crate::values::{Axis, AxisKind, Value, View};
+use crate::values::{Axis, AxisKind, IntSource, Value, View};
 use crate::vocabulary::Builtin;
 use wsp_ir::{Affine, ScalarExpr};
 use wsp_syntax::TextRange;
@@ -498,6 +498,28 @@ impl<'db> Walker<'db> {
         let r = e.syntax().text_range();
         let loop_name = loop_name(kind);
         match v {
+            // A whole ragged axis: every element, row by row, as the original flattens it;
+            // the variable is the element's index, 0 up to the sum of the lengths.
+            Value::Axis(a) if a.kind == AxisKind::Ragged => {
+                let total = match &a.lengths {
+                    Some(IntSource::List(l)) => l.iter().try_fold(0u64, |s, &n| s.checked_add(n)),
+                    _ => None,
+                };
+                Some(loop_var(name, &a, total, None))
+            }
+            // Rows or entries: the original has no loop over a whole Sparse axis, and either
+            // reading would be a silent guess.
+            Value::Axis(a) if a.kind == AxisKind::Sparse => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!(
+                        "`{loop_name}` over the whole Sparse axis `{}` could mean its rows or its entries: iterate the rows with `{loop_name}(Dense[{}])`, a row's entries with `P.sel({}[b])`",
+                        a.name, a.size, a.name
+                    ),
+                );
+                None
+            }
             Value::Axis(a) => Some(loop_var(name, &a, Some(a.size), None)),
             Value::AxisRow(a) if a.kind == AxisKind::Ragged => Some(loop_var(
                 name,

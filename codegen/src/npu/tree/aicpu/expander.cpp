@@ -1007,6 +1007,20 @@ struct Expander::State {
         return false;
     }
 
+    // Row `r`'s length of a ragged axis; a negative one is an error, not an empty row.
+    bool length(const AxisPlan& a, int64_t r, uint64_t* out, std::string* err) {
+        int64_t len = 0;
+        if (!int_at(a.lengths, r, a.name, "lengths", &len, err)) return false;
+        if (len < 0) {
+            *err = format("axis `%s`: lengths[%" PRId64 "] is %" PRId64
+                          "; a row's length is 0 or more",
+                          a.name, r, len);
+            return false;
+        }
+        *out = uint64_t(len);
+        return true;
+    }
+
     // The values a loop variable takes: 0..*n, or the entries `lists[list_depth - 1]` when
     // `*is_list`.
     bool values(const LoopVarPlan& v, uint64_t* n, bool* is_list, std::string* err) {
@@ -1026,11 +1040,16 @@ struct Expander::State {
         case AxisKind::DenseDyn: *n = dyn[size_t(v.axis)]; break;
         case AxisKind::Ragged:
             if (!v.has_row) {
-                *n = a.size;
-            } else {
-                int64_t len = 0;
-                if (!int_at(a.lengths, row, a.name, "lengths", &len, err)) return false;
-                *n = uint64_t(std::max<int64_t>(len, 0));
+                // The whole axis: every element, row by row (the original's flattening).
+                uint64_t total = 0;
+                for (uint64_t r = 0; r < a.size; ++r) {
+                    uint64_t len = 0;
+                    if (!length(a, int64_t(r), &len, err)) return false;
+                    total = total + len < total ? UINT64_MAX : total + len;
+                }
+                *n = total;
+            } else if (!length(a, row, n, err)) {
+                return false;
             }
             break;
         case AxisKind::Sparse: {
