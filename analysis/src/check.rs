@@ -60,14 +60,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     diags.extend(tensor_size_checks(db, file).iter().cloned());
     diags.extend(checks::file_plan_checks(db, file).iter().cloned());
 
-    let offsets: HashMap<Item, TextSize> = items
-        .iter()
-        .copied()
-        .zip(item_offsets(db, file).iter().copied())
-        .collect();
-    let place = |span: &Span| -> TextRange {
-        span.range + offsets.get(&span.item).copied().unwrap_or_default()
-    };
+    let place = placer(db, file);
     let mut out: Vec<Diagnostic> = file
         .parse(db)
         .errors()
@@ -93,7 +86,27 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         if broken.contains(&d.span.item) {
             continue;
         }
-        let placed = Diagnostic {
+        let placed = place(d);
+        if seen.insert((placed.code, placed.range, placed.message.clone())) {
+            out.push(placed);
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out
+}
+
+/// A function placing an item's diagnostic in the file.
+fn placer<'db>(db: &'db dyn salsa::Database, file: File) -> impl Fn(Diag<'db>) -> Diagnostic {
+    let offsets: HashMap<Item, TextSize> = module_items(db, file)
+        .iter()
+        .copied()
+        .zip(item_offsets(db, file).iter().copied())
+        .collect();
+    move |d: Diag<'db>| {
+        let place = |span: &Span| -> TextRange {
+            span.range + offsets.get(&span.item).copied().unwrap_or_default()
+        };
+        Diagnostic {
             code: d.code,
             severity: d.code.severity(),
             range: place(&d.span),
@@ -108,11 +121,25 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
                 edits: f.edits.iter().map(|(s, t)| (place(s), t.clone())).collect(),
                 applicability: f.applicability,
             }),
-        };
-        if seen.insert((placed.code, placed.range, placed.message.clone())) {
-            out.push(placed);
         }
     }
+}
+
+/// WSP208 for the views a run would take out of their tensors with run-time symbols bound
+/// from outside the file (`wsp run --bind`, the notebook's `%bind`), each binding shown as
+/// `how(name, value)` says: known from the static shapes, so reported before anything is
+/// built, at the view.
+pub fn binding_diagnostics(
+    db: &dyn salsa::Database,
+    file: File,
+    bindings: &[(String, u64)],
+    how: &dyn Fn(&str, u64) -> String,
+) -> Vec<Diagnostic> {
+    let place = placer(db, file);
+    let mut out: Vec<Diagnostic> = checks::programs::binding_checks(db, file, bindings, how)
+        .into_iter()
+        .map(place)
+        .collect();
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out
 }

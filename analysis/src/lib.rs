@@ -32,8 +32,8 @@ pub mod vocabulary;
 mod work;
 mod workloads;
 
-pub use crate::check::file_diagnostics;
 pub use crate::check::lower_file;
+pub use crate::check::{binding_diagnostics, file_diagnostics};
 pub use crate::data_files::{
     NpyHeader, data_file_diagnostics, diagnostics_with_data_files, read_npy_header,
 };

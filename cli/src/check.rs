@@ -90,16 +90,27 @@ fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, Str
 }
 
 /// One file as `wsp run` and `wsp emit` take it: analyzed (also for `targets`), its
-/// diagnostics printed, then lowered. `None` when it has errors (they were printed).
+/// diagnostics printed (with the views `bindings` take out of bounds), then lowered. `None`
+/// when it has errors (they were printed).
 pub(crate) fn check_and_lower(
     path: &std::path::Path,
     text: &str,
     targets: Vec<Target>,
+    bindings: &[(String, u64)],
 ) -> Option<wsp_analysis::LoweredFile> {
     let db = Database::default();
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
-    let diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
+    let mut diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
+    if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        // What `--bind` makes the run reach is known now, before a build.
+        diagnostics.extend(wsp_analysis::binding_diagnostics(
+            &db,
+            file,
+            bindings,
+            &|n, v| format!("`--bind {n}={v}`"),
+        ));
+    }
     if !diagnostics.is_empty() {
         crate::report::print_human(
             &[Checked {

@@ -51,7 +51,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let Some(lowered) = crate::check::check_and_lower(&args.file, &text, vec![target]) else {
+    let Some(lowered) = crate::check::check_and_lower(&args.file, &text, vec![target], &[]) else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {

@@ -151,7 +151,8 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let Some(mut lowered) = crate::check::check_and_lower(&args.file, &text, Vec::new()) else {
+    let Some(mut lowered) = crate::check::check_and_lower(&args.file, &text, Vec::new(), &bindings)
+    else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {

@@ -301,6 +301,15 @@ fn a_binding_of_no_symbol_or_out_of_range_is_an_error_listing_the_symbols() {
         error: `--bind seq=9223372036854775808`: 9223372036854775808 is out of range for `seq`: a run-time symbol takes 0 to 9223372036854775807 (2^63 - 1)
     "#]]
     .assert_eq(&err);
+    // Past the static shapes: a located error before the build, at the view.
+    let out = wsp_run(&file, &["--bind", "seq=65"]);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("error[WSP208]: with `--bind seq=65`, `X[i]` reaches 64, out of range for dimension 0 of `X`, which has extent 64")
+            && shown.contains("dynamic.wsp:19:21"),
+        "{shown}"
+    );
     let hello = root().join("examples/hello_add.wsp");
     let err = failure(&wsp_run(&hello, &["--bind", "nosuch=3"]));
     expect_test::expect![[r#"

@@ -277,6 +277,29 @@ impl Notebook {
             .collect();
         let needs_run =
             !runs.is_empty() || matches!(&shown, Some(Shown::Tensor(t)) if !self.kept(t));
+        // What `%bind` makes this cell's executions reach is known now, before a build.
+        let bound = wsp_analysis::binding_diagnostics(
+            &self.db,
+            self.file,
+            &self.settings.bindings,
+            &|n, v| format!("`%bind {n}={v}`"),
+        );
+        let ours: Vec<&Diagnostic> = bound
+            .iter()
+            .filter(|d| {
+                d.related
+                    .iter()
+                    .any(|(r, _)| span.contains(&usize::from(r.start())))
+            })
+            .collect();
+        if let Some(first) = ours.first() {
+            out.error = Some(CellError {
+                ename: first.code.as_str().to_string(),
+                evalue: first.message.clone(),
+                traceback: vec![render_diagnostics(&self.cells, &ours)],
+            });
+            return out;
+        }
         // `print` of values known now needs no run process.
         let printed: Option<String> = runs
             .iter()

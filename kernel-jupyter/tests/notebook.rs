@@ -208,3 +208,41 @@ fn a_place_named_in_a_message_is_given_in_its_cell() {
     let shown = strip_ansi(&e.traceback.join("\n"));
     assert!(shown.contains("to close the `(` at In[2]:2:5"), "{shown}");
 }
+
+#[test]
+fn a_binding_that_takes_a_view_out_of_bounds_is_an_error_before_any_build() {
+    let mut nb = notebook();
+    let program = r#"F32 = DType.F32
+seqs = DenseDyn(8)
+X = Tensor((8, 4, 8), F32, init=ones())
+
+@kernel
+def twice(x: InOut[Tile[4, 8, F32]]):
+    pto.store(x, pto.add(x, x))
+
+@workload
+def w(seqs):
+    for i in P(seqs):
+        twice[i](x=X[i])
+
+program = w(seqs).compile(target="cpu_sim")"#;
+    let o = exec(&mut nb, program, "a");
+    assert!(o.error.is_none(), "{}", value(&o));
+    let o = exec(&mut nb, "%bind seqs=9\nprogram.execute()", "b");
+    let e = o.error.expect("an error");
+    assert_eq!(e.ename, "WSP208");
+    expect![[r#"
+        error[WSP208]: with `%bind seqs=9`, `X[i]` reaches 8, out of range for dimension 0 of `X`, which has extent 8
+           ┌─ In[1]:12:20
+           │
+        12 │         twice[i](x=X[i])
+           │                    ^^^^
+           │
+           ┌─ In[2]:2:1
+           │
+         2 │ program.execute()
+           │ ----------------- in this execution
+
+    "#]]
+    .assert_eq(&strip_ansi(&e.traceback[0]));
+}

@@ -69,7 +69,7 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 Value::Int(n) if *n > 0 => {
                     // What the run would read or write out of its tensors, before it builds.
                     if let Some((view, dim, reach, extent)) =
-                        out_of_bounds_at(db, &execute.program, name, *n as u64)
+                        out_of_bounds_at(db, &execute.program, name, &int_bindings(execute))
                     {
                         let d = Diag::new(
                             Code::IndexOutOfRange,
@@ -105,38 +105,61 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     out
 }
 
-/// The first view a run with run-time symbol `name` bound to `value` would take outside its
-/// tensor, among those whose index depends on a loop over it (the others are checked at their
-/// static extents, WSP208): the view, its dimension, how far it reaches, and the extent.
+/// An execution's bindings to numbers.
+fn int_bindings(execute: &crate::eval::Execute<'_>) -> Vec<(String, u64)> {
+    execute
+        .bindings
+        .iter()
+        .filter_map(|b| match b.value {
+            Value::Int(n) if n >= 0 => Some((b.name.clone(), n as u64)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first view a run with its run-time symbols bound as `bound` says (the others at their
+/// defaults) would take outside its tensor, among those whose index depends on a loop over
+/// `name` (the others are checked at their static extents, WSP208): the view, its dimension,
+/// how far it reaches, and the extent.
 fn out_of_bounds_at<'db>(
     db: &'db dyn salsa::Database,
     s: &Schedule<'db>,
     name: &str,
-    value: u64,
+    bound: &[(String, u64)],
 ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
     fn walk<'db>(
         nodes: &[PlanNode<'db>],
         vars: &mut Vec<(String, Option<u64>, bool)>,
         name: &str,
-        value: u64,
+        bound: &[(String, u64)],
     ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
         for n in nodes {
             let depth = vars.len();
             let found = match n {
                 PlanNode::Loop { vars: lv, body, .. } => {
+                    let mut empty = false;
                     for v in lv {
-                        let rebound =
-                            v.axis == name && v.axis_kind == wsp_ir::plan::AxisKind::DenseDyn;
-                        let e = if rebound { Some(value) } else { v.extent };
-                        vars.push((v.name.clone(), e, rebound));
+                        let dynamic = v.axis_kind == wsp_ir::plan::AxisKind::DenseDyn;
+                        let value = bound.iter().rev().find(|(n, _)| *n == v.axis);
+                        let e = match value {
+                            Some((_, n)) if dynamic => Some(*n),
+                            _ => v.extent,
+                        };
+                        empty |= e == Some(0);
+                        vars.push((v.name.clone(), e, dynamic && v.axis == name));
                     }
-                    walk(body, vars, name, value)
+                    // A loop of no iterations reaches nothing.
+                    if empty {
+                        None
+                    } else {
+                        walk(body, vars, name, bound)
+                    }
                 }
                 PlanNode::Consume {
                     var, extent, body, ..
                 } => {
                     vars.push((var.clone(), *extent, false));
-                    walk(body, vars, name, value)
+                    walk(body, vars, name, bound)
                 }
                 PlanNode::Task(t) => t.args.iter().find_map(|a| {
                     let TaskArg::Tile { view, .. } = a else {
@@ -167,8 +190,8 @@ fn out_of_bounds_at<'db>(
                 }),
                 PlanNode::Conditional { branches, .. } => branches
                     .iter()
-                    .find_map(|b| walk(&b.body, vars, name, value)),
-                PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, value),
+                    .find_map(|b| walk(&b.body, vars, name, bound)),
+                PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, bound),
                 PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => None,
             };
             vars.truncate(depth);
@@ -183,9 +206,60 @@ fn out_of_bounds_at<'db>(
             &workload_instance(db, call).0.body,
             &mut Vec::new(),
             name,
-            value,
+            bound,
         )
     })
+}
+
+/// WSP208 for each view a run would take out of its tensor with the run-time symbols bound
+/// from outside the file (`--bind`, `%bind`, shown as `how(name, value)`), which win over an
+/// `execute(...)`'s own: found from the static shapes before anything is built. At the view,
+/// with a note at each execution it happens in.
+pub fn binding_checks<'db>(
+    db: &'db dyn salsa::Database,
+    file: File,
+    bindings: &[(String, u64)],
+    how: &dyn Fn(&str, u64) -> String,
+) -> Vec<Diag<'db>> {
+    let mut out: Vec<Diag<'db>> = Vec::new();
+    for &item in module_items(db, file) {
+        for execute in item_value(db, item).executes.iter().filter(|e| e.runs) {
+            let symbols = runtime_symbols(db, &execute.program);
+            let mut bound = int_bindings(execute);
+            bound.extend(bindings.iter().cloned());
+            for (name, value) in bindings {
+                if !symbols.iter().any(|(n, _)| n == name) {
+                    continue;
+                }
+                let Some((view, dim, reach, extent)) =
+                    out_of_bounds_at(db, &execute.program, name, &bound)
+                else {
+                    continue;
+                };
+                let message = format!(
+                    "with {}, `{}` reaches {reach}, out of range for dimension {dim} of `{}`, which has extent {extent}",
+                    how(name, *value),
+                    view.text(),
+                    view.tensor.name
+                );
+                let at = Span {
+                    item,
+                    range: execute.range,
+                };
+                match out
+                    .iter_mut()
+                    .find(|d| d.span == view.span && d.message == message)
+                {
+                    Some(d) => *d = d.clone().with_related(at, "in this execution"),
+                    None => out.push(
+                        Diag::new(Code::IndexOutOfRange, view.span, message)
+                            .with_related(at, "in this execution"),
+                    ),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The checks of a compiled program item.

@@ -48,6 +48,8 @@ pub struct Execute<'db> {
     /// Whether it runs the program (`execute`), or only binds symbols for later runs
     /// (`set_symbol_u64`, `set_axis_sizes`).
     pub runs: bool,
+    /// The call.
+    pub range: TextRange,
 }
 
 /// One `name=value` of `execute`.

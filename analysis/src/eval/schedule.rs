@@ -629,6 +629,7 @@ impl<'db> Eval<'db> {
             program,
             bindings,
             runs: true,
+            range: c.syntax().text_range(),
         });
     }
 
@@ -710,6 +711,7 @@ impl<'db> Eval<'db> {
             program,
             bindings,
             runs: false,
+            range: c.syntax().text_range(),
         });
     }
 }
