@@ -1,7 +1,8 @@
 //! One mistake hides no other and invents none: a wrong task argument leaves the task's other
 //! arguments checked (a race on them is still found), and a loop left out of the plan by an
-//! error does not make the program's run-time symbol unknown; and a binding known at check time
-//! is bounds-checked then, not first in the run.
+//! error does not make the program's run-time symbol unknown; a binding known at check time is
+//! bounds-checked then, not first in the run; and a kernel value with a shape error keeps its
+//! dtype, so a dtype error after it is found.
 
 use std::fmt::Write;
 
@@ -114,5 +115,56 @@ program.execute(n={n})
         expect![[r#"
         WSP208 `9`: with `n` = 9, `X[i]` reaches 8, out of range for dimension 0 of `X`, which has extent 8
     "#]],
+    );
+}
+
+/// A kernel with a shape error and a dtype error after it: the value the shape error leaves
+/// has no shape, but its dtype is known, so the dtype error is still found, and no error is
+/// invented where only the shape is unknown.
+fn kernel_body(body: &str) -> String {
+    format!(
+        r#"from pto_wsp import *
+
+F16 = DType.F16
+F32 = DType.F32
+
+@kernel
+def k(x: In[Tile[16, 128, F32]], w: In[Tile[16, 64, F32]], h: In[Tile[16, 128, F16]],
+      out: Out[Tile[16, 128, F16]], full: Out[Tile[16, 128, F32]]):
+{body}
+"#
+    )
+}
+
+#[test]
+fn a_shape_error_hides_no_dtype_error_after_it() {
+    check(
+        &kernel_body("    y = pto.add(x, w)\n    pto.store(out, y)\n    pto.store(full, x)"),
+        expect![[r#"
+            WSP201 `pto.add(x, w)`: `pto.add`: `x` is [16,128] F32 and `w` is [16,64] F32; the shapes do not broadcast
+            WSP202 `y`: `pto.store`: `out` is Tile[16,128] F16 but `y` has dtype F32
+        "#]],
+    );
+    check(
+        &kernel_body("    pto.store(out, pto.exp((pto.add(x, w))))\n    pto.store(full, x)"),
+        expect![[r#"
+            WSP202 `pto.exp((pto.add(x, w)))`: `pto.store`: `out` is Tile[16,128] F16 but `pto.exp((pto.add(x, w)))` has dtype F32
+            WSP201 `pto.add(x, w)`: `pto.add`: `x` is [16,128] F32 and `w` is [16,64] F32; the shapes do not broadcast
+        "#]],
+    );
+    check(
+        &kernel_body(
+            "    y = pto.add(x, w)\n    pto.store(out, pto.add(h, y))\n    pto.store(full, x)",
+        ),
+        expect![[r#"
+            WSP201 `pto.add(x, w)`: `pto.add`: `x` is [16,128] F32 and `w` is [16,64] F32; the shapes do not broadcast
+            WSP202 `y`: `pto.add`: `h` is Tile[16,128] F16 but `y` has dtype F32; convert one with `pto.cast`
+        "#]],
+    );
+    check(
+        &kernel_body("    pto.store(full, pto.matmul(x, w))\n    pto.store(out, h)"),
+        expect![[r#"
+            WSP201 `pto.matmul(x, w)`: `pto.matmul`: `x` is [16,128] F32 and `w` is [16,64] F32; the inner dimensions 128 and 16 differ
+        "#]],
     );
 }

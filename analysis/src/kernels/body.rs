@@ -48,6 +48,7 @@ pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Kernel
         ops: Vec::new(),
         types: Vec::new(),
         stored: Vec::new(),
+        shapeless: Vec::new(),
     };
     if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
         && let Some(body) = f.body()
@@ -65,6 +66,9 @@ struct BodyChecker<'db> {
     ops: Vec<BodyOp>,
     types: Vec<(TextRange, KernelType)>,
     stored: Vec<String>,
+    /// Expressions and locals whose value has no type after an error in its shape, but a
+    /// known dtype: their dtype is still checked, so a WSP201 hides no WSP202 after it.
+    shapeless: Vec<(TextRange, DType)>,
 }
 
 /// A checked operand: what it is and its type (`None` after an error).
@@ -108,6 +112,11 @@ impl<'db> BodyChecker<'db> {
                             let def = n.syntax().text_range();
                             if let Some((_, ty)) = &value {
                                 self.types.push((def, *ty));
+                            } else if let Some(d) = a
+                                .value()
+                                .and_then(|v| self.shapeless_at(v.syntax().text_range()))
+                            {
+                                self.shapeless.push((def, d));
                             }
                             self.eval.use_local(def, def);
                             self.locals.push((name, value, def));
@@ -157,7 +166,16 @@ impl<'db> BodyChecker<'db> {
     fn expr_here(&mut self, e: &Expr) -> Typed {
         let range = e.syntax().text_range();
         let result = match e {
-            Expr::ParenExpr(p) => return p.expr().and_then(|e| self.expr(&e)),
+            Expr::ParenExpr(p) => {
+                let inner = p.expr()?;
+                let typed = self.expr(&inner);
+                if typed.is_none()
+                    && let Some(d) = self.shapeless_at(inner.syntax().text_range())
+                {
+                    self.shapeless.push((range, d));
+                }
+                return typed;
+            }
             Expr::NameExpr(n) => self.name(&n.text(), range),
             Expr::Literal(_) | Expr::UnaryExpr(_) => match self.eval.expr(e) {
                 v @ (Value::Int(_) | Value::Float(_)) => {
@@ -212,6 +230,11 @@ impl<'db> BodyChecker<'db> {
         if let Some((_, v, def)) = self.locals.iter().rev().find(|(n, ..)| n == name) {
             let (v, def) = (v.clone(), *def);
             self.eval.use_local(range, def);
+            if v.is_none()
+                && let Some(d) = self.shapeless_at(def)
+            {
+                self.shapeless.push((range, d));
+            }
             return v;
         }
         if let Some(p) = self.signature.param(name) {
@@ -330,21 +353,146 @@ impl<'db> BodyChecker<'db> {
             self.eval.push(d);
             return None;
         };
-        let args = self.op_args(op, c)?;
-        self.apply(op, c, args)
+        match self.op_args(op, c)? {
+            Ok(args) => self.apply(op, c, args),
+            Err(args) => {
+                self.dtype_only(op, c, &args);
+                None
+            }
+        }
+    }
+
+    /// The dtype of an expression or local that has none of its own after a shape error.
+    fn shapeless_at(&self, r: TextRange) -> Option<DType> {
+        self.shapeless
+            .iter()
+            .rev()
+            .find(|(at, _)| *at == r)
+            .map(|(_, d)| *d)
+    }
+
+    /// An op some of whose operands have a dtype but no shape after an error: only its dtype
+    /// rule is checked (a store's value against its destination), and its own result is
+    /// shapeless in turn.
+    fn dtype_only(&mut self, op: &'static Op, c: &ast::CallExpr, args: &[DtypeArg]) {
+        let what = format!("`pto.{}`", op.name);
+        let dtype_of = |a: &DtypeArg| match a {
+            Some((ArgDtype::Typed(KernelType::Tile(t)), r)) => Some((t.dtype, *r)),
+            Some((ArgDtype::Typed(KernelType::Scalar(d)) | ArgDtype::Shapeless(d), r)) => {
+                Some((*d, *r))
+            }
+            _ => None,
+        };
+        let shown = |me: &Self, a: &DtypeArg| match a {
+            Some((ArgDtype::Shapeless(d), r)) => format!("`{}` has dtype {d}", me.text(*r)),
+            Some((ArgDtype::Typed(t), r)) => format!("`{}` is {t}", me.text(*r)),
+            _ => String::new(),
+        };
+        if op.shape == ShapeRule::Store {
+            let (Some(dst), Some(value)) = (args.first(), args.get(1)) else {
+                return;
+            };
+            if let (Some((dd, _)), Some((vd, rv))) = (dtype_of(dst), dtype_of(value))
+                && dd != vd
+            {
+                let text = self.text(rv);
+                let d = Diag::new(
+                    Code::DtypeMismatch,
+                    self.eval.span(rv),
+                    format!(
+                        "`pto.store`: {} but {}",
+                        shown(self, dst),
+                        shown(self, value)
+                    ),
+                )
+                .with_fix(
+                    format!("convert with `pto.cast(..., {dd})`"),
+                    vec![(self.eval.span(rv), format!("pto.cast({text}, DType.{dd})"))],
+                );
+                self.eval.push(d);
+            }
+            return;
+        }
+        let mut common: Option<DType> = None;
+        if matches!(op.dtype, DtypeRule::Same | DtypeRule::Float) {
+            let given: Vec<&DtypeArg> = args
+                .iter()
+                .zip(op.params)
+                .filter(|(a, p)| {
+                    matches!(p.kind, OpParamKind::Tile | OpParamKind::Param)
+                        && dtype_of(a).is_some()
+                })
+                .map(|(a, _)| a)
+                .collect();
+            for a in &given {
+                let (d, r) = dtype_of(a).expect("filtered");
+                match common {
+                    None => common = Some(d),
+                    Some(first) if first != d => {
+                        let message = format!(
+                            "{what}: {} but {}; convert one with `pto.cast`",
+                            shown(self, given[0]),
+                            shown(self, a)
+                        );
+                        self.eval.error(Code::DtypeMismatch, r, message);
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            if op.dtype == DtypeRule::Float
+                && let Some(d) = common
+                && !d.is_float()
+            {
+                let r = dtype_of(given[0]).expect("filtered").1;
+                self.eval.error(
+                    Code::DtypeMismatch,
+                    r,
+                    format!("{what} needs a float tile, but {}", shown(self, given[0])),
+                );
+                return;
+            }
+        }
+        let result = match op.dtype {
+            DtypeRule::Same | DtypeRule::Float => common,
+            DtypeRule::Fixed(d) => Some(d),
+            DtypeRule::FromArgument => args.iter().find_map(|a| match a {
+                Some((ArgDtype::Argument(d), _)) => Some(*d),
+                _ => None,
+            }),
+            DtypeRule::MatmulAccumulate => {
+                let operand = |i: usize| args.get(i).and_then(dtype_of);
+                match (operand(0), operand(1)) {
+                    (Some((a, _)), Some((b, _))) => matmul_dtype(a, b),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(d) = result {
+            self.shapeless.push((c.syntax().text_range(), d));
+        }
     }
 
     /// Binds and types the arguments of an op call by the op table's parameter list.
-    fn op_args(&mut self, op: &'static Op, c: &ast::CallExpr) -> Option<Vec<OpArg>> {
+    /// `Err` when a tile argument has a dtype but no shape after an error: the arguments as
+    /// the dtype rule alone reads them. `None` after any other error.
+    fn op_args(
+        &mut self,
+        op: &'static Op,
+        c: &ast::CallExpr,
+    ) -> Option<Result<Vec<OpArg>, Vec<DtypeArg>>> {
         let what = format!("`pto.{}`", op.name);
         let params: Vec<(&str, bool)> = op.params.iter().map(|p| (p.name, p.optional)).collect();
         let hint = format!(": {}", op.signature());
         let bound = self.eval.bind_syntax(c, &what, &params, &hint);
         let mut ok = bound.ok;
+        let mut shapeless = false;
         let mut out = Vec::new();
+        let mut dtypes = Vec::new();
         for (i, e) in bound.iter().enumerate() {
             let Some(e) = e else {
                 out.push(None);
+                dtypes.push(None);
                 continue;
             };
             let r = e.syntax().text_range();
@@ -389,12 +537,31 @@ impl<'db> BodyChecker<'db> {
                     }
                 },
             };
+            let tile = matches!(op.params[i].kind, OpParamKind::Tile | OpParamKind::Param);
             match typed {
-                Some((o, t)) => out.push(Some((o, t, r))),
-                None => ok = false,
+                Some((o, t)) => {
+                    let a = match &o {
+                        _ if tile => ArgDtype::Typed(t),
+                        Operand::DType(d) => ArgDtype::Argument(*d),
+                        _ => ArgDtype::Other,
+                    };
+                    dtypes.push(Some((a, r)));
+                    out.push(Some((o, t, r)));
+                }
+                None => match self.shapeless_at(r) {
+                    Some(d) if tile => {
+                        shapeless = true;
+                        dtypes.push(Some((ArgDtype::Shapeless(d), r)));
+                    }
+                    _ => ok = false,
+                },
             }
         }
-        ok.then_some(out)
+        match (ok, shapeless) {
+            (false, _) => None,
+            (true, true) => Some(Err(dtypes)),
+            (true, false) => Some(Ok(out)),
+        }
     }
 
     /// `load`'s and `store`'s first argument: a tile parameter, with its direction checked.
@@ -468,7 +635,23 @@ impl<'db> BodyChecker<'db> {
             return None;
         }
         let dtype = self.operand_dtype(&call)?;
-        let result = result_dtype(self.result_type(&call)?, dtype, op.dtype);
+        let Some(ty) = self.result_type(&call) else {
+            // Its shape is wrong, not its dtype: what uses it is still checked for that.
+            let d = match op.dtype {
+                DtypeRule::Fixed(d) => Some(d),
+                DtypeRule::FromArgument => call.dtype_arg,
+                DtypeRule::Same | DtypeRule::Float => dtype,
+                DtypeRule::MatmulAccumulate => match (call.tile(0), call.tile(1)) {
+                    (Some((a, _)), Some((b, _))) => matmul_dtype(a.dtype, b.dtype),
+                    _ => None,
+                },
+            };
+            if let Some(d) = d {
+                self.shapeless.push((call.range, d));
+            }
+            return None;
+        };
+        let result = result_dtype(ty, dtype, op.dtype);
         let value = self.push_op(&call, args, Some(result));
         Some((Operand::Value(value), result))
     }
@@ -887,6 +1070,20 @@ impl<'db> BodyChecker<'db> {
 /// A bound op argument: its operand, type and where it is written (`None` where omitted).
 type OpArg = Option<(Operand, KernelType, TextRange)>;
 
+/// An op argument as the dtype rule alone reads it, when another argument has a dtype but no
+/// shape after an error (`None` where omitted).
+type DtypeArg = Option<(ArgDtype, TextRange)>;
+
+enum ArgDtype {
+    Typed(KernelType),
+    /// A dtype but no shape, after an error in it.
+    Shapeless(DType),
+    /// A dtype argument.
+    Argument(DType),
+    /// A shape or a number argument.
+    Other,
+}
+
 /// One op call as its dtype and shape rules read it.
 struct OpCall {
     op: &'static Op,
@@ -976,6 +1173,15 @@ fn result_dtype(result: KernelType, dtype: Option<DType>, rule: DtypeRule) -> Ke
         ) => KernelType::Tile(t),
         (KernelType::Tile(t), Some(d), _) => KernelType::Tile(t.with_dtype(d)),
         (r, _, _) => r,
+    }
+}
+
+/// A product's dtype, when its operands agree on a float one.
+fn matmul_dtype(a: DType, b: DType) -> Option<DType> {
+    match (a, b) {
+        (DType::F64, DType::F64) => Some(DType::F64),
+        _ if a == b && a.is_float() => Some(DType::F32),
+        _ => None,
     }
 }
 
