@@ -366,39 +366,23 @@ fn print_fault(
     let source = SimpleFile::new(path.display().to_string(), text);
     let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
     let what = &fault.what;
-    let labels: Vec<Label<()>> = match fault.site {
-        Some(s) if (s.end as usize) <= text.len() => {
-            let message = match fault.cause {
-                wsp_runtime::FaultCause::Read => "read here",
-                _ => "the task was made by this call",
+    let calls: Vec<(String, std::ops::Range<usize>)> = calls
+        .iter()
+        .map(|(k, r)| (k.clone(), usize::from(r.start())..usize::from(r.end())))
+        .collect();
+    let labels: Vec<Label<()>> = fault
+        .places(&calls)
+        .into_iter()
+        .filter(|(r, ..)| r.end <= text.len())
+        .map(|(r, primary, label)| {
+            let l = if primary {
+                Label::primary((), r)
+            } else {
+                Label::secondary((), r)
             };
-            vec![Label::primary((), s.start as usize..s.end as usize).with_message(message)]
-        }
-        _ => {
-            // "task NAME[i, j]: ..." or "... in task NAME[i, j]".
-            let kernel = what
-                .strip_prefix("task ")
-                .or_else(|| what.split_once(" task ").map(|(_, rest)| rest))
-                .and_then(|rest| rest.split_once('['))
-                .map(|(name, _)| name);
-            let sites: Vec<_> = calls
-                .iter()
-                .filter(|(k, _)| Some(k.as_str()) == kernel)
-                .collect();
-            sites
-                .iter()
-                .map(|(_, r)| {
-                    let range = usize::from(r.start())..usize::from(r.end());
-                    let label = if sites.len() == 1 {
-                        Label::primary((), range)
-                    } else {
-                        Label::secondary((), range)
-                    };
-                    label.with_message("the task was made by this call")
-                })
-                .collect()
-        }
-    };
+            l.with_message(label)
+        })
+        .collect();
     let d = Rendered::error()
         .with_code("WSP602")
         .with_message(format!("{what}; the run was stopped"))

@@ -373,6 +373,54 @@ impl Notebook {
         out
     }
 
+    /// WSP602 at the task call or the predicate read, in its cell, as the checker's
+    /// diagnostics are shown.
+    fn fault(&self, lowered: &wsp_analysis::LoweredFile, f: &wsp_runtime::Fault) -> CellError {
+        let calls: Vec<(String, std::ops::Range<usize>)> = lowered
+            .task_calls
+            .iter()
+            .map(|(k, r)| (k.clone(), usize::from(r.start())..usize::from(r.end())))
+            .collect();
+        let text_len = self.file.text(&self.db).len();
+        let range = |r: std::ops::Range<usize>| {
+            TextRange::new(
+                TextSize::from(r.start as u32),
+                TextSize::from(r.end as u32),
+            )
+        };
+        let mut places = f.places(&calls);
+        places.retain(|(r, ..)| r.end <= text_len);
+        // The primary place (the first one if none is) and the others as notes.
+        let first = places.iter().position(|p| p.1).unwrap_or(0);
+        let message = format!("{}; the run was stopped", f.what);
+        let notes = vec![
+            f.note().to_string(),
+            "every definition and tensor value is kept as it was before this cell".into(),
+        ];
+        if places.is_empty() {
+            return CellError::plain("WSP602", format!("{message}; {}", notes.join("; ")));
+        }
+        let (primary, _, label) = places.remove(first);
+        let related: Vec<(TextRange, String)> = places
+            .into_iter()
+            .map(|(r, _, l)| (range(r), l.to_string()))
+            .collect();
+        let located = Located {
+            error: true,
+            code: "WSP602",
+            message: message.clone(),
+            range: range(primary),
+            label: Some(label),
+            related: &related,
+            notes,
+        };
+        CellError {
+            ename: "WSP602".into(),
+            evalue: message,
+            traceback: vec![render_located(&self.cells, &[located])],
+        }
+    }
+
     /// For each unknown name that a taken-out cell defines: where, and what to do.
     fn taken_out_notes(&self, diagnostics: &[&Diagnostic]) -> Vec<String> {
         // The file holds the candidate program the diagnostics are of.
@@ -478,6 +526,7 @@ impl Notebook {
                                     TextSize::from(start as u32),
                                     TextSize::from(line_end as u32),
                                 ),
+                                label: None,
                                 related: &[],
                                 notes: Vec::new(),
                             }
@@ -525,12 +574,12 @@ impl Notebook {
         let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,
             Err(ChildError::Fault(what)) => {
-                return Err(CellError::plain(
-                    "WSP602",
-                    format!(
-                        "{what}; the run was stopped, and every definition and tensor value is kept as it was before this cell"
-                    ),
-                ));
+                let crash = wsp_runtime::Fault {
+                    what,
+                    cause: wsp_runtime::FaultCause::Crash,
+                    site: None,
+                };
+                return Err(self.fault(lowered, &crash));
             }
             Err(ChildError::Interrupted) => {
                 return Err(CellError::plain(
@@ -541,9 +590,7 @@ impl Notebook {
             Err(ChildError::Run(e)) => {
                 use wsp_runtime::RunError;
                 return Err(match e {
-                    RunError::Fault(f) => {
-                        CellError::plain("WSP602", format!("{}; {}", f.what, f.note()))
-                    }
+                    RunError::Fault(f) => self.fault(lowered, &f),
                     RunError::Channel(m) => CellError::plain("ChannelError", m),
                     RunError::Input(m) => CellError::plain("InputError", m),
                     RunError::Invalid(m) => CellError::plain("RunError", m),
@@ -778,6 +825,7 @@ fn render_diagnostics(cells: &[Cell], diagnostics: &[&Diagnostic]) -> String {
             code: d.code.as_str(),
             message: cell_message(cells, &d.message),
             range: d.range,
+            label: None,
             related: &d.related,
             notes: d
                 .fix
@@ -800,6 +848,8 @@ struct Located<'a> {
     code: &'a str,
     message: String,
     range: TextRange,
+    /// The primary label's message, if any.
+    label: Option<&'a str>,
     related: &'a [(TextRange, String)],
     notes: Vec<String>,
 }
@@ -837,7 +887,11 @@ fn render_located(cells: &[Cell], diagnostics: &[Located]) -> String {
         };
         let mut labels = Vec::new();
         if let Some((file, range)) = locate(d.range) {
-            labels.push(Label::primary(file, range));
+            let l = Label::primary(file, range);
+            labels.push(match d.label {
+                Some(m) => l.with_message(m),
+                None => l,
+            });
         }
         for (r, message) in d.related {
             if let Some((file, range)) = locate(*r) {

@@ -272,6 +272,37 @@ impl Fault {
             }
         }
     }
+
+    /// Where the fault shows in the source, and its label there: its own site; or, for a
+    /// crash, which names only the task, each call (`calls`: kernel and source range) of the
+    /// task's kernel, primary when it is the only one. `(range, primary, label)`.
+    pub fn places(
+        &self,
+        calls: &[(String, std::ops::Range<usize>)],
+    ) -> Vec<(std::ops::Range<usize>, bool, &'static str)> {
+        let label = match self.cause {
+            FaultCause::Read => "read here",
+            _ => "the task was made by this call",
+        };
+        if let Some(s) = self.site {
+            return vec![(s.start as usize..s.end as usize, true, label)];
+        }
+        // "task NAME[i, j]: ..." or "... in task NAME[i, j]".
+        let what = &self.what;
+        let kernel = what
+            .strip_prefix("task ")
+            .or_else(|| what.split_once(" task ").map(|(_, rest)| rest))
+            .and_then(|rest| rest.split_once('['))
+            .map(|(name, _)| name);
+        let sites: Vec<_> = calls
+            .iter()
+            .filter(|(k, _)| Some(k.as_str()) == kernel)
+            .collect();
+        sites
+            .iter()
+            .map(|(_, r)| (r.clone(), sites.len() == 1, label))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

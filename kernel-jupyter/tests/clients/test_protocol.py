@@ -3,6 +3,7 @@ signed with the wrong key, restarts, cells with errors, re-executed cells and ma
 starts its own kernel in a temporary folder."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -154,9 +155,48 @@ crasher.execute()
         assert run.reply["ename"] == "WSP602", run.describe()
         assert "crash_tile" in run.reply["evalue"], run.describe()
         assert [e["ename"] for e in run.errors] == ["WSP602"], run.describe()
+        # Rendered as a check diagnostic: at the task call, in its cell.
+        traceback = plain(run.errors[0]["traceback"])
+        assert "In[2]" in traceback and "crash_tile[i](x=T[i], y=Sink[i])" in traceback, traceback
+        assert "the task was made by this call" in traceback, traceback
         # Definitions and T's value (bumped once) survive; the next run sees them.
         ok(execute(kc, "bump.execute()"))
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
+
+
+def plain(traceback):
+    """A traceback's lines as one text, without colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(traceback))
+
+
+def test_a_view_out_of_bounds_at_run_time_is_wsp602_at_the_task_call(tmp_path):
+    """Lengths read from a tensor take a whole-ragged loop past `Marks`: found as the task is
+    made, before any kernel runs, and shown at the task call as a check diagnostic."""
+    marks = '''
+I32 = DType.I32
+Lens = Tensor((2,), I32, init=full(3))
+tokens = Ragged(2, lengths=Lens)
+Marks = Tensor((4, 8, 8), F32)
+
+
+@workload
+def mark_all():
+    for t in P.seq(tokens):
+        bump_tile[t](t=Marks[t])
+
+
+marker = mark_all().compile(target="cpu_sim")
+marker.execute()
+'''
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP))
+        run = execute(kc, marks)
+        assert run.reply["ename"] == "WSP602", run.describe()
+        assert "task bump_tile[4]" in run.reply["evalue"], run.describe()
+        traceback = plain(run.errors[0]["traceback"])
+        for part in ["In[2]:11:", "bump_tile[t](t=Marks[t])", "no kernel ran"]:
+            assert part in traceback, traceback
+        assert "faulted" not in traceback, traceback
 
 
 def test_what_a_cpp_kernel_prints_reaches_the_cell(tmp_path):
