@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use wsp_analysis::{Database, File, Severity, Target, Workspace, WorkspaceConfig};
 
 use crate::Format;
-use crate::report::Checked;
+use crate::report::{Checked, Stream};
 
 pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -> ExitCode {
     let paths = if paths.is_empty() {
@@ -63,8 +63,8 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
         .filter(|d| d.severity == Severity::Error)
         .count();
     match format {
-        Format::Human => crate::report::print_human(&checked, unreadable),
-        Format::Json => crate::report::print_json(&checked),
+        Format::Human => crate::report::print_human(&checked, unreadable, Stream::Stdout),
+        Format::Json => crate::report::print_json(&checked, Stream::Stdout),
         Format::Sarif => crate::report::print_sarif(&checked),
         Format::Github => crate::report::print_github(&checked),
     }
@@ -89,15 +89,18 @@ fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, Str
     Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |c| c.targets()))
 }
 
-/// One file as `wsp run` and `wsp emit` take it: analyzed (also for `targets`), its
-/// diagnostics printed (with the views `bindings` take out of bounds), then lowered. `None`
-/// when it has errors (they were printed).
+/// One file as `wsp run` and `wsp emit` take it: analyzed (also for `targets`, and for the
+/// views `bindings` take out of bounds), then lowered; with its diagnostics, for the caller to
+/// print. `None` when it has errors.
 pub(crate) fn check_and_lower(
     path: &std::path::Path,
     text: &str,
     targets: Vec<Target>,
     bindings: &[(String, u64)],
-) -> Option<wsp_analysis::LoweredFile> {
+) -> (
+    Option<wsp_analysis::LoweredFile>,
+    Vec<wsp_analysis::Diagnostic>,
+) {
     let db = Database::default();
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
@@ -111,18 +114,8 @@ pub(crate) fn check_and_lower(
             &|n, v| format!("`--bind {n}={v}`"),
         ));
     }
-    if !diagnostics.is_empty() {
-        crate::report::print_human(
-            &[Checked {
-                path: path.to_path_buf(),
-                text: text.to_string(),
-                diagnostics: diagnostics.clone(),
-            }],
-            0,
-        );
-    }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        return None;
+        return (None, diagnostics);
     }
-    wsp_analysis::lower_file(&db, file).clone()
+    (wsp_analysis::lower_file(&db, file).clone(), diagnostics)
 }

@@ -51,7 +51,17 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let Some(lowered) = crate::check::check_and_lower(&args.file, &text, vec![target], &[]) else {
+    let (lowered, diagnostics) =
+        crate::check::check_and_lower(&args.file, &text, vec![target], &[]);
+    if !diagnostics.is_empty() {
+        let checked = crate::report::Checked {
+            path: args.file.clone(),
+            text: text.clone(),
+            diagnostics,
+        };
+        crate::report::print_human(&[checked], 0, crate::report::Stream::Stderr);
+    }
+    let Some(lowered) = lowered else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {

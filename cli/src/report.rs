@@ -36,14 +36,173 @@ impl Positions {
     }
 }
 
-pub(crate) fn print_human(checked: &[Checked], unreadable: usize) {
-    let choice = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-        termcolor::ColorChoice::Auto
-    } else {
-        termcolor::ColorChoice::Never
+/// Where diagnostics go: `wsp check`'s are its output; `wsp run`'s go to standard error, since
+/// standard output is the program's own (`print`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    /// Colours on a terminal, unless NO_COLOR is set.
+    fn buffered(self) -> termcolor::BufferedStandardStream {
+        let terminal = match self {
+            Stream::Stdout => std::io::stdout().is_terminal(),
+            Stream::Stderr => std::io::stderr().is_terminal(),
+        };
+        let choice = if terminal && std::env::var_os("NO_COLOR").is_none() {
+            termcolor::ColorChoice::Auto
+        } else {
+            termcolor::ColorChoice::Never
+        };
+        // Buffered: a file of many diagnostics is written in few system calls.
+        match self {
+            Stream::Stdout => termcolor::BufferedStandardStream::stdout(choice),
+            Stream::Stderr => termcolor::BufferedStandardStream::stderr(choice),
+        }
+    }
+
+    fn write_json(self, value: &impl Serialize) {
+        fn to(mut out: impl Write, value: &impl Serialize) {
+            let _ = serde_json::to_writer_pretty(&mut out, value);
+            let _ = writeln!(out);
+        }
+        match self {
+            Stream::Stdout => to(std::io::stdout().lock(), value),
+            Stream::Stderr => to(std::io::stderr().lock(), value),
+        }
+    }
+}
+
+/// A diagnostic of a run (WSP601, WSP602) in the run's file, in the shape of a check
+/// diagnostic, so that every format shows it as one.
+pub(crate) struct RunDiagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// Byte ranges in the file: whether primary, and the label.
+    pub labels: Vec<(std::ops::Range<usize>, bool, String)>,
+    pub notes: Vec<String>,
+}
+
+impl RunDiagnostic {
+    /// A check diagnostic of the run's file, with its fix as a note.
+    pub(crate) fn from_check(d: &Diagnostic) -> RunDiagnostic {
+        let range = |r: wsp_syntax::TextRange| usize::from(r.start())..usize::from(r.end());
+        let mut labels = vec![(range(d.range), true, String::new())];
+        labels.extend(d.related.iter().map(|(r, m)| (range(*r), false, m.clone())));
+        RunDiagnostic {
+            code: d.code.as_str(),
+            severity: d.severity,
+            message: d.message.clone(),
+            labels,
+            notes: d.fix.iter().map(fix_note).collect(),
+        }
+    }
+}
+
+fn fix_note(fix: &wsp_analysis::FileFix) -> String {
+    match fix.applicability {
+        Applicability::MachineApplicable => format!("fix: {}", fix.title),
+        Applicability::MaybeIncorrect => format!("help: {} (a guess from spelling)", fix.title),
+    }
+}
+
+/// Run diagnostics on standard error, as `format` says.
+pub(crate) fn print_run(
+    format: RunFormat,
+    path: &std::path::Path,
+    text: &str,
+    ds: &[RunDiagnostic],
+) {
+    let ranged = |r: &std::ops::Range<usize>| {
+        let end = r.end.min(text.len());
+        wsp_syntax::TextRange::new(
+            TextSize::from(r.start.min(end) as u32),
+            TextSize::from(end as u32),
+        )
     };
-    // Buffered: a file of many diagnostics is written in few system calls.
-    let mut out = termcolor::BufferedStandardStream::stdout(choice);
+    match format {
+        RunFormat::Human => {
+            let source = SimpleFile::new(path.display().to_string(), text);
+            let mut out = Stream::Stderr.buffered();
+            for d in ds {
+                let labels = d
+                    .labels
+                    .iter()
+                    .map(|(r, primary, label)| {
+                        let l = if *primary {
+                            Label::primary((), ranged(r))
+                        } else {
+                            Label::secondary((), ranged(r))
+                        };
+                        l.with_message(label)
+                    })
+                    .collect();
+                let level = match d.severity {
+                    Severity::Error => Level::Error,
+                    Severity::Warning => Level::Warning,
+                };
+                let rendered = Rendered::new(level)
+                    .with_code(d.code)
+                    .with_message(&d.message)
+                    .with_labels(labels)
+                    .with_notes(d.notes.clone());
+                let _ = term::emit_to_write_style(
+                    &mut out,
+                    &term::Config::default(),
+                    &source,
+                    &rendered,
+                );
+            }
+            let _ = out.flush();
+        }
+        RunFormat::Json => {
+            let pos = Positions::new(text);
+            let file = path.display().to_string();
+            let all: Vec<JsonDiagnostic> = ds
+                .iter()
+                .map(|d| {
+                    // The primary label (the first one if none is); the others are related.
+                    let first = d.labels.iter().position(|l| l.1).unwrap_or(0);
+                    let primary = d
+                        .labels
+                        .get(first)
+                        .map_or(ranged(&(0..0)), |l| ranged(&l.0));
+                    let related = d
+                        .labels
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != first)
+                        .map(|(_, (r, _, m))| (ranged(r), m.as_str()));
+                    json_diagnostic(
+                        &pos,
+                        &file,
+                        d.code,
+                        d.severity.as_str(),
+                        primary,
+                        &d.message,
+                        related,
+                    )
+                })
+                .collect();
+            Stream::Stderr.write_json(&all);
+        }
+    }
+}
+
+/// How `wsp run` prints its diagnostics (check, build and run-time ones), on standard error.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RunFormat {
+    /// Source snippets with the offending text underlined.
+    Human,
+    /// One JSON array of diagnostics, as `wsp check --format json` writes.
+    Json,
+}
+
+pub(crate) fn print_human(checked: &[Checked], unreadable: usize, stream: Stream) {
+    let mut out = stream.buffered();
     let config = term::Config::default();
     let (mut errors, mut warnings) = (0, 0);
     for file in checked {
@@ -66,15 +225,7 @@ pub(crate) fn print_human(checked: &[Checked], unreadable: usize) {
                     .iter()
                     .map(|(range, message)| Label::secondary((), *range).with_message(message)),
             );
-            let mut notes = Vec::new();
-            if let Some(fix) = &d.fix {
-                notes.push(match fix.applicability {
-                    Applicability::MachineApplicable => format!("fix: {}", fix.title),
-                    Applicability::MaybeIncorrect => {
-                        format!("help: {} (a guess from spelling)", fix.title)
-                    }
-                });
-            }
+            let notes: Vec<String> = d.fix.iter().map(fix_note).collect();
             let rendered = Rendered::new(level)
                 .with_code(d.code.as_str())
                 .with_message(&d.message)
@@ -152,43 +303,60 @@ struct JsonRelated<'a> {
     message: &'a str,
 }
 
-pub(crate) fn print_json(checked: &[Checked]) {
+fn json_diagnostic<'a>(
+    pos: &Positions,
+    file: &str,
+    code: &'a str,
+    severity: &'a str,
+    range: wsp_syntax::TextRange,
+    message: &'a str,
+    related: impl Iterator<Item = (wsp_syntax::TextRange, &'a str)>,
+) -> JsonDiagnostic<'a> {
+    let (line, column) = pos.at(range.start());
+    let (end_line, end_column) = pos.at(range.end());
+    JsonDiagnostic {
+        file: file.to_string(),
+        code,
+        severity,
+        line,
+        column,
+        end_line,
+        end_column,
+        message,
+        related: related
+            .map(|(r, message)| {
+                let (line, column) = pos.at(r.start());
+                let (end_line, end_column) = pos.at(r.end());
+                JsonRelated {
+                    line,
+                    column,
+                    end_line,
+                    end_column,
+                    message,
+                }
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn print_json(checked: &[Checked], stream: Stream) {
     let mut all = Vec::new();
     for file in checked {
         let pos = Positions::new(&file.text);
+        let path = file.path.display().to_string();
         for d in shown_noted(file) {
-            let (line, column) = pos.at(d.range.start());
-            let (end_line, end_column) = pos.at(d.range.end());
-            all.push(JsonDiagnostic {
-                file: file.path.display().to_string(),
-                code: d.code.as_str(),
-                severity: d.severity.as_str(),
-                line,
-                column,
-                end_line,
-                end_column,
-                message: &d.message,
-                related: d
-                    .related
-                    .iter()
-                    .map(|(r, message)| {
-                        let (line, column) = pos.at(r.start());
-                        let (end_line, end_column) = pos.at(r.end());
-                        JsonRelated {
-                            line,
-                            column,
-                            end_line,
-                            end_column,
-                            message,
-                        }
-                    })
-                    .collect(),
-            });
+            all.push(json_diagnostic(
+                &pos,
+                &path,
+                d.code.as_str(),
+                d.severity.as_str(),
+                d.range,
+                &d.message,
+                d.related.iter().map(|(r, m)| (*r, m.as_str())),
+            ));
         }
     }
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, &all);
-    let _ = writeln!(out);
+    stream.write_json(&all);
 }
 
 /// `::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=WSP201::message`

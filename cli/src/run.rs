@@ -6,14 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
-use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, termcolor};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wsp_codegen::BuildError;
 use wsp_runtime::process::ChildError;
 use wsp_runtime::{Action, Job, RunError};
+
+use crate::report::{Checked, RunDiagnostic, RunFormat, Stream};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -53,6 +52,55 @@ pub(crate) struct RunArgs {
     /// per core): the reference `wsp emit`'s trees compare their replay with.
     #[arg(long)]
     simulate_npu: bool,
+    /// How the diagnostics (check, build and run-time ones) are printed, on standard error:
+    /// `json` is one array at the end, as `wsp check --format json` writes.
+    #[arg(long, value_enum, default_value = "human")]
+    format: RunFormat,
+}
+
+/// The diagnostics of one `wsp run`: printed as they come for people, or gathered into one
+/// JSON document printed at the end.
+struct Shown {
+    format: RunFormat,
+    path: PathBuf,
+    text: String,
+    gathered: Vec<RunDiagnostic>,
+}
+
+impl Shown {
+    /// The analyzer's diagnostics of the file.
+    fn check(&mut self, diagnostics: Vec<wsp_analysis::Diagnostic>) {
+        match self.format {
+            RunFormat::Human if diagnostics.is_empty() => {}
+            RunFormat::Human => {
+                let checked = Checked {
+                    path: self.path.clone(),
+                    text: self.text.clone(),
+                    diagnostics,
+                };
+                crate::report::print_human(&[checked], 0, Stream::Stderr);
+            }
+            RunFormat::Json => self
+                .gathered
+                .extend(diagnostics.iter().map(RunDiagnostic::from_check)),
+        }
+    }
+
+    /// A build's or the run's own (WSP601, WSP602).
+    fn run(&mut self, diagnostics: Vec<RunDiagnostic>) {
+        match self.format {
+            RunFormat::Human => {
+                crate::report::print_run(self.format, &self.path, &self.text, &diagnostics)
+            }
+            RunFormat::Json => self.gathered.extend(diagnostics),
+        }
+    }
+
+    fn finish(self) {
+        if self.format == RunFormat::Json {
+            crate::report::print_run(self.format, &self.path, &self.text, &self.gathered);
+        }
+    }
 }
 
 /// The most `--workers` takes. A fixed bound, not one derived from this machine's cores, so
@@ -112,13 +160,21 @@ struct CoreUtilization {
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
-    match run_inner(args) {
+    let mut shown = Shown {
+        format: args.format,
+        path: args.file.clone(),
+        text: String::new(),
+        gathered: Vec::new(),
+    };
+    let code = match run_inner(args, &mut shown) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
-    }
+    };
+    shown.finish();
+    code
 }
 
 /// A spinner on standard error, drawn only if the step takes more than a moment (its first
@@ -131,10 +187,11 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
+fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let started = SystemTime::now();
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    shown.text = text.clone();
     let bindings = args
         .bind
         .iter()
@@ -151,8 +208,10 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let Some(mut lowered) = crate::check::check_and_lower(&args.file, &text, Vec::new(), &bindings)
-    else {
+    let (lowered, diagnostics) =
+        crate::check::check_and_lower(&args.file, &text, Vec::new(), &bindings);
+    shown.check(diagnostics);
+    let Some(mut lowered) = lowered else {
         return Ok(ExitCode::from(1));
     };
     if lowered.programs.is_empty() {
@@ -199,7 +258,7 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
             }
             Err(BuildError::CustomKernel(errs)) => {
                 pb.finish_and_clear();
-                print_cpp_errors(&args.file, &text, &errs);
+                shown.run(cpp_errors(&text, &errs));
                 return Ok(ExitCode::from(1));
             }
             Err(e) => {
@@ -254,11 +313,11 @@ fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
                 cause: wsp_runtime::FaultCause::Crash,
                 site: None,
             };
-            print_fault(&args.file, &text, &crash, &lowered.task_calls);
+            shown.run(vec![fault(&crash, &lowered.task_calls)]);
             return Ok(ExitCode::from(1));
         }
         Err(ChildError::Run(RunError::Fault(f))) => {
-            print_fault(&args.file, &text, &f, &lowered.task_calls);
+            shown.run(vec![fault(&f, &lowered.task_calls)]);
             return Ok(ExitCode::from(1));
         }
         Err(e) => {
@@ -352,69 +411,51 @@ fn parse_bind(b: &str) -> Result<(String, u64), String> {
     Ok((name.trim().to_string(), value))
 }
 
-/// WSP602: a fault in a task, at the calls of the kernel it names ("segmentation fault in task
-/// crash[0]"): the fault knows the kernel and the task's index, not which of its calls made
-/// it, so each call of that kernel is shown.
 /// WSP602 at its source: the fault's own site (the task call or the predicate), else, for a
-/// crash inside a kernel, which names the task, the calls of its kernel.
-fn print_fault(
-    path: &Path,
-    text: &str,
-    fault: &wsp_runtime::Fault,
-    calls: &[(String, wsp_syntax::TextRange)],
-) {
-    let source = SimpleFile::new(path.display().to_string(), text);
-    let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
-    let what = &fault.what;
+/// crash inside a kernel, which names only the task, each call of its kernel.
+fn fault(fault: &wsp_runtime::Fault, calls: &[(String, wsp_syntax::TextRange)]) -> RunDiagnostic {
     let calls: Vec<(String, std::ops::Range<usize>)> = calls
         .iter()
         .map(|(k, r)| (k.clone(), usize::from(r.start())..usize::from(r.end())))
         .collect();
-    let labels: Vec<Label<()>> = fault
-        .places(&calls)
-        .into_iter()
-        .filter(|(r, ..)| r.end <= text.len())
-        .map(|(r, primary, label)| {
-            let l = if primary {
-                Label::primary((), r)
-            } else {
-                Label::secondary((), r)
-            };
-            l.with_message(label)
-        })
-        .collect();
-    let d = Rendered::error()
-        .with_code("WSP602")
-        .with_message(format!("{what}; the run was stopped"))
-        .with_labels(labels)
-        .with_notes(vec![fault.note().to_string()]);
-    let _ = term::emit_to_write_style(&mut out, &term::Config::default(), &source, &d);
+    RunDiagnostic {
+        code: "WSP602",
+        severity: wsp_analysis::Severity::Error,
+        message: format!("{}; the run was stopped", fault.what),
+        labels: fault
+            .places(&calls)
+            .into_iter()
+            .map(|(r, primary, label)| (r, primary, label.to_string()))
+            .collect(),
+        notes: vec![fault.note().to_string()],
+    }
 }
 
 /// WSP601: compiler errors inside `cpp_src` strings, at their `.wsp` lines.
-fn print_cpp_errors(path: &Path, text: &str, errs: &[wsp_codegen::CppError]) {
-    let source = SimpleFile::new(path.display().to_string(), text);
-    let mut out = termcolor::StandardStream::stderr(termcolor::ColorChoice::Never);
-    let config = term::Config::default();
+fn cpp_errors(text: &str, errs: &[wsp_codegen::CppError]) -> Vec<RunDiagnostic> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    for e in errs {
-        let line_start = starts
-            .get(e.line.saturating_sub(1) as usize)
-            .copied()
-            .unwrap_or(text.len());
-        let line_end = text[line_start..]
-            .find('\n')
-            .map_or(text.len(), |i| line_start + i);
-        let at = (line_start + e.column.saturating_sub(1) as usize).min(line_end);
-        let d = Rendered::error()
-            .with_code("WSP601")
-            .with_message(format!(
-                "C++ error in `cpp_src` of kernel `{}`: {}",
-                e.kernel, e.message
-            ))
-            .with_labels(vec![Label::primary((), at..line_end.max(at))]);
-        let _ = term::emit_to_write_style(&mut out, &config, &source, &d);
-    }
+    errs.iter()
+        .map(|e| {
+            let line_start = starts
+                .get(e.line.saturating_sub(1) as usize)
+                .copied()
+                .unwrap_or(text.len());
+            let line_end = text[line_start..]
+                .find('\n')
+                .map_or(text.len(), |i| line_start + i);
+            let at = (line_start + e.column.saturating_sub(1) as usize).min(line_end);
+            RunDiagnostic {
+                code: "WSP601",
+                severity: wsp_analysis::Severity::Error,
+                message: format!(
+                    "C++ error in `cpp_src` of kernel `{}`: {}",
+                    e.kernel, e.message
+                ),
+                labels: vec![(at..line_end.max(at), true, String::new())],
+                notes: Vec::new(),
+            }
+        })
+        .collect()
 }

@@ -302,9 +302,7 @@ fn a_binding_of_no_symbol_or_out_of_range_is_an_error_listing_the_symbols() {
     "#]]
     .assert_eq(&err);
     // Past the static shapes: a located error before the build, at the view.
-    let out = wsp_run(&file, &["--bind", "seq=65"]);
-    assert_eq!(out.status.code(), Some(1));
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let shown = exit_1(&wsp_run(&file, &["--bind", "seq=65"]));
     assert!(
         shown.contains("error[WSP208]: with `--bind seq=65`, `X[i]` reaches 64, out of range for dimension 0 of `X`, which has extent 64")
             && shown.contains("dynamic.wsp:19:21"),
@@ -453,9 +451,9 @@ fn a_tensor_past_the_host_memory_is_refused_at_its_definition() {
         );
     std::fs::write(&file, text).unwrap();
     let out = wsp_run(&file, &[]);
-    assert_eq!(out.status.code(), Some(1));
-    // Diagnostics go to standard output, as `wsp check` prints them.
-    let err = String::from_utf8_lossy(&out.stdout);
+    // Diagnostics go to standard error; standard output is the program's.
+    assert!(out.stdout.is_empty());
+    let err = exit_1(&out);
     assert!(
         err.starts_with("error[WSP505]: `Big` (F32 [100000,100000,100000]) needs 4000000000000000 bytes (3725290.3 GiB), more than this host's "),
         "{err}"
@@ -1664,6 +1662,8 @@ fn run_time_faults_point_at_their_source() {
 F32 = DType.F32
 n = DenseDyn(4)
 Flags = Tensor((4,), DType.I32, init=ones())
+Lens = Tensor((4,), DType.I32, init=full(6))
+rows = Ragged(4, lengths=Lens)
 X = Tensor((8, 16, 16), F32, init=ones())
 Y = Tensor((8, 16, 16), F32)
 
@@ -1677,15 +1677,17 @@ def w(n):
 "#;
     let cases = [
         (
+            // Ragged lengths read at run time take `X[i + t]` past `X` (a bound known
+            // before the run is WSP208 instead).
             "view",
-            "        twice[i](x=X[i], y=Y[i])\n",
-            "9",
+            "        for t in P.seq(rows[i]):\n            twice[i, t](x=X[i + t], y=Y[i])\n",
+            "4",
             expect_test::expect![[r#"
-                error[WSP602]: task twice[8]: view `X[i]` is out of bounds: dimension 0 of `X` has 8 entries, the view takes 8..9; the run was stopped
-                   ┌─ view.wsp:16:9
+                error[WSP602]: task twice[3, 5]: view `X[i + t]` is out of bounds: dimension 0 of `X` has 8 entries, the view takes 8..9; the run was stopped
+                   ┌─ view.wsp:19:13
                    │
-                16 │         twice[i](x=X[i], y=Y[i])
-                   │         ^^^^^^^^^^^^^^^^^^^^^^^^ the task was made by this call
+                19 │             twice[i, t](x=X[i + t], y=Y[i])
+                   │             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ the task was made by this call
                    │
                    = no kernel ran: the task's view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md
 
@@ -1697,9 +1699,9 @@ def w(n):
             "6",
             expect_test::expect![[r#"
                 error[WSP602]: `Flags[i]` reads `Flags` out of bounds: index 4 of dimension 0, which has 4 entries; the run was stopped
-                   ┌─ predicate.wsp:16:14
+                   ┌─ predicate.wsp:18:14
                    │
-                16 │         with P.when(Flags[i] == 1):
+                18 │         with P.when(Flags[i] == 1):
                    │              ^^^^^^^^^^^^^^^^^^^^^ read here
                    │
                    = no kernel ran: the value read at run time lies outside its tensor; see docs/diagnostics/WSP602.md
@@ -1721,4 +1723,43 @@ def w(n):
         assert_eq!(out.status.code(), Some(1));
         want.assert_eq(&String::from_utf8_lossy(&out.stderr));
     }
+    // `--format json`: one array on standard error, as `wsp check --format json` writes, the
+    // analyzer's warnings and the run's fault together.
+    let file = dir.join("json.wsp");
+    let body = "        for t in P.seq(rows[i]):\n            twice[i, t](x=X[i + t], y=Y[i])\n";
+    let text =
+        format!("{header}{body}\nprogram = w(n).compile(target=\"cpu_sim\")\nprogram.execute()\n")
+            .replace(
+                "    pto.store(y,",
+                "    spare = pto.exp(x)\n    pto.store(y,",
+            );
+    std::fs::write(&file, text).unwrap();
+    let out = common::wsp()
+        .current_dir(&dir)
+        .args(["run", "json.wsp", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let json: serde_json::Value = serde_json::from_slice(&out.stderr).expect("one JSON document");
+    let shown: Vec<String> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}:{}-{}:{} {}",
+                d["code"].as_str().unwrap(),
+                d["severity"].as_str().unwrap(),
+                d["line"],
+                d["column"],
+                d["end_line"],
+                d["end_column"],
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    expect_test::expect![[r#"
+        WSP207 warning 13:13-13:23 the value of `pto.exp` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
+        WSP602 error 20:13-20:44 task twice[3, 5]: view `X[i + t]` is out of bounds: dimension 0 of `X` has 8 entries, the view takes 8..9; the run was stopped"#]].assert_eq(&shown.join("\n"));
 }

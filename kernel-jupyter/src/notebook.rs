@@ -383,10 +383,7 @@ impl Notebook {
             .collect();
         let text_len = self.file.text(&self.db).len();
         let range = |r: std::ops::Range<usize>| {
-            TextRange::new(
-                TextSize::from(r.start as u32),
-                TextSize::from(r.end as u32),
-            )
+            TextRange::new(TextSize::from(r.start as u32), TextSize::from(r.end as u32))
         };
         let mut places = f.places(&calls);
         places.retain(|(r, ..)| r.end <= text_len);
