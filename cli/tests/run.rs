@@ -204,6 +204,50 @@ fn new_bindings_and_new_data_need_no_recompile() {
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
 }
 
+/// A kernel mixing a matmul and vector ops: its vector ops' cycles are the vector unit's in
+/// utilisation, its matmul's the cube unit's (they were all the cube's, reading 0 vector).
+#[test]
+fn a_mixed_kernels_cycles_are_split_by_unit() {
+    let dir = scratch("mixed-utilisation");
+    let utilisation = |body: &str| {
+        let file = dir.join("mixed.wsp");
+        let text = format!(
+            r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((4, 16, 16), F32, init=ones())
+B = Tensor((16, 16), F32, init=ones())
+C = Tensor((4, 16, 16), F32)
+
+
+@kernel
+def k(a: In[Tile[16, 16, F32]], b: In[Tile[16, 16, F32]], c: Out[Tile[16, 16, F32]]):
+    pto.store(c, {body})
+
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        k[i](a=A[i], b=B, c=C[i])
+
+
+program = w().compile(target="cpu_sim")
+program.execute()
+"#
+        );
+        std::fs::write(&file, text).unwrap();
+        let s = stats(&file, &dir, &[]);
+        let u = &s["core_utilization"];
+        (u["cube"].as_f64().unwrap(), u["vector"].as_f64().unwrap())
+    };
+    let (cube, vector) = utilisation("pto.matmul(a, b)");
+    assert!(cube > 0.0 && vector == 0.0, "{cube} {vector}");
+    let (cube, vector) = utilisation("pto.exp(pto.rowmul(pto.matmul(a, b), pto.rowsum(a)))");
+    assert!(cube > 0.0 && vector > 0.0, "{cube} {vector}");
+    let (cube, vector) = utilisation("pto.exp(a)");
+    assert!(cube == 0.0 && vector > 0.0, "{cube} {vector}");
+}
+
 /// The original's `tests/test_codegen_ragged_axis.py`, ported: a loop over a whole ragged
 /// axis iterates every element, row by row, and new lengths need no recompile.
 const RAGGED_WHOLE: &str = r#"from pto_wsp import *

@@ -835,7 +835,7 @@ fn check_tensor_sizes<'a>(
 }
 
 /// A kernel's simulated cost: the sum of its ops' costs, plus loading every tile parameter
-/// it uses as a value.
+/// it uses as a value; with, for a kernel mixing matmuls and vector ops, the vector ops' part.
 pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
     let KernelBody::Ops(body) = &k.body else {
         // A custom C++ body: moving its tiles in and out is all the model knows of it.
@@ -850,9 +850,11 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
         return KernelCost {
             cycles,
             cube: false,
+            vector_cycles: 0,
         };
     };
     let mut cycles = 0;
+    let mut vector_cycles = 0;
     let mut cube = false;
     let mut loaded: Vec<&str> = Vec::new();
     for op in body {
@@ -896,12 +898,20 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
             (_, ValueType::Tile(t)) => (t.elems(), t.dtype, None),
             _ => continue,
         };
-        if ops::lookup(&op.op).is_some_and(|o| o.unit == Unit::Cube) {
-            cube = true;
+        let unit = ops::lookup(&op.op).map(|o| o.unit);
+        cube |= unit == Some(Unit::Cube);
+        let c = target.op_cycles(&op.op, elems, dtype, mnk);
+        cycles += c;
+        if unit == Some(Unit::Vector) {
+            vector_cycles += c;
         }
-        cycles += target.op_cycles(&op.op, elems, dtype, mnk);
     }
-    KernelCost { cycles, cube }
+    // Moving data is the work of the core the kernel runs on; so is all of a vector kernel's.
+    KernelCost {
+        cycles,
+        cube,
+        vector_cycles: if cube { vector_cycles } else { 0 },
+    }
 }
 
 /// Loads a kernel library built by codegen; an error says why the loader refused it.

@@ -66,6 +66,9 @@ pub struct Costs<'a> {
 pub struct KernelCost {
     pub cycles: u64,
     pub cube: bool,
+    /// Of `cycles`, those of vector ops in a kernel that runs on a cube core (one mixing
+    /// matmuls and vector work): utilisation counts them as the vector unit's.
+    pub vector_cycles: u64,
 }
 
 /// Where a task ran on the simulated timeline.
@@ -1326,7 +1329,10 @@ pub fn simulate(
             let start = free.max(arrive);
             let e = start + cycles;
             busy_core_cycles += cycles;
-            busy_cycles[unit] += cycles;
+            // A mixed kernel's vector ops are the vector unit's work.
+            let vector = costs.kernels[k as usize].vector_cycles.min(cycles);
+            busy_cycles[unit] += cycles - vector;
+            busy_cycles[1] += vector;
             *first = Reverse((e, core));
             drop(first);
             total_cycles = total_cycles.max(e);
@@ -1538,6 +1544,7 @@ mod tests {
         let kernels = [KernelCost {
             cycles: 10,
             cube: false,
+            vector_cycles: 0,
         }];
         let costs = Costs {
             kernels: &kernels,
@@ -1600,6 +1607,7 @@ mod tests {
                 .map(|_| KernelCost {
                     cycles: rng.random_range(1..30),
                     cube: rng.random_bool(0.4),
+                    vector_cycles: rng.random_range(0..10),
                 })
                 .collect();
             let ids = with_launches.next_id() as usize;
