@@ -1,6 +1,8 @@
 //! A kernel body checked op by op: each `pto.*` call against its row of the op table (tile
 //! shapes, dtypes, operand kinds), locals, and the stores to parameters.
 
+use std::collections::HashMap;
+
 use super::{Direction, KernelSignature, ParamType, kernel_signature};
 use crate::diagnostics::{Code, Diag};
 use crate::eval::{Eval, num};
@@ -48,7 +50,7 @@ pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Kernel
         ops: Vec::new(),
         types: Vec::new(),
         stored: Vec::new(),
-        shapeless: Vec::new(),
+        shapeless: HashMap::new(),
     };
     if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
         && let Some(body) = f.body()
@@ -68,7 +70,7 @@ struct BodyChecker<'db> {
     stored: Vec<String>,
     /// Expressions and locals whose value has no type after an error in its shape, but a
     /// known dtype: their dtype is still checked, so a WSP201 hides no WSP202 after it.
-    shapeless: Vec<(TextRange, DType)>,
+    shapeless: HashMap<TextRange, DType>,
 }
 
 /// A checked operand: what it is and its type (`None` after an error).
@@ -116,7 +118,7 @@ impl<'db> BodyChecker<'db> {
                                 .value()
                                 .and_then(|v| self.shapeless_at(v.syntax().text_range()))
                             {
-                                self.shapeless.push((def, d));
+                                self.shapeless.insert(def, d);
                             }
                             self.eval.use_local(def, def);
                             self.locals.push((name, value, def));
@@ -172,7 +174,7 @@ impl<'db> BodyChecker<'db> {
                 if typed.is_none()
                     && let Some(d) = self.shapeless_at(inner.syntax().text_range())
                 {
-                    self.shapeless.push((range, d));
+                    self.shapeless.insert(range, d);
                 }
                 return typed;
             }
@@ -233,7 +235,7 @@ impl<'db> BodyChecker<'db> {
             if v.is_none()
                 && let Some(d) = self.shapeless_at(def)
             {
-                self.shapeless.push((range, d));
+                self.shapeless.insert(range, d);
             }
             return v;
         }
@@ -364,11 +366,7 @@ impl<'db> BodyChecker<'db> {
 
     /// The dtype of an expression or local that has none of its own after a shape error.
     fn shapeless_at(&self, r: TextRange) -> Option<DType> {
-        self.shapeless
-            .iter()
-            .rev()
-            .find(|(at, _)| *at == r)
-            .map(|(_, d)| *d)
+        self.shapeless.get(&r).copied()
     }
 
     /// An op some of whose operands have a dtype but no shape after an error: only its dtype
@@ -469,7 +467,7 @@ impl<'db> BodyChecker<'db> {
             }
         };
         if let Some(d) = result {
-            self.shapeless.push((c.syntax().text_range(), d));
+            self.shapeless.insert(c.syntax().text_range(), d);
         }
     }
 
@@ -647,7 +645,7 @@ impl<'db> BodyChecker<'db> {
                 },
             };
             if let Some(d) = d {
-                self.shapeless.push((call.range, d));
+                self.shapeless.insert(call.range, d);
             }
             return None;
         };
