@@ -182,7 +182,6 @@ fn expected_outputs(
         }
     }
     let source = source.ok_or("the tree holds no copy of the source")?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let mut runs = vec![("expected".to_string(), None)];
     for s in wsp_codegen::npu::file_symbols(programs) {
         let value = wsp_codegen::npu::alternative_value(s.default);
@@ -196,7 +195,7 @@ fn expected_outputs(
         let tensors = out.join("tensors");
         std::fs::create_dir_all(&tensors)
             .map_err(|e| format!("cannot create `{}`: {e}", tensors.display()))?;
-        let mut cmd = std::process::Command::new(&exe);
+        let mut cmd = wsp_runtime::process::self_command()?;
         cmd.arg("run").arg(&source).arg("--simulate-npu");
         if let Some(b) = &bind {
             cmd.args(["--bind", b]);
@@ -206,12 +205,9 @@ fn expected_outputs(
             .arg("--dump-tensors")
             .arg(&tensors)
             .current_dir(work.path());
-        let done = cmd.output().map_err(|e| {
-            format!(
-                "cannot run `{}` for the expected outputs: {e}",
-                exe.display()
-            )
-        })?;
+        let done = cmd
+            .output()
+            .map_err(|e| format!("cannot run `wsp run` for the expected outputs: {e}"))?;
         if !done.status.success() {
             let with = bind.map_or(String::new(), |b| format!(" --bind {b}"));
             return Err(format!(

@@ -92,6 +92,9 @@ pub(crate) enum Format {
 
 /// Runs `wsp` with these arguments (the first is the program name).
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    // Where this program started from, before anything may replace it (elsewhere than Linux,
+    // children start from this path; on Linux from the running image).
+    let _ = wsp_runtime::process::resolve_self();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

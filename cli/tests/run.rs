@@ -3,7 +3,7 @@
 //! simulated timeline.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -202,6 +202,49 @@ fn new_bindings_and_new_data_need_no_recompile() {
     let s = stats(&file, &dir, &["--bind", "seq=16"]);
     assert_eq!(s["task_count"], 16 + 15);
     assert_eq!(s["cache_hit"], true, "new ragged lengths recompiled");
+}
+
+/// `wsp run` started from a file that is replaced while it builds its kernels, as an upgrade
+/// or a rebuild does: its run process starts from the running image, so the run succeeds.
+#[test]
+fn a_run_survives_its_binary_being_replaced_before_it_spawns() {
+    let dir = scratch("replaced-binary");
+    let copy = dir.join("wsp");
+    std::fs::copy(env!("CARGO_BIN_EXE_wsp"), &copy).unwrap();
+    let file = dir.join("hello.wsp");
+    // A kernel no cache holds, so the build (a C++ compile) comes between start and spawn.
+    let text = std::fs::read_to_string(root().join("examples/hello_add.wsp"))
+        .unwrap()
+        .replace("pto.add(x, y)", "pto.add(x, pto.mul(y, 3.0))");
+    assert!(text.contains("pto.mul(y, 3.0)"));
+    std::fs::write(&file, text).unwrap();
+    let child = Command::new(&copy)
+        .args(["run", file.to_str().unwrap()])
+        .env("WSP_CACHE_DIR", dir.join("cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Another file renamed over it, as `cargo install` does.
+    let upgrade = dir.join("wsp.new");
+    std::fs::write(
+        &upgrade,
+        "#!/bin/sh\necho 'not the running wsp' >&2\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &upgrade,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::rename(&upgrade, &copy).unwrap();
+    let out = child.wait_with_output().unwrap();
+    ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("'task_count': 4"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// A kernel mixing a matmul and vector ops: its vector ops' cycles are the vector unit's in

@@ -42,6 +42,45 @@ impl std::fmt::Display for ChildError {
     }
 }
 
+/// A command that runs this program's own image: a child started from it speaks this
+/// process's protocol even after the file was replaced (an upgrade, a rebuild) or removed.
+/// On Linux that is `/proc/self/exe`, the running image whatever became of its path;
+/// elsewhere, the path as resolved at the first call ([`resolve_self`] makes that start-up).
+pub fn self_command() -> Result<Command, String> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new("/proc/self/exe");
+        // What `ps` shows: the name, not the link.
+        cmd.arg0("wsp");
+        Ok(cmd)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let exe = resolve_self()?;
+        if !exe.exists() {
+            return Err(format!(
+                "the wsp executable `{}` this process started from is gone (replaced or removed); start the command again",
+                exe.display()
+            ));
+        }
+        Ok(Command::new(exe))
+    }
+}
+
+/// This program's path, resolved once, at the first call: a front end calls it at start-up so
+/// that [`self_command`] uses the file it started from.
+pub fn resolve_self() -> Result<&'static std::path::Path, String> {
+    static EXE: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
+        std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        std::env::current_exe().map_err(|e| format!("cannot find the wsp executable: {e}"))
+    })
+    .as_ref()
+    .map(|p| p.as_path())
+    .map_err(Clone::clone)
+}
+
 /// Runs the job in `EXE __exec`, handing it over on standard input and reading the report from
 /// standard output; returns the report and what the child wrote on standard error. While it
 /// runs, `interrupted` is polled: once set, the child gets SIGINT and, if it is still there
@@ -54,9 +93,8 @@ pub fn execute_in_child(
     if interrupted.load(Ordering::Relaxed) {
         return Err(ChildError::Interrupted);
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| ChildError::Process(format!("cannot find the wsp executable: {e}")))?;
-    let mut child = Command::new(exe)
+    let mut child = self_command()
+        .map_err(ChildError::Process)?
         .arg(SUBCOMMAND)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -224,9 +262,8 @@ impl Live {
     fn start() -> Result<Live, ChildError> {
         use std::io::BufRead;
         use std::sync::{Arc, Mutex};
-        let exe = std::env::current_exe()
-            .map_err(|e| ChildError::Process(format!("cannot find the wsp executable: {e}")))?;
-        let mut child = Command::new(exe)
+        let mut child = self_command()
+            .map_err(ChildError::Process)?
             .args([SUBCOMMAND, SERVE_FLAG])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

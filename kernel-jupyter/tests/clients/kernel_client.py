@@ -137,10 +137,13 @@ def _next(get, deadline, what):
 
 
 @contextlib.contextmanager
-def running_kernel(cwd):
-    """A `wsp` kernel (found through JUPYTER_PATH) started in `cwd`, with a started client;
-    shut down (killed if it does not stop) at the end."""
-    km = KernelManager(kernel_name="wsp")
+def running_kernel(cwd, kernel_spec_manager=None):
+    """A `wsp` kernel (found through JUPYTER_PATH, or by `kernel_spec_manager`) started in
+    `cwd`, with a started client; shut down (killed if it does not stop) at the end."""
+    if kernel_spec_manager is None:
+        km = KernelManager(kernel_name="wsp")
+    else:
+        km = KernelManager(kernel_name="wsp", kernel_spec_manager=kernel_spec_manager)
     km.start_kernel(cwd=str(cwd))
     kc = km.client()
     try:

@@ -4,6 +4,7 @@ starts its own kernel in a temporary folder."""
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,9 @@ from queue import Empty
 import numpy as np
 import pytest
 from jupyter_client import BlockingKernelClient
+from jupyter_client.kernelspec import KernelSpecManager
 
+from conftest import wsp_bin
 from kernel_client import collect, execute, ok, running_kernel, send_execute, stats_rows
 
 # A small program: T starts as 0, 1, 2, ... and each run of `bump` adds 1 to every element.
@@ -124,8 +127,8 @@ def test_interrupt_stops_a_running_cell_and_keeps_the_program(tmp_path, how):
         assert "still here" in after.stream("stdout"), after.describe()
 
 
-def test_a_crashing_cpp_kernel_is_wsp602_and_spares_the_program(tmp_path):
-    crash = '''
+# A `cpp_src` kernel that writes through a null pointer: its run process dies (WSP602).
+CRASH = '''
 @kernel(cpp_src="""
     if (x[0] >= 0.0f) {
         volatile float* p = nullptr;
@@ -148,9 +151,12 @@ def crash_all(items):
 crasher = crash_all(items).compile(target="cpu_sim")
 crasher.execute()
 '''
+
+
+def test_a_crashing_cpp_kernel_is_wsp602_and_spares_the_program(tmp_path):
     with running_kernel(tmp_path) as (_, kc):
         ok(execute(kc, BUMP))
-        run = execute(kc, crash)
+        run = execute(kc, CRASH)
         assert run.status == "error", run.describe()
         assert run.reply["ename"] == "WSP602", run.describe()
         assert "crash_tile" in run.reply["evalue"], run.describe()
@@ -162,6 +168,31 @@ crasher.execute()
         # Definitions and T's value (bumped once) survive; the next run sees them.
         ok(execute(kc, "bump.execute()"))
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
+
+
+def test_an_upgrade_of_the_binary_breaks_no_open_notebook(tmp_path):
+    """The kernel runs from a copy of `wsp`; after the first cell another file is renamed over
+    the copy, as `cargo install` or a rebuild does. The cells after it need new run processes
+    (a crash ends one; `%workers` starts another), and still run: children start from the
+    running image, not from the path."""
+    copy = tmp_path / "bin" / "wsp"
+    copy.parent.mkdir()
+    shutil.copy2(wsp_bin(), copy)
+    prefix = tmp_path / "prefix"
+    subprocess.run([str(copy), "jupyter", "install", "--prefix", str(prefix)], check=True, timeout=60)
+    specs = KernelSpecManager(kernel_dirs=[str(prefix / "share/jupyter/kernels")])
+    assert specs.get_kernel_spec("wsp").argv[0] == str(copy)
+    with running_kernel(tmp_path, specs) as (_, kc):
+        ok(execute(kc, BUMP))
+        upgrade = copy.with_name("wsp.new")
+        upgrade.write_text("#!/bin/sh\necho 'not the running wsp' >&2\nexit 3\n")
+        upgrade.chmod(0o755)
+        os.replace(upgrade, copy)
+        run = execute(kc, CRASH)
+        assert run.reply["ename"] == "WSP602", run.describe()
+        ok(execute(kc, "bump.execute()"))
+        ok(execute(kc, "%workers 1\nbump.execute()"))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 3)
 
 
 def plain(traceback):
