@@ -109,13 +109,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             target,
         } => check::run(paths, format, target),
         Command::Run(args) => {
-            child::catch_interrupts();
+            child::catch_signals();
             let code = run::run(args);
-            // 128 + SIGINT, as a shell reports a process an interrupt ended.
-            if child::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
-                ExitCode::from(130)
-            } else {
-                code
+            // 128 + the signal, as a shell reports a process a signal ended.
+            match child::stopped_by() {
+                Some(signal) => ExitCode::from(128 + signal),
+                None => code,
             }
         }
         Command::Emit(args) => emit::emit(args),
@@ -174,13 +173,29 @@ fn lsp() -> ExitCode {
         .build()
     {
         Ok(rt) => {
-            let ending = rt.block_on(wsp_lsp::serve_stdio());
+            let ending = rt.block_on(async {
+                // SIGTERM (a service manager, an editor that quits): stop serving and exit 0;
+                // nothing is left half-written, since the server writes no files.
+                let terminate =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+                let mut terminate = match terminate {
+                    Ok(t) => t,
+                    Err(e) => {
+                        eprintln!("warning: cannot catch SIGTERM ({e})");
+                        return Some(wsp_lsp::serve_stdio().await);
+                    }
+                };
+                tokio::select! {
+                    ending = wsp_lsp::serve_stdio() => Some(ending),
+                    _ = terminate.recv() => None,
+                }
+            });
             // Stdin is read on a blocking thread that may wait forever for input after `exit`.
             rt.shutdown_background();
             // The LSP spec: 0 after a `shutdown` request, 1 for an `exit` without one.
             match ending {
-                wsp_lsp::Ending::ShutDown => ExitCode::SUCCESS,
-                wsp_lsp::Ending::Abandoned => ExitCode::from(1),
+                Some(wsp_lsp::Ending::ShutDown) | None => ExitCode::SUCCESS,
+                Some(wsp_lsp::Ending::Abandoned) => ExitCode::from(1),
             }
         }
         Err(e) => {

@@ -251,7 +251,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let mut programs = Vec::new();
     let mut cache_hit = true;
     for p in &lowered.programs {
-        match wsp_codegen::build(p, &args.file, &cache, crate::child::interrupted()) {
+        match wsp_codegen::build(p, &args.file, &cache, crate::child::stop()) {
             Ok(a) => {
                 cache_hit &= a.cache_hit;
                 programs.push((p.clone(), a.library));

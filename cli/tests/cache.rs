@@ -182,12 +182,15 @@ fn eventually(mut f: impl FnMut() -> bool) -> bool {
     false
 }
 
-/// Sends SIGINT to `wsp run` alone (not its process group), then checks it exits 130 and
-/// that none of `pids` is left running.
-fn interrupt(mut wsp: Child, pids: &[u32]) -> Output {
+/// The signals that stop `wsp run`, and the exit status each gives (128 + its number).
+const STOPS: [(&str, i32); 3] = [("INT", 130), ("TERM", 143), ("HUP", 129)];
+
+/// Sends `signal` to `wsp run` alone (not its process group), then checks it exits `code`
+/// and that none of `pids` is left running.
+fn interrupt(mut wsp: Child, pids: &[u32], (signal, code): (&str, i32)) -> Output {
     assert!(
         Command::new("kill")
-            .arg("-INT")
+            .arg(format!("-{signal}"))
             .arg(wsp.id().to_string())
             .status()
             .unwrap()
@@ -199,22 +202,28 @@ fn interrupt(mut wsp: Child, pids: &[u32]) -> Output {
             status = wsp.try_wait().unwrap();
             status.is_some()
         }),
-        "wsp run did not exit after SIGINT"
+        "wsp run did not exit after SIG{signal}"
     );
     let out = wsp.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(code), "SIG{signal}: {}", text(&out));
     for &pid in pids {
         assert!(
             eventually(|| !running(pid)),
-            "process {pid} survived the interrupt"
+            "process {pid} survived SIG{signal}"
         );
     }
     out
 }
 
 #[test]
-fn an_interrupt_stops_the_compiler_and_everything_it_started() {
-    let dir = scratch("interrupt-build");
+fn a_signal_stops_the_compiler_and_everything_it_started() {
+    for stop in STOPS {
+        stops_the_build(stop);
+    }
+}
+
+fn stops_the_build(stop: (&str, i32)) {
+    let dir = scratch(&format!("interrupt-build-{}", stop.0));
     let cache = dir.join("cache");
     let pids = dir.join("pids");
     // A compiler that never finishes: it answers cc's probes (`-E`, `-?`) through the real
@@ -250,7 +259,7 @@ fn an_interrupt_stops_the_compiler_and_everything_it_started() {
         }),
         "the compiler never started"
     );
-    let out = interrupt(wsp, &started);
+    let out = interrupt(wsp, &started, stop);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("interrupted"),
         "{}",
@@ -264,8 +273,14 @@ fn an_interrupt_stops_the_compiler_and_everything_it_started() {
 }
 
 #[test]
-fn an_interrupt_stops_the_run_process() {
+fn a_signal_stops_the_run_process() {
     let dir = scratch("interrupt-run");
+    for stop in STOPS {
+        stops_the_run(&dir, stop);
+    }
+}
+
+fn stops_the_run(dir: &Path, stop: (&str, i32)) {
     let cache = dir.join("cache");
     let file = dir.join("spin.wsp");
     // A kernel that spins for hours.
@@ -317,7 +332,7 @@ program.execute()
         }),
         "the run process never started"
     );
-    let out = interrupt(wsp, &run);
+    let out = interrupt(wsp, &run, stop);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("interrupted"),
         "{}",

@@ -14,7 +14,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wsp_ir::Program;
@@ -173,14 +173,15 @@ fn cache_dir_from(var: Option<std::ffi::OsString>) -> PathBuf {
 /// is the `.wsp` file, named in `#line` directives so that `cpp_src` errors map back to it.
 ///
 /// A cached library is checked against the size and hash recorded when it was built; a damaged
-/// one is rebuilt, with a note on standard error. Setting `stop` (from another thread or a
-/// signal handler) interrupts the compiler and everything it started, and the build returns
-/// [`BuildError::Interrupted`], leaving nothing behind in the cache.
+/// one is rebuilt, with a note on standard error. Setting `stop` to a signal's number (from
+/// another thread or a signal handler: SIGINT, SIGTERM, SIGHUP) passes that signal on to the
+/// compiler and everything it started, and the build returns [`BuildError::Interrupted`],
+/// leaving nothing behind in the cache.
 pub fn build(
     program: &Program,
     wsp_path: &Path,
     cache: &Path,
-    stop: &AtomicBool,
+    stop: &AtomicUsize,
 ) -> Result<Artifact, BuildError> {
     let start = Instant::now();
     let wsp_name = wsp_path.display().to_string();
@@ -204,7 +205,7 @@ pub fn build(
             cache.join(key).display()
         ),
     }
-    if stop.load(Ordering::Relaxed) {
+    if stop.load(Ordering::Relaxed) != 0 {
         return Err(BuildError::Interrupted);
     }
     let io = |e: std::io::Error| BuildError::Io(format!("{}: {e}", cache.display()));
@@ -246,15 +247,16 @@ enum Run {
     Failed(std::io::Error),
 }
 
-/// How long an interrupted compiler gets to exit on SIGINT before it is killed.
+/// How long an interrupted compiler gets to exit on the signal passed on before it is killed.
 const GRACE: Duration = Duration::from_secs(2);
 /// How often a running compiler is checked for an interrupt.
 const POLL: Duration = Duration::from_millis(10);
 
 /// Runs the compiler in a process group of its own (the driver and the compilers and
 /// assembler it starts), collecting its output, until it ends or `stop` is set: then the
-/// whole group gets SIGINT, and SIGKILL after [`GRACE`], and the driver is reaped.
-fn run_compiler(mut cmd: Command, stop: &AtomicBool) -> Result<std::process::Output, Run> {
+/// whole group gets the signal `stop` holds, and SIGKILL after [`GRACE`], and the driver is
+/// reaped.
+fn run_compiler(mut cmd: Command, stop: &AtomicUsize) -> Result<std::process::Output, Run> {
     use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
     use std::os::unix::process::CommandExt;
 
@@ -286,13 +288,17 @@ fn run_compiler(mut cmd: Command, stop: &AtomicBool) -> Result<std::process::Out
                 stderr: stderr.join().unwrap_or_default(),
             });
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
         std::thread::sleep(POLL);
     }
+    let signal = i32::try_from(stop.load(Ordering::Relaxed))
+        .ok()
+        .and_then(Signal::from_named_raw)
+        .unwrap_or(Signal::INT);
     // The driver is not reaped until the end, so the group's id cannot be reused meanwhile.
-    let _ = rustix::process::kill_process_group(group, Signal::INT);
+    let _ = rustix::process::kill_process_group(group, signal);
     let deadline = Instant::now() + GRACE;
     let exited = || {
         matches!(
@@ -306,7 +312,7 @@ fn run_compiler(mut cmd: Command, stop: &AtomicBool) -> Result<std::process::Out
     while !exited() && Instant::now() < deadline {
         std::thread::sleep(POLL);
     }
-    // Also ends what ignored SIGINT (a shell's background jobs do).
+    // Also ends what ignored the signal (a shell's background jobs ignore SIGINT).
     let _ = rustix::process::kill_process_group(group, Signal::KILL);
     let _ = child.wait();
     Err(Run::Interrupted)

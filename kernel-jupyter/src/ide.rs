@@ -130,7 +130,7 @@ mod tests {
     fn completion_keeps_the_analyzers_order() {
         let mut nb = crate::Notebook::new(std::env::temp_dir()).expect("a notebook");
         let cell = "F32 = DType.F32\nX = Tensor((4, 16, 16), F32)\nY = Tensor((4, 16, 16), F32)\n\n@kernel\ndef twice(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):\n    pto.store(y, pto.mul(x, 2.0))\n";
-        let out = nb.execute(cell, Some("a"), &std::sync::atomic::AtomicBool::new(false));
+        let out = nb.execute(cell, Some("a"), &std::sync::atomic::AtomicUsize::new(0));
         assert!(out.error.is_none(), "{:?}", out.error);
         let code = "@workload\ndef w():\n    for i in P(Dense[4]):\n        twice[i](x=";
         let (matches, _, _) = complete(&mut nb, code, code.chars().count(), Some("b"));

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label, Severity as Level};
@@ -132,7 +132,7 @@ impl Notebook {
 
     /// Checks the cell in the context of the cells before it, takes it into the program and
     /// runs what it runs. `interrupted` stops a run (or a kernel build) once set.
-    pub fn execute(&mut self, code: &str, cell_id: Option<&str>, stop: &AtomicBool) -> Outcome {
+    pub fn execute(&mut self, code: &str, cell_id: Option<&str>, stop: &AtomicUsize) -> Outcome {
         self.count += 1;
         let mut out = Outcome::default();
         let (code, magic_lines) = magics::split(code);
@@ -234,7 +234,7 @@ impl Notebook {
         cells: Vec<Cell>,
         at: usize,
         mut out: Outcome,
-        stop: &AtomicBool,
+        stop: &AtomicUsize,
     ) -> Outcome {
         for name in bound_names(&cells[at].text) {
             let _ = std::fs::remove_file(self.values.path().join(format!("{name}.npy")));
@@ -456,7 +456,7 @@ impl Notebook {
         lowered: &wsp_analysis::LoweredFile,
         actions: Vec<Action>,
         out: &mut Outcome,
-        stop: &AtomicBool,
+        stop: &AtomicUsize,
     ) -> Result<(), CellError> {
         let compile_start = Instant::now();
         let cache = wsp_codegen::cache_dir();

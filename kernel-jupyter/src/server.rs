@@ -7,7 +7,7 @@
 //! control channel (interrupt, shutdown) is served while it runs.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jupyter_protocol::{
@@ -22,6 +22,7 @@ use jupyter_zmq_client::{
     create_kernel_iopub_xpub_connection, create_kernel_shell_connection,
     create_kernel_stdin_connection,
 };
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use tokio::sync::mpsc;
 
 use crate::history::History;
@@ -48,10 +49,11 @@ pub fn serve(connection_file: &Path) -> Result<(), String> {
     let base_dir = std::env::current_dir().map_err(|e| format!("no working folder: {e}"))?;
     let notebook =
         Notebook::new(base_dir).map_err(|e| format!("cannot make the kernel's folder: {e}"))?;
-    let stop = Arc::new(AtomicBool::new(false));
+    // 0, or the signal that stops the running cell (its run process gets the same).
+    let stop = Arc::new(AtomicUsize::new(0));
     // SIGINT interrupts the running cell, as in ipykernel; it never ends the kernel (Jupyter
     // sends it to the process group, and before a shutdown).
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())
+    signal_hook::flag::register_usize(SIGINT, stop.clone(), SIGINT as usize)
         .map_err(|e| format!("cannot catch SIGINT: {e}"))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -66,7 +68,7 @@ pub fn serve(connection_file: &Path) -> Result<(), String> {
 async fn run(
     info: ConnectionInfo,
     notebook: Notebook,
-    stop: Arc<AtomicBool>,
+    stop: Arc<AtomicUsize>,
 ) -> Result<(), String> {
     let session = uuid::Uuid::new_v4().to_string();
     let bind = |what: &str, e: jupyter_zmq_client::RuntimeError| {
@@ -132,11 +134,11 @@ async fn run(
                 let _ = iopub_tx.send(Status::busy().as_child_of(&msg));
                 match &msg.content {
                     JupyterMessageContent::InterruptRequest(_) => {
-                        stop.store(true, Ordering::SeqCst);
+                        stop.store(SIGINT as usize, Ordering::SeqCst);
                         let _ = control.send(InterruptReply::new().as_child_of(&msg)).await;
                     }
                     JupyterMessageContent::ShutdownRequest(req) => {
-                        stop.store(true, Ordering::SeqCst);
+                        stop.store(SIGINT as usize, Ordering::SeqCst);
                         let _ = control.send(shutdown_reply(req, &msg)).await;
                         let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
                         let _ = shutdown_tx.send(());
@@ -148,6 +150,24 @@ async fn run(
                     _ => {}
                 }
                 let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
+            }
+        });
+    }
+
+    // SIGTERM and SIGHUP (a job scheduler, a closed terminal) end the kernel as a shutdown
+    // request does: the running cell stops, the run process is ended and reaped, exit 0.
+    for (kind, signal) in [
+        (tokio::signal::unix::SignalKind::terminate(), SIGTERM),
+        (tokio::signal::unix::SignalKind::hangup(), SIGHUP),
+    ] {
+        let mut listener = tokio::signal::unix::signal(kind)
+            .map_err(|e| format!("cannot catch signal {signal}: {e}"))?;
+        let stop = stop.clone();
+        let shutdown_tx = shutdown_tx.clone();
+        tokio::spawn(async move {
+            if listener.recv().await.is_some() {
+                stop.store(signal as usize, Ordering::SeqCst);
+                let _ = shutdown_tx.send(());
             }
         });
     }
@@ -345,7 +365,7 @@ fn execute(
     notebook: &Mutex<Notebook>,
     req: &ExecuteRequest,
     parent: &JupyterMessage,
-    stop: &AtomicBool,
+    stop: &AtomicUsize,
     iopub: &mpsc::UnboundedSender<JupyterMessage>,
     history: &Mutex<History>,
 ) -> JupyterMessage {
@@ -353,7 +373,7 @@ fn execute(
     let cell_id = parent.metadata.get("cellId").and_then(|v| v.as_str());
     let mut nb = notebook.lock().unwrap_or_else(|p| p.into_inner());
     // An interrupt while idle is for no cell.
-    stop.store(false, Ordering::SeqCst);
+    stop.store(0, Ordering::SeqCst);
     let count = ExecutionCount::new(nb.execution_count() as usize + 1);
     if !silent {
         let _ = iopub.send(

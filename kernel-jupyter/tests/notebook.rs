@@ -2,7 +2,7 @@
 //! cells a change breaks. (Runs need the `wsp` executable for their child process; the
 //! real-client tests under `tests/clients/` run them.)
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicUsize;
 
 use expect_test::expect;
 use wsp_kernel_jupyter::{Notebook, Outcome, Output};
@@ -12,7 +12,7 @@ fn notebook() -> Notebook {
 }
 
 fn exec(nb: &mut Notebook, code: &str, id: &str) -> Outcome {
-    nb.execute(code, Some(id), &AtomicBool::new(false))
+    nb.execute(code, Some(id), &AtomicUsize::new(0))
 }
 
 /// The cell's value as text, or its error as `ename: evalue`.
@@ -130,7 +130,7 @@ fn a_change_that_breaks_a_later_cell_takes_it_out_until_it_runs_again() {
 #[test]
 fn cells_without_ids_are_new_cells_each_time() {
     let mut nb = notebook();
-    let stop = AtomicBool::new(false);
+    let stop = AtomicUsize::new(0);
     nb.execute("A = 1", None, &stop);
     let o = nb.execute("A = 1", None, &stop);
     assert_eq!(o.error.expect("rebinding").ename, "WSP103");

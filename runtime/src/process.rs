@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::{Job, Report, RunError};
@@ -83,14 +83,14 @@ pub fn resolve_self() -> Result<&'static std::path::Path, String> {
 
 /// Runs the job in `EXE __exec`, handing it over on standard input and reading the report from
 /// standard output; returns the report and what the child wrote on standard error. While it
-/// runs, `interrupted` is polled: once set, the child gets SIGINT and, if it is still there
-/// after `grace`, SIGKILL.
+/// runs, `interrupted` is polled: once it holds a signal's number (SIGINT, SIGTERM, SIGHUP),
+/// the child gets that signal and, if it is still there after `grace`, SIGKILL.
 pub fn execute_in_child(
     job: &Job,
-    interrupted: &AtomicBool,
+    interrupted: &AtomicUsize,
     grace: Duration,
 ) -> Result<(Report, String), ChildError> {
-    if interrupted.load(Ordering::Relaxed) {
+    if interrupted.load(Ordering::Relaxed) != 0 {
         return Err(ChildError::Interrupted);
     }
     let mut child = self_command()
@@ -167,37 +167,46 @@ fn tail(err: &str) -> String {
     }
 }
 
-/// Waits for the run process, or on an interrupt passes SIGINT on to it, kills it if it is
+/// Waits for the run process, or on an interrupt passes the signal on to it, kills it if it is
 /// still there after `grace`, reaps it and returns `None`.
 fn wait_or_interrupt(
     child: &mut Child,
-    interrupted: &AtomicBool,
+    interrupted: &AtomicUsize,
     grace: Duration,
 ) -> Result<Option<ExitStatus>, ChildError> {
     let failed = |e: std::io::Error| ChildError::Process(format!("the run process: {e}"));
     let mut poll = POLL_FIRST;
-    while !interrupted.load(Ordering::Relaxed) {
+    while interrupted.load(Ordering::Relaxed) == 0 {
         if let Some(status) = child.try_wait().map_err(failed)? {
             return Ok(Some(status));
         }
         std::thread::sleep(poll);
         poll = (poll * 2).min(POLL_MAX);
     }
-    end_child(child, grace);
+    end_child(child, grace, signal_of(interrupted));
     Ok(None)
 }
 
-/// Ends a child that may still run: SIGINT, then SIGKILL if it is still there after `grace`;
-/// reaps it. Its exit status, if it could be had.
-fn end_child(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+/// The signal a stop request holds (SIGINT if it holds none, or no signal's number).
+fn signal_of(stop: &AtomicUsize) -> rustix::process::Signal {
+    i32::try_from(stop.load(Ordering::Relaxed))
+        .ok()
+        .and_then(rustix::process::Signal::from_named_raw)
+        .unwrap_or(rustix::process::Signal::INT)
+}
+
+/// Ends a child that may still run: `signal`, then SIGKILL if it is still there after
+/// `grace`; reaps it. Its exit status, if it could be had.
+fn end_child(
+    child: &mut Child,
+    grace: Duration,
+    signal: rustix::process::Signal,
+) -> Option<ExitStatus> {
     if let Ok(Some(status)) = child.try_wait() {
         return Some(status);
     }
     // Not reaped yet, so the pid is still this child's.
-    let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_child(child),
-        rustix::process::Signal::INT,
-    );
+    let _ = rustix::process::kill_process(rustix::process::Pid::from_child(child), signal);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
         if let Ok(Some(status)) = child.try_wait() {
@@ -323,9 +332,13 @@ impl Live {
         (take(&self.printed), take(&self.output))
     }
 
-    /// Ends the process (SIGINT, then SIGKILL after `grace`) and reaps it; what it wrote.
-    fn stop(mut self, grace: Duration) -> (Option<ExitStatus>, String) {
-        let status = end_child(&mut self.child, grace);
+    /// Ends the process (`signal`, then SIGKILL after `grace`) and reaps it; what it wrote.
+    fn stop(
+        mut self,
+        grace: Duration,
+        signal: rustix::process::Signal,
+    ) -> (Option<ExitStatus>, String) {
+        let status = end_child(&mut self.child, grace, signal);
         drop(self.stdin);
         for r in self.readers.drain(..) {
             let _ = r.join();
@@ -342,11 +355,11 @@ impl Runner {
     pub fn execute(
         &mut self,
         job: &Job,
-        interrupted: &AtomicBool,
+        interrupted: &AtomicUsize,
         grace: Duration,
     ) -> Result<(Report, String, String), ChildError> {
         use std::sync::mpsc::RecvTimeoutError;
-        if interrupted.load(Ordering::Relaxed) {
+        if interrupted.load(Ordering::Relaxed) != 0 {
             return Err(ChildError::Interrupted);
         }
         let mut live = match self.live.take() {
@@ -354,7 +367,7 @@ impl Runner {
                 if matches!(l.child.try_wait(), Ok(None)) {
                     l
                 } else {
-                    l.stop(grace);
+                    l.stop(grace, rustix::process::Signal::INT);
                     Live::start()?
                 }
             }
@@ -384,16 +397,16 @@ impl Runner {
                     };
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    if interrupted.load(Ordering::Relaxed) {
-                        live.stop(grace);
+                    if interrupted.load(Ordering::Relaxed) != 0 {
+                        live.stop(grace, signal_of(interrupted));
                         return Err(ChildError::Interrupted);
                     }
                     poll = (poll * 2).min(POLL_MAX);
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    let (status, output) = live.stop(grace);
+                    let (status, output) = live.stop(grace, signal_of(interrupted));
                     // SIGINT to the process group ends the child too.
-                    if interrupted.load(Ordering::Relaxed) {
+                    if interrupted.load(Ordering::Relaxed) != 0 {
                         return Err(ChildError::Interrupted);
                     }
                     if let Some(fault) = fault_in(&output) {
@@ -409,7 +422,7 @@ impl Runner {
 impl Drop for Runner {
     fn drop(&mut self) {
         if let Some(live) = self.live.take() {
-            live.stop(Duration::ZERO);
+            live.stop(Duration::ZERO, rustix::process::Signal::INT);
         }
     }
 }
