@@ -272,7 +272,7 @@ fn build(path: &Path, text: &str, cache: &Path) -> PathBuf {
         program,
         path,
         cache,
-        &std::sync::atomic::AtomicBool::new(false),
+        &std::sync::atomic::AtomicUsize::new(0),
     )
     .expect("the kernels build")
     .library
