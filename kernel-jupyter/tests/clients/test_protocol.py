@@ -13,7 +13,7 @@ from queue import Empty
 
 import numpy as np
 import pytest
-from jupyter_client import BlockingKernelClient
+from jupyter_client import BlockingKernelClient, KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from conftest import wsp_bin
@@ -193,6 +193,52 @@ def test_an_upgrade_of_the_binary_breaks_no_open_notebook(tmp_path):
         ok(execute(kc, "bump.execute()"))
         ok(execute(kc, "%workers 1\nbump.execute()"))
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 3)
+
+
+def group_members(group):
+    """The live processes of process group `group` (zombies have ended)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        # `pid (comm) state ppid pgrp ...`; comm may hold spaces.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[2]) == group:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_the_kernel_and_its_run_process(tmp_path, sig):
+    """A job scheduler's SIGTERM or a closed terminal's SIGHUP, while a cell spins in the run
+    process: the kernel stops it, ends and reaps the run process, and exits 0, leaving no
+    process of its group behind."""
+    km = KernelManager(kernel_name="wsp")
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    try:
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        ok(execute(kc, SPIN))
+        send_execute(kc, "slow.execute()")
+        time.sleep(1.0)
+        kernel = km.provisioner.process
+        group = os.getpgid(kernel.pid)
+        assert len(group_members(group)) >= 2, "no run process beside the kernel"
+        os.kill(kernel.pid, sig)
+        assert kernel.wait(timeout=30) == 0
+        deadline = time.monotonic() + 10
+        while group_members(group) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert group_members(group) == [], "processes left behind"
+    finally:
+        kc.stop_channels()
+        if km.is_alive():
+            km.shutdown_kernel(now=True)
 
 
 def plain(traceback):
