@@ -316,8 +316,13 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             shown.run(vec![fault(&crash, &lowered.task_calls)]);
             return Ok(ExitCode::from(1));
         }
-        Err(ChildError::Run(RunError::Fault(f))) => {
-            shown.run(vec![fault(&f, &lowered.task_calls)]);
+        Err(ChildError::Run(failed)) => {
+            // What the program printed before the error, as it would have.
+            print!("{}", failed.output);
+            match failed.error {
+                RunError::Fault(f) => shown.run(vec![fault(&f, &lowered.task_calls)]),
+                e => eprintln!("{e}"),
+            }
             return Ok(ExitCode::from(1));
         }
         Err(e) => {

@@ -1815,7 +1815,7 @@ def w(n):
     let file = dir.join("json.wsp");
     let body = "        for t in P.seq(rows[i]):\n            twice[i, t](x=X[i + t], y=Y[i])\n";
     let text =
-        format!("{header}{body}\nprogram = w(n).compile(target=\"cpu_sim\")\nprogram.execute()\n")
+        format!("{header}{body}\nprogram = w(n).compile(target=\"cpu_sim\")\nprint(\"before\", Flags)\nprogram.execute()\n")
             .replace(
                 "    pto.store(y,",
                 "    spare = pto.exp(x)\n    pto.store(y,",
@@ -1827,7 +1827,8 @@ def w(n):
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty());
+    // What the program printed before the fault is not lost.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before [1 1 1 1]\n");
     let json: serde_json::Value = serde_json::from_slice(&out.stderr).expect("one JSON document");
     let shown: Vec<String> = json
         .as_array()

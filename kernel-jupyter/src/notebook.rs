@@ -584,9 +584,13 @@ impl Notebook {
                     "the run was interrupted; tensor values are as they were before this cell",
                 ));
             }
-            Err(ChildError::Run(e)) => {
+            Err(ChildError::Run(failed)) => {
                 use wsp_runtime::RunError;
-                return Err(match e {
+                // What the cell printed before the error.
+                if !failed.output.is_empty() {
+                    out.outputs.push(Output::Stdout(failed.output));
+                }
+                return Err(match failed.error {
                     RunError::Fault(f) => self.fault(lowered, &f),
                     RunError::Channel(m) => CellError::plain("ChannelError", m),
                     RunError::Input(m) => CellError::plain("InputError", m),

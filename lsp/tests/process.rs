@@ -186,9 +186,11 @@ fn malformed_frames_are_answered_and_the_next_request_served() {
 fn sigterm_ends_the_server_with_status_0() {
     let mut server = Server::start();
     // Mid-session: a document open, a request answered.
-    server.send(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
         "textDocument": {"uri": "file:///tmp/a.wsp", "languageId": "wsp", "version": 1,
-                         "text": "from pto_wsp import *\nN = 4\n"}}}));
+                         "text": "from pto_wsp import *\nN = 4\n"}}}),
+    );
     server.request(2, "workspace/symbol", json!({"query": ""}));
     let killed = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])

@@ -372,9 +372,40 @@ pub fn check_binding<'a>(
     Ok(())
 }
 
+/// A run that stopped on an error, with what it printed before (`print`, and the stats of
+/// the executions that completed): a user debugging with `print` sees what led up to it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Failed {
+    pub error: RunError,
+    pub output: String,
+}
+
+impl From<RunError> for Failed {
+    fn from(error: RunError) -> Failed {
+        Failed {
+            error,
+            output: String::new(),
+        }
+    }
+}
+
 /// Runs a job in this process. Call [`fault::install`] first where a crash in a kernel must be
 /// reported (the `wsp run` child does).
-pub fn execute(job: &Job) -> Result<Report, RunError> {
+pub fn execute(job: &Job) -> Result<Report, Failed> {
+    let mut stopped = None;
+    let report = run_job(job, &mut stopped)?;
+    match stopped {
+        None => Ok(report),
+        Some(error) => Err(Failed {
+            error,
+            output: report.output,
+        }),
+    }
+}
+
+/// The run: `Err` for what stops it before an action runs; an action's error is put in
+/// `stopped`, and the report then holds what was printed before it (no file is written).
+fn run_job(job: &Job, stopped: &mut Option<RunError>) -> Result<Report, RunError> {
     let programs = || job.programs.iter().map(|(p, _)| p);
     for (name, value) in &job.bindings {
         check_binding(programs(), name, *value, &format!("--bind {name}={value}"))
@@ -506,105 +537,113 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
     let mut io = std::time::Duration::ZERO;
     report.began = Some(std::time::SystemTime::now());
     for action in &job.actions {
-        match action {
-            Action::Execute { program, bindings } => {
-                let Some((p, _)) = job.programs.iter().find(|(p, _)| &p.name == program) else {
-                    return Err(RunError::Invalid(format!("no program `{program}`")));
-                };
-                let mut binds: HashMap<String, u64> = p
-                    .symbols
-                    .iter()
-                    .map(|s| (s.name.clone(), s.default))
-                    .collect();
-                binds.extend(bindings.iter().cloned());
-                binds.extend(job.bindings.iter().cloned());
-                let began = Instant::now();
-                // Tasks of earlier executions have run, and no task here waits for them.
-                run.regions = regions::Regions::default();
-                let lo = run.graph.next_id();
-                let first_edge = run.graph.edges.len();
-                let mut e = enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
-                e.composite(&p.root)?;
-                run.flush();
-                let hi = run.graph.next_id();
-                let latency = binds
-                    .get(wsp_ir::CHANNEL_LATENCY_SYMBOL)
-                    .copied()
-                    .unwrap_or(0);
-                ranges.push((p, lo, hi, first_edge, (began.elapsed(), latency)));
-            }
-            Action::Print(values) => {
-                run.flush();
-                for (i, v) in values.iter().enumerate() {
-                    if i > 0 {
-                        printed.push(Printed::Text(" ".into()));
-                    }
-                    printed.push(match v {
-                        Shown::Text(t) => Printed::Text(t.clone()),
-                        Shown::Tensor(name) => {
-                            let tensors = &run.tensors;
-                            let (shape, dtype) = tensors
-                                .shape_of(name)
-                                .ok_or_else(|| RunError::Invalid(format!("no tensor `{name}`")))?;
-                            Printed::Text(preview::array_text(dtype, shape, &|i| {
-                                tensors.element(name, i as u64).unwrap_or(0.0)
-                            }))
-                        }
-                        Shown::Complete { program } => Printed::Text(
-                            if ranges.iter().any(|r| r.0.name == *program) {
-                                "True"
-                            } else {
-                                "False"
-                            }
-                            .into(),
-                        ),
-                        Shown::Stats { program } => Printed::Stats {
-                            execution: last_execution(&ranges, program),
-                            field: None,
-                        },
-                        Shown::StatsField { program, field } => Printed::Stats {
-                            execution: last_execution(&ranges, program),
-                            field: Some(field.clone()),
-                        },
-                        Shown::Format(pieces) => {
-                            for p in pieces {
-                                printed.push(match p {
-                                    FormatPiece::Text(t) => Printed::Text(t.clone()),
-                                    FormatPiece::Stats {
-                                        program,
-                                        field,
-                                        debug,
-                                        conversion,
-                                        spec,
-                                    } => Printed::Formatted {
-                                        execution: last_execution(&ranges, program),
-                                        field: field.clone(),
-                                        debug: debug.clone(),
-                                        conversion: *conversion,
-                                        spec: spec.clone(),
-                                    },
-                                });
-                            }
-                            continue;
-                        }
-                    });
+        let step = (|| -> Result<(), RunError> {
+            match action {
+                Action::Execute { program, bindings } => {
+                    let Some((p, _)) = job.programs.iter().find(|(p, _)| &p.name == program) else {
+                        return Err(RunError::Invalid(format!("no program `{program}`")));
+                    };
+                    let mut binds: HashMap<String, u64> = p
+                        .symbols
+                        .iter()
+                        .map(|s| (s.name.clone(), s.default))
+                        .collect();
+                    binds.extend(bindings.iter().cloned());
+                    binds.extend(job.bindings.iter().cloned());
+                    let began = Instant::now();
+                    // Tasks of earlier executions have run, and no task here waits for them.
+                    run.regions = regions::Regions::default();
+                    let lo = run.graph.next_id();
+                    let first_edge = run.graph.edges.len();
+                    let mut e =
+                        enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
+                    e.composite(&p.root)?;
+                    run.flush();
+                    let hi = run.graph.next_id();
+                    let latency = binds
+                        .get(wsp_ir::CHANNEL_LATENCY_SYMBOL)
+                        .copied()
+                        .unwrap_or(0);
+                    ranges.push((p, lo, hi, first_edge, (began.elapsed(), latency)));
                 }
-                printed.push(Printed::Text("\n".into()));
+                Action::Print(values) => {
+                    run.flush();
+                    for (i, v) in values.iter().enumerate() {
+                        if i > 0 {
+                            printed.push(Printed::Text(" ".into()));
+                        }
+                        printed.push(match v {
+                            Shown::Text(t) => Printed::Text(t.clone()),
+                            Shown::Tensor(name) => {
+                                let tensors = &run.tensors;
+                                let (shape, dtype) = tensors.shape_of(name).ok_or_else(|| {
+                                    RunError::Invalid(format!("no tensor `{name}`"))
+                                })?;
+                                Printed::Text(preview::array_text(dtype, shape, &|i| {
+                                    tensors.element(name, i as u64).unwrap_or(0.0)
+                                }))
+                            }
+                            Shown::Complete { program } => Printed::Text(
+                                if ranges.iter().any(|r| r.0.name == *program) {
+                                    "True"
+                                } else {
+                                    "False"
+                                }
+                                .into(),
+                            ),
+                            Shown::Stats { program } => Printed::Stats {
+                                execution: last_execution(&ranges, program),
+                                field: None,
+                            },
+                            Shown::StatsField { program, field } => Printed::Stats {
+                                execution: last_execution(&ranges, program),
+                                field: Some(field.clone()),
+                            },
+                            Shown::Format(pieces) => {
+                                for p in pieces {
+                                    printed.push(match p {
+                                        FormatPiece::Text(t) => Printed::Text(t.clone()),
+                                        FormatPiece::Stats {
+                                            program,
+                                            field,
+                                            debug,
+                                            conversion,
+                                            spec,
+                                        } => Printed::Formatted {
+                                            execution: last_execution(&ranges, program),
+                                            field: field.clone(),
+                                            debug: debug.clone(),
+                                            conversion: *conversion,
+                                            spec: spec.clone(),
+                                        },
+                                    });
+                                }
+                                continue;
+                            }
+                        });
+                    }
+                    printed.push(Printed::Text("\n".into()));
+                }
+                // A value to show is the front end's to read once the run is over; whether to trace
+                // is the front end's to decide (it sets `trace`).
+                Action::Show(_) | Action::EnableTracing { .. } => {}
+                Action::SaveNpy { tensor, path } => {
+                    run.flush();
+                    let t = run
+                        .tensors
+                        .get(tensor)
+                        .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
+                    let writing = Instant::now();
+                    t.save_npy(&job.base_dir.join(path))
+                        .map_err(RunError::Input)?;
+                    io += writing.elapsed();
+                }
             }
-            // A value to show is the front end's to read once the run is over; whether to trace
-            // is the front end's to decide (it sets `trace`).
-            Action::Show(_) | Action::EnableTracing { .. } => {}
-            Action::SaveNpy { tensor, path } => {
-                run.flush();
-                let t = run
-                    .tensors
-                    .get(tensor)
-                    .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
-                let writing = Instant::now();
-                t.save_npy(&job.base_dir.join(path))
-                    .map_err(RunError::Input)?;
-                io += writing.elapsed();
-            }
+            Ok(())
+        })();
+        if let Err(e) = step {
+            *stopped = Some(e);
+            break;
         }
     }
     // The tasks' time: the writes in between are I/O, reported apart.
@@ -723,6 +762,10 @@ pub fn execute(job: &Job) -> Result<Report, RunError> {
         }
     }
     report.stats_printed = stats_printed;
+    if stopped.is_some() {
+        // What the run would write is not written: its values are those of a run cut short.
+        return Ok(report);
+    }
     let writing = Instant::now();
     if let Some(path) = &job.dump_tasks {
         let executions: Vec<_> = ranges.iter().map(|&(p, lo, hi, ..)| (p, lo, hi)).collect();

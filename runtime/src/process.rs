@@ -7,7 +7,7 @@ use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::{Job, Report, RunError};
+use crate::{Failed, Job, Report, RunError};
 
 /// The hidden subcommand of the front end's executable that runs [`serve`].
 pub const SUBCOMMAND: &str = "__exec";
@@ -23,8 +23,9 @@ const POLL_MAX: Duration = Duration::from_millis(10);
 pub enum ChildError {
     /// A fault inside a task (WSP602): the message names the task. The child died of it.
     Fault(String),
-    /// The run itself refused or failed (a bad input, channel misuse, a fault it caught).
-    Run(RunError),
+    /// The run itself refused or failed (a bad input, channel misuse, a fault it caught),
+    /// with what it printed before.
+    Run(Failed),
     /// `interrupted` was set: the child was stopped (or never started).
     Interrupted,
     /// The child could not be started or ended without a report.
@@ -35,7 +36,7 @@ impl std::fmt::Display for ChildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ChildError::Fault(what) => write!(f, "error[WSP602]: {what}; the run was stopped"),
-            ChildError::Run(e) => write!(f, "{e}"),
+            ChildError::Run(e) => write!(f, "{}", e.error),
             ChildError::Interrupted => write!(f, "interrupted: the run was stopped"),
             ChildError::Process(m) => write!(f, "error: {m}"),
         }
@@ -129,7 +130,7 @@ pub fn execute_in_child(
     if let Some(fault) = fault_in(&err) {
         return Err(fault);
     }
-    match serde_json::from_str::<Result<Report, RunError>>(&out) {
+    match serde_json::from_str::<Result<Report, Failed>>(&out) {
         Ok(Ok(r)) if status.success() => Ok((r, err)),
         Ok(Err(e)) => Err(ChildError::Run(e)),
         _ => Err(ended(Some(status), &err)),
@@ -218,7 +219,7 @@ fn end_child(
     child.wait().ok()
 }
 
-/// `__exec`: the child side. Reads a job on standard input, writes `Result<Report, RunError>`
+/// `__exec`: the child side. Reads a job on standard input, writes `Result<Report, Failed>`
 /// as JSON on standard output.
 pub fn serve() -> ExitCode {
     let mut input = Vec::new();
@@ -227,7 +228,7 @@ pub fn serve() -> ExitCode {
     }
     let result = match serde_json::from_slice::<Job>(&input) {
         Ok(job) => crate::execute(&job),
-        Err(e) => Err(RunError::Invalid(format!("malformed job: {e}"))),
+        Err(e) => Err(RunError::Invalid(format!("malformed job: {e}")).into()),
     };
     let ok = result.is_ok();
     let _ = serde_json::to_writer(std::io::stdout(), &result);
@@ -386,7 +387,7 @@ impl Runner {
             match live.reports.recv_timeout(poll) {
                 Ok(report) => {
                     let (printed, errors) = live.take_output();
-                    let result = serde_json::from_str::<Result<Report, RunError>>(&report);
+                    let result = serde_json::from_str::<Result<Report, Failed>>(&report);
                     self.live = Some(live);
                     return match result {
                         Ok(Ok(r)) => Ok((r, printed, errors)),
@@ -436,7 +437,7 @@ pub fn serve_jobs() -> ExitCode {
         let Ok(line) = line else { break };
         let result = match serde_json::from_str::<Job>(&line) {
             Ok(job) => crate::execute(&job),
-            Err(e) => Err(RunError::Invalid(format!("malformed job: {e}"))),
+            Err(e) => Err(RunError::Invalid(format!("malformed job: {e}")).into()),
         };
         let report = serde_json::to_string(&result).expect("a report serializes");
         let mut out = std::io::stdout().lock();
