@@ -83,3 +83,46 @@ fn a_loop_over_a_whole_sparse_axis_is_an_error_not_a_guess() {
         "#]],
     );
 }
+
+#[test]
+fn a_row_index_past_the_axis_rows_is_out_of_range() {
+    check(
+        "tokens = Ragged(2, lengths=[1, 2])",
+        "    for b in P(Dense[3]):\n        for t in P(tokens[b]):\n            mark[b, t](Y[b])",
+        expect![[r#"
+            WSP208 `b`: `b` reaches row 2 of `tokens`, which has 2 rows
+        "#]],
+    );
+    check(
+        "tokens = Ragged(2, lengths=[1, 2])",
+        "    for t in P(tokens[5]):\n        mark[t](Y[t])",
+        expect![[r#"
+            WSP208 `5`: row 5 is past the rows of `tokens`, which has 2
+        "#]],
+    );
+    check(
+        "routing = Sparse(2, indptr=[0, 1, 2], indices=[0, 1])",
+        "    for b in P(Dense[3]):\n        for e in P.sel(routing[b]):\n            mark[b, e](Y[b])",
+        expect![[r#"
+            WSP208 `b`: `b` reaches row 2 of `routing`, which has 2 rows
+        "#]],
+    );
+}
+
+#[test]
+fn tensor_lengths_of_the_wrong_count_are_refused_when_checked() {
+    check(
+        "tokens = Ragged(3, lengths=Lens)",
+        "    for t in P(tokens):\n        mark[t](Y[0])",
+        expect![[r#"
+            WSP203 `Lens`: `lengths` has 2 entries for 3 rows
+        "#]],
+    );
+    check(
+        "routing = Sparse(2, indptr=Lens, indices=Lens)",
+        "    for b in P(Dense[2]):\n        for e in P.sel(routing[b]):\n            mark[b, e](Y[b])",
+        expect![[r#"
+            WSP203 `Lens`: `indptr` has 2 entries for 2 rows (it takes rows + 1)
+        "#]],
+    );
+}

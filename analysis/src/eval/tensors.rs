@@ -33,7 +33,20 @@ impl<'db> Eval<'db> {
                 a.row_extent = lengths.iter().copied().max();
                 a.lengths = Some(IntSource::List(lengths));
             }
-            tensor => a.lengths = Some(tensor),
+            tensor => {
+                // Its values are the run's, but its length is known now.
+                if let Value::Tensor(t) = &lv
+                    && t.shape != [rows]
+                {
+                    self.error(
+                        Code::WrongArguments,
+                        lr,
+                        format!("`lengths` has {} entries for {rows} rows", t.shape[0]),
+                    );
+                    return None;
+                }
+                a.lengths = Some(tensor);
+            }
         }
         Some(Value::Axis(a))
     }
@@ -68,6 +81,19 @@ impl<'db> Eval<'db> {
                 return None;
             }
             a.row_extent = Some(ix.iter().copied().max().map_or(0, |m| m + 1));
+        }
+        if let (IntSource::Tensor(_), Value::Tensor(t)) = (&indptr, &pv)
+            && t.shape != [rows + 1]
+        {
+            self.error(
+                Code::WrongArguments,
+                pr,
+                format!(
+                    "`indptr` has {} entries for {rows} rows (it takes rows + 1)",
+                    t.shape[0]
+                ),
+            );
+            return None;
         }
         a.indptr = Some(indptr);
         a.indices = Some(indices);
@@ -264,8 +290,42 @@ impl<'db> Eval<'db> {
                     return Some(Value::Unknown);
                 };
                 let v = self.expr(i);
+                let ir = i.syntax().text_range();
+                let rows = a.size;
+                let out_of_range = |reach: i64| {
+                    format!(
+                        "reaches row {reach} of `{}`, which has {rows} row{}",
+                        a.name,
+                        if rows == 1 { "" } else { "s" }
+                    )
+                };
                 match v {
-                    Value::Index(_) | Value::Int(_) => Some(Value::AxisRow(a)),
+                    Value::Int(i) if i < 0 || i >= rows as i64 => {
+                        let message =
+                            format!("row {i} is past the rows of `{}`, which has {rows}", a.name);
+                        self.error(Code::IndexOutOfRange, ir, message);
+                        Some(Value::Unknown)
+                    }
+                    Value::Index(ix) => {
+                        let extents = self.extents.clone();
+                        let lookup = |v: &str| {
+                            extents
+                                .iter()
+                                .rev()
+                                .find(|(n, _)| n == v)
+                                .and_then(|(_, e)| *e)
+                        };
+                        match ix.bounds(lookup) {
+                            Some((lo, hi)) if lo < 0 || hi >= rows as i64 => {
+                                let reach = if lo < 0 { lo } else { hi };
+                                let message = format!("`{ix}` {}", out_of_range(reach));
+                                self.error(Code::IndexOutOfRange, ir, message);
+                                Some(Value::Unknown)
+                            }
+                            _ => Some(Value::AxisRow(a)),
+                        }
+                    }
+                    Value::Int(_) => Some(Value::AxisRow(a)),
                     Value::Unknown => Some(Value::Unknown),
                     v => {
                         self.error(

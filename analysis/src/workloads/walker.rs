@@ -440,7 +440,25 @@ impl<'db> Walker<'db> {
                 ok = false;
                 continue;
             };
+            let before = self.eval.diags.len();
             let v = self.eval.expr(&e);
+            // An axis that is an error (`tokens[5]` past its rows) leaves the loop out, as
+            // every other wrong axis does, rather than being taken for a caller's axis.
+            let errored = self.eval.diags[before..]
+                .iter()
+                .any(|d| d.code.severity() == crate::diagnostics::Severity::Error);
+            // So does an unknown axis that is no parameter of the workload's (a module-level
+            // axis whose definition is an error): only a parameter is a caller's to give.
+            let root = match &e {
+                Expr::SubscriptExpr(s) => s.base(),
+                other => Some(other.clone()),
+            };
+            let parameter = matches!(&root, Some(Expr::NameExpr(n))
+                if self.eval.locals.iter().any(|l| l.name == n.text()));
+            if v == Value::Unknown && (errored || !parameter) {
+                ok = false;
+                continue;
+            }
             let var = match (kind, v) {
                 // An unknown axis (a parameter in the generic analysis): iterations unknown.
                 (_, Value::Unknown) => Some(LoopVar {
