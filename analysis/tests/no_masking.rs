@@ -83,7 +83,8 @@ program.execute(seqs=4)
 }
 
 /// A binding known when the file is checked (`execute(n=9)`) is checked against the shapes,
-/// which are static, before anything is built: the view a loop over the symbol indexes.
+/// which are static, before anything is built: every view and predicate read a loop over the
+/// symbol indexes.
 #[test]
 fn a_numeric_binding_is_bounds_checked_before_the_run() {
     let text = |n: u64| {
@@ -92,6 +93,7 @@ fn a_numeric_binding_is_bounds_checked_before_the_run() {
 
 F32 = DType.F32
 n = DenseDyn(8)
+Flags = Tensor((8,), DType.I32, init=ones())
 X = Tensor((8, 16, 16), F32, init=ones())
 Y = Tensor((8, 16, 16), F32)
 
@@ -102,7 +104,8 @@ def twice(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
 @workload
 def w(n):
     for i in P(n):
-        twice[i](x=X[i], y=Y[i])
+        with P.when(Flags[i] == 1):
+            twice[i](x=X[i], y=Y[i])
 
 program = w(n).compile(target="cpu_sim")
 program.execute(n={n})
@@ -113,8 +116,10 @@ program.execute(n={n})
     check(
         &text(9),
         expect![[r#"
-        WSP208 `9`: with `n` = 9, `X[i]` reaches 8, out of range for dimension 0 of `X`, which has extent 8
-    "#]],
+            WSP208 `9`: with `n` = 9, `Flags[i]` reaches 8, out of range for dimension 0 of `Flags`, which has extent 8
+            WSP208 `9`: with `n` = 9, `X[i]` reaches 8, out of range for dimension 0 of `X`, which has extent 8
+            WSP208 `9`: with `n` = 9, `Y[i]` reaches 8, out of range for dimension 0 of `Y`, which has extent 8
+        "#]],
     );
 }
 

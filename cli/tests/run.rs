@@ -1776,22 +1776,23 @@ def w(n):
                 19 │             twice[i, t](x=X[i + t], y=Y[i])
                    │             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ the task was made by this call
                    │
-                   = no kernel ran: the task's view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md
+                   = the task's kernel did not run: its view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md
 
             "#]],
         ),
         (
+            // Ragged lengths read at run time take the read past `Flags`.
             "predicate",
-            "        with P.when(Flags[i] == 1):\n            twice[i](x=X[i], y=Y[i])\n",
-            "6",
+            "        for t in P.seq(rows[i]):\n            with P.when(Flags[t] == 1):\n                twice[i, t](x=X[i], y=Y[i])\n",
+            "4",
             expect_test::expect![[r#"
-                error[WSP602]: `Flags[i]` reads `Flags` out of bounds: index 4 of dimension 0, which has 4 entries; the run was stopped
-                   ┌─ predicate.wsp:18:14
+                error[WSP602]: `Flags[t]` (at t=4) reads `Flags` out of bounds: index 4 of dimension 0, which has 4 entries; the run was stopped
+                   ┌─ predicate.wsp:19:18
                    │
-                18 │         with P.when(Flags[i] == 1):
-                   │              ^^^^^^^^^^^^^^^^^^^^^ read here
+                19 │             with P.when(Flags[t] == 1):
+                   │                  ^^^^^^^^^^^^^^^^^^^^^ read here
                    │
-                   = no kernel ran: the value read at run time lies outside its tensor; see docs/diagnostics/WSP602.md
+                   = the expression was not evaluated: the element it reads lies outside its tensor; see docs/diagnostics/WSP602.md
 
             "#]],
         ),

@@ -84,6 +84,32 @@ impl ScalarExpr {
     }
 }
 
+impl ScalarExpr {
+    /// The expression as an affine one of its variables, when it is one (`2*i + j - 1`).
+    pub fn as_affine(&self) -> Option<crate::Affine> {
+        use crate::Affine;
+        Some(match self {
+            ScalarExpr::Const(c) => Affine::constant(*c),
+            ScalarExpr::Var(v) => Affine::var(v),
+            ScalarExpr::Neg(e) => e.as_affine()?.neg()?,
+            ScalarExpr::Binary(op, a, b) => {
+                let (a, b) = (a.as_affine()?, b.as_affine()?);
+                match op {
+                    ScalarOp::Add => a.add(&b)?,
+                    ScalarOp::Sub => a.add(&b.neg()?)?,
+                    ScalarOp::Mul => match (a.as_constant(), b.as_constant()) {
+                        (Some(k), _) => b.scale(k)?,
+                        (_, Some(k)) => a.scale(k)?,
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for ScalarExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1312,9 +1312,23 @@ impl<'a> Enumerator<'a> {
                 let mut at = 0i64;
                 for (d, (&i, &extent)) in idx.iter().zip(&data.shape).enumerate() {
                     if i < 0 || i >= extent as i64 {
+                        // The iteration: the loop variables the read's index uses.
+                        let mut names = Vec::new();
+                        if let ScalarExpr::Element(_, idx) = e {
+                            idx.iter().for_each(|i| variables(i, &mut names));
+                        }
+                        let at: Vec<String> = names
+                            .iter()
+                            .filter_map(|n| Some(format!("{n}={}", self.var(n).ok()?)))
+                            .collect();
+                        let at = if at.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (at {})", at.join(", "))
+                        };
                         return Err(RunError::Fault(crate::Fault {
                             what: format!(
-                                "`{e}` reads `{t}` out of bounds: index {i} of dimension {d}, which has {extent} entries"
+                                "`{e}`{at} reads `{t}` out of bounds: index {i} of dimension {d}, which has {extent} entries"
                             ),
                             cause: crate::FaultCause::Read,
                             site: self.site,
@@ -1373,5 +1387,23 @@ impl Tile<'_> {
             [c] => (0, *c),
             [] => (0, 1),
         }
+    }
+}
+
+/// The variables of a scalar expression, each once, in order.
+fn variables(e: &ScalarExpr, out: &mut Vec<String>) {
+    match e {
+        ScalarExpr::Var(v) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        ScalarExpr::Element(_, idx) => idx.iter().for_each(|i| variables(i, out)),
+        ScalarExpr::Not(a) | ScalarExpr::Neg(a) => variables(a, out),
+        ScalarExpr::Binary(_, a, b) => {
+            variables(a, out);
+            variables(b, out);
+        }
+        ScalarExpr::Const(_) | ScalarExpr::Slot(_) => {}
     }
 }

@@ -262,10 +262,10 @@ impl Fault {
     pub fn note(&self) -> &'static str {
         match self.cause {
             FaultCause::View => {
-                "no kernel ran: the task's view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md"
+                "the task's kernel did not run: its view lies outside its tensor, found as the task was made; see docs/diagnostics/WSP602.md"
             }
             FaultCause::Read => {
-                "no kernel ran: the value read at run time lies outside its tensor; see docs/diagnostics/WSP602.md"
+                "the expression was not evaluated: the element it reads lies outside its tensor; see docs/diagnostics/WSP602.md"
             }
             FaultCause::Crash => {
                 "the task's kernel faulted (an out-of-bounds access, a division by zero, a crash in `cpp_src`); see docs/diagnostics/WSP602.md"

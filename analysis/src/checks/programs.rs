@@ -68,9 +68,9 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             match &b.value {
                 Value::Int(n) if *n > 0 => {
                     // What the run would read or write out of its tensors, before it builds.
-                    if let Some((view, dim, reach, extent)) =
-                        out_of_bounds_at(db, &execute.program, name, &int_bindings(execute))
-                    {
+                    let bound = int_bindings(execute);
+                    let file = item.file(db);
+                    for r in out_of_bounds_at(db, file, &execute.program, name, &bound) {
                         let d = Diag::new(
                             Code::IndexOutOfRange,
                             Span {
@@ -78,12 +78,11 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                                 range: b.value_range,
                             },
                             format!(
-                                "with `{name}` = {n}, `{}` reaches {reach}, out of range for dimension {dim} of `{}`, which has extent {extent}",
-                                view.text(),
-                                view.tensor.name
+                                "with `{name}` = {n}, `{}` reaches {}, out of range for dimension {} of `{}`, which has extent {}",
+                                r.text, r.reach, r.dim, r.tensor, r.extent
                             ),
                         )
-                        .with_related(view.span, "the view, in the workload");
+                        .with_related(r.span, "there, in the workload");
                         out.push(d);
                     }
                 }
@@ -117,98 +116,185 @@ fn int_bindings(execute: &crate::eval::Execute<'_>) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The first view a run with its run-time symbols bound as `bound` says (the others at their
+/// A place a run would take outside its tensor: a task's view, or an element a `P.when`
+/// predicate reads.
+struct Reach<'db> {
+    /// As written: `X[i]`, `T[i]`.
+    text: String,
+    tensor: String,
+    dim: usize,
+    /// How far it reaches, and the dimension's extent.
+    reach: i64,
+    extent: u64,
+    /// The view, or the `P.when(...)` call.
+    span: Span<'db>,
+}
+
+/// Each place a run with its run-time symbols bound as `bound` says (the others at their
 /// defaults) would take outside its tensor, among those whose index depends on a loop over
-/// `name` (the others are checked at their static extents, WSP208): the view, its dimension,
-/// how far it reaches, and the extent.
+/// `name` (the others are checked at their static extents, WSP208), in plan order.
 fn out_of_bounds_at<'db>(
     db: &'db dyn salsa::Database,
+    file: File,
     s: &Schedule<'db>,
     name: &str,
     bound: &[(String, u64)],
-) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
-    fn walk<'db>(
-        nodes: &[PlanNode<'db>],
-        vars: &mut Vec<(String, Option<u64>, bool)>,
-        name: &str,
-        bound: &[(String, u64)],
-    ) -> Option<(crate::values::View<'db>, usize, i64, u64)> {
+) -> Vec<Reach<'db>> {
+    let mut walk = BoundsWalk {
+        db,
+        file,
+        name,
+        bound,
+        vars: Vec::new(),
+        found: Vec::new(),
+    };
+    for call in s.calls() {
+        walk.nodes(&workload_instance(db, call).0.body);
+    }
+    // A workload called twice reaches the same places.
+    let mut seen = std::collections::HashSet::new();
+    walk.found
+        .retain(|r| seen.insert((r.span, r.text.clone(), r.dim)));
+    walk.found
+}
+
+/// The walk of [`out_of_bounds_at`] over a plan.
+struct BoundsWalk<'a, 'db> {
+    db: &'db dyn salsa::Database,
+    file: File,
+    name: &'a str,
+    bound: &'a [(String, u64)],
+    /// Each loop variable in scope: its extent, and whether it runs over `name`.
+    vars: Vec<(String, Option<u64>, bool)>,
+    found: Vec<Reach<'db>>,
+}
+
+impl<'db> BoundsWalk<'_, 'db> {
+    /// How far index `a` (with `len` elements from it) reaches outside `0..extent`, when it
+    /// depends on the rebound symbol and does.
+    fn past(&self, a: &wsp_ir::Affine, len: i64, extent: u64) -> Option<i64> {
+        let var = |v: &str| self.vars.iter().rev().find(|x| x.0 == v);
+        if !a.terms.iter().any(|(v, _)| var(v).is_some_and(|x| x.2)) {
+            return None;
+        }
+        let (lo, hi) = a.bounds(|v| var(v).and_then(|x| x.1))?;
+        let reach = hi.checked_add(len - 1)?;
+        if lo < 0 {
+            Some(lo)
+        } else {
+            (reach >= extent as i64).then_some(reach)
+        }
+    }
+
+    fn shape_of(&self, tensor: &str) -> Option<Vec<u64>> {
+        let b = crate::names::module_scope(self.db, self.file).lookup(tensor)?;
+        match &item_value(self.db, b.item).value {
+            Value::Tensor(t) => Some(t.shape.clone()),
+            _ => None,
+        }
+    }
+
+    /// The element reads of a predicate.
+    fn reads(&mut self, e: &ScalarExpr, span: Span<'db>) {
+        match e {
+            ScalarExpr::Element(tensor, idx) => {
+                if let Some(shape) = self.shape_of(tensor) {
+                    let past = idx.iter().enumerate().find_map(|(d, i)| {
+                        let extent = *shape.get(d)?;
+                        Some((d, self.past(&i.as_affine()?, 1, extent)?, extent))
+                    });
+                    if let Some((dim, reach, extent)) = past {
+                        self.found.push(Reach {
+                            text: e.to_string(),
+                            tensor: tensor.clone(),
+                            dim,
+                            reach,
+                            extent,
+                            span,
+                        });
+                    }
+                }
+                for i in idx {
+                    self.reads(i, span);
+                }
+            }
+            ScalarExpr::Not(a) | ScalarExpr::Neg(a) => self.reads(a, span),
+            ScalarExpr::Binary(_, a, b) => {
+                self.reads(a, span);
+                self.reads(b, span);
+            }
+            ScalarExpr::Const(_) | ScalarExpr::Var(_) | ScalarExpr::Slot(_) => {}
+        }
+    }
+
+    fn nodes(&mut self, nodes: &[PlanNode<'db>]) {
         for n in nodes {
-            let depth = vars.len();
-            let found = match n {
+            let depth = self.vars.len();
+            match n {
                 PlanNode::Loop { vars: lv, body, .. } => {
                     let mut empty = false;
                     for v in lv {
                         let dynamic = v.axis_kind == wsp_ir::plan::AxisKind::DenseDyn;
-                        let value = bound.iter().rev().find(|(n, _)| *n == v.axis);
+                        let value = self.bound.iter().rev().find(|(n, _)| *n == v.axis);
                         let e = match value {
                             Some((_, n)) if dynamic => Some(*n),
                             _ => v.extent,
                         };
                         empty |= e == Some(0);
-                        vars.push((v.name.clone(), e, dynamic && v.axis == name));
+                        let rebound = dynamic && v.axis == self.name;
+                        self.vars.push((v.name.clone(), e, rebound));
                     }
                     // A loop of no iterations reaches nothing.
-                    if empty {
-                        None
-                    } else {
-                        walk(body, vars, name, bound)
+                    if !empty {
+                        self.nodes(body);
                     }
                 }
                 PlanNode::Consume {
                     var, extent, body, ..
                 } => {
-                    vars.push((var.clone(), *extent, false));
-                    walk(body, vars, name, bound)
+                    self.vars.push((var.clone(), *extent, false));
+                    self.nodes(body);
                 }
-                PlanNode::Task(t) => t.args.iter().find_map(|a| {
-                    let TaskArg::Tile { view, .. } = a else {
-                        return None;
-                    };
-                    let extent_of =
-                        |v: &str| vars.iter().rev().find(|x| x.0 == v).and_then(|x| x.1);
-                    let rebound = |a: &wsp_ir::Affine| {
-                        a.terms.iter().any(|(v, _)| {
-                            vars.iter().rev().find(|x| x.0 == *v).is_some_and(|x| x.2)
-                        })
-                    };
-                    view.indices.iter().enumerate().find_map(|(d, idx)| {
-                        let extent = *view.tensor.shape.get(d)?;
-                        let (a, len) = match idx {
-                            wsp_ir::plan::ViewIndex::At(a) => (a, 1),
-                            wsp_ir::plan::ViewIndex::Slice(a, len) => (a, *len as i64),
-                            wsp_ir::plan::ViewIndex::Range(..) => return None,
+                PlanNode::Task(t) => {
+                    for a in &t.args {
+                        let TaskArg::Tile { view, .. } = a else {
+                            continue;
                         };
-                        if !rebound(a) {
-                            return None;
+                        let past = view.indices.iter().enumerate().find_map(|(d, idx)| {
+                            let extent = *view.tensor.shape.get(d)?;
+                            let (a, len) = match idx {
+                                wsp_ir::plan::ViewIndex::At(a) => (a, 1),
+                                wsp_ir::plan::ViewIndex::Slice(a, len) => (a, *len as i64),
+                                wsp_ir::plan::ViewIndex::Range(..) => return None,
+                            };
+                            Some((d, self.past(a, len, extent)?, extent))
+                        });
+                        if let Some((dim, reach, extent)) = past {
+                            self.found.push(Reach {
+                                text: view.text(),
+                                tensor: view.tensor.name.clone(),
+                                dim,
+                                reach,
+                                extent,
+                                span: view.span,
+                            });
                         }
-                        let (lo, hi) = a.bounds(extent_of)?;
-                        let reach = hi.checked_add(len - 1)?;
-                        (lo < 0 || reach >= extent as i64)
-                            .then(|| (view.clone(), d, if lo < 0 { lo } else { reach }, extent))
-                    })
-                }),
-                PlanNode::Conditional { branches, .. } => branches
-                    .iter()
-                    .find_map(|b| walk(&b.body, vars, name, bound)),
-                PlanNode::Pipeline { stages, .. } => walk(stages, vars, name, bound),
-                PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => None,
-            };
-            vars.truncate(depth);
-            if found.is_some() {
-                return found;
+                    }
+                }
+                PlanNode::Conditional { branches, .. } => {
+                    for b in branches {
+                        if let (Some(p), Some(span)) = (&b.predicate, b.span) {
+                            self.reads(p, span);
+                        }
+                        self.nodes(&b.body);
+                    }
+                }
+                PlanNode::Pipeline { stages, .. } => self.nodes(stages),
+                PlanNode::Send { .. } | PlanNode::SlotLoad { .. } => {}
             }
+            self.vars.truncate(depth);
         }
-        None
     }
-    s.calls().into_iter().find_map(|call| {
-        walk(
-            &workload_instance(db, call).0.body,
-            &mut Vec::new(),
-            name,
-            bound,
-        )
-    })
 }
 
 /// WSP208 for each view a run would take out of its tensor with the run-time symbols bound
@@ -231,30 +317,30 @@ pub fn binding_checks<'db>(
                 if !symbols.iter().any(|(n, _)| n == name) {
                     continue;
                 }
-                let Some((view, dim, reach, extent)) =
-                    out_of_bounds_at(db, &execute.program, name, &bound)
-                else {
-                    continue;
-                };
-                let message = format!(
-                    "with {}, `{}` reaches {reach}, out of range for dimension {dim} of `{}`, which has extent {extent}",
-                    how(name, *value),
-                    view.text(),
-                    view.tensor.name
-                );
-                let at = Span {
-                    item,
-                    range: execute.range,
-                };
-                match out
-                    .iter_mut()
-                    .find(|d| d.span == view.span && d.message == message)
-                {
-                    Some(d) => *d = d.clone().with_related(at, "in this execution"),
-                    None => out.push(
-                        Diag::new(Code::IndexOutOfRange, view.span, message)
-                            .with_related(at, "in this execution"),
-                    ),
+                for r in out_of_bounds_at(db, file, &execute.program, name, &bound) {
+                    let message = format!(
+                        "with {}, `{}` reaches {}, out of range for dimension {} of `{}`, which has extent {}",
+                        how(name, *value),
+                        r.text,
+                        r.reach,
+                        r.dim,
+                        r.tensor,
+                        r.extent
+                    );
+                    let at = Span {
+                        item,
+                        range: execute.range,
+                    };
+                    match out
+                        .iter_mut()
+                        .find(|d| d.span == r.span && d.message == message)
+                    {
+                        Some(d) => *d = d.clone().with_related(at, "in this execution"),
+                        None => out.push(
+                            Diag::new(Code::IndexOutOfRange, r.span, message)
+                                .with_related(at, "in this execution"),
+                        ),
+                    }
                 }
             }
         }

@@ -271,7 +271,7 @@ marker.execute()
         assert run.reply["ename"] == "WSP602", run.describe()
         assert "task bump_tile[4]" in run.reply["evalue"], run.describe()
         traceback = plain(run.errors[0]["traceback"])
-        for part in ["In[2]:11:", "bump_tile[t](t=Marks[t])", "no kernel ran"]:
+        for part in ["In[2]:11:", "bump_tile[t](t=Marks[t])", "kernel did not run"]:
             assert part in traceback, traceback
         assert "faulted" not in traceback, traceback
 
