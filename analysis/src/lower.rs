@@ -307,11 +307,16 @@ fn lower_nodes<'db>(
         .iter()
         .map(|n| match n {
             PlanNode::Loop {
-                kind, vars, body, ..
+                kind,
+                vars,
+                body,
+                span,
+                ..
             } => Node::Loop {
                 kind: *kind,
                 vars: vars.clone(),
                 body: lower_nodes(db, body, kernels),
+                site: Some(site_of(db, *span)),
             },
             PlanNode::Conditional { branches, .. } => Node::Conditional {
                 branches: branches

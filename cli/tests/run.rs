@@ -345,7 +345,9 @@ fn a_loop_over_a_whole_ragged_axis_iterates_every_element() {
     write_lens(&dir, &[-1, 2]);
     let err = exit_1(&wsp_run(&file, &[]));
     assert!(
-        err.contains("axis `ragged`: lengths[0] is -1; a row's length is 0 or more"),
+        err.contains("error[WSP602]: axis `ragged`: lengths[0] is -1; a row's length is 0 or more")
+            && err.contains("ragged.wsp:19:5")
+            && err.contains("the loop did not run"),
         "{err}"
     );
     write_lens(&dir, &[2, 2]);

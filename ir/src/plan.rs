@@ -414,6 +414,8 @@ pub enum Node {
         kind: LoopKind,
         vars: Vec<LoopVar>,
         body: Vec<Node>,
+        /// The `for` line, for run-time errors in its axis's data (a negative length).
+        site: Option<Site>,
     },
     /// `P.when` / `P.otherwise` chains: the first branch whose predicate holds.
     Conditional {

@@ -521,6 +521,7 @@ impl Rewrite<'_> {
                     kind,
                     vars: v,
                     body,
+                    site,
                 } => {
                     let depth = vars.len();
                     vars.extend(v.iter().cloned());
@@ -530,6 +531,7 @@ impl Rewrite<'_> {
                         kind: *kind,
                         vars: v.clone(),
                         body,
+                        site: *site,
                     });
                 }
                 Node::Consume { channel, var, body } => out.push(Node::Consume {
@@ -1043,6 +1045,7 @@ mod tests {
                             row: None,
                         }],
                         body: vec![Node::Task(task)],
+                        site: None,
                     },
                     Node::Send {
                         channel: "c".into(),

@@ -169,7 +169,9 @@ fn nodes(f: &mut Formatter<'_>, list: &[Node], depth: usize) -> fmt::Result {
     let pad = "  ".repeat(depth);
     for n in list {
         match n {
-            Node::Loop { kind, vars, body } => {
+            Node::Loop {
+                kind, vars, body, ..
+            } => {
                 let vars: Vec<String> = vars
                     .iter()
                     .map(|v| {

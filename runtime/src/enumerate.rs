@@ -125,6 +125,8 @@ pub struct Enumerator<'a> {
     bounds: Vec<u64>,
     /// The source of what is being made or read, for a fault: a task call or a predicate.
     site: Option<wsp_ir::plan::Site>,
+    /// The innermost loop's, for faults in its axis's data.
+    loop_site: Option<wsp_ir::plan::Site>,
     deps: Vec<TaskId>,
 }
 
@@ -191,6 +193,7 @@ impl<'a> Enumerator<'a> {
             workload: "",
             bounds: Vec::new(),
             site: None,
+            loop_site: None,
             deps: Vec::new(),
         }
     }
@@ -238,7 +241,17 @@ impl<'a> Enumerator<'a> {
 
     fn node(&mut self, n: &'a Node) -> Result<(), RunError> {
         match n {
-            Node::Loop { kind, vars, body } => self.loop_(*kind, vars, body),
+            Node::Loop {
+                kind,
+                vars,
+                body,
+                site,
+            } => {
+                let outer = std::mem::replace(&mut self.loop_site, *site);
+                let r = self.loop_(*kind, vars, body);
+                self.loop_site = outer;
+                r
+            }
             Node::Conditional { branches } => {
                 for b in branches {
                     let holds = match &b.predicate {
@@ -466,7 +479,16 @@ impl<'a> Enumerator<'a> {
         let Some((first, rest)) = vars.split_first() else {
             return self.iteration(kind, body);
         };
-        let values = self.values(first)?;
+        let values = self.values(first).map_err(|e| match e {
+            // Data the loop's axis reads at run time (a negative length, a decreasing
+            // `indptr`) is wrong: a fault at the loop.
+            RunError::Invalid(what) if self.loop_site.is_some() => RunError::Fault(crate::Fault {
+                what,
+                cause: crate::FaultCause::Data,
+                site: self.loop_site,
+            }),
+            e => e,
+        })?;
         if let (true, Values::Range(lo, hi)) = (rest.is_empty(), &values) {
             let taken = match kind {
                 LoopKind::Independent => self.launch(&first.name, *lo, *hi, body)?,

@@ -253,6 +253,8 @@ pub enum FaultCause {
     View,
     /// A predicate or a key read a tensor element outside it.
     Read,
+    /// A loop's axis read data that cannot be (a negative length, a decreasing `indptr`).
+    Data,
     /// A kernel crashed (`process::ChildError::Fault` names the task).
     Crash,
 }
@@ -266,6 +268,9 @@ impl Fault {
             }
             FaultCause::Read => {
                 "the expression was not evaluated: the element it reads lies outside its tensor; see docs/diagnostics/WSP602.md"
+            }
+            FaultCause::Data => {
+                "the loop did not run: the data its axis reads from a tensor at run time is invalid; see docs/diagnostics/WSP602.md"
             }
             FaultCause::Crash => {
                 "the task's kernel faulted (an out-of-bounds access, a division by zero, a crash in `cpp_src`); see docs/diagnostics/WSP602.md"
@@ -282,6 +287,7 @@ impl Fault {
     ) -> Vec<(std::ops::Range<usize>, bool, &'static str)> {
         let label = match self.cause {
             FaultCause::Read => "read here",
+            FaultCause::Data => "the loop",
             _ => "the task was made by this call",
         };
         if let Some(s) = self.site {

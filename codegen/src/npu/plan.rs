@@ -520,7 +520,9 @@ impl ProgramTables {
             )
         };
         Ok(match n {
-            Node::Loop { kind, vars, body } => {
+            Node::Loop {
+                kind, vars, body, ..
+            } => {
                 let at = self.vars.len() as u32;
                 for v in vars {
                     let row = self.loop_var(cx, v)?;
@@ -1034,6 +1036,7 @@ mod tests {
                             Node::Loop {
                                 kind: LoopKind::Sequential,
                                 vars: vec![var("b", "n", DenseDyn, None)],
+                                site: None,
                                 body: vec![
                                     Node::Conditional {
                                         branches: vec![
@@ -1066,6 +1069,7 @@ mod tests {
                         kind: LoopKind::Independent,
                         vars: vec![var("r", "tok", Ragged, Some(Affine::constant(1)))],
                         body: vec![],
+                        site: None,
                     },
                 ],
             }],
