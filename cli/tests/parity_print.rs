@@ -94,6 +94,7 @@ print(f"Tasks: {program.stats.task_count}")
 print(f"tasks {program.stats.task_count:>6,}|{program.stats.task_count:<4d}|", f"{N * 2}")
 print(f"Compile time: {program.stats.compile_time_ms:.2f}ms")
 print(program.stats.core_utilization, f"{program.stats.critical_path_cycles:,} {program.stats.simulated_time_us:.1f}")
+print(program.stats.simulated_time_us, f"{program.stats.simulated_time_us}")
 "#;
 
 #[test]
@@ -132,4 +133,8 @@ fn f_strings_print_as_python_does() {
         us.split_once('.').is_some_and(|(_, d)| d.len() == 1),
         "{rest}"
     );
+    // A float field prints as Python prints a float, in full, with or without an f-string.
+    let (printed, formatted) = lines[5].split_once(' ').unwrap();
+    assert_eq!(printed, formatted);
+    assert!(printed.parse::<f64>().is_ok(), "{}", lines[5]);
 }

@@ -363,10 +363,12 @@ impl Notebook {
                     .map(|row| render::stats(std::slice::from_ref(row)));
             }
             Some(Shown::StatsField { program, field }) => {
-                out.result = self
-                    .last_fields
-                    .get(&program)
-                    .and_then(|stats| Some(MimeBundle(vec![("text/plain", stats.field(&field)?)])));
+                out.result = self.last_fields.get(&program).and_then(|stats| {
+                    // As Python shows the value: its repr (a float in full).
+                    let value = stats.value(&field)?;
+                    let text = wsp_ir::pyformat::format_field(&value, None, None, "").ok()?;
+                    Some(MimeBundle(vec![("text/plain", text)]))
+                });
             }
             None => {}
         }

@@ -758,9 +758,14 @@ fn run_job(job: &Job, stopped: &mut Option<RunError>) -> Result<Report, RunError
                 }
                 let stats = stats_of(execution);
                 let text = match field {
-                    Some(f) => stats
-                        .field(&f)
-                        .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?,
+                    // A field prints as Python prints its value (`str`), as an f-string does.
+                    Some(f) => {
+                        let value = stats
+                            .value(&f)
+                            .ok_or_else(|| RunError::Invalid(format!("no stats field `{f}`")))?;
+                        wsp_ir::pyformat::format_field(&value, None, None, "")
+                            .map_err(RunError::Invalid)?
+                    }
                     None => stats.dict(),
                 };
                 report.output.push_str(&text);
