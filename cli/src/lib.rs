@@ -95,6 +95,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     // Where this program started from, before anything may replace it (elsewhere than Linux,
     // children start from this path; on Linux from the running image).
     let _ = wsp_runtime::process::resolve_self();
+    // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which names the file and
+    // leaves the earlier one whole, instead of SIGXFSZ killing the process mid-write. The
+    // children (the run process, the compiler) inherit the disposition.
+    // SAFETY: setting a signal's disposition to SIG_IGN runs no code of ours in a handler.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

@@ -397,7 +397,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     }
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");
-        wsp_runtime::files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;
+        wsp_files::write_atomically(path, |out| out.write_all((json + "\n").as_bytes()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

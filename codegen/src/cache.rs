@@ -12,7 +12,7 @@
 //! processes that build the same key both succeed, the second using the first's entry.
 
 use std::fs::{File, TryLockError};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
@@ -151,9 +151,12 @@ impl Build {
         self.dir.path()
     }
 
-    /// Writes `bytes` to `name` in the build folder: a temporary file in the folder, renamed.
+    /// Writes `bytes` to `name` in the build folder: a temporary file in the folder, fsync'ed
+    /// and renamed.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-        write_atomically(self.path(), name, bytes)
+        let path = self.path().join(name);
+        wsp_files::write_atomically(&path, |out| out.write_all(bytes)).map_err(io::Error::other)?;
+        Ok(path)
     }
 
     /// Makes the build folder, which holds `kernels.so`, the entry for `key` (keeping only
@@ -169,6 +172,8 @@ impl Build {
                 std::fs::remove_file(e.path())?;
             }
         }
+        // What the compiler wrote reaches the disk before the entry names it.
+        wsp_files::sync_tree(self.path())?;
         let entry = cache.join(key);
         let _locked = Locked::take(cache)?;
         if entry.exists() {
@@ -184,7 +189,7 @@ impl Build {
             std::fs::rename(&entry, &aside)?;
             let _ = std::fs::remove_dir_all(&aside);
         }
-        std::fs::rename(self.path(), &entry)?;
+        wsp_files::rename_durably(self.path(), &entry)?;
         let _ = self.dir.keep();
         Ok(entry.join(LIBRARY))
     }
@@ -215,17 +220,6 @@ fn remove_leftovers(cache: &Path) {
             }
         }
     }
-}
-
-/// Writes `bytes` to `dir/name` through a temporary file in `dir` and a rename, so that no
-/// reader ever sees a partial file.
-pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    let path = dir.join(name);
-    tmp.persist(&path).map_err(|e| e.error)?;
-    Ok(path)
 }
 
 #[cfg(test)]

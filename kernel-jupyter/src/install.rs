@@ -82,15 +82,14 @@ pub fn install(dest: &Destination, wsp: &Path) -> Result<(PathBuf, Vec<String>),
         "metadata": {"debugger": false},
     });
     let text = serde_json::to_string_pretty(&spec).expect("a kernelspec serializes") + "\n";
-    wsp_runtime::files::write_atomically(&dir.join("kernel.json"), |out| {
+    wsp_files::write_atomically(&dir.join("kernel.json"), |out| {
         out.write_all(text.as_bytes())
     })?;
     for size in [32u32, 64] {
         let png = logo(size);
-        wsp_runtime::files::write_atomically(
-            &dir.join(format!("logo-{size}x{size}.png")),
-            |out| out.write_all(&png),
-        )?;
+        wsp_files::write_atomically(&dir.join(format!("logo-{size}x{size}.png")), |out| {
+            out.write_all(&png)
+        })?;
     }
     let mut notes = Vec::new();
     let path = search_path(&env);

@@ -6,7 +6,6 @@ mod dump;
 mod enumerate;
 pub mod exec;
 pub mod fault;
-pub mod files;
 mod graph;
 mod normal;
 mod pipeline;

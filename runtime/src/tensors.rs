@@ -9,7 +9,7 @@ use npyz::WriterBuilder;
 use wsp_ir::DType;
 use wsp_ir::plan::Init;
 
-use crate::files::write_atomically;
+use wsp_files::write_atomically;
 
 /// One tensor's elements. The buffer is 8-byte aligned (held as `u64`s) so that any element
 /// type can be read in place by generated code.

@@ -107,7 +107,7 @@ pub fn write(
     }
     let doc = json!({"traceEvents": events, "displayTimeUnit": "ns",
         "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}});
-    crate::files::write_atomically(path, |out| {
+    wsp_files::write_atomically(path, |out| {
         serde_json::to_writer(out, &doc).map_err(std::io::Error::from)
     })
 }

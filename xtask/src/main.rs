@@ -103,10 +103,15 @@ fn test() -> Result<(), String> {
     if !has_program("cmake") {
         apt_install("cmake")?;
     }
+    // The durability tests watch the writers' fsyncs and renames with strace.
+    if !has_program("strace") {
+        apt_install("strace")?;
+    }
     run(cargo()
         .args(["test", "--workspace", "--locked"])
         .env("WSP_TEST_PYTHON", &python)
-        .env("WSP_REQUIRE_CMAKE", "1"))?;
+        .env("WSP_REQUIRE_CMAKE", "1")
+        .env("WSP_REQUIRE_STRACE", "1"))?;
     editor_clients(&python)?;
     let wsp = root().join("target/debug/wsp");
     let vsix = editors::vscode_extension(&wsp)?;

@@ -13,7 +13,7 @@ use wsp_aicore as aicore;
 use wsp_aicore::verify;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use wsp_ir::kernel::KernelBody;
 use wsp_ir::{Action, Kernel, Program};
@@ -106,12 +106,13 @@ impl Tree {
                 std::fs::create_dir_all(d)
                     .map_err(|e| format!("cannot create `{}`: {e}", d.display()))?;
             }
-            std::fs::write(&to, contents)
+            wsp_files::write_synced(&to, contents)
                 .map_err(|e| format!("cannot write `{}`: {e}", to.display()))?;
         }
         if !exists {
+            self.sync_folders(tmp.path())?;
             let kept = tmp.keep();
-            return std::fs::rename(&kept, &dir).map_err(|e| {
+            return wsp_files::rename_durably(&kept, &dir).map_err(|e| {
                 let _ = std::fs::remove_dir_all(&kept);
                 format!("cannot move the tree to `{shown}`: {e}")
             });
@@ -145,8 +146,9 @@ impl Tree {
                 let _ = std::fs::rename(&before, tmp.path().join(path));
             }
         }
+        self.sync_folders(tmp.path())?;
         let new_tree = tmp.keep();
-        if let Err(e) = std::fs::rename(&new_tree, &dir) {
+        if let Err(e) = wsp_files::rename_durably(&new_tree, &dir) {
             // Put the old tree back, with its build folders.
             for name in &moved {
                 let _ = std::fs::rename(new_tree.join(name), old_tree.join(name));
@@ -154,6 +156,25 @@ impl Tree {
             let _ = std::fs::rename(&old_tree, &dir);
             let _ = std::fs::remove_dir_all(&new_tree);
             return Err(format!("cannot move the tree to `{shown}`: {e}"));
+        }
+        Ok(())
+    }
+
+    /// Fsyncs every folder of the tree being written in `root` (its files were fsync'ed as
+    /// they were written, or are unchanged ones moved from the old tree), so that what the
+    /// rename into place publishes is on the disk.
+    fn sync_folders(&self, root: &Path) -> Result<(), String> {
+        let mut folders: Vec<PathBuf> = vec![root.to_path_buf()];
+        for (path, _) in &self.files {
+            let mut d = root.join(path);
+            while d.pop() && d.starts_with(root) && d != root {
+                folders.push(d.clone());
+            }
+        }
+        folders.sort();
+        folders.dedup();
+        for d in folders.iter().rev() {
+            wsp_files::sync_dir(d).map_err(|e| format!("cannot write `{}`: {e}", d.display()))?;
         }
         Ok(())
     }

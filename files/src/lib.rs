@@ -1,28 +1,25 @@
-//! Writing output files without ever leaving a partial one: every file the runtime and
-//! `wsp run` write (`save_npy`, `--trace`, `--stats-json`, `--dump-tensors`) goes through
-//! [`write_atomically`].
+//! Files written so that once a command has said it succeeded they survive a crash or a power
+//! loss, and a failed write loses nothing: each file goes to a temporary file in its folder,
+//! is fsync'ed, renamed over its name, and the folder is fsync'ed (a rename is durable only once
+//! its folder is). A write that fails (a full disk, a file-size limit) or is interrupted leaves
+//! the earlier file whole and no temporary file behind. Every file the tools write (`save_npy`,
+//! `--trace`, `--stats-json`, `--dump-tensors`, `--dump-tasks`, the kernel cache, `wsp emit`'s
+//! tree, the kernelspec) goes through here.
 
-use std::fs::Permissions;
+use std::fs::{File, Permissions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Writes `path` through a temporary file in the same folder, renamed over `path` only once
-/// `write` has finished and the data is flushed. A write that fails or is interrupted leaves
-/// an earlier file at `path` whole and no partial file under its name; on failure the
-/// temporary file is removed. Missing parent folders are created.
-///
-/// A rename is atomic only within one file system, hence the same folder. The data is not
-/// fsync'ed: this guards against interruption and errors, not against a power loss.
+/// Writes `path` through a temporary file in the same folder, fsync'ed and renamed over `path`
+/// only once `write` has finished, then fsyncs the folder. On an error the temporary file is
+/// removed and an earlier file at `path` is left as it was. Missing parent folders are created.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), String> {
     let shown = path.display();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent(path);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     let name = path
         .file_name()
@@ -38,12 +35,60 @@ pub fn write_atomically(
     let written = {
         let mut out = BufWriter::new(tmp.as_file_mut());
         write(&mut out).and_then(|()| out.flush())
-    };
+    }
+    .and_then(|()| tmp.as_file().sync_all());
     // On an error `tmp` is dropped here, which removes it.
     written.map_err(|e| format!("cannot write `{shown}`: {e}"))?;
     tmp.persist(path)
         .map_err(|e| format!("cannot write `{shown}`: {}", e.error))?;
+    sync_dir(dir).map_err(|e| format!("cannot write `{shown}`: {e}"))
+}
+
+/// Writes `bytes` to a new file at `path` and fsyncs it (for a file inside a folder that is
+/// itself renamed into place, then synced with [`sync_tree`]).
+pub fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Fsyncs a folder: its entries (names made, renamed or removed in it) reach the disk.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Fsyncs every file and folder under `dir`, and `dir` itself: a tree written by other
+/// processes (a compiler's output) or file by file, before it is renamed into place.
+pub fn sync_tree(dir: &Path) -> io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let kind = e.file_type()?;
+        if kind.is_dir() {
+            sync_tree(&e.path())?;
+        } else if kind.is_file() {
+            File::open(e.path())?.sync_all()?;
+        }
+    }
+    sync_dir(dir)
+}
+
+/// Renames `from` to `to` and fsyncs the folders of both, so that the rename survives a power
+/// loss.
+pub fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::rename(from, to)?;
+    sync_dir(parent(to))?;
+    if parent(from) != parent(to) {
+        sync_dir(parent(from))?;
+    }
     Ok(())
+}
+
+/// The folder a path is in (`.` for a bare name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 #[cfg(test)]

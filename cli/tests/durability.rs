@@ -1,0 +1,267 @@
+//! Every file the tools write survives a power loss once the command has said it succeeded,
+//! and a write that fails loses nothing. strace shows, for each file, its temporary file
+//! fsync'ed, renamed over its name, then its folder fsync'ed (a rename is durable only once
+//! its folder is). Under a file-size limit the command fails naming the file, the earlier
+//! file stays whole and no temporary file is left.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{root, scratch};
+
+/// Whether strace is on PATH. Under `cargo xtask test`, which installs it and sets
+/// `WSP_REQUIRE_STRACE`, a missing strace fails the test instead of skipping it.
+fn have_strace() -> bool {
+    let found = Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("WSP_REQUIRE_STRACE").is_none(),
+        "strace is not on PATH (cargo xtask test installs it)"
+    );
+    if !found {
+        eprintln!("skipped: strace is not on PATH; `cargo xtask test` installs it");
+    }
+    found
+}
+
+/// A syscall of a writer, as strace shows it (`-y`: descriptors with their paths).
+#[derive(Debug, PartialEq)]
+enum Call {
+    Fsync(PathBuf),
+    Rename(PathBuf, PathBuf),
+}
+
+/// Runs `wsp ARGS` under strace (following its children), with `cache` as the kernel cache;
+/// its output and the fsyncs and renames that succeeded, in order.
+fn traced(dir: &Path, cache: &Path, args: &[&str]) -> (Output, Vec<Call>) {
+    let log = dir.join("strace.log");
+    let out = Command::new("strace")
+        .args(["-f", "-y", "-qq", "-s", "4096", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            "--",
+        ])
+        .arg(env!("CARGO_BIN_EXE_wsp"))
+        .args(args)
+        .env("WSP_CACHE_DIR", cache)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let quoted = |s: &str| -> Vec<PathBuf> {
+        s.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(|p| dir.join(p))
+            .collect()
+    };
+    let calls = text
+        .lines()
+        .filter(|l| l.trim_end().ends_with("= 0"))
+        .filter_map(|l| {
+            let call = l.split_once(' ')?.1.trim_start();
+            if call.starts_with("fsync(") || call.starts_with("fdatasync(") {
+                let path = call.split_once('<')?.1.split_once('>')?.0;
+                Some(Call::Fsync(PathBuf::from(path)))
+            } else if call.starts_with("rename") {
+                let paths = quoted(call);
+                let [from, to] = paths.as_slice() else {
+                    return None;
+                };
+                Some(Call::Rename(from.clone(), to.clone()))
+            } else {
+                None
+            }
+        })
+        .collect();
+    (out, calls)
+}
+
+/// `to` was made by renaming a temporary over it, after the temporary was fsync'ed (a file) or
+/// after `synced_inside` under it was (a folder), and its folder was fsync'ed after.
+fn assert_durable(calls: &[Call], to: &Path, synced_inside: Option<&str>) {
+    let renamed = calls
+        .iter()
+        .rposition(|c| matches!(c, Call::Rename(_, t) if t == to))
+        .unwrap_or_else(|| panic!("no rename onto {}: {calls:#?}", to.display()));
+    let Call::Rename(from, _) = &calls[renamed] else {
+        unreachable!()
+    };
+    let want = match synced_inside {
+        Some(inside) => from.join(inside),
+        None => from.clone(),
+    };
+    assert!(
+        calls[..renamed].contains(&Call::Fsync(want.clone())),
+        "{} was not fsync'ed before its rename onto {}: {calls:#?}",
+        want.display(),
+        to.display()
+    );
+    let folder = to.parent().unwrap().to_path_buf();
+    assert!(
+        calls[renamed..].contains(&Call::Fsync(folder.clone())),
+        "{} was not fsync'ed after the rename onto {}: {calls:#?}",
+        folder.display(),
+        to.display()
+    );
+}
+
+const PROGRAM: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 64, 64), F32, init=arange())
+Y = Tensor((4, 64, 64), F32)
+
+
+@kernel
+def scale(x: In[Tile[64, 64, F32]], y: Out[Tile[64, 64, F32]]):
+    pto.store(y, pto.mul(x, 3.0))
+
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        scale[i](x=X[i], y=Y[i])
+
+
+program = w().compile(target="cpu_sim")
+program.execute()
+save_npy(Y, "y.npy")
+"#;
+
+/// The files in `dir` whose names a temporary file of ours or tempfile's has.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") || n.starts_with(".tmp") || n.starts_with("build-"))
+        .collect()
+}
+
+#[test]
+fn every_file_wsp_run_writes_is_fsynced_renamed_and_its_folder_fsynced() {
+    if !have_strace() {
+        return;
+    }
+    let dir = scratch("durability", "run");
+    let cache = dir.join("cache");
+    std::fs::write(dir.join("p.wsp"), PROGRAM).unwrap();
+    let (out, calls) = traced(
+        &dir,
+        &cache,
+        &[
+            "run",
+            "p.wsp",
+            "--trace",
+            "trace.json",
+            "--stats-json",
+            "stats.json",
+            "--dump-tensors",
+            "tensors",
+            "--dump-tasks",
+            "tasks.txt",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in [
+        "y.npy",
+        "trace.json",
+        "stats.json",
+        "tensors/X.npy",
+        "tensors/Y.npy",
+        "tasks.txt",
+    ] {
+        assert_durable(&calls, &dir.join(file), None);
+    }
+    // The kernel cache: the compiler's library inside the build folder, then the entry.
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("kernels.so").is_file())
+        .expect("a cache entry");
+    assert_durable(&calls, &entry, Some("kernels.so"));
+    assert!(temporaries(&dir).is_empty() && temporaries(&cache).is_empty());
+}
+
+#[test]
+fn wsp_emit_fsyncs_its_tree_before_renaming_it_into_place() {
+    if !have_strace() {
+        return;
+    }
+    let dir = scratch("durability", "emit");
+    let cache = dir.join("cache");
+    let source = root().join("examples/hello_add.wsp");
+    let (out, calls) = traced(
+        &dir,
+        &cache,
+        &["emit", source.to_str().unwrap(), "-o", "tree"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_durable(&calls, &dir.join("tree"), Some("CMakeLists.txt"));
+}
+
+#[test]
+fn past_a_file_size_limit_a_write_fails_naming_its_file_and_loses_nothing() {
+    let dir = scratch("durability", "limit");
+    let cache = dir.join("cache");
+    std::fs::write(dir.join("p.wsp"), PROGRAM).unwrap();
+    let earlier = b"the earlier, complete y.npy";
+    std::fs::write(dir.join("y.npy"), earlier).unwrap();
+    let limited = |limit: &str| {
+        Command::new("prlimit")
+            .arg(format!("--fsize={limit}"))
+            .arg(env!("CARGO_BIN_EXE_wsp"))
+            .args(["run", "p.wsp"])
+            .env("WSP_CACHE_DIR", &cache)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    // The kernel build: the compiler's library is past the limit.
+    let out = limited("4096");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("too large") || err.contains("File too large"),
+        "{err}"
+    );
+    assert!(temporaries(&cache).is_empty(), "{:?}", temporaries(&cache));
+    assert!(
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .all(|e| !e.unwrap().path().join("kernels.so").exists()),
+        "a partial cache entry"
+    );
+    // `save_npy`, with the kernels built: Y (64 KiB) is past a 16 KiB limit.
+    let built = Command::new(env!("CARGO_BIN_EXE_wsp"))
+        .args(["run", "p.wsp"])
+        .env("WSP_CACHE_DIR", &cache)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+    std::fs::write(dir.join("y.npy"), earlier).unwrap();
+    let out = limited("16384");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("y.npy"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join("y.npy")).unwrap(), earlier);
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+}
