@@ -11,6 +11,7 @@ mod ide;
 pub mod install;
 mod magics;
 mod notebook;
+mod read;
 pub mod render;
 mod server;
 

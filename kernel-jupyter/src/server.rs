@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use crate::history::History;
 use crate::ide;
 use crate::notebook::{Notebook, Output};
+use crate::read::{self, Read};
 use crate::render::MimeBundle;
 
 /// How long reading waits for one more request already queued behind a failed cell.
@@ -123,8 +124,14 @@ async fn run(
         let iopub_tx = iopub_tx.clone();
         tokio::spawn(async move {
             loop {
-                let msg = match control.read().await {
-                    Ok(m) => m,
+                let msg = match read::read(&mut control).await {
+                    Ok(Read::Request(m)) => m,
+                    Ok(Read::Unreadable { request, reason }) => {
+                        let _ = iopub_tx.send(Status::busy().as_child_of(&request));
+                        let _ = control.send(read::error_reply(&request, &reason)).await;
+                        let _ = iopub_tx.send(Status::idle().as_child_of(&request));
+                        continue;
+                    }
                     Err(e) => {
                         // A bad signature, or a message that is not one: never handled.
                         eprintln!("wsp kernel: dropped a control message: {e}");
@@ -189,17 +196,25 @@ async fn run(
     let notebook = Arc::new(Mutex::new(notebook));
     let history = Arc::new(Mutex::new(History::default()));
     // Requests read while a failed cell's reply was held back (see `queued_behind`).
-    let mut pending: std::collections::VecDeque<JupyterMessage> = Default::default();
+    let mut pending: std::collections::VecDeque<Read> = Default::default();
     loop {
         let msg = match pending.pop_front() {
             Some(m) => Ok(m),
             None => tokio::select! {
-                msg = shell_in.read() => msg,
+                msg = read::read(&mut shell_in) => msg,
                 _ = shutdown_rx.recv() => break,
             },
         };
         let msg = match msg {
-            Ok(m) => m,
+            Ok(Read::Request(m)) => m,
+            Ok(Read::Unreadable { request, reason }) => {
+                let _ = iopub_tx.send(Status::busy().as_child_of(&request));
+                if let Err(e) = shell_out.send(read::error_reply(&request, &reason)).await {
+                    eprintln!("wsp kernel: shell: {e}");
+                }
+                let _ = iopub_tx.send(Status::idle().as_child_of(&request));
+                continue;
+            }
             Err(e) => {
                 eprintln!("wsp kernel: dropped a shell message: {e}");
                 continue;
@@ -244,21 +259,31 @@ async fn run(
                     let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
                     // As ipykernel does: the cells queued behind a failed one ("Run All") are
                     // answered "aborted"; other requests are handled as usual.
-                    for m in queued {
-                        if matches!(m.content, JupyterMessageContent::ExecuteRequest(_)) {
-                            let _ = iopub_tx.send(Status::busy().as_child_of(&m));
-                            let aborted = ExecuteReply {
-                                status: ReplyStatus::Aborted,
-                                execution_count: ExecutionCount::new(0),
-                                payload: Vec::new(),
-                                user_expressions: None,
-                                error: None,
-                            };
-                            let _ = shell_out.send(aborted.as_child_of(&m)).await;
-                            let _ = iopub_tx.send(Status::idle().as_child_of(&m));
-                        } else {
-                            pending.push_back(m);
-                        }
+                    for read in queued {
+                        let m = match read {
+                            Read::Request(m)
+                                if matches!(
+                                    m.content,
+                                    JupyterMessageContent::ExecuteRequest(_)
+                                ) =>
+                            {
+                                m
+                            }
+                            other => {
+                                pending.push_back(other);
+                                continue;
+                            }
+                        };
+                        let _ = iopub_tx.send(Status::busy().as_child_of(&m));
+                        let aborted = ExecuteReply {
+                            status: ReplyStatus::Aborted,
+                            execution_count: ExecutionCount::new(0),
+                            payload: Vec::new(),
+                            user_expressions: None,
+                            error: None,
+                        };
+                        let _ = shell_out.send(aborted.as_child_of(&m)).await;
+                        let _ = iopub_tx.send(Status::idle().as_child_of(&m));
                     }
                     continue;
                 }
@@ -329,6 +354,11 @@ async fn run(
                 let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
                 break;
             }
+            // A request of a type this kernel does not serve is answered, never left waiting.
+            other if other.message_type().ends_with("_request") => Some(read::error_reply(
+                &msg,
+                &format!("the wsp kernel does not serve `{}`", other.message_type()),
+            )),
             _ => None,
         };
         if let Some(reply) = reply
@@ -346,11 +376,9 @@ async fn run(
 
 /// The requests that reached the shell socket before a failed cell's reply is sent: none of
 /// them can be the client's answer to it.
-async fn queued_behind(
-    shell_in: &mut jupyter_zmq_client::RouterRecvConnection,
-) -> Vec<JupyterMessage> {
+async fn queued_behind(shell_in: &mut jupyter_zmq_client::RouterRecvConnection) -> Vec<Read> {
     let mut queued = Vec::new();
-    while let Ok(read) = tokio::time::timeout(QUEUED, shell_in.read()).await {
+    while let Ok(read) = tokio::time::timeout(QUEUED, read::read(shell_in)).await {
         match read {
             Ok(m) => queued.push(m),
             Err(e) => eprintln!("wsp kernel: dropped a shell message: {e}"),

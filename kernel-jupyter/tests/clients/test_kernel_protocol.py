@@ -106,10 +106,11 @@ def add_bias(x: In[Tile[16, 128, F32]], b: In[Tile[16, 64, F32]], y: Out[Tile[16
         {"code": "X", "mime": "image/png"},
     ]
 
-    # The inputs of this session, as IPython keeps them. Search is answered too, but only to a
-    # request with every field of the spec: jupyter-protocol 2.0.3 cannot read one without
-    # `unique` and `n`, which this suite's search sends, so it is left out here.
-    supported_history_operations = ("tail", "range")
+    # The inputs of this session, as IPython keeps them, searched by glob as IPython does. The
+    # suite's search leaves out `unique` and `n`, which jupyter-protocol requires: the kernel
+    # reads such a request itself, with IPython's defaults.
+    supported_history_operations = ("tail", "range", "search")
+    code_history_pattern = "Y"
 
     # The stats table. (With tracing on, the timeline is a second display_data without
     # text/html; the suite wants every display_data of the cell to have the sample's type, so

@@ -343,6 +343,34 @@ def test_a_message_signed_with_another_key_gets_no_reply(tmp_path):
         assert run.stream("stdout") == "signed\n", run.describe()
 
 
+def test_a_signed_request_that_cannot_be_read_gets_an_error_reply(tmp_path):
+    """A request whose content is not one of its type (a tail without `n`), and one of a type
+    the kernel does not serve: each gets an error reply of its type, and the kernel goes on."""
+    with running_kernel(tmp_path) as (_, kc):
+        for msg_type, content, reply_type in [
+            ("history_request", {"hist_access_type": "tail", "output": False, "raw": True},
+             "history_reply"),
+            ("history_request", {"hist_access_type": "range", "start": "not a number"},
+             "history_reply"),
+            ("debug_request", {"command": "initialize"}, "debug_reply"),
+        ]:
+            msg = kc.session.msg(msg_type, content)
+            kc.shell_channel.send(msg)
+            reply = kc.get_shell_msg(timeout=10)
+            assert reply["parent_header"]["msg_id"] == msg["header"]["msg_id"], reply
+            assert reply["msg_type"] == reply_type, reply
+            assert reply["content"]["status"] == "error", reply
+            assert msg_type in reply["content"]["evalue"], reply
+        # A search with only a pattern: IPython's defaults (every match, not unique).
+        ok(execute(kc, 'print("A")'))
+        ok(execute(kc, 'print("A")'))
+        kc.history(hist_access_type="search", pattern='print("A*')
+        reply = kc.get_shell_msg(timeout=10)
+        assert reply["content"]["status"] == "ok", reply
+        assert len(reply["content"]["history"]) == 2, reply
+        ok(execute(kc, "B = 2"))
+
+
 def test_restart_gives_a_fresh_program(tmp_path):
     with running_kernel(tmp_path) as (km, kc):
         ok(execute(kc, BUMP))
