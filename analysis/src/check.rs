@@ -11,6 +11,7 @@ use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::{kernel_body, kernel_signature};
 use crate::names::module_scope;
 use crate::workloads::{process_generic, workload_generic};
+use crate::values::Value;
 use std::collections::{HashMap, HashSet};
 use wsp_syntax::ast::AstNode;
 use wsp_syntax::{TextRange, TextSize};
@@ -27,8 +28,22 @@ pub fn lower_file(db: &dyn salsa::Database, file: File) -> Option<crate::lower::
     crate::lower::lower_file_as_is(db, file).clone()
 }
 
+/// Every diagnostic of `file`, in order of position.
+pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> &Vec<Diagnostic> {
+    // Salsa 0.28.5 keeps each query-stack depth's dependency table at the largest size a query
+    // there ever needed, and clears all of it at the end of every later query at that depth
+    // (salsa-rs/salsa#1236). The queries over every statement of the file run here first, at
+    // the caller's depth, so that the many small queries per item, one level down inside
+    // `file_diagnostics_of`, never share their depth: otherwise each of those clears a table
+    // sized for the whole file.
+    module_items(db, file);
+    module_scope(db, file);
+    item_offsets(db, file);
+    file_diagnostics_of(db, file)
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
+fn file_diagnostics_of(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
     let mut diags: Vec<Diag> = Vec::new();
     let items = module_items(db, file);
     diags.extend(module_scope(db, file).diags.iter().cloned());
@@ -37,11 +52,23 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
         match item.kind(db) {
             ItemKind::Import => {}
             ItemKind::Assign | ItemKind::Expr => {
-                diags.extend(item_value(db, item).diags.iter().cloned());
-                diags.extend(process_generic(db, item).diags.iter().cloned());
-                diags.extend(checks::npu_kernels::npu_view_checks(db, item));
-                diags.extend(checks::npu_kernels::npu_program_checks(db, item));
-                diags.extend(program_checks(db, item).iter().cloned());
+                let value = item_value(db, item);
+                diags.extend(value.diags.iter().cloned());
+                // Only the queries that have something to check for this kind of value: each
+                // query asked keeps a memo, which a file of millions of statements feels.
+                match &value.value {
+                    Value::Process(_) => {
+                        diags.extend(process_generic(db, item).diags.iter().cloned());
+                    }
+                    Value::Tensor(_) => {
+                        diags.extend(checks::npu_kernels::npu_view_checks(db, item));
+                    }
+                    Value::Program(_) => {
+                        diags.extend(checks::npu_kernels::npu_program_checks(db, item));
+                        diags.extend(program_checks(db, item).iter().cloned());
+                    }
+                    _ => {}
+                }
             }
             ItemKind::Kernel => {
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
@@ -77,18 +104,31 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic>
     // A statement with a syntax error gets no further diagnostics: they would follow from it.
     let broken = broken_items(db, items, item_offsets(db, file), &out);
     // Stages may find the same problem twice (a name read by two queries): keep the first.
-    let mut seen: HashSet<(Code, TextRange, String)> = out
-        .iter()
-        .map(|o| (o.code, o.range, o.message.clone()))
-        .collect();
+    // Found by the message's hash, not a copy of it (a file may have a million diagnostics),
+    // and compared whole: a hash collision keeps both.
+    let state = std::hash::RandomState::new();
+    let key = |d: &Diagnostic| {
+        use std::hash::BuildHasher;
+        (d.code, d.range, state.hash_one(&d.message))
+    };
+    let mut first: HashMap<(Code, TextRange, u64), usize> = HashMap::new();
+    for (i, d) in out.iter().enumerate() {
+        first.entry(key(d)).or_insert(i);
+    }
     for d in diags {
         crate::work::step(1);
         if broken.contains(&d.span.item) {
             continue;
         }
         let placed = place(d);
-        if seen.insert((placed.code, placed.range, placed.message.clone())) {
-            out.push(placed);
+        let k = key(&placed);
+        match first.get(&k) {
+            Some(&i) if out[i].message == placed.message => {}
+            Some(_) => out.push(placed),
+            None => {
+                first.insert(k, out.len());
+                out.push(placed);
+            }
         }
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));

@@ -32,10 +32,12 @@ pub struct ModuleScope<'db> {
 /// The module's names indexed for suggestions, built when a name is first unknown.
 #[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
 pub struct NameIndex {
-    /// Each name, and each name less one character, to the bindings so spelled (their
-    /// positions in `ModuleScope::bindings`): two names one edit apart (an insertion,
-    /// deletion, substitution or transposition) share a key.
-    one_edit: HashMap<String, Vec<u32>>,
+    /// The hash of each name, and of each name less one character, with the binding so
+    /// spelled (its position in `ModuleScope::bindings`), sorted: two names one edit apart (an
+    /// insertion, deletion, substitution or transposition) share a key. Hashes, not strings:
+    /// a module of millions of names would hold several strings per name. A collision only
+    /// adds a candidate, which `suggest` then measures.
+    one_edit: Vec<(u64, u32)>,
     /// The bindings by name length in characters, then name.
     by_length: Vec<(u32, u32)>,
 }
@@ -43,15 +45,14 @@ pub struct NameIndex {
 #[salsa::tracked(returns(ref))]
 pub fn name_index(db: &dyn salsa::Database, file: File) -> NameIndex {
     let bindings = &module_scope(db, file).bindings;
-    let mut one_edit: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut one_edit = Vec::with_capacity(bindings.len() * 4);
     let mut by_length = Vec::with_capacity(bindings.len());
     for (at, (name, _)) in bindings.iter().enumerate() {
         crate::work::step(1);
-        for key in one_edit_keys(name) {
-            one_edit.entry(key).or_default().push(at as u32);
-        }
+        one_edit.extend(one_edit_keys(name).into_iter().map(|k| (k, at as u32)));
         by_length.push((name.chars().count() as u32, at as u32));
     }
+    one_edit.sort_unstable();
     by_length.sort_unstable();
     NameIndex {
         one_edit,
@@ -65,17 +66,22 @@ pub fn name_index(db: &dyn salsa::Database, file: File) -> NameIndex {
 /// 80,000² distance computations).
 const SUGGESTION_CANDIDATES: usize = 256;
 
-/// `name` and `name` less each one of its characters.
-fn one_edit_keys(name: &str) -> Vec<String> {
-    let mut keys = vec![name.to_string()];
+/// The hashes of `name` and of `name` less each one of its characters, each once.
+fn one_edit_keys(name: &str) -> Vec<u64> {
+    use std::hash::Hasher;
+    // Two writes hash as their concatenation would: the key is the string, however split.
+    let hash = |a: &str, b: &str| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write(a.as_bytes());
+        h.write(b.as_bytes());
+        h.finish()
+    };
+    let mut keys = vec![hash(name, "")];
     for (at, c) in name.char_indices() {
-        let mut key = String::with_capacity(name.len());
-        key.push_str(&name[..at]);
-        key.push_str(&name[at + c.len_utf8()..]);
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
+        keys.push(hash(&name[..at], &name[at + c.len_utf8()..]));
     }
+    keys.sort_unstable();
+    keys.dedup();
     keys
 }
 
@@ -108,9 +114,9 @@ impl<'db> ModuleScope<'db> {
         } = index;
         let mut near: Vec<u32> = Vec::new();
         for key in one_edit_keys(name) {
-            if let Some(found) = one_edit.get(&key) {
-                near.extend(found);
-            }
+            let start = one_edit.partition_point(|(k, _)| *k < key);
+            let end = one_edit.partition_point(|(k, _)| *k <= key);
+            near.extend(one_edit[start..end].iter().map(|(_, at)| *at));
         }
         let len = name.chars().count() as u32;
         let reach = 2.max(name.len() / 3) as u32;
