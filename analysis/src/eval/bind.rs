@@ -376,10 +376,10 @@ impl<'db> Eval<'db> {
         // Its body is checked for these arguments by whoever owns this evaluation (`check`), so
         // that the evaluator does not depend on the workload walker.
         self.calls.push(call);
-        Value::Schedule(Schedule {
+        Value::Schedule(Box::new(Schedule {
             root: Composite::Call(call),
             directives: Vec::new(),
             target: None,
-        })
+        }))
     }
 }

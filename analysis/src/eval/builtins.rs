@@ -78,7 +78,7 @@ impl<'db> Eval<'db> {
         } else {
             AxisKind::DenseDyn
         };
-        Some(Value::Axis(axis(self.span(range), kind, n)))
+        Some(Value::Axis(Box::new(axis(self.span(range), kind, n))))
     }
 
     /// `Channel(label, depth=1)`: a channel holding up to `depth` tasks.
@@ -90,12 +90,12 @@ impl<'db> Eval<'db> {
             Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
             None => 1,
         };
-        Some(Value::Channel(Channel {
+        Some(Value::Channel(Box::new(Channel {
             name: String::new(),
             label,
             depth,
             def: self.span(range),
-        }))
+        })))
     }
 
     /// `Event(label)`: a channel of depth 0.
@@ -103,12 +103,12 @@ impl<'db> Eval<'db> {
         let range = c.syntax().text_range();
         let args = self.bind_builtin(c, b)?;
         let label = self.string_arg(&args, 0)?;
-        Some(Value::Channel(Channel {
+        Some(Value::Channel(Box::new(Channel {
             name: String::new(),
             label,
             depth: 0,
             def: self.span(range),
-        }))
+        })))
     }
 
     /// `zeros()`, `ones()` and `arange()`: tensor initialisers without arguments.
@@ -127,7 +127,7 @@ impl<'db> Eval<'db> {
         let args = self.bind_builtin(c, b)?;
         let (v, r) = args.get(0)?.clone();
         let i = self.non_negative(&v, r, "a slot number")?;
-        Some(Value::Runtime(wsp_ir::ScalarExpr::Slot(i)))
+        Some(Value::Runtime(Box::new(wsp_ir::ScalarExpr::Slot(i))))
     }
 
     /// `full(value)`: every element the number `value`.
@@ -285,7 +285,7 @@ impl<'db> Eval<'db> {
             return None;
         }
         let mode = self.window_mode(&args)?;
-        Some(Value::Window(Window { size, unit, mode }))
+        Some(Value::Window(Box::new(Window { size, unit, mode })))
     }
 
     /// A task window's third argument: a `WindowMode` member, or stall when omitted.
@@ -327,7 +327,7 @@ impl<'db> Eval<'db> {
             }
             None => "tensor_map_exact".to_string(),
         };
-        Some(Value::Policy(Policy::TaskGraph("Deps", mode)))
+        Some(Value::Policy(Box::new(Policy::TaskGraph("Deps", mode))))
     }
 
     /// `sequential(...)` and `combine(...)`: a schedule over one or more workload calls
@@ -365,11 +365,11 @@ impl<'db> Eval<'db> {
             Composite::Combine(parts)
         };
         Some(if ok {
-            Value::Schedule(Schedule {
+            Value::Schedule(Box::new(Schedule {
                 root,
                 directives: Vec::new(),
                 target: None,
-            })
+            }))
         } else {
             Value::Unknown
         })
@@ -458,7 +458,7 @@ impl<'db> Eval<'db> {
             }
             (Builtin::DispatchPolicy, "work_steal") => {
                 self.bind_member(c, b, m)?;
-                Some(Value::Policy(Policy::WorkSteal))
+                Some(Value::Policy(Box::new(Policy::WorkSteal)))
             }
             (Builtin::TimingPolicy, "batched" | "interleaved") => self.counted_timing(b, m, c),
             (Builtin::TimingPolicy, "rate_limit") => self.rate_limit(b, m, c),
@@ -495,7 +495,7 @@ impl<'db> Eval<'db> {
         let args = self.bind_member(c, b, m)?;
         let (v, r) = args.get(0)?.clone();
         match v {
-            Value::Int(n) if n > 0 => Some(Value::Policy(Policy::RoundRobin(n))),
+            Value::Int(n) if n > 0 => Some(Value::Policy(Box::new(Policy::RoundRobin(n)))),
             Value::Unknown => None,
             v => {
                 self.error(
@@ -528,11 +528,11 @@ impl<'db> Eval<'db> {
             }
             None => 0,
         };
-        Some(Value::Policy(match m {
+        Some(Value::Policy(Box::new(match m {
             "affinity" => Policy::Affinity(key, n),
             "hash" => Policy::Hash(key, n),
             _ => Policy::DispatchBy(key, n),
-        }))
+        })))
     }
 
     /// `TimingPolicy.batched(n)` and `.interleaved(n)`: a positive count.
@@ -546,9 +546,9 @@ impl<'db> Eval<'db> {
         let (v, r) = args.get(0)?.clone();
         match v {
             Value::Int(n) if n > 0 => Some(Value::Policy(if m == "batched" {
-                Policy::Batched(n)
+                Box::new(Policy::Batched(n))
             } else {
-                Policy::Interleaved(n)
+                Box::new(Policy::Interleaved(n))
             })),
             Value::Unknown => None,
             v => {
@@ -568,7 +568,7 @@ impl<'db> Eval<'db> {
         let (v, r) = args.get(0)?.clone();
         match v {
             Value::Int(_) | Value::Float(_) if num(&v) > 0.0 => {
-                Some(Value::Policy(Policy::RateLimit(F64(num(&v)))))
+                Some(Value::Policy(Box::new(Policy::RateLimit(F64(num(&v))))))
             }
             Value::Unknown => None,
             v => {
@@ -590,14 +590,14 @@ impl<'db> Eval<'db> {
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
         self.bind_member(c, b, m)?;
-        Some(Value::Policy(Policy::TaskGraph(
+        Some(Value::Policy(Box::new(Policy::TaskGraph(
             if b == Builtin::Pools {
                 "Pools"
             } else {
                 "ReadyPolicy"
             },
             m.to_string(),
-        )))
+        ))))
     }
 
     /// `TensorLayout.default(rank)`: every dimension replicated.

@@ -15,14 +15,14 @@ impl<'db> Eval<'db> {
     pub(crate) fn process(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let args = self.bind_builtin(c, b)?;
         let name = self.string_arg(&args, 0)?;
-        Some(Value::Process(Process {
+        Some(Value::Process(Box::new(Process {
             name,
             consumes: Vec::new(),
             produces: Vec::new(),
             body: None,
             workers: 1,
             def: self.span(c.syntax().text_range()),
-        }))
+        })))
     }
 
     /// `.consumes(ch, ...)`, `.produces(ch, ...)` and `.body(work)` of a process.
@@ -49,7 +49,7 @@ impl<'db> Eval<'db> {
                         list.push(ch);
                     }
                 }
-                Value::Process(p)
+                Value::Process(Box::new(p))
             }
             "body" => {
                 if let Some(before) = &p.body {
@@ -69,7 +69,7 @@ impl<'db> Eval<'db> {
                     return Value::Unknown;
                 };
                 p.body = Some(self.span(e.syntax().text_range()));
-                Value::Process(p)
+                Value::Process(Box::new(p))
             }
             _ => self.unknown_member(
                 "process",
@@ -96,7 +96,7 @@ impl<'db> Eval<'db> {
                 continue;
             }
             match arg.value().map_or(Value::Unknown, |e| self.expr(&e)) {
-                Value::Channel(ch) => out.push(ch),
+                Value::Channel(ch) => out.push(*ch),
                 Value::Unknown => ok = false,
                 v => {
                     self.error(
@@ -202,11 +202,11 @@ impl<'db> Eval<'db> {
             self.span(range),
         );
         self.calls.push(call);
-        Some(Value::Schedule(Schedule {
+        Some(Value::Schedule(Box::new(Schedule {
             root: Composite::Call(call),
             directives: Vec::new(),
             target: None,
-        }))
+        })))
     }
 
     /// The processes of `connect`'s first argument (a list, with `replicate`'s lists inside),
@@ -217,7 +217,7 @@ impl<'db> Eval<'db> {
                 let mut ok = true;
                 for v in vs {
                     ok &= match v {
-                        Value::Process(p) => self.process_with_body(p, r, out),
+                        Value::Process(p) => self.process_with_body(*p, r, out),
                         Value::List(_) | Value::Tuple(_) => self.processes_of(v, r, out),
                         Value::Unknown => false,
                         v => {
@@ -261,7 +261,7 @@ impl<'db> Eval<'db> {
             );
             return false;
         }
-        out.push(Value::Process(p));
+        out.push(Value::Process(Box::new(p)));
         true
     }
 

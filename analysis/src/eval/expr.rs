@@ -17,8 +17,8 @@ impl<'db> Eval<'db> {
         let value = wsp_syntax::grow_stack(|| self.expr_here(e));
         match value {
             Value::Runtime(r) => self
-                .shallow(r, e.syntax().text_range())
-                .map_or(Value::Unknown, Value::Runtime),
+                .shallow(*r, e.syntax().text_range())
+                .map_or(Value::Unknown, |r| Value::Runtime(Box::new(r))),
             v => v,
         }
     }
@@ -134,12 +134,16 @@ impl<'db> Eval<'db> {
             }
             (Some(SyntaxKind::NOT_KW), Value::Bool(b)) => Value::Bool(!b),
             (Some(SyntaxKind::NOT_KW), Value::Int(i)) => Value::Bool(i == 0),
-            (Some(SyntaxKind::NOT_KW), v) if self.to_scalar(&v).is_some() => Value::Runtime(
-                ScalarExpr::Not(Box::new(self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)))),
-            ),
-            (Some(SyntaxKind::MINUS), v) if self.to_scalar(&v).is_some() => Value::Runtime(
-                ScalarExpr::Neg(Box::new(self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)))),
-            ),
+            (Some(SyntaxKind::NOT_KW), v) if self.to_scalar(&v).is_some() => {
+                Value::Runtime(Box::new(ScalarExpr::Not(Box::new(
+                    self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)),
+                ))))
+            }
+            (Some(SyntaxKind::MINUS), v) if self.to_scalar(&v).is_some() => {
+                Value::Runtime(Box::new(ScalarExpr::Neg(Box::new(
+                    self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0)),
+                ))))
+            }
             (_, v) => {
                 self.error(
                     Code::WrongKind,
@@ -279,7 +283,9 @@ impl<'db> Eval<'db> {
             }
         }
         match (self.to_scalar(&l), self.to_scalar(&r)) {
-            (Some(a), Some(b)) => Value::Runtime(ScalarExpr::Binary(op, Box::new(a), Box::new(b))),
+            (Some(a), Some(b)) => {
+                Value::Runtime(Box::new(ScalarExpr::Binary(op, Box::new(a), Box::new(b))))
+            }
             _ => self.bad_operands(&l, &r, range),
         }
     }
@@ -307,7 +313,7 @@ impl<'db> Eval<'db> {
         match v {
             Value::Int(i) => Some(ScalarExpr::Const(*i)),
             Value::Bool(b) => Some(ScalarExpr::Const(*b as i64)),
-            Value::Runtime(e) => Some(e.clone()),
+            Value::Runtime(e) => Some(*e.clone()),
             Value::Index(a) => {
                 let mut e = ScalarExpr::Const(a.constant);
                 for (var, c) in &a.terms {
@@ -406,7 +412,7 @@ impl<'db> Eval<'db> {
                 ),
             },
             Value::Builtin(Builtin::TimingPolicy) if name == "immediate" => {
-                Value::Policy(Policy::Immediate)
+                Value::Policy(Box::new(Policy::Immediate))
             }
             Value::Builtin(Builtin::WindowMode) => {
                 match WindowMode::MEMBERS.iter().find(|(n, _)| *n == name) {
@@ -430,7 +436,7 @@ impl<'db> Eval<'db> {
                     self.unknown_member(b.name(), &name, attr_range, names)
                 }
             },
-            Value::Tensor(t) => self.tensor_attribute(t.clone(), &name, attr_range),
+            Value::Tensor(t) => self.tensor_attribute(*t.clone(), &name, attr_range),
             Value::Program(_) if name == "stats" => Value::Stats,
             // The spec's folder of a codegen-only target's emitted tree.
             Value::Program(p) if name == "codegen_artifact_dir" => {
@@ -517,7 +523,7 @@ impl<'db> Eval<'db> {
                 };
                 let v = self.expr(index);
                 match self.positive(&v, index.syntax().text_range(), "an axis size") {
-                    Some(n) => Value::Axis(axis(self.span(range), AxisKind::Dense, n)),
+                    Some(n) => Value::Axis(Box::new(axis(self.span(range), AxisKind::Dense, n))),
                     None => Value::Unknown,
                 }
             }

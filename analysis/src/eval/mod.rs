@@ -345,34 +345,3 @@ pub(crate) fn describe_syntax(node: &SyntaxNode) -> String {
     }
     .to_string()
 }
-#[cfg(test)]
-mod zz_sizes {
-    #[test]
-    fn sizes() {
-        eprintln!("Value {}", std::mem::size_of::<crate::values::Value<'static>>());
-        eprintln!("ItemValue {}", std::mem::size_of::<super::ItemValue<'static>>());
-        eprintln!("Diag {}", std::mem::size_of::<crate::diagnostics::Diag<'static>>());
-        eprintln!("Diagnostic {}", std::mem::size_of::<crate::diagnostics::Diagnostic>());
-        eprintln!("Use {}", std::mem::size_of::<crate::symbols::Use<'static>>());
-    }
-}
-#[cfg(test)]
-mod zz_sizes2 {
-    #[test]
-    fn sizes2() {
-        use crate::values::*;
-        eprintln!("Axis {}", std::mem::size_of::<Axis<'static>>());
-        eprintln!("Tensor {}", std::mem::size_of::<Tensor<'static>>());
-        eprintln!("Channel {}", std::mem::size_of::<Channel<'static>>());
-        eprintln!("Process {}", std::mem::size_of::<Process<'static>>());
-        eprintln!("Schedule {}", std::mem::size_of::<Schedule<'static>>());
-        eprintln!("Policy {}", std::mem::size_of::<Policy>());
-        eprintln!("Window {}", std::mem::size_of::<Window>());
-        eprintln!("Key {}", std::mem::size_of::<Key>());
-        eprintln!("Init {}", std::mem::size_of::<Init>());
-        eprintln!("Layout {}", std::mem::size_of::<Layout>());
-        eprintln!("View {}", std::mem::size_of::<View<'static>>());
-        eprintln!("ScalarExpr {}", std::mem::size_of::<wsp_ir::ScalarExpr>());
-        eprintln!("Affine {}", std::mem::size_of::<wsp_ir::Affine>());
-    }
-}

@@ -16,7 +16,7 @@ use wsp_syntax::{SyntaxKind, TextRange};
 impl<'db> Eval<'db> {
     pub(crate) fn key_arg(&mut self, args: &Args<'db>, i: usize) -> Option<Key> {
         match args.get(i)? {
-            (Value::Key(k), _) => Some(k.clone()),
+            (Value::Key(k), _) => Some(*k.clone()),
             (Value::Unknown, _) => None,
             (v, r) => {
                 let (v, r) = (v.clone(), *r);
@@ -76,7 +76,7 @@ impl<'db> Eval<'db> {
             return Value::Unknown;
         };
         match self.key_expr(task, &body) {
-            Some(expr) => Value::Key(Key { expr }),
+            Some(expr) => Value::Key(Box::new(Key { expr })),
             None => Value::Unknown,
         }
     }
@@ -245,10 +245,10 @@ impl<'db> Eval<'db> {
         c: &ast::CallExpr,
     ) -> Value<'db> {
         match receiver {
-            Value::Schedule(s) => self.schedule_method(s, method, range, c),
-            Value::Program(p) => self.program_method(p, method, range, c),
-            Value::Process(p) => self.process_method(p, method, range, c),
-            Value::Tensor(t) => self.tensor_method(t, method, range, c),
+            Value::Schedule(s) => self.schedule_method(*s, method, range, c),
+            Value::Program(p) => self.program_method(*p, method, range, c),
+            Value::Process(p) => self.process_method(*p, method, range, c),
+            Value::Tensor(t) => self.tensor_method(*t, method, range, c),
             _ => Value::Unknown,
         }
     }
@@ -296,7 +296,7 @@ impl<'db> Eval<'db> {
                 span: call_span,
                 detail,
             }));
-        Value::Schedule(s)
+        Value::Schedule(Box::new(s))
     }
 
     /// `.dispatch(policy)`: a `DispatchPolicy`.
@@ -324,7 +324,7 @@ impl<'db> Eval<'db> {
                     );
                     return None;
                 }
-                Some((kind, DirectiveDetail::Policy(p)))
+                Some((kind, DirectiveDetail::Policy(*p)))
             }
             Some((Value::Unknown, _)) => None,
             Some((v, r)) => {
@@ -393,7 +393,7 @@ impl<'db> Eval<'db> {
                     self.error(Code::ScheduleArgument, r, "`.timing` takes a TimingPolicy");
                     return None;
                 }
-                Some((kind, DirectiveDetail::Policy(p)))
+                Some((kind, DirectiveDetail::Policy(*p)))
             }
             Some((Value::Member(Builtin::TimingPolicy, m), r)) => {
                 self.error(
@@ -431,14 +431,14 @@ impl<'db> Eval<'db> {
             match args.get(i).cloned() {
                 None => {}
                 Some((Value::Window(w), _)) if i == 0 => {
-                    added.push((w.mode.kind(), DirectiveDetail::Window(w)))
+                    added.push((w.mode.kind(), DirectiveDetail::Window(*w)))
                 }
-                Some((Value::Policy(p @ Policy::TaskGraph(kind, _)), _))
-                    if i > 0 && kind == *expected =>
+                Some((Value::Policy(p), _))
+                    if i > 0 && matches!(*p, Policy::TaskGraph(kind, _) if kind == *expected) =>
                 {
                     added.push((
                         crate::values::schedule::kind_of_policy(&p),
-                        DirectiveDetail::Policy(p),
+                        DirectiveDetail::Policy(*p),
                     ))
                 }
                 Some((Value::Unknown, _)) => return None,
@@ -498,7 +498,7 @@ impl<'db> Eval<'db> {
             target,
             span: call_span,
         });
-        Value::Program(s)
+        Value::Program(Box::new(s))
     }
 
     /// The target argument of `.compile`: a target's name (with the nearest as a fix if it

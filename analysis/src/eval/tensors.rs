@@ -48,7 +48,7 @@ impl<'db> Eval<'db> {
                 a.lengths = Some(tensor);
             }
         }
-        Some(Value::Axis(a))
+        Some(Value::Axis(Box::new(a)))
     }
 
     pub(crate) fn sparse(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
@@ -97,7 +97,7 @@ impl<'db> Eval<'db> {
         }
         a.indptr = Some(indptr);
         a.indices = Some(indices);
-        Some(Value::Axis(a))
+        Some(Value::Axis(Box::new(a)))
     }
 
     pub(crate) fn int_data(
@@ -193,7 +193,7 @@ impl<'db> Eval<'db> {
             }
             None => Layout::replicated(shape.len()),
         };
-        Some(Value::Tensor(Tensor {
+        Some(Value::Tensor(Box::new(Tensor {
             name: String::new(),
             def: self.span(range),
             shape,
@@ -201,7 +201,7 @@ impl<'db> Eval<'db> {
             layout,
             init,
             origin: TensorOrigin::Declared,
-        }))
+        })))
     }
 
     pub(crate) fn shape(&mut self, v: &Value<'db>, r: TextRange) -> Option<Vec<u64>> {
@@ -270,7 +270,7 @@ impl<'db> Eval<'db> {
         match base {
             Value::Tensor(t) => {
                 let view = View {
-                    tensor: t,
+                    tensor: *t,
                     indices: Vec::new(),
                     span: self.span(range),
                 };
@@ -278,7 +278,7 @@ impl<'db> Eval<'db> {
             }
             Value::View(mut v) => {
                 v.span = self.span(range);
-                Some(self.index_view(v, &indices, range))
+                Some(self.index_view(*v, &indices, range))
             }
             Value::Axis(a) if matches!(a.kind, AxisKind::Sparse | AxisKind::Ragged) => {
                 let [i] = indices.as_slice() else {
@@ -439,7 +439,7 @@ impl<'db> Eval<'db> {
             view.indices.push(index);
         }
         view.span = self.span(range);
-        Value::View(view)
+        Value::View(Box::new(view))
     }
 
     /// A slice `lo:hi` of dimension `dim` (extent `extent`): constant bounds (`0:128`), or an
@@ -535,7 +535,7 @@ impl<'db> Eval<'db> {
             let dim = self.sharded_dim(b, &source, tr, mesh)?;
             collective_result(b, &source, dim, mesh)
         };
-        Some(Value::Tensor(Tensor {
+        Some(Value::Tensor(Box::new(Tensor {
             name: String::new(),
             def: self.span(range),
             shape,
@@ -546,7 +546,7 @@ impl<'db> Eval<'db> {
                 op: b.name(),
                 source: source.name.clone(),
             },
-        }))
+        })))
     }
 
     /// A collective's first argument: the source tensor, and where it is written.
@@ -557,7 +557,7 @@ impl<'db> Eval<'db> {
     ) -> Option<(Tensor<'db>, TextRange)> {
         let (tv, tr) = args.get(0)?.clone();
         match tv {
-            Value::Tensor(t) => Some((t, tr)),
+            Value::Tensor(t) => Some((*t, tr)),
             Value::Unknown => None,
             v => {
                 self.error(

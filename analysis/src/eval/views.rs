@@ -288,7 +288,7 @@ impl<'db> Eval<'db> {
         dims: Vec<ViewDim>,
         range: TextRange,
     ) -> Value<'db> {
-        Value::Tensor(Tensor {
+        Value::Tensor(Box::new(Tensor {
             name: String::new(),
             def: self.span(range),
             shape,
@@ -299,7 +299,7 @@ impl<'db> Eval<'db> {
                 base: Box::new(base),
                 dims,
             },
-        })
+        }))
     }
 }
 

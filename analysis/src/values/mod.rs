@@ -13,6 +13,8 @@ use wsp_ir::ScalarExpr;
 pub use wsp_ir::plan::{AxisKind, DimLayout, F64, Init, IntSource, Layout, ViewIndex};
 pub use wsp_ir::schedule::WindowMode;
 
+/// The large variants are boxed: every module-level statement's value is kept (a memo per
+/// statement), and a file may have millions of them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum Value<'db> {
     /// The value of something already reported: no further diagnostics follow from it.
@@ -28,25 +30,25 @@ pub enum Value<'db> {
     Builtin(Builtin),
     /// `P.seq`, `DispatchPolicy.round_robin`, `WindowMode.STALL`, ...: a member of a namespace.
     Member(Builtin, &'static str),
-    Axis(Axis<'db>),
+    Axis(Box<Axis<'db>>),
     /// `routing[b]`, `tokens[b]`: one row of a Sparse or Ragged axis, inside a workload.
-    AxisRow(Axis<'db>),
-    Tensor(Tensor<'db>),
-    Channel(Channel<'db>),
+    AxisRow(Box<Axis<'db>>),
+    Tensor(Box<Tensor<'db>>),
+    Channel(Box<Channel<'db>>),
     /// `process("loader").produces(ch).body(...)`: a CSP process, before and after `.body`.
-    Process(Process<'db>),
+    Process(Box<Process<'db>>),
     Kernel(Item<'db>),
     Workload(Item<'db>),
     /// A workload call, composition or schedule, before `.compile()`.
-    Schedule(Schedule<'db>),
+    Schedule(Box<Schedule<'db>>),
     /// After `.compile(target=...)`.
-    Program(Schedule<'db>),
+    Program(Box<Schedule<'db>>),
     Init(Init),
     Layout(Layout),
-    Policy(Policy),
-    Window(Window),
+    Policy(Box<Policy>),
+    Window(Box<Window>),
     /// `lambda t: ...` as a key.
-    Key(Key),
+    Key(Box<Key>),
     /// `program.stats`
     Stats,
     /// `program.is_complete()`: whether the program has run, known when the statement runs.
@@ -54,9 +56,9 @@ pub enum Value<'db> {
     /// Inside a workload: a loop variable or an affine expression of loop variables.
     Index(Affine),
     /// Inside a workload: `X[i, 0:128]`, a region of a tensor.
-    View(View<'db>),
+    View(Box<View<'db>>),
     /// Inside a workload: a value known only at run time (`SeqLens[b] <= 128`).
-    Runtime(ScalarExpr),
+    Runtime(Box<ScalarExpr>),
     /// Inside a workload: a task (`send(ch, k[i](...))`), by its position in the body.
     Task(u32),
 }

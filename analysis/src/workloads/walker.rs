@@ -861,11 +861,11 @@ impl<'db> Walker<'db> {
         };
         let view = match args.get(1).cloned() {
             Some((Value::View(v), _)) => v,
-            Some((Value::Tensor(t), r)) => View {
-                tensor: t,
+            Some((Value::Tensor(t), r)) => Box::new(View {
+                tensor: *t,
                 indices: Vec::new(),
                 span: self.eval.span(r),
-            },
+            }),
             Some((Value::Unknown, _)) | None => return Vec::new(),
             Some((v, r)) => {
                 self.eval.error(
@@ -882,7 +882,7 @@ impl<'db> Walker<'db> {
         };
         vec![PlanNode::SlotLoad {
             slot,
-            view,
+            view: *view,
             row: coord(2),
             col: coord(3),
         }]
@@ -1097,11 +1097,11 @@ impl<'db> Walker<'db> {
         match (&param.ty, value) {
             (_, Value::Unknown) => None,
             (ParamType::Tile(dir, tile), Value::View(view)) => {
-                self.tile_arg(kernel, param, *dir, *tile, view, vr)
+                self.tile_arg(kernel, param, *dir, *tile, *view, vr)
             }
             (ParamType::Tile(dir, tile), Value::Tensor(t)) => {
                 let view = View {
-                    tensor: t,
+                    tensor: *t,
                     indices: Vec::new(),
                     span: self.eval.span(vr),
                 };
