@@ -13,8 +13,8 @@ use crate::names::module_scope;
 use crate::values::Value;
 use crate::workloads::{process_generic, workload_generic};
 use std::collections::{HashMap, HashSet};
+use wsp_syntax::TextRange;
 use wsp_syntax::ast::AstNode;
-use wsp_syntax::{TextRange, TextSize};
 
 /// The file lowered to IR, or `None` when it has errors (`file_diagnostics` says which).
 #[salsa::tracked(returns(ref))]
@@ -42,11 +42,76 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> &Vec<Diagnostic
     file_diagnostics_of(db, file)
 }
 
+/// Items per chunk of the file's diagnostics: the file's query depends on a chunk, not on
+/// every item, so its dependencies are few, and an edit re-runs one chunk.
+const CHUNK: usize = 1024;
+
 #[salsa::tracked(returns(ref))]
 fn file_diagnostics_of(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
-    let mut diags: Vec<Diag> = Vec::new();
     let items = module_items(db, file);
-    diags.extend(module_scope(db, file).diags.iter().cloned());
+    let mut diags: Vec<Diag> = module_scope(db, file).diags.clone();
+    diags.extend(tensor_size_checks(db, file).iter().cloned());
+    diags.extend(checks::file_plan_checks(db, file).iter().cloned());
+
+    let place = placer(db, file);
+    let mut out: Vec<Diagnostic> = file
+        .parse(db)
+        .errors()
+        .iter()
+        .map(|e| Diagnostic {
+            code: Code::Syntax,
+            severity: Code::Syntax.severity(),
+            range: e.range,
+            message: e.message.clone(),
+            related: Vec::new(),
+            fix: None,
+        })
+        .collect();
+    let broken = broken_items(db, file);
+    let mut placed: Vec<Diagnostic> = diags
+        .into_iter()
+        .filter(|d| !broken.contains(&d.span.item))
+        .map(&place)
+        .collect();
+    for chunk in 0..items.len().div_ceil(CHUNK) {
+        placed.extend(chunk_diagnostics(db, file, chunk as u32).iter().cloned());
+    }
+    // Stages may find the same problem twice (a name read by two queries): keep the first.
+    // Found by the message's hash, not a copy of it (a file may have a million diagnostics),
+    // and compared whole: a hash collision keeps both.
+    let state = std::hash::RandomState::new();
+    let key = |d: &Diagnostic| {
+        use std::hash::BuildHasher;
+        (d.code, d.range, state.hash_one(&d.message))
+    };
+    let mut first: HashMap<(Code, TextRange, u64), usize> = HashMap::new();
+    for (i, d) in out.iter().enumerate() {
+        first.entry(key(d)).or_insert(i);
+    }
+    for d in placed {
+        crate::work::step(1);
+        let k = key(&d);
+        match first.get(&k) {
+            Some(&i) if out[i].message == d.message => {}
+            Some(_) => out.push(d),
+            None => {
+                first.insert(k, out.len());
+                out.push(d);
+            }
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out
+}
+
+/// The diagnostics of the items of one chunk of the file, placed in the file; those of an item
+/// with a syntax error left out (they would follow from it).
+#[salsa::tracked(returns(ref))]
+fn chunk_diagnostics(db: &dyn salsa::Database, file: File, chunk: u32) -> Vec<Diagnostic> {
+    let all = module_items(db, file);
+    let start = (chunk as usize * CHUNK).min(all.len());
+    let items = &all[start..(start + CHUNK).min(all.len())];
+    let mut diags: Vec<Diag> = Vec::new();
     for &item in items {
         crate::work::step(1);
         match item.kind(db) {
@@ -84,67 +149,24 @@ fn file_diagnostics_of(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> 
             ItemKind::Other => diags.extend(outside_subset(db, item)),
         }
     }
-    diags.extend(tensor_size_checks(db, file).iter().cloned());
-    diags.extend(checks::file_plan_checks(db, file).iter().cloned());
-
+    let broken = broken_items(db, file);
     let place = placer(db, file);
-    let mut out: Vec<Diagnostic> = file
-        .parse(db)
-        .errors()
-        .iter()
-        .map(|e| Diagnostic {
-            code: Code::Syntax,
-            severity: Code::Syntax.severity(),
-            range: e.range,
-            message: e.message.clone(),
-            related: Vec::new(),
-            fix: None,
-        })
-        .collect();
-    // A statement with a syntax error gets no further diagnostics: they would follow from it.
-    let broken = broken_items(db, items, item_offsets(db, file), &out);
-    // Stages may find the same problem twice (a name read by two queries): keep the first.
-    // Found by the message's hash, not a copy of it (a file may have a million diagnostics),
-    // and compared whole: a hash collision keeps both.
-    let state = std::hash::RandomState::new();
-    let key = |d: &Diagnostic| {
-        use std::hash::BuildHasher;
-        (d.code, d.range, state.hash_one(&d.message))
-    };
-    let mut first: HashMap<(Code, TextRange, u64), usize> = HashMap::new();
-    for (i, d) in out.iter().enumerate() {
-        first.entry(key(d)).or_insert(i);
-    }
-    for d in diags {
-        crate::work::step(1);
-        if broken.contains(&d.span.item) {
-            continue;
-        }
-        let placed = place(d);
-        let k = key(&placed);
-        match first.get(&k) {
-            Some(&i) if out[i].message == placed.message => {}
-            Some(_) => out.push(placed),
-            None => {
-                first.insert(k, out.len());
-                out.push(placed);
-            }
-        }
-    }
-    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
-    out
+    diags
+        .into_iter()
+        .filter(|d| !broken.contains(&d.span.item))
+        .map(place)
+        .collect()
 }
 
 /// A function placing an item's diagnostic in the file.
 fn placer<'db>(db: &'db dyn salsa::Database, file: File) -> impl Fn(Diag<'db>) -> Diagnostic {
-    let offsets: HashMap<Item, TextSize> = module_items(db, file)
-        .iter()
-        .copied()
-        .zip(item_offsets(db, file).iter().copied())
-        .collect();
+    // By the item's position, from the map the module scope already keeps.
+    let scope = module_scope(db, file);
+    let offsets = item_offsets(db, file);
     move |d: Diag<'db>| {
         let place = |span: &Span| -> TextRange {
-            span.range + offsets.get(&span.item).copied().unwrap_or_default()
+            let at = offsets.get(scope.position(span.item)).copied();
+            span.range + at.unwrap_or_default()
         };
         Diagnostic {
             code: d.code,
@@ -188,14 +210,12 @@ pub fn binding_diagnostics(
 /// are in file order and do not overlap, so each error has at most two candidates, found by
 /// binary search: the last item starting at or before it, and the one before that (whose end
 /// an empty error at the next item's start may touch).
-fn broken_items<'db>(
-    db: &'db dyn salsa::Database,
-    items: &[Item<'db>],
-    offsets: &[TextSize],
-    errors: &[Diagnostic],
-) -> HashSet<Item<'db>> {
+#[salsa::tracked(returns(ref))]
+fn broken_items(db: &dyn salsa::Database, file: File) -> HashSet<Item<'_>> {
+    let items = module_items(db, file);
+    let offsets = item_offsets(db, file);
     let mut broken = HashSet::new();
-    for e in errors {
+    for e in file.parse(db).errors() {
         let after = offsets.partition_point(|&start| start <= e.range.start());
         for k in after.saturating_sub(2)..after {
             crate::work::step(1);

@@ -152,7 +152,8 @@ fn load_npy_path(node: &wsp_syntax::SyntaxNode) -> Option<TextRange> {
 
 /// Everything a front end shows for `file`: its diagnostics (`file_diagnostics`) and those of
 /// the `.npy` files it loads, their headers read from disk now, in order of position.
-pub fn diagnostics_with_data_files(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
+pub fn diagnostics_with_data_files(db: &crate::Database, file: File) -> Vec<Diagnostic> {
+    db.make_items(file);
     let mut all = crate::check::file_diagnostics(db, file).clone();
     all.extend(data_file_diagnostics(db, file, &read_npy_header));
     all.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));

@@ -79,7 +79,8 @@ impl<'db> Item<'db> {
 #[salsa::tracked(returns(ref))]
 pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
     let mut seen: HashMap<(ItemKind, String), u32> = HashMap::new();
-    file.parse(db)
+    let mut items: Vec<Item<'_>> = file
+        .parse(db)
         .tree()
         .statements()
         .flat_map(|stmt| {
@@ -96,7 +97,10 @@ pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
                 })
                 .collect::<Vec<_>>()
         })
-        .collect()
+        .collect();
+    // Kept for the file's life: no growth slack (a file may have millions of statements).
+    items.shrink_to_fit();
+    items
 }
 
 /// `B, S = 2, 16`: each name with the value written for it, when a module-level assignment
@@ -135,14 +139,17 @@ pub(crate) fn unpacked(stmt: &Stmt) -> Option<Vec<(ast::NameExpr, Expr)>> {
 /// Where each item starts in the file (re-computed on every edit, read only to place results).
 #[salsa::tracked(returns(ref))]
 pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
-    file.parse(db)
+    let mut offsets: Vec<TextSize> = file
+        .parse(db)
         .tree()
         .statements()
         .flat_map(|s| {
             let start = s.syntax().text_range().start();
             std::iter::repeat_n(start, classify(&s).len())
         })
-        .collect()
+        .collect();
+    offsets.shrink_to_fit();
+    offsets
 }
 
 /// The items a statement makes: its kind and the name each binds (several for unpacking).

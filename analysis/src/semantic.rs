@@ -233,7 +233,7 @@ pub fn scope_at<'db>(
         let Some(b) = scope.lookup(name) else {
             continue;
         };
-        if b.index < position {
+        if (b.index as usize) < position {
             out.push(ScopeEntry {
                 name: name.to_string(),
                 symbol: Symbol::Item(b.item),

@@ -163,6 +163,7 @@ impl Notebook {
         loop {
             self.set_text(&cells);
             // `.npy` files load from the notebook's folder, as the run reads them (WSP211).
+            self.db.make_items(self.file);
             let mut diagnostics = wsp_analysis::file_diagnostics(&self.db, self.file).clone();
             let base = &self.base_dir;
             let header = |p: &Path| wsp_analysis::read_npy_header(&base.join(p));
