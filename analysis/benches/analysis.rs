@@ -182,8 +182,9 @@ fn wsp_check_big_file(wsp: &Path, dir: &Path) -> Option<(Duration, f64)> {
         return None;
     }
     // The largest child waited for so far: run before any other `wsp check`.
-    // SAFETY: `getrusage` fills the struct it is given.
+    // SAFETY: all zeros is a valid `rusage` (integers and timevals).
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrusage` writes only into the struct it is given, which lives here.
     let got = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     (got == 0).then(|| (elapsed, usage.ru_maxrss as f64 / 1024.0))
 }
