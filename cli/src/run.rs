@@ -307,7 +307,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     pb.finish_and_clear();
     let report = match outcome {
         Ok(r) => r,
-        Err(ChildError::Fault(what)) => {
+        Err(ChildError::Fault { what, .. }) => {
             let crash = wsp_runtime::Fault {
                 what,
                 cause: wsp_runtime::FaultCause::Crash,

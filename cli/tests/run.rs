@@ -878,6 +878,47 @@ fn a_crash_inside_a_task_names_the_task_and_spares_the_caller() {
     );
 }
 
+/// What the program prints, and a `cpp_src` kernel's own `printf`, reach standard output in
+/// the order they happen, and none of what came before a crash is lost.
+#[test]
+fn prints_and_kernel_output_come_in_order_and_survive_a_crash() {
+    let dir = scratch("print-order");
+    let chatty = cpp_src_program(
+        &dir,
+        "chatty",
+        "    std::printf(\"tile %g%c\", (double)x[0], 10);\n    std::fflush(stdout);\n    for (int i = 0; i < 64; ++i) y[i] = x[i];\n",
+    );
+    let text = std::fs::read_to_string(&chatty)
+        .unwrap()
+        .replace(
+            "@kernel(cpp_src=",
+            "@kernel(cpp_includes=[\"cstdio\"], cpp_src=",
+        )
+        .replace(
+            "program.execute()\n",
+            "print(\"before\")\nprogram.execute()\nprint(\"after\")\n",
+        );
+    std::fs::write(&chatty, text).unwrap();
+    let out = wsp_run(&chatty, &["--workers", "1"]);
+    ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().take(6).collect();
+    assert_eq!(
+        lines,
+        ["before", "tile 1", "tile 1", "tile 1", "tile 1", "after"],
+        "{stdout}"
+    );
+    let crash = dir.join("crash.wsp");
+    let text = std::fs::read_to_string(&chatty).unwrap().replace(
+        "std::printf(\"tile %g%c\", (double)x[0], 10);",
+        "volatile float* p = nullptr; *p = x[0];",
+    );
+    std::fs::write(&crash, text).unwrap();
+    let out = wsp_run(&crash, &[]);
+    exit_1(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+}
+
 #[test]
 fn cpp_src_errors_point_into_the_string() {
     let dir = scratch("cpp-error");

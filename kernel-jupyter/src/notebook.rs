@@ -573,7 +573,11 @@ impl Notebook {
         };
         let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,
-            Err(ChildError::Fault(what)) => {
+            Err(ChildError::Fault { what, printed }) => {
+                // What the cell printed before the crash.
+                if !printed.is_empty() {
+                    out.outputs.push(Output::Stdout(printed));
+                }
                 let crash = wsp_runtime::Fault {
                     what,
                     cause: wsp_runtime::FaultCause::Crash,

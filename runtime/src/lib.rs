@@ -397,8 +397,30 @@ impl From<RunError> for Failed {
 /// Runs a job in this process. Call [`fault::install`] first where a crash in a kernel must be
 /// reported (the `wsp run` child does).
 pub fn execute(job: &Job) -> Result<Report, Failed> {
+    let mut streamed = String::new();
+    let result = execute_streaming(job, &mut |text| streamed.push_str(text));
+    let prepend = |mut output: String| {
+        output.insert_str(0, &streamed);
+        output
+    };
+    match result {
+        Ok(mut r) => {
+            r.output = prepend(std::mem::take(&mut r.output));
+            Ok(r)
+        }
+        Err(mut f) => {
+            f.output = prepend(std::mem::take(&mut f.output));
+            Err(f)
+        }
+    }
+}
+
+/// As [`execute`], but what `print` prints goes to `out` as soon as it is known, so that a
+/// crash later loses none of it; the report's `output` keeps only what waited for the clock (a
+/// `print` of stats and everything after it).
+pub fn execute_streaming(job: &Job, out: &mut dyn FnMut(&str)) -> Result<Report, Failed> {
     let mut stopped = None;
-    let report = run_job(job, &mut stopped)?;
+    let report = run_job(job, &mut stopped, out)?;
     match stopped {
         None => Ok(report),
         Some(error) => Err(Failed {
@@ -410,7 +432,11 @@ pub fn execute(job: &Job) -> Result<Report, Failed> {
 
 /// The run: `Err` for what stops it before an action runs; an action's error is put in
 /// `stopped`, and the report then holds what was printed before it (no file is written).
-fn run_job(job: &Job, stopped: &mut Option<RunError>) -> Result<Report, RunError> {
+fn run_job(
+    job: &Job,
+    stopped: &mut Option<RunError>,
+    out: &mut dyn FnMut(&str),
+) -> Result<Report, RunError> {
     let programs = || job.programs.iter().map(|(p, _)| p);
     for (name, value) in &job.bindings {
         check_binding(programs(), name, *value, &format!("--bind {name}={value}"))
@@ -628,6 +654,14 @@ fn run_job(job: &Job, stopped: &mut Option<RunError>) -> Result<Report, RunError
                         });
                     }
                     printed.push(Printed::Text("\n".into()));
+                    // Text alone is final now; stats wait for the clock, and what follows.
+                    if printed.iter().all(|p| matches!(p, Printed::Text(_))) {
+                        for p in printed.drain(..) {
+                            if let Printed::Text(t) = p {
+                                out(&t);
+                            }
+                        }
+                    }
                 }
                 // A value to show is the front end's to read once the run is over; whether to trace
                 // is the front end's to decide (it sets `trace`).

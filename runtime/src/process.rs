@@ -21,8 +21,9 @@ const POLL_MAX: Duration = Duration::from_millis(10);
 /// Why a job run in a child process has no report.
 #[derive(Debug)]
 pub enum ChildError {
-    /// A fault inside a task (WSP602): the message names the task. The child died of it.
-    Fault(String),
+    /// A fault inside a task (WSP602): the message names the task. The child died of it,
+    /// after printing `printed` (for a kept process; `execute_in_child` passed it on already).
+    Fault { what: String, printed: String },
     /// The run itself refused or failed (a bad input, channel misuse, a fault it caught),
     /// with what it printed before.
     Run(Failed),
@@ -35,7 +36,9 @@ pub enum ChildError {
 impl std::fmt::Display for ChildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ChildError::Fault(what) => write!(f, "error[WSP602]: {what}; the run was stopped"),
+            ChildError::Fault { what, .. } => {
+                write!(f, "error[WSP602]: {what}; the run was stopped")
+            }
             ChildError::Run(e) => write!(f, "{}", e.error),
             ChildError::Interrupted => write!(f, "interrupted: the run was stopped"),
             ChildError::Process(m) => write!(f, "error: {m}"),
@@ -114,11 +117,26 @@ pub fn execute_in_child(
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let mut stdout = child.stdout.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    // The program's output and a kernel's own `printf` pass through as they come, so that a
+    // crash later loses none of what came before it; the report is the marked line.
     let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
+        use std::io::BufRead;
+        let mut report = String::new();
+        let mut lines = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
+            let (text, marked) = split_report(&line);
+            if !text.is_empty() {
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+            }
+            if let Some(r) = marked {
+                report = r.trim_end().to_string();
+            }
+            line.clear();
+        }
+        report
     });
     let status = wait_or_interrupt(&mut child, interrupted, grace)?;
     let out = out_reader.join().unwrap_or_default();
@@ -134,6 +152,15 @@ pub fn execute_in_child(
         Ok(Ok(r)) if status.success() => Ok((r, err)),
         Ok(Err(e)) => Err(ChildError::Run(e)),
         _ => Err(ended(Some(status), &err)),
+    }
+}
+
+/// A line of a run process's standard output: the output in it, and the report if the line
+/// carries one (after the output, when a kernel's `printf` left a line unfinished).
+fn split_report(line: &str) -> (&str, Option<&str>) {
+    match line.find(REPORT_MARK) {
+        Some(at) => (&line[..at], Some(&line[at + REPORT_MARK.len()..])),
+        None => (line, None),
     }
 }
 
@@ -154,7 +181,10 @@ fn fault_in(stderr: &str) -> Option<ChildError> {
         .lines()
         .find(|l| l.starts_with(crate::fault::FAULT_MARK))?;
     let what = line.trim_start_matches(crate::fault::FAULT_MARK).trim();
-    Some(ChildError::Fault(what.to_string()))
+    Some(ChildError::Fault {
+        what: what.to_string(),
+        printed: String::new(),
+    })
 }
 
 /// The child's last words, if any, for an error message.
@@ -227,11 +257,14 @@ pub fn serve() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match serde_json::from_slice::<Job>(&input) {
-        Ok(job) => crate::execute(&job),
+        Ok(job) => crate::execute_streaming(&job, &mut print_now),
         Err(e) => Err(RunError::Invalid(format!("malformed job: {e}")).into()),
     };
     let ok = result.is_ok();
-    let _ = serde_json::to_writer(std::io::stdout(), &result);
+    let report = serde_json::to_string(&result).expect("a report serializes");
+    let mut out = std::io::stdout().lock();
+    // Found wherever it starts: a kernel's `printf` may have left a line unfinished.
+    let _ = writeln!(out, "{REPORT_MARK}{report}").and_then(|()| out.flush());
     if ok {
         ExitCode::SUCCESS
     } else {
@@ -290,17 +323,18 @@ impl Live {
         let stdout_reader = std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                match line.strip_prefix(REPORT_MARK) {
-                    Some(report) => {
-                        if tx.send(report.to_string()).is_err() {
-                            break;
-                        }
-                    }
-                    None => {
-                        let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
-                        o.push_str(&line);
+                let (text, report) = split_report(&line);
+                if report.is_none() || !text.is_empty() {
+                    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+                    o.push_str(text);
+                    if report.is_none() {
                         o.push('\n');
                     }
+                }
+                if let Some(report) = report
+                    && tx.send(report.to_string()).is_err()
+                {
+                    break;
                 }
             }
         });
@@ -382,6 +416,8 @@ impl Runner {
             .stdin
             .write_all(line.as_bytes())
             .and_then(|()| live.stdin.flush());
+        // What the child prints as it runs, still readable once `stop` consumed `live`.
+        let live_printed = live.printed.clone();
         let mut poll = POLL_FIRST;
         loop {
             match live.reports.recv_timeout(poll) {
@@ -391,7 +427,11 @@ impl Runner {
                     self.live = Some(live);
                     return match result {
                         Ok(Ok(r)) => Ok((r, printed, errors)),
-                        Ok(Err(e)) => Err(ChildError::Run(e)),
+                        Ok(Err(mut e)) => {
+                            // What the job printed as it ran comes before what waited.
+                            e.output.insert_str(0, &printed);
+                            Err(ChildError::Run(e))
+                        }
                         Err(e) => Err(ChildError::Process(format!(
                             "the run process sent an unreadable report: {e}"
                         ))),
@@ -406,12 +446,15 @@ impl Runner {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let (status, output) = live.stop(grace, signal_of(interrupted));
+                    let printed = std::mem::take(
+                        &mut *live_printed.lock().unwrap_or_else(|p| p.into_inner()),
+                    );
                     // SIGINT to the process group ends the child too.
                     if interrupted.load(Ordering::Relaxed) != 0 {
                         return Err(ChildError::Interrupted);
                     }
-                    if let Some(fault) = fault_in(&output) {
-                        return Err(fault);
+                    if let Some(ChildError::Fault { what, .. }) = fault_in(&output) {
+                        return Err(ChildError::Fault { what, printed });
                     }
                     return Err(ended(status, &output));
                 }
@@ -436,7 +479,7 @@ pub fn serve_jobs() -> ExitCode {
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let result = match serde_json::from_str::<Job>(&line) {
-            Ok(job) => crate::execute(&job),
+            Ok(job) => crate::execute_streaming(&job, &mut print_now),
             Err(e) => Err(RunError::Invalid(format!("malformed job: {e}")).into()),
         };
         let report = serde_json::to_string(&result).expect("a report serializes");
@@ -449,4 +492,10 @@ pub fn serve_jobs() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Writes what a job prints on standard output at once, for the front end to pass on.
+fn print_now(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -149,6 +149,7 @@ def crash_all(items):
 
 
 crasher = crash_all(items).compile(target="cpu_sim")
+print("before the crash")
 crasher.execute()
 '''
 
@@ -161,6 +162,8 @@ def test_a_crashing_cpp_kernel_is_wsp602_and_spares_the_program(tmp_path):
         assert run.reply["ename"] == "WSP602", run.describe()
         assert "crash_tile" in run.reply["evalue"], run.describe()
         assert [e["ename"] for e in run.errors] == ["WSP602"], run.describe()
+        # What the cell printed before the crash is not lost.
+        assert run.stream("stdout") == "before the crash\n", run.describe()
         # Rendered as a check diagnostic: at the task call, in its cell.
         traceback = plain(run.errors[0]["traceback"])
         assert "In[2]" in traceback and "crash_tile[i](x=T[i], y=Sink[i])" in traceback, traceback
