@@ -246,6 +246,23 @@ fn past_a_file_size_limit_a_write_fails_naming_its_file_and_loses_nothing() {
             .all(|e| !e.unwrap().path().join("kernels.so").exists()),
         "a partial cache entry"
     );
+    // Past the limit inside the compiler (its assembly output): the machine's trouble, said
+    // as such, not "a codegen bug".
+    let out = Command::new("prlimit")
+        .arg("--fsize=100000")
+        .arg(env!("CARGO_BIN_EXE_wsp"))
+        .arg("run")
+        .arg(root().join("examples/transformer_layer.wsp"))
+        .env("WSP_CACHE_DIR", dir.join("cache-compiler"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("the compiler could not write its output")
+            && !err.contains("codegen bug"),
+        "{err}"
+    );
     // `save_npy`, with the kernels built: Y (64 KiB) is past a 16 KiB limit.
     let built = Command::new(env!("CARGO_BIN_EXE_wsp"))
         .args(["run", "p.wsp"])

@@ -228,10 +228,18 @@ pub fn build(
     if !output.status.success() {
         let text = String::from_utf8_lossy(&output.stderr).into_owned();
         let mapped = map_errors(program, &wsp_name, &text);
-        return Err(if mapped.is_empty() {
-            BuildError::Compiler { output: text }
-        } else {
+        return Err(if !mapped.is_empty() {
             BuildError::CustomKernel(mapped)
+        } else if let Some(line) = out_of_room(&text) {
+            // A full disk or a file-size limit under the compiler or the linker: the machine's
+            // trouble, not the code's.
+            BuildError::Io(format!(
+                "the compiler could not write its output ({line}); free some space under {} or {}",
+                cache.display(),
+                std::env::temp_dir().display()
+            ))
+        } else {
+            BuildError::Compiler { output: text }
         });
     }
     let library = work.install(cache, key).map_err(io)?;
@@ -316,6 +324,20 @@ fn run_compiler(mut cmd: Command, stop: &AtomicUsize) -> Result<std::process::Ou
     let _ = rustix::process::kill_process_group(group, Signal::KILL);
     let _ = child.wait();
     Err(Run::Interrupted)
+}
+
+/// The first line of a compiler's output that says it ran out of room to write (a full disk,
+/// a file-size limit), if one does.
+fn out_of_room(output: &str) -> Option<&str> {
+    const ROOM: [&str; 3] = [
+        "No space left on device",
+        "File too large",
+        "Disk quota exceeded",
+    ];
+    output
+        .lines()
+        .find(|l| ROOM.iter().any(|r| l.contains(r)))
+        .map(str::trim)
 }
 
 /// `file.wsp:LINE:COL: error: MESSAGE` lines (from `#line` inside `cpp_src` bodies), with the

@@ -154,6 +154,14 @@ async fn run(
                     JupyterMessageContent::KernelInfoRequest(_) => {
                         let _ = control.send(kernel_info().as_child_of(&msg)).await;
                     }
+                    // Every request is answered, on this channel too.
+                    other if other.message_type().ends_with("_request") => {
+                        let reason = format!(
+                            "the wsp kernel does not serve `{}` on the control channel",
+                            other.message_type()
+                        );
+                        let _ = control.send(read::error_reply(&msg, &reason)).await;
+                    }
                     _ => {}
                 }
                 let _ = iopub_tx.send(Status::idle().as_child_of(&msg));
@@ -182,16 +190,21 @@ async fn run(
     // As ipykernel's parent poller: a kernel whose parent (the client or server that started
     // it) has died would otherwise live on, holding the parent's pipes and its run process.
     let parent = rustix::process::getppid();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            if rustix::process::getppid() != parent {
-                eprintln!("wsp kernel: the process that started this kernel is gone; exiting");
-                let _ = shutdown_tx.send(());
-                return;
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                if rustix::process::getppid() != parent {
+                    eprintln!("wsp kernel: the process that started this kernel is gone; exiting");
+                    // A running cell stops too, so that the shutdown is not left waiting on it.
+                    stop.store(SIGINT as usize, Ordering::SeqCst);
+                    let _ = shutdown_tx.send(());
+                    return;
+                }
             }
-        }
-    });
+        });
+    }
 
     let notebook = Arc::new(Mutex::new(notebook));
     let history = Arc::new(Mutex::new(History::default()));

@@ -252,6 +252,7 @@ fn end_child(
 /// `__exec`: the child side. Reads a job on standard input, writes `Result<Report, Failed>`
 /// as JSON on standard output.
 pub fn serve() -> ExitCode {
+    exit_with_parent();
     let mut input = Vec::new();
     if std::io::stdin().read_to_end(&mut input).is_err() {
         return ExitCode::from(2);
@@ -475,6 +476,7 @@ impl Drop for Runner {
 /// and answers each with a report line on standard output, until standard input ends.
 pub fn serve_jobs() -> ExitCode {
     use std::io::BufRead;
+    exit_with_parent();
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
@@ -498,4 +500,20 @@ pub fn serve_jobs() -> ExitCode {
 fn print_now(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Ends this run process when the process that started it is gone (killed with SIGKILL, which
+/// it cannot pass on): a task may spin for hours, and nobody would read its result. Polled, as
+/// ipykernel's parent poller does; a parent-death signal would follow the thread that started
+/// the process, which a front end's thread pool retires.
+fn exit_with_parent() {
+    let parent = rustix::process::getppid();
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            if rustix::process::getppid() != parent {
+                std::process::exit(1);
+            }
+        }
+    });
 }

@@ -374,6 +374,19 @@ def test_a_signed_request_that_cannot_be_read_gets_an_error_reply(tmp_path):
         ok(execute(kc, "B = 2"))
 
 
+def test_a_request_on_the_control_channel_is_answered(tmp_path):
+    """Control requests the kernel does not serve get their error reply there too."""
+    with running_kernel(tmp_path) as (_, kc):
+        for msg_type in ["debug_request", "foo_request"]:
+            msg = kc.session.msg(msg_type, {})
+            kc.control_channel.send(msg)
+            reply = kc.get_control_msg(timeout=10)
+            assert reply["parent_header"]["msg_id"] == msg["header"]["msg_id"], reply
+            assert reply["msg_type"] == msg_type.replace("_request", "_reply"), reply
+            assert reply["content"]["status"] == "error", reply
+        ok(execute(kc, 'print("still here")'))
+
+
 def test_restart_gives_a_fresh_program(tmp_path):
     with running_kernel(tmp_path) as (km, kc):
         ok(execute(kc, BUMP))
@@ -483,9 +496,16 @@ def test_requests_queued_behind_a_failed_cell_are_aborted(tmp_path):
         ok(execute(kc, "M = 1"))
 
 
-def test_a_kernel_whose_parent_died_exits(tmp_path):
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_kernel_whose_parent_died_exits(tmp_path, busy):
     """As ipykernel's parent poller: a client that dies without shutting its kernel down must
-    not leave it (and its run process) running."""
+    not leave it (and its run process) running, idle or in the middle of a spinning cell."""
+    spin = (
+        f"kc.execute_interactive({SPIN!r}, timeout=120)\n"
+        "kc.execute('slow.execute()')\nimport time\ntime.sleep(1.0)\n"
+        if busy
+        else ""
+    )
     starter = f"""
 import os, sys
 from jupyter_client import KernelManager
@@ -494,20 +514,20 @@ km.start_kernel(cwd={str(tmp_path)!r})
 kc = km.client()
 kc.start_channels()
 kc.wait_for_ready(timeout=60)
-print(km.provisioner.pid, flush=True)
+{spin}print("\\nPID", km.provisioner.pid, flush=True)
 os._exit(0)
 """
     out = subprocess.run(
-        [sys.executable, "-c", starter], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", starter], capture_output=True, text=True, timeout=180
     )
     assert out.returncode == 0, out.stderr
-    pid = int(out.stdout.split()[-1])
+    pid = int(out.stdout.split("PID")[-1])
+    group = os.getpgid(pid)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not group_members(group):
             return
         time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
-    raise AssertionError(f"the kernel (pid {pid}) outlived its parent by 10 s")
+    for p in group_members(group):
+        os.kill(p, signal.SIGKILL)
+    raise AssertionError(f"the kernel (pid {pid}) or its run process outlived its parent by 10 s")
