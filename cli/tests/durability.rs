@@ -33,6 +33,8 @@ fn have_strace() -> bool {
 enum Call {
     Fsync(PathBuf),
     Rename(PathBuf, PathBuf),
+    /// A name given to a file written without one (`O_TMPFILE`), for its rename.
+    Link(PathBuf),
 }
 
 /// Runs `wsp ARGS` under strace (following its children), with `cache` as the kernel cache;
@@ -44,7 +46,7 @@ fn traced(dir: &Path, cache: &Path, args: &[&str]) -> (Output, Vec<Call>) {
         .arg(&log)
         .args([
             "-e",
-            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            "trace=fsync,fdatasync,rename,renameat,renameat2,linkat",
             "--",
         ])
         .arg(env!("CARGO_BIN_EXE_wsp"))
@@ -69,6 +71,9 @@ fn traced(dir: &Path, cache: &Path, args: &[&str]) -> (Output, Vec<Call>) {
             if call.starts_with("fsync(") || call.starts_with("fdatasync(") {
                 let path = call.split_once('<')?.1.split_once('>')?.0;
                 Some(Call::Fsync(PathBuf::from(path)))
+            } else if call.starts_with("linkat(") {
+                let paths = quoted(call);
+                Some(Call::Link(paths.last()?.clone()))
             } else if call.starts_with("rename") {
                 let paths = quoted(call);
                 let [from, to] = paths.as_slice() else {
@@ -97,8 +102,30 @@ fn assert_durable(calls: &[Call], to: &Path, synced_inside: Option<&str>) {
         Some(inside) => from.join(inside),
         None => from.clone(),
     };
+    // Written without a name (`O_TMPFILE`, shown as `#inode` in its folder), fsync'ed, then
+    // named `from` for the rename.
+    let linked = calls[..renamed]
+        .iter()
+        .rposition(|c| matches!(c, Call::Link(p) if *p == want));
+    let synced = match linked {
+        Some(l) => {
+            let folder = want.parent().unwrap();
+            calls[..l].iter().rev().find_map(|c| match c {
+                Call::Fsync(p)
+                    if p.parent() == Some(folder)
+                        && p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('#')) =>
+                {
+                    Some(true)
+                }
+                Call::Link(p) | Call::Rename(_, p) if p.parent() == Some(folder) => Some(false),
+                _ => None,
+            }) == Some(true)
+        }
+        None => calls[..renamed].contains(&Call::Fsync(want.clone())),
+    };
     assert!(
-        calls[..renamed].contains(&Call::Fsync(want.clone())),
+        synced,
         "{} was not fsync'ed before its rename onto {}: {calls:#?}",
         want.display(),
         to.display()
@@ -281,4 +308,95 @@ fn past_a_file_size_limit_a_write_fails_naming_its_file_and_loses_nothing() {
     );
     assert_eq!(std::fs::read(dir.join("y.npy")).unwrap(), earlier);
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                let fields: Vec<&str> = s[s.rfind(')').unwrap() + 1..].split_whitespace().collect();
+                fields.get(1).and_then(|f| f.parse::<u32>().ok()) == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// A signal, or SIGKILL, while `save_npy` writes a large file: the earlier file stays whole
+/// and nothing is left in the folder, since the file being written has no name yet.
+#[test]
+fn a_run_killed_while_it_writes_leaves_no_temporary_file() {
+    let dir = scratch("durability", "killed-write");
+    let cache = dir.join("cache");
+    let program = PROGRAM
+        .replace("(4, 64, 64)", "(128, 512, 512)")
+        .replace("Dense[4]", "Dense[128]")
+        .replace("Tile[64, 64, F32]", "Tile[512, 512, F32]")
+        .replace(
+            "save_npy(Y, \"y.npy\")",
+            "save_npy(Y, \"y.npy\")\nsave_npy(X, \"y.npy\")",
+        );
+    std::fs::write(dir.join("p.wsp"), program).unwrap();
+    let earlier = b"the earlier, complete y.npy";
+    for signal in ["TERM", "KILL"] {
+        std::fs::write(dir.join("y.npy"), earlier).unwrap();
+        let mut wsp = Command::new(env!("CARGO_BIN_EXE_wsp"))
+            .args(["run", "p.wsp"])
+            .env("WSP_CACHE_DIR", &cache)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the run process holds a file of the folder that has no name yet.
+        let folder = dir.to_string_lossy().into_owned();
+        let writing = || {
+            children(wsp.id()).into_iter().find(|&c| {
+                std::fs::read_dir(format!("/proc/{c}/fd")).is_ok_and(|fds| {
+                    fds.flatten().any(|fd| {
+                        std::fs::read_link(fd.path()).is_ok_and(|t| {
+                            let t = t.to_string_lossy();
+                            t.starts_with(&format!("{folder}/#"))
+                        })
+                    })
+                })
+            })
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut child = None;
+        while child.is_none() && std::time::Instant::now() < deadline {
+            child = writing();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let child = child.expect("the run process never wrote y.npy");
+        let target = if signal == "KILL" { child } else { wsp.id() };
+        assert!(
+            Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(target.to_string())
+                .status()
+                .unwrap()
+                .success()
+        );
+        let _ = wsp.wait();
+        // The run process is gone too.
+        let gone = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::path::Path::new(&format!("/proc/{child}")).exists()
+            && std::time::Instant::now() < gone
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(
+            std::fs::read(dir.join("y.npy")).unwrap(),
+            earlier,
+            "SIG{signal}"
+        );
+        assert!(
+            temporaries(&dir).is_empty(),
+            "SIG{signal}: {:?}",
+            temporaries(&dir)
+        );
+    }
 }

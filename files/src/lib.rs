@@ -2,7 +2,9 @@
 //! loss, and a failed write loses nothing: each file goes to a temporary file in its folder,
 //! is fsync'ed, renamed over its name, and the folder is fsync'ed (a rename is durable only once
 //! its folder is). A write that fails (a full disk, a file-size limit) or is interrupted leaves
-//! the earlier file whole and no temporary file behind. Every file the tools write (`save_npy`,
+//! the earlier file whole and no temporary file behind. On Linux the temporary file has no
+//! name while it is written (`O_TMPFILE`): a process killed mid-write, even by SIGKILL, leaves
+//! nothing; it is given a name only for the rename. Every file the tools write (`save_npy`,
 //! `--trace`, `--stats-json`, `--dump-tensors`, `--dump-tasks`, the kernel cache, `wsp emit`'s
 //! tree, the kernelspec) goes through here.
 
@@ -24,6 +26,38 @@ pub fn write_atomically(
     let name = path
         .file_name()
         .ok_or_else(|| format!("cannot write `{shown}`: not a file name"))?;
+    let failed = |e: io::Error| format!("cannot write `{shown}`: {e}");
+    // Without a name while it is written; a file system without O_TMPFILE takes the named way.
+    if let Ok(fd) = rustix::fs::open(
+        dir,
+        rustix::fs::OFlags::TMPFILE | rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_bits_truncate(0o666),
+    ) {
+        let mut file = File::from(fd);
+        {
+            let mut out = BufWriter::new(&mut file);
+            write(&mut out).and_then(|()| out.flush()).map_err(failed)?;
+        }
+        file.sync_all().map_err(failed)?;
+        // A name in the folder for the rename, the only moment one exists.
+        let anonymous = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+        let named = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            .make_in(dir, |p| {
+                rustix::fs::linkat(
+                    rustix::fs::CWD,
+                    anonymous.as_str(),
+                    rustix::fs::CWD,
+                    p,
+                    rustix::fs::AtFlags::SYMLINK_FOLLOW,
+                )
+                .map_err(io::Error::from)
+            })
+            .map_err(failed)?;
+        named.persist(path).map_err(|e| failed(e.error))?;
+        return sync_dir(dir).map_err(failed);
+    }
     // A name that tells whose it is, should the process be killed before the rename.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", name.to_string_lossy()))
