@@ -124,15 +124,22 @@ pub fn execute_in_child(
         use std::io::BufRead;
         let mut report = String::new();
         let mut lines = std::io::BufReader::new(stdout);
-        let mut line = String::new();
-        while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
-            let (text, marked) = split_report(&line);
+        // Bytes, not text: a kernel may print anything.
+        let mut line = Vec::new();
+        while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let (text, marked) = match line
+                .windows(REPORT_MARK.len())
+                .position(|w| w == REPORT_MARK.as_bytes())
+            {
+                Some(at) => (&line[..at], Some(&line[at + REPORT_MARK.len()..])),
+                None => (&line[..], None),
+            };
             if !text.is_empty() {
                 let mut o = std::io::stdout().lock();
-                let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+                let _ = o.write_all(text).and_then(|()| o.flush());
             }
             if let Some(r) = marked {
-                report = r.trim_end().to_string();
+                report = String::from_utf8_lossy(r).trim_end().to_string();
             }
             line.clear();
         }
