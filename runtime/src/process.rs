@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::{Failed, Job, Report, RunError};
 
+/// The variable that tells a run process its parent's pid, to end with it.
+const PARENT_VAR: &str = "WSP_RUN_PARENT";
+
 /// The hidden subcommand of the front end's executable that runs [`serve`].
 pub const SUBCOMMAND: &str = "__exec";
 
@@ -100,6 +103,7 @@ pub fn execute_in_child(
     let mut child = self_command()
         .map_err(ChildError::Process)?
         .arg(SUBCOMMAND)
+        .env(PARENT_VAR, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -316,6 +320,7 @@ impl Live {
         let mut child = self_command()
             .map_err(ChildError::Process)?
             .args([SUBCOMMAND, SERVE_FLAG])
+            .env(PARENT_VAR, std::process::id().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -514,12 +519,20 @@ fn print_now(text: &str) {
 /// ipykernel's parent poller does; a parent-death signal would follow the thread that started
 /// the process, which a front end's thread pool retires.
 fn exit_with_parent() {
-    let parent = rustix::process::getppid();
+    // The parent as it says, not as found now: it may already be gone.
+    let parent = std::env::var(PARENT_VAR)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+        .and_then(rustix::process::Pid::from_raw)
+        .or_else(rustix::process::getppid);
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(Duration::from_millis(250));
             if rustix::process::getppid() != parent {
-                std::process::exit(1);
+                // At once: exit handlers (stdio, a kernel library's destructors) could wait on
+                // what a spinning task holds.
+                // SAFETY: `_exit` ends the process without running any code of ours.
+                unsafe { libc::_exit(1) };
             }
         }
     });
