@@ -118,3 +118,14 @@ pub(crate) fn error_reply(request: &JupyterMessage, reason: &str) -> JupyterMess
     }
     .as_child_of(request)
 }
+
+/// Why a message was dropped, for the kernel's log: a signature that does not check says so
+/// (the crate's own text is the HMAC library's `Unspecified`).
+pub(crate) fn why_dropped(e: &RuntimeError) -> String {
+    match e {
+        RuntimeError::VerifyError(_) => {
+            "its signature does not check (not signed with this kernel's key)".to_string()
+        }
+        e => e.to_string(),
+    }
+}

@@ -134,7 +134,10 @@ async fn run(
                     }
                     Err(e) => {
                         // A bad signature, or a message that is not one: never handled.
-                        eprintln!("wsp kernel: dropped a control message: {e}");
+                        eprintln!(
+                            "wsp kernel: dropped a control message: {}",
+                            read::why_dropped(&e)
+                        );
                         continue;
                     }
                 };
@@ -229,7 +232,10 @@ async fn run(
                 continue;
             }
             Err(e) => {
-                eprintln!("wsp kernel: dropped a shell message: {e}");
+                eprintln!(
+                    "wsp kernel: dropped a shell message: {}",
+                    read::why_dropped(&e)
+                );
                 continue;
             }
         };
@@ -394,7 +400,10 @@ async fn queued_behind(shell_in: &mut jupyter_zmq_client::RouterRecvConnection) 
     while let Ok(read) = tokio::time::timeout(QUEUED, read::read(shell_in)).await {
         match read {
             Ok(m) => queued.push(m),
-            Err(e) => eprintln!("wsp kernel: dropped a shell message: {e}"),
+            Err(e) => eprintln!(
+                "wsp kernel: dropped a shell message: {}",
+                read::why_dropped(&e)
+            ),
         }
     }
     queued
