@@ -125,28 +125,18 @@ pub fn execute_in_child(
     // The program's output and a kernel's own `printf` pass through as they come, so that a
     // crash later loses none of what came before it; the report is the marked line.
     let out_reader = std::thread::spawn(move || {
-        use std::io::BufRead;
         let mut report = String::new();
-        let mut lines = std::io::BufReader::new(stdout);
-        // Bytes, not text: a kernel may print anything.
-        let mut line = Vec::new();
-        while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-            let (text, marked) = match line
-                .windows(REPORT_MARK.len())
-                .position(|w| w == REPORT_MARK.as_bytes())
-            {
-                Some(at) => (&line[..at], Some(&line[at + REPORT_MARK.len()..])),
-                None => (&line[..], None),
-            };
-            if !text.is_empty() {
+        read_output(
+            stdout,
+            |text| {
                 let mut o = std::io::stdout().lock();
                 let _ = o.write_all(text).and_then(|()| o.flush());
-            }
-            if let Some(r) = marked {
-                report = String::from_utf8_lossy(r).trim_end().to_string();
-            }
-            line.clear();
-        }
+            },
+            |r| {
+                report = r;
+                true
+            },
+        );
         report
     });
     let status = wait_or_interrupt(&mut child, interrupted, grace)?;
@@ -166,12 +156,35 @@ pub fn execute_in_child(
     }
 }
 
-/// A line of a run process's standard output: the output in it, and the report if the line
-/// carries one (after the output, when a kernel's `printf` left a line unfinished).
-fn split_report(line: &str) -> (&str, Option<&str>) {
-    match line.find(REPORT_MARK) {
-        Some(at) => (&line[..at], Some(&line[at + REPORT_MARK.len()..])),
-        None => (line, None),
+/// Reads a run process's standard output to its end: the output as it comes to `text`, each
+/// report to `report` (until it returns false). A report starts at its mark wherever that is
+/// in a line, since a kernel's `printf` may have left one unfinished; the output is read as
+/// bytes, since a kernel may print anything.
+fn read_output(
+    stdout: impl Read,
+    mut text: impl FnMut(&[u8]),
+    mut report: impl FnMut(String) -> bool,
+) {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(stdout);
+    let mut line = Vec::new();
+    while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        let at = line
+            .windows(REPORT_MARK.len())
+            .position(|w| w == REPORT_MARK.as_bytes());
+        let (output, marked) = match at {
+            Some(at) => (&line[..at], Some(&line[at + REPORT_MARK.len()..])),
+            None => (&line[..], None),
+        };
+        if !output.is_empty() {
+            text(output);
+        }
+        if let Some(r) = marked
+            && !report(String::from_utf8_lossy(r).trim_end().to_string())
+        {
+            return;
+        }
+        line.clear();
     }
 }
 
@@ -334,22 +347,15 @@ impl Live {
         let (tx, reports) = std::sync::mpsc::channel();
         let out = printed.clone();
         let stdout_reader = std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let (text, report) = split_report(&line);
-                if report.is_none() || !text.is_empty() {
-                    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
-                    o.push_str(text);
-                    if report.is_none() {
-                        o.push('\n');
-                    }
-                }
-                if let Some(report) = report
-                    && tx.send(report.to_string()).is_err()
-                {
-                    break;
-                }
-            }
+            read_output(
+                stdout,
+                |text| {
+                    out.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push_str(&String::from_utf8_lossy(text));
+                },
+                |report| tx.send(report).is_ok(),
+            );
         });
         let out = output.clone();
         let stderr_reader = std::thread::spawn(move || {
