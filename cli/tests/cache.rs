@@ -7,7 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::root;
+use common::{children, root};
 
 /// A scratch folder for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -141,27 +141,6 @@ fn a_build_left_by_a_dead_process_is_removed_by_the_next_build() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(!leftover.exists(), "{:?}", names(&cache));
     assert!(!names(&cache).iter().any(|n| n.starts_with("build-")));
-}
-
-/// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`; comm may hold spaces, so split after its `)`.
-        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .collect();
-        if fields.get(1).and_then(|f| f.parse::<u32>().ok()) == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Whether `pid` is a process that has not ended (a zombie has ended).

@@ -9,24 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{root, scratch};
-
-/// Whether strace is on PATH. Under `cargo xtask test`, which installs it and sets
-/// `WSP_REQUIRE_STRACE`, a missing strace fails the test instead of skipping it.
-fn have_strace() -> bool {
-    let found = Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found || std::env::var_os("WSP_REQUIRE_STRACE").is_none(),
-        "strace is not on PATH (cargo xtask test installs it)"
-    );
-    if !found {
-        eprintln!("skipped: strace is not on PATH; `cargo xtask test` installs it");
-    }
-    found
-}
+use common::{children, have_strace, root, scratch};
 
 /// A syscall of a writer, as strace shows it (`-y`: descriptors with their paths).
 #[derive(Debug, PartialEq)]
@@ -308,20 +291,6 @@ fn past_a_file_size_limit_a_write_fails_naming_its_file_and_loses_nothing() {
     );
     assert_eq!(std::fs::read(dir.join("y.npy")).unwrap(), earlier);
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
-}
-
-/// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
-                let fields: Vec<&str> = s[s.rfind(')').unwrap() + 1..].split_whitespace().collect();
-                fields.get(1).and_then(|f| f.parse::<u32>().ok()) == Some(pid)
-            })
-        })
-        .collect()
 }
 
 /// A signal, or SIGKILL, while `save_npy` writes a large file: the earlier file stays whole

@@ -63,18 +63,52 @@ fn wsp_files(folder: &str) -> Vec<PathBuf> {
 /// which installs it and sets `WSP_REQUIRE_CMAKE`, a missing cmake fails the test instead.
 #[allow(dead_code)]
 pub fn have_cmake() -> bool {
-    let found = std::process::Command::new("cmake")
-        .arg("--version")
+    have_tool("cmake", "--version", "WSP_REQUIRE_CMAKE")
+}
+
+/// Whether `strace` is on PATH, as [`have_cmake`] says it of cmake (`WSP_REQUIRE_STRACE`).
+#[allow(dead_code)]
+pub fn have_strace() -> bool {
+    have_tool("strace", "-V", "WSP_REQUIRE_STRACE")
+}
+
+/// Whether `program VERSION_ARG` runs; when it does not, a skip is said, or, with `require`
+/// set (`cargo xtask test`, which installs the tool), the test fails.
+fn have_tool(program: &str, version_arg: &str, require: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg(version_arg)
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
-        found || std::env::var_os("WSP_REQUIRE_CMAKE").is_none(),
-        "cmake is not on PATH (cargo xtask test installs it)"
+        found || std::env::var_os(require).is_none(),
+        "{program} is not on PATH (cargo xtask test installs it)"
     );
     if !found {
-        eprintln!("skipped: cmake is not on PATH; `cargo xtask test` installs it");
+        eprintln!("skipped: {program} is not on PATH; `cargo xtask test` installs it");
     }
     found
+}
+
+/// The processes whose parent is `pid`.
+#[allow(dead_code)]
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces, so split after its `)`.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .collect();
+        if fields.get(1).and_then(|f| f.parse::<u32>().ok()) == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// Runs `program` (written as `group/name/name.wsp`) with `wsp run ARGS --dump-tensors DUMP`,
