@@ -381,26 +381,14 @@ fn emit_never_replaces_a_folder_it_did_not_write() {
     }
 }
 
-#[test]
-fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
-    if !common::have_cmake() {
-        return;
-    }
-    let dir = scratch("npu-program");
-    let source = dir.join("scale.wsp");
-    let text_of = std::fs::read_to_string(root().join("examples/hello_add.wsp")).unwrap();
-    assert!(text_of.contains("target=\"cpu_sim\""));
-    std::fs::write(
-        &source,
-        text_of.replace("target=\"cpu_sim\"", "target=\"ascend_npu\""),
-    )
-    .unwrap();
-    let tree = dir.join("tree");
-    emit(&source, &tree);
+/// Emits `source` into `tree`, builds its replay and runs the tree's `stream` test, which
+/// compares the replayed task stream with `wsp run`'s; returns the build folder.
+fn replay_matches_wsp_run(source: &Path, tree: &Path) -> PathBuf {
+    emit(source, tree);
     let build = tree.join("build");
     run(Command::new("cmake")
         .arg("-S")
-        .arg(&tree)
+        .arg(tree)
         .arg("-B")
         .arg(&build)
         .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
@@ -418,6 +406,24 @@ fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
         out.contains("100% tests passed") && !out.contains("Skipped"),
         "{out}"
     );
+    build
+}
+
+#[test]
+fn a_program_compiled_for_ascend_npu_is_compared_with_its_cpu_sim_run() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-program");
+    let source = dir.join("scale.wsp");
+    let text_of = std::fs::read_to_string(root().join("examples/hello_add.wsp")).unwrap();
+    assert!(text_of.contains("target=\"cpu_sim\""));
+    std::fs::write(
+        &source,
+        text_of.replace("target=\"cpu_sim\"", "target=\"ascend_npu\""),
+    )
+    .unwrap();
+    replay_matches_wsp_run(&source, &dir.join("tree"));
 }
 
 #[test]
@@ -482,29 +488,7 @@ program.execute()
 "#,
     )
     .unwrap();
-    let tree = dir.join("tree");
-    emit(&source, &tree);
-    let build = tree.join("build");
-    run(Command::new("cmake")
-        .arg("-S")
-        .arg(&tree)
-        .arg("-B")
-        .arg(&build)
-        .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
-    run(Command::new("cmake").arg("--build").arg(&build).args([
-        "--target",
-        "replay",
-        "wsp_compare",
-    ]));
-    let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
-        "-R",
-        "^stream$",
-        "--output-on-failure",
-    ]));
-    assert!(
-        out.contains("100% tests passed") && !out.contains("Skipped"),
-        "{out}"
-    );
+    replay_matches_wsp_run(&source, &dir.join("tree"));
 }
 
 #[test]
@@ -540,29 +524,7 @@ program.execute()
 "#,
     )
     .unwrap();
-    let tree = dir.join("tree");
-    emit(&source, &tree);
-    let build = tree.join("build");
-    run(Command::new("cmake")
-        .arg("-S")
-        .arg(&tree)
-        .arg("-B")
-        .arg(&build)
-        .arg(format!("-DWSP_EXECUTABLE={}", env!("CARGO_BIN_EXE_wsp"))));
-    run(Command::new("cmake").arg("--build").arg(&build).args([
-        "--target",
-        "replay",
-        "wsp_compare",
-    ]));
-    let out = run(Command::new("ctest").arg("--test-dir").arg(&build).args([
-        "-R",
-        "^stream$",
-        "--output-on-failure",
-    ]));
-    assert!(
-        out.contains("100% tests passed") && !out.contains("Skipped"),
-        "{out}"
-    );
+    let build = replay_matches_wsp_run(&source, &dir.join("tree"));
     // 3 elements of `listed` and 6 of `read`.
     let tasks = dir.join("tasks.txt");
     let replay = run(Command::new(build.join("replay"))
