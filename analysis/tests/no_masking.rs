@@ -4,26 +4,12 @@
 //! bounds-checked then, not first in the run; and a kernel value with a shape error keeps its
 //! dtype, so a dtype error after it is found.
 
-use std::fmt::Write;
+mod common;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics};
 
 fn check(text: &str, expect: Expect) {
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "m.wsp".into(), text.to_string());
-    let mut shown = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            shown,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    expect.assert_eq(&shown);
+    expect.assert_eq(&common::diagnostics_shown(text));
 }
 
 #[test]

@@ -3,10 +3,9 @@
 //! lengths, races for any total when the lengths are tensor data. A loop over a whole Sparse
 //! axis, rows or entries, is an error rather than a guess.
 
-use std::fmt::Write;
+mod common;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics};
 
 fn check(axes: &str, body: &str, expect: Expect) {
     let text = format!(
@@ -28,20 +27,7 @@ def wl():
 program = wl().compile(target="cpu_sim")
 "#
     );
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "ragged.wsp".into(), text.clone());
-    let mut shown = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            shown,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    expect.assert_eq(&shown);
+    expect.assert_eq(&common::diagnostics_shown(&text));
 }
 
 #[test]
