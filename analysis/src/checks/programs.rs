@@ -77,10 +77,7 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                                 item,
                                 range: b.value_range,
                             },
-                            format!(
-                                "with `{name}` = {n}, `{}` reaches {}, out of range for dimension {} of `{}`, which has extent {}",
-                                r.text, r.reach, r.dim, r.tensor, r.extent
-                            ),
+                            r.message(&format!("`{name}` = {n}")),
                         )
                         .with_related(r.span, "there, in the workload");
                         out.push(d);
@@ -128,6 +125,16 @@ struct Reach<'db> {
     extent: u64,
     /// The view, or the `P.when(...)` call.
     span: Span<'db>,
+}
+
+impl Reach<'_> {
+    /// WSP208's message, for a run with `binding` (`` `n` = 9 ``, `` `--bind n=9` ``).
+    fn message(&self, binding: &str) -> String {
+        format!(
+            "with {binding}, `{}` reaches {}, out of range for dimension {} of `{}`, which has extent {}",
+            self.text, self.reach, self.dim, self.tensor, self.extent
+        )
+    }
 }
 
 /// Each place a run with its run-time symbols bound as `bound` says (the others at their
@@ -318,15 +325,7 @@ pub fn binding_checks<'db>(
                     continue;
                 }
                 for r in out_of_bounds_at(db, file, &execute.program, name, &bound) {
-                    let message = format!(
-                        "with {}, `{}` reaches {}, out of range for dimension {} of `{}`, which has extent {}",
-                        how(name, *value),
-                        r.text,
-                        r.reach,
-                        r.dim,
-                        r.tensor,
-                        r.extent
-                    );
+                    let message = r.message(&how(name, *value));
                     let at = Span {
                         item,
                         range: execute.range,

@@ -313,7 +313,7 @@ impl<'db> Eval<'db> {
         match v {
             Value::Int(i) => Some(ScalarExpr::Const(*i)),
             Value::Bool(b) => Some(ScalarExpr::Const(*b as i64)),
-            Value::Runtime(e) => Some(*e.clone()),
+            Value::Runtime(e) => Some((**e).clone()),
             Value::Index(a) => {
                 let mut e = ScalarExpr::Const(a.constant);
                 for (var, c) in &a.terms {
@@ -436,7 +436,7 @@ impl<'db> Eval<'db> {
                     self.unknown_member(b.name(), &name, attr_range, names)
                 }
             },
-            Value::Tensor(t) => self.tensor_attribute(*t.clone(), &name, attr_range),
+            Value::Tensor(t) => self.tensor_attribute((**t).clone(), &name, attr_range),
             Value::Program(_) if name == "stats" => Value::Stats,
             // The spec's folder of a codegen-only target's emitted tree.
             Value::Program(p) if name == "codegen_artifact_dir" => {

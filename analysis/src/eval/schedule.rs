@@ -16,7 +16,7 @@ use wsp_syntax::{SyntaxKind, TextRange};
 impl<'db> Eval<'db> {
     pub(crate) fn key_arg(&mut self, args: &Args<'db>, i: usize) -> Option<Key> {
         match args.get(i)? {
-            (Value::Key(k), _) => Some(*k.clone()),
+            (Value::Key(k), _) => Some((**k).clone()),
             (Value::Unknown, _) => None,
             (v, r) => {
                 let (v, r) = (v.clone(), *r);
