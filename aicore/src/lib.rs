@@ -34,7 +34,10 @@ use wsp_ir::{DType, Kernel, TileType};
 use crate::cxx::compute;
 
 pub mod cxx;
+pub mod listing;
 pub mod verify;
+
+use listing::Pipe;
 
 /// Whether a tile of `k` holds bf16: PTO-ISA's CPU simulation then needs C++23's
 /// `std::bfloat16_t` (`PTO_CPU_SIM_ENABLE_BF16`), or it stands a 16-bit float in for it.
@@ -110,32 +113,6 @@ pub fn elem(d: DType) -> &'static str {
         DType::F16 => "half",
         DType::BF16 => "bfloat16_t",
         _ => crate::cxx::storage(d),
-    }
-}
-
-/// The hardware pipe an instruction runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pipe {
-    S,
-    Mte2,
-    Mte1,
-    Mte3,
-    V,
-    M,
-    Fix,
-}
-
-impl Pipe {
-    fn name(self) -> &'static str {
-        match self {
-            Pipe::S => "PIPE_S",
-            Pipe::Mte2 => "PIPE_MTE2",
-            Pipe::Mte1 => "PIPE_MTE1",
-            Pipe::Mte3 => "PIPE_MTE3",
-            Pipe::V => "PIPE_V",
-            Pipe::M => "PIPE_M",
-            Pipe::Fix => "PIPE_FIX",
-        }
     }
 }
 

@@ -7,6 +7,7 @@ mod enumerate;
 pub mod exec;
 pub mod fault;
 mod graph;
+pub mod kernel_model;
 mod normal;
 mod pipeline;
 pub mod preview;
@@ -28,8 +29,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use wsp_ir::FormatPiece;
-use wsp_ir::kernel::{KernelBody, Operand, ParamType, ValueType};
-use wsp_ir::ops::{self, Unit};
+use wsp_ir::kernel::KernelBody;
+use wsp_ir::layout::Layouts;
 use wsp_ir::plan::TensorOrigin;
 use wsp_ir::pyformat::PyValue;
 use wsp_ir::{Kernel, Program, Target, memory};
@@ -456,6 +457,7 @@ fn run_job(
             .map_err(|e| RunError::Input(format!("target description: {e}")))?,
         None => TargetDesc::default(),
     };
+    let layouts = npu_layouts(programs());
     // Load every library and resolve its kernels; the libraries stay loaded for the run.
     let mut libraries = Vec::new();
     let mut kernels: Vec<KernelFn> = Vec::new();
@@ -492,7 +494,7 @@ fn run_job(
             };
             cycle_hooks.push(hook);
             names.push(k.name.clone());
-            costs.push(kernel_cost(k, &target));
+            costs.push(kernel_cost(k, &target, &layouts));
         }
         libraries.push(lib);
     }
@@ -921,84 +923,26 @@ fn check_tensor_sizes<'a>(
     Ok(total)
 }
 
-/// A kernel's simulated cost: the sum of its ops' costs, plus loading every tile parameter
-/// it uses as a value; with, for a kernel mixing matmuls and vector ops, the vector ops' part.
-pub fn kernel_cost(k: &Kernel, target: &TargetDesc) -> KernelCost {
-    let KernelBody::Ops(body) = &k.body else {
-        // A custom C++ body: moving its tiles in and out is all the model knows of it.
-        let cycles = k
-            .params
-            .iter()
-            .filter_map(|p| match &p.ty {
-                ParamType::Tile(_, t) => Some(target.transfer_cycles(t.bytes())),
-                _ => None,
-            })
-            .sum();
-        return KernelCost {
-            cycles,
-            cube: false,
-            vector_cycles: 0,
-        };
-    };
-    let mut cycles = 0;
-    let mut vector_cycles = 0;
-    let mut cube = false;
-    let mut loaded: Vec<&str> = Vec::new();
-    for op in body {
-        for a in &op.args {
-            if let Operand::Param(p) = a
-                && op.op != "load"
-                && op.op != "store"
-                && !loaded.contains(&p.as_str())
-                && let Some(ParamType::Tile(_, t)) =
-                    k.params.iter().find(|x| &x.name == p).map(|x| &x.ty)
-            {
-                loaded.push(p);
-                cycles += target.transfer_cycles(t.bytes());
-            }
-        }
-        let tile = |o: &Operand| match o {
-            Operand::Value(i) => match body[*i as usize].ty {
-                ValueType::Tile(t) => Some(t),
-                _ => None,
-            },
-            Operand::Param(p) => match k.params.iter().find(|x| &x.name == p).map(|x| &x.ty) {
-                Some(ParamType::Tile(_, t)) => Some(*t),
-                _ => None,
-            },
-            _ => None,
-        };
-        let (elems, dtype, mnk) = match (op.op.as_str(), op.ty) {
-            ("store", _) => match op.args.first().and_then(tile) {
-                Some(t) => (t.elems(), t.dtype, None),
-                None => continue,
-            },
-            ("matmul", ValueType::Tile(t)) => {
-                let a = op.args.first().and_then(tile);
-                let k_dim = a.map_or(0, |a| a.cols);
-                (
-                    t.elems(),
-                    a.map_or(t.dtype, |a| a.dtype),
-                    Some((t.rows, t.cols, k_dim)),
-                )
-            }
-            (_, ValueType::Tile(t)) => (t.elems(), t.dtype, None),
-            _ => continue,
-        };
-        let unit = ops::lookup(&op.op).map(|o| o.unit);
-        cube |= unit == Some(Unit::Cube);
-        let c = target.op_cycles(&op.op, elems, dtype, mnk);
-        cycles += c;
-        if unit == Some(Unit::Vector) {
-            vector_cycles += c;
-        }
-    }
-    // Moving data is the work of the core the kernel runs on; so is all of a vector kernel's.
+/// A kernel's simulated cost ([`kernel_model`]): its AICore instructions' cycles on their
+/// pipes, a split kernel's parts one after another; for a kernel mixing cube and vector work,
+/// the vector parts' share.
+pub fn kernel_cost(k: &Kernel, target: &TargetDesc, layouts: &Layouts) -> KernelCost {
+    let m = kernel_model::model(k, layouts, &target.instructions);
+    let cube = m.cube_cycles > 0;
     KernelCost {
-        cycles,
+        cycles: m.cube_cycles + m.vector_cycles,
         cube,
-        vector_cycles: if cube { vector_cycles } else { 0 },
+        vector_cycles: if cube { m.vector_cycles } else { 0 },
     }
+}
+
+/// The global-memory layouts `wsp emit` would give the kernels' parameters (over the programs
+/// split for A2/A3), which the kernel model lowers with; none where a view has no A2/A3 form.
+pub fn npu_layouts<'a>(programs: impl Iterator<Item = &'a wsp_ir::Program>) -> Layouts {
+    let split: Vec<wsp_ir::Program> = programs
+        .map(|p| wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3).unwrap_or_else(|_| p.clone()))
+        .collect();
+    wsp_ir::layout::layouts(&split).unwrap_or_default()
 }
 
 /// Loads a kernel library built by codegen; an error says why the loader refused it.

@@ -2,11 +2,9 @@
 //! `targets/ascend_910b.toml`). The clock is a pure function of these, the program and its
 //! inputs.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
-use wsp_ir::DType;
-use wsp_ir::ops::{self, Unit};
+
+use crate::kernel_model::InstrTable;
 
 pub const DEFAULT: &str = include_str!("../targets/ascend_910b.toml");
 
@@ -23,24 +21,8 @@ pub struct TargetDesc {
     pub gm_bandwidth_gib_s: f64,
     pub dispatch_latency: u64,
     pub batch_issue: u64,
-    pub cube: Cube,
-    pub vector: BTreeMap<String, VectorCost>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cube {
-    pub head: u64,
-    pub fractals_per_cycle_f16: f64,
-    pub fractals_per_cycle_f32: f64,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VectorCost {
-    pub head: u64,
-    pub slope: f64,
-    pub tail: u64,
+    /// Each instruction's cycles (`kernel_model`).
+    pub instructions: InstrTable,
 }
 
 impl Default for TargetDesc {
@@ -67,53 +49,11 @@ impl TargetDesc {
         Ok(desc)
     }
 
-    fn vector(&self, op: &str) -> VectorCost {
-        self.vector
-            .get(op)
-            .or_else(|| self.vector.get("default"))
-            .copied()
-            .unwrap_or(VectorCost {
-                head: 0,
-                slope: 1.0,
-                tail: 0,
-            })
-    }
-
     /// Cycles to move `bytes` between global memory and one core's buffer.
     pub fn transfer_cycles(&self, bytes: u64) -> u64 {
         let bytes_per_cycle =
             self.gm_bandwidth_gib_s * (1u64 << 30) as f64 / (self.clock_ghz * 1e9);
         (bytes as f64 / bytes_per_cycle).ceil() as u64
-    }
-
-    /// Cycles of one op of a kernel: `elems` result elements of `dtype`; for matmul, `mnk`.
-    pub fn op_cycles(
-        &self,
-        op: &str,
-        elems: u64,
-        dtype: DType,
-        mnk: Option<(u64, u64, u64)>,
-    ) -> u64 {
-        let Some(row) = ops::lookup(op) else { return 0 };
-        match row.unit {
-            Unit::None => 0,
-            Unit::Transfer => self.transfer_cycles(elems * dtype.size_bytes() as u64),
-            Unit::Vector => {
-                let c = self.vector(op);
-                let repeats = (elems * dtype.size_bytes() as u64).div_ceil(256);
-                c.head + (c.slope * repeats as f64).ceil() as u64 + c.tail
-            }
-            Unit::Cube => {
-                let (m, n, k) = mnk.unwrap_or((0, 0, 0));
-                let fractals = m.div_ceil(16) * n.div_ceil(16) * k.div_ceil(16);
-                let rate = if matches!(dtype, DType::F32 | DType::F64) {
-                    self.cube.fractals_per_cycle_f32
-                } else {
-                    self.cube.fractals_per_cycle_f16
-                };
-                self.cube.head + (fractals as f64 / rate).ceil() as u64
-            }
-        }
     }
 }
 

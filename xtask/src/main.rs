@@ -9,6 +9,8 @@
 //! - `tidy`: rustfmt's check, clippy with warnings denied and `// SAFETY:` comments required,
 //!   and a `//!` line opening every Rust file (`tidy.rs`).
 //! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
+//! - `calibrate [--pto-isa PATH]`: measure every example kernel with PTO-ISA's Perf-Sim and
+//!   fit the simulated clock's instruction table to it (`calibrate.rs`).
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
 
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod calibrate;
 mod editors;
 mod tidy;
 
@@ -37,6 +40,17 @@ enum Task {
         /// Which benchmark: `syntax`, `analysis`, `runtime`, `lsp` or `kernel`.
         name: Option<String>,
     },
+    /// Measure every example kernel with PTO-ISA's A2/A3 Perf-Sim into
+    /// runtime/calibration/perf_sim.json and fit the clock's instruction table to it.
+    Calibrate {
+        /// A PTO-ISA checkout whose cost model builds (tested: d07bd4b6). Without it, the
+        /// table is fitted again to the committed measurements.
+        #[arg(long)]
+        pto_isa: Option<PathBuf>,
+        /// The C++ compiler for the cost-model build (clang >= 17, or g++ >= 12).
+        #[arg(long, default_value = "clang++-19")]
+        cxx: String,
+    },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js at ABI 14 (needs the tree-sitter CLI).
     TreeSitter,
 }
@@ -57,6 +71,7 @@ fn main() -> ExitCode {
         Task::Test => test(),
         Task::Tidy => tidy::tidy(),
         Task::Bench { name } => bench(name.as_deref()),
+        Task::Calibrate { pto_isa, cxx } => calibrate::calibrate(pto_isa.as_deref(), &cxx),
         Task::TreeSitter => tree_sitter(),
     };
     match result {

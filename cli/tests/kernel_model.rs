@@ -1,0 +1,123 @@
+//! The simulated clock's kernel model against PTO-ISA's Perf-Sim, from the committed
+//! measurements (`runtime/calibration/perf_sim.json`, written by `cargo xtask calibrate`), so
+//! it runs without PTO-ISA: every example kernel `wsp emit` writes, costed by the target
+//! description's instruction table, is within 15% of Perf-Sim's cycles, and the median error
+//! is at most 10%. Where Perf-Sim timed an instruction with a wrapped repeat count
+//! (`kernel_model::wrapped`), its total is taken with the table's cost for that instruction.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{root, scratch, wsp};
+use serde_json::Value;
+use wsp_runtime::kernel_model::{Measured, reference, run_listing};
+use wsp_runtime::target::TargetDesc;
+
+fn measured() -> Vec<Measured> {
+    let text = std::fs::read_to_string(root().join("runtime/calibration/perf_sim.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    serde_json::from_value(v["kernels"].clone()).unwrap()
+}
+
+#[test]
+fn every_example_kernel_is_within_15_percent_of_perf_sim() {
+    let table = TargetDesc::default().instructions;
+    let mut by_program: BTreeMap<String, Vec<Measured>> = BTreeMap::new();
+    for m in measured() {
+        // The probe grid is what the table is fitted to; the examples are what users run.
+        if m.program.starts_with("examples/") && m.total_cycles.is_some() {
+            by_program.entry(m.program.clone()).or_default().push(m);
+        }
+    }
+    assert!(
+        by_program.len() >= 20,
+        "{} programs measured",
+        by_program.len()
+    );
+    let mut errors = Vec::new();
+    let mut rows = Vec::new();
+    for (program, kernels) in &by_program {
+        let dir = scratch("kernel-model", &program.replace(['/', '.'], "_")).join("tree");
+        let out = wsp()
+            .arg("emit")
+            .arg(root().join(program))
+            .arg("-o")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "wsp emit {program}");
+        for m in kernels {
+            let src = std::fs::read_to_string(dir.join(format!("aicore/{}.cpp", m.kernel)))
+                .unwrap_or_else(|e| panic!("{program}: {}: {e}", m.kernel));
+            let listing = wsp_aicore::listing::listing(&src);
+            let model = run_listing(&listing, &table).total as f64;
+            // Perf-Sim's total, less what it times with a wrapped repeat count.
+            let (perf, fixed) = reference(m, &listing, &table);
+            let err = (model - perf as f64) / perf as f64;
+            errors.push(err.abs());
+            rows.push(format!(
+                "{program} {}: Perf-Sim {} {fixed:?}, model {model} ({:+.1}%)",
+                m.kernel,
+                m.total_cycles.unwrap(),
+                err * 100.0
+            ));
+        }
+    }
+    let report = rows.join("\n");
+    assert!(
+        errors.iter().all(|e| *e <= 0.15),
+        "kernels over 15%:\n{report}"
+    );
+    errors.sort_by(f64::total_cmp);
+    let median = errors[errors.len() / 2];
+    assert!(median <= 0.10, "median error {median}:\n{report}");
+    eprintln!("{report}\nmedian absolute error {:.1}%", median * 100.0);
+}
+
+/// The pipe the model gives each instruction (`wsp_aicore::listing::Pipe::of`, from its name
+/// and memories) is the one the emitter ordered it on: a `wait_flag(A, B)` is followed by an
+/// instruction on B, and A is the pipe of the instruction before.
+#[test]
+fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
+    use wsp_aicore::listing::Step;
+    let dir = scratch("kernel-model", "pipes");
+    let mut checked = 0;
+    for (n, program) in common::examples()
+        .into_iter()
+        .chain(common::ported())
+        .enumerate()
+    {
+        let tree = dir.join(n.to_string());
+        let out = wsp()
+            .arg("emit")
+            .arg(&program)
+            .arg("-o")
+            .arg(&tree)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "wsp emit {}", program.display());
+        for entry in std::fs::read_dir(tree.join("aicore")).unwrap() {
+            let path = entry.unwrap().path();
+            let listing = wsp_aicore::listing::listing(&std::fs::read_to_string(&path).unwrap());
+            let (mut last, mut waiting) = (None, None);
+            for step in &listing.steps {
+                match step {
+                    Step::Wait { from, to, .. } => {
+                        assert_eq!(last, Some(*from), "{}: {step:?}", path.display());
+                        waiting = Some(*to);
+                    }
+                    Step::Instr { pipe, instr, .. } => {
+                        if let Some(to) = waiting.take() {
+                            assert_eq!(*pipe, to, "{}: {}", path.display(), instr.name);
+                        }
+                        last = Some(*pipe);
+                        checked += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "{checked} instructions");
+}

@@ -1,0 +1,691 @@
+//! What one kernel costs on one AICore, from the instructions `wsp emit` writes for it
+//! (`wsp_aicore::listing`): each instruction's cycles from one table, fitted to PTO-ISA's A2/A3
+//! Perf-Sim by `cargo xtask calibrate` ([`fit`]), and the core's pipes run as the hardware runs
+//! them: each pipe takes its instructions in order, a `wait_flag` holds its pipe until the
+//! matching `set_flag`'s pipe has finished what came before it, and no instruction starts
+//! before the scalar pipe has bound every tile (`TASSIGN`, one after another).
+//!
+//! A kernel `wsp emit` splits for A2/A3 costs its parts one after another (they pass values
+//! through global memory, a task each). A kernel with no AICore form (a C++ body, an op
+//! without an instruction) is estimated from its ops: each op's instruction row
+//! (`wsp_ir::instructions`) on its result's shape, in sequence.
+//!
+//! Features of an instruction, the same for the fit and the model: for the cube, output
+//! fractals and fractal products (16×16×16); for data movement, the tile's rows and 32-byte
+//! blocks; for the vector unit, rows and 256-byte repeats (per row) of its largest tile.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use wsp_aicore::listing::{Listing, Pipe, Step};
+use wsp_ir::arch::{Instr, Operand};
+use wsp_ir::kernel::{KernelBody, ParamType, ValueType};
+use wsp_ir::layout::Layouts;
+use wsp_ir::{DType, Kernel};
+
+/// One row of the instruction table: cycles = head + per_row × rows + per_unit × units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrCost {
+    pub name: String,
+    /// The dtype of the instruction's shape tile, or `*` for any.
+    pub dtype: String,
+    pub head: f64,
+    pub per_row: f64,
+    pub per_unit: f64,
+    /// How many measured instructions the row was fitted to.
+    #[serde(default)]
+    pub samples: u64,
+}
+
+/// The table, as the target description holds it (`[instructions]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrTable {
+    /// Where the figures come from.
+    pub source: String,
+    /// Cycles of one `TASSIGN` on the scalar pipe.
+    pub assign: f64,
+    /// What the first instruction of the vector pipe costs beyond its row.
+    #[serde(default)]
+    pub vector_start: f64,
+    pub costs: Vec<InstrCost>,
+}
+
+/// Which pipe class an instruction's features are counted in.
+fn class(pipe: Pipe) -> &'static str {
+    match pipe {
+        Pipe::M => "cube",
+        Pipe::Mte1 | Pipe::Mte2 | Pipe::Mte3 | Pipe::Fix => "move",
+        Pipe::V | Pipe::S => "vector",
+    }
+}
+
+fn tile(o: &Operand) -> Option<(u64, u64, DType)> {
+    match o {
+        Operand::Tile { valid, dtype, .. } => Some((valid.0, valid.1, *dtype)),
+        _ => None,
+    }
+}
+
+fn is_row_reduction(name: &str) -> bool {
+    name.starts_with("TROW") && !name.starts_with("TROWEXPAND")
+}
+
+/// Whether Perf-Sim's `cycles` for vector instruction `i` are its known fault rather than a
+/// cost: an elementwise form over 256 repeats or more (a 64 KiB tile) is timed as if its
+/// 8-bit repeat count had wrapped (TEXP over 64x256 f32: 4 cycles, over 64x128: 256). Such a
+/// measurement is left out of the fit, and the kernel holding it is compared with Perf-Sim's
+/// total less it plus the table's cost for it.
+pub fn wrapped(i: &Instr, pipe: Pipe, cycles: u64, table: &InstrTable) -> bool {
+    suspect(i, pipe) && cycles * 4 < table.cycles(i, pipe)
+}
+
+/// The dtype an instruction is keyed by and its features `[1, rows, units]`.
+pub fn features(i: &Instr, pipe: Pipe) -> (DType, [f64; 3]) {
+    let tiles: Vec<(u64, u64, DType)> = i.operands.iter().filter_map(tile).collect();
+    let Some(&first) = tiles.first() else {
+        return (DType::F32, [1.0, 0.0, 0.0]);
+    };
+    match class(pipe) {
+        "cube" => {
+            // TMATMUL(c, a, b[, bias]): a is M×K, b is K×N.
+            let (m, k, dt) = tiles.get(1).copied().unwrap_or(first);
+            let n = tiles.get(2).map_or(first.1, |b| b.1);
+            let out = m.div_ceil(16) * n.div_ceil(16);
+            (dt, [1.0, out as f64, (out * k.div_ceil(16)) as f64])
+        }
+        "move" => {
+            // The on-chip tile: TLOAD's destination, a store's or move's source.
+            let (r, c, dt) = if i.name == "TLOAD" {
+                first
+            } else {
+                tiles.get(1).copied().unwrap_or(first)
+            };
+            let blocks = (r * c * dt.size_bytes() as u64).div_ceil(32);
+            (dt, [1.0, r as f64, blocks as f64])
+        }
+        _ => {
+            let (r, c, dt) = *tiles
+                .iter()
+                .max_by_key(|(r, c, _)| r * c)
+                .expect("a first tile");
+            let per_row = (c * dt.size_bytes() as u64).div_ceil(256);
+            if is_row_reduction(&i.name) {
+                // Rows reduce side by side; the tree across a row's repeats is what grows.
+                return (dt, [1.0, r as f64, per_row as f64]);
+            }
+            (dt, [1.0, r as f64, (r * per_row) as f64])
+        }
+    }
+}
+
+/// The table's name for an instruction: its own; for data movement, where it moves data from
+/// and to (`TLOAD:gm>vec`, `TMOV:mat>left`, `TSTORE:acc>gm`), as each path has its own
+/// bandwidth; for vector work on rows under 256 bytes, `NAME:narrow`, and for a row
+/// reduction over rows of exactly 256 bytes, `NAME:one`.
+pub fn key(i: &Instr, pipe: Pipe) -> String {
+    if class(pipe) == "vector" {
+        let row_bytes = i
+            .operands
+            .iter()
+            .filter_map(tile)
+            .max_by_key(|(r, c, _)| r * c)
+            .map_or(0, |(_, c, dt)| c * dt.size_bytes() as u64);
+        let reduction = is_row_reduction(&i.name);
+        // Rows narrower than one 256-byte repeat take another path through PTO-ISA's forms,
+        // and a row reduction over one repeat per row needs no reduction across repeats.
+        return if row_bytes < 256 {
+            format!("{}:narrow", i.name)
+        } else if reduction && row_bytes == 256 {
+            format!("{}:one", i.name)
+        } else {
+            i.name.clone()
+        };
+    }
+    if class(pipe) != "move" {
+        return i.name.clone();
+    }
+    let mem = |n: usize| match i.operands.get(n) {
+        Some(Operand::Tile { kind, .. }) => format!("{kind:?}").to_lowercase(),
+        Some(Operand::Global { .. }) => "gm".to_string(),
+        _ => "?".to_string(),
+    };
+    format!("{}:{}>{}", i.name, mem(1), mem(0))
+}
+
+impl InstrTable {
+    /// The row for `name` at `dtype`: its own, else its any-dtype row, else the class's
+    /// (`*vector`, `*move`, `*cube`).
+    fn row(&self, name: &str, dtype: DType, pipe: Pipe) -> Option<&InstrCost> {
+        let class = format!("*{}", class(pipe));
+        let find = |n: &str, d: &str| self.costs.iter().find(|c| c.name == n && c.dtype == d);
+        find(name, dtype.name())
+            .or_else(|| find(name, "*"))
+            .or_else(|| find(&class, dtype.name()))
+            .or_else(|| find(&class, "*"))
+    }
+
+    pub fn cycles(&self, i: &Instr, pipe: Pipe) -> u64 {
+        let (dtype, x) = features(i, pipe);
+        self.row(&key(i, pipe), dtype, pipe).map_or(0, |c| {
+            (c.head * x[0] + c.per_row * x[1] + c.per_unit * x[2])
+                .round()
+                .max(1.0) as u64
+        })
+    }
+}
+
+/// One part's cycles on its core, and each pipe's busy cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PartCycles {
+    pub total: u64,
+    pub busy: [u64; 7],
+}
+
+fn index(p: Pipe) -> usize {
+    Pipe::ALL
+        .iter()
+        .position(|q| *q == p)
+        .expect("every pipe is listed")
+}
+
+/// The pipes of one core running `l`, each instruction costed by `table`.
+pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
+    let mut out = PartCycles::default();
+    // Every tile is bound before any instruction starts.
+    let bound = (l.tiles as f64 * table.assign).round() as u64;
+    out.busy[index(Pipe::S)] = bound;
+    let mut free = [bound; 7];
+    let mut started = false;
+    let mut flags: BTreeMap<(Pipe, Pipe, u32), std::collections::VecDeque<u64>> = BTreeMap::new();
+    for s in &l.steps {
+        match s {
+            Step::Instr { pipe, instr, .. } => {
+                let mut c = table.cycles(instr, *pipe);
+                if *pipe == Pipe::V && !started {
+                    started = true;
+                    c += table.vector_start.round() as u64;
+                }
+                free[index(*pipe)] += c;
+                out.busy[index(*pipe)] += c;
+            }
+            Step::Signal { from, to, event } => flags
+                .entry((*from, *to, *event))
+                .or_default()
+                .push_back(free[index(*from)]),
+            Step::Wait { from, to, event } => {
+                if let Some(t) = flags
+                    .get_mut(&(*from, *to, *event))
+                    .and_then(|q| q.pop_front())
+                {
+                    let f = &mut free[index(*to)];
+                    *f = (*f).max(t);
+                }
+            }
+            // A pipe runs its instructions in order already.
+            Step::Barrier(_) => {}
+        }
+    }
+    out.total = free.into_iter().max().unwrap_or(0);
+    out
+}
+
+/// How a kernel's cycles were found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CostSource {
+    /// From the instructions of its AICore form (its parts, if split).
+    Instructions,
+    /// From its ops, as it has no AICore form; why.
+    Ops(String),
+    /// From a measurement (`--kernel-cycles`).
+    Measured,
+}
+
+/// A kernel's modelled cycles, split by the unit of each part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Modelled {
+    pub cube_cycles: u64,
+    pub vector_cycles: u64,
+    /// Each part, in stage order: its name and cycles.
+    pub parts: Vec<(String, PartCycles)>,
+    pub source: CostSource,
+}
+
+/// The AICore parts of `k` for A2/A3 (itself, or its split), each read back as `wsp emit`
+/// writes it; `Err` says why it has none.
+pub fn listings(k: &Kernel, layouts: &Layouts) -> Result<Vec<(Kernel, Listing)>, String> {
+    let arch = &wsp_ir::arch::A2A3;
+    let parts = match wsp_ir::split::split_kernel(k, arch)? {
+        Some(split) => split.parts.into_iter().map(|p| p.kernel).collect(),
+        None => vec![k.clone()],
+    };
+    parts
+        .into_iter()
+        .map(|p| {
+            let src = wsp_aicore::kernel_source(&p, arch, layouts).map_err(|r| r.message)?;
+            Ok((p, wsp_aicore::listing::listing(&src)))
+        })
+        .collect()
+}
+
+/// The model's cycles for `k`.
+pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
+    match listings(k, layouts) {
+        Ok(parts) => {
+            let mut m = Modelled {
+                cube_cycles: 0,
+                vector_cycles: 0,
+                parts: Vec::new(),
+                source: CostSource::Instructions,
+            };
+            for (p, l) in parts {
+                let c = run_listing(&l, table);
+                if wsp_aicore::unit(&p) == "cube" {
+                    m.cube_cycles += c.total;
+                } else {
+                    m.vector_cycles += c.total;
+                }
+                m.parts.push((p.name.clone(), c));
+            }
+            m
+        }
+        Err(why) => {
+            let (cube, cycles) = from_ops(k, table);
+            Modelled {
+                cube_cycles: if cube { cycles } else { 0 },
+                vector_cycles: if cube { 0 } else { cycles },
+                parts: Vec::new(),
+                source: CostSource::Ops(why),
+            }
+        }
+    }
+}
+
+/// An estimate for a kernel with no AICore form: each op's instructions on its result tile
+/// in sequence, after loading every tile parameter it reads; a C++ body, its tiles' loads
+/// and stores alone. Whether it has a matmul.
+fn from_ops(k: &Kernel, table: &InstrTable) -> (bool, u64) {
+    let on_chip = |t: wsp_ir::TileType, kind| Operand::Tile {
+        name: String::new(),
+        kind,
+        layout: wsp_ir::arch::TileLayout::RowMajor,
+        dtype: t.dtype,
+        rows: t.rows,
+        cols: t.cols,
+        valid: (t.rows, t.cols),
+        offset: 0,
+        bytes: t.bytes(),
+    };
+    let vec = |t| on_chip(t, wsp_ir::arch::TileKind::Vec);
+    let gm = |t: wsp_ir::TileType| Operand::Global {
+        name: String::new(),
+        layout: wsp_ir::arch::GmLayout::Nd,
+        dtype: t.dtype,
+    };
+    let cost = |name: &str, operands: Vec<Operand>| {
+        let i = Instr {
+            name: name.to_string(),
+            operands,
+        };
+        table.cycles(&i, wsp_aicore::listing::Pipe::of(&i))
+    };
+    let KernelBody::Ops(ops) = &k.body else {
+        let cycles = k
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ParamType::Tile(access, t) => Some(if access.writes() {
+                    cost("TSTORE", vec![gm(*t), vec(*t)])
+                } else {
+                    cost("TLOAD", vec![vec(*t), gm(*t)])
+                }),
+                _ => None,
+            })
+            .sum();
+        return (false, cycles);
+    };
+    let mut cube = false;
+    let mut cycles = 0;
+    for op in ops {
+        let ValueType::Tile(t) = op.ty else {
+            if op.op == "store"
+                && let Some(wsp_ir::kernel::Operand::Value(v)) = op.args.get(1)
+                && let Some(ValueType::Tile(t)) = ops.get(*v as usize).map(|o| o.ty)
+            {
+                cycles += cost("TSTORE", vec![gm(t), vec(t)]);
+            }
+            continue;
+        };
+        let names: Vec<&str> = match op.op.as_str() {
+            "load" => vec!["TLOAD"],
+            "matmul" => {
+                cube = true;
+                vec!["TMATMUL"]
+            }
+            name => wsp_ir::instructions::lookup(name)
+                .map(|r| r.instructions())
+                .unwrap_or_else(|| vec!["*vector"]),
+        };
+        for n in names {
+            let operands = if n == "TLOAD" {
+                vec![vec(t), gm(t)]
+            } else {
+                vec![vec(t), vec(t)]
+            };
+            cycles += cost(n, operands);
+        }
+    }
+    (cube, cycles)
+}
+
+/// What the model is compared with for a measured kernel: Perf-Sim's total, with each
+/// instruction it timed as [`wrapped`] charged the table's cycles instead; and those
+/// instructions.
+pub fn reference(m: &Measured, l: &Listing, table: &InstrTable) -> (u64, Vec<String>) {
+    let mut total = m.total_cycles.unwrap_or(0);
+    let mut fixed = Vec::new();
+    for ((_, pipe, i), (_, cycles)) in l.instrs().zip(&m.instructions) {
+        if wrapped(i, pipe, *cycles, table) {
+            let c = table.cycles(i, pipe);
+            total = total - cycles + c;
+            fixed.push(format!("{} {cycles} -> {c}", i.name));
+        }
+    }
+    (total, fixed)
+}
+
+/// One kernel as `perf_sim.json` records it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Measured {
+    pub program: String,
+    pub kernel: String,
+    pub core: String,
+    #[serde(default)]
+    pub total_cycles: Option<u64>,
+    #[serde(default)]
+    pub not_simulated: Option<String>,
+    /// Each instruction of the emitted kernel, in order: its name and cycles.
+    #[serde(default)]
+    pub instructions: Vec<(String, u64)>,
+}
+
+/// A fitted table and what it does to the measurements.
+pub struct Fit {
+    pub table: InstrTable,
+    /// Per kernel, the table's cycles against Perf-Sim's, as text.
+    pub report: String,
+}
+
+impl Fit {
+    /// The `[instructions]` section of the target description.
+    pub fn table_toml(&self, commit: &str, date: &str) -> String {
+        let mut out = format!(
+            "{MARK}\n# Fitted by `cargo xtask calibrate` to PTO-ISA {commit}'s A2/A3 Perf-Sim on {date}\n# (runtime/calibration/perf_sim.json); see docs/runtime.md. cycles = head + per_row x rows +\n# per_unit x units: units are 256-byte repeats (vector; a row reduction's, per row), 32-byte\n# blocks (data movement), 16x16x16 fractal products with per_row counting output fractals\n# (cube). `NAME:narrow`: rows under 256 bytes; `NAME:one`: a row reduction over 256-byte rows;\n# `TLOAD:gm>vec`: a move by its memories. `*vector`, `*move`, `*cube`: an instruction with no\n# row of its own. assign: each TASSIGN on the scalar pipe, before any instruction;\n# vector_start: the vector pipe's first instruction.\n[instructions]\nsource = \"PTO-ISA {commit} Perf-Sim, fitted {date}\"\nassign = {}\nvector_start = {:.1}\ncosts = [\n",
+            self.table.assign, self.table.vector_start
+        );
+        for c in &self.table.costs {
+            out.push_str(&format!(
+                "  {{ name = \"{}\", dtype = \"{}\", head = {:.3}, per_row = {:.3}, per_unit = {:.3}, samples = {} }},\n",
+                c.name, c.dtype, c.head, c.per_row, c.per_unit, c.samples
+            ));
+        }
+        out.push_str("]\n");
+        out
+    }
+}
+
+/// The line from which the target description's table is `cargo xtask calibrate`'s.
+pub const MARK: &str =
+    "# ---- instruction table: written by `cargo xtask calibrate`, edits above this line ----";
+
+/// `old` with its table (from [`MARK`] on) replaced by `table`.
+pub fn replace_table(old: &str, table: &str) -> Result<String, String> {
+    let at = old
+        .find(MARK)
+        .ok_or("the target description has no instruction-table mark line")?;
+    Ok(format!("{}{table}", &old[..at]))
+}
+
+/// Fits the table to `measured`: each instruction's features from the emitted kernel's
+/// listing (`listing_of`), least squares with coefficients kept non-negative, per instruction
+/// and dtype; then per class and dtype, and per class, for instructions without a row.
+pub fn fit(
+    measured: &[Measured],
+    listing_of: impl Fn(&Measured) -> Option<Listing>,
+) -> Result<Fit, String> {
+    type Samples = Vec<Sample>;
+    let mut by_key: BTreeMap<(String, String), Samples> = BTreeMap::new();
+    // The first vector instruction of each kernel, fitted apart: it pays the pipe's start.
+    let mut starts: Vec<(String, DType, Pipe, Instr, f64, String)> = Vec::new();
+    let mut listings = Vec::new();
+    for m in measured {
+        if m.total_cycles.is_none() {
+            continue;
+        }
+        let l = listing_of(m).ok_or(format!("{}: no emitted kernel to read", m.kernel))?;
+        let instrs: Vec<(Pipe, &Instr)> = l.instrs().map(|(_, p, i)| (p, i)).collect();
+        if instrs.len() != m.instructions.len() {
+            return Err(format!(
+                "{} ({}): {} instructions measured, {} emitted",
+                m.kernel,
+                m.program,
+                m.instructions.len(),
+                instrs.len()
+            ));
+        }
+        let mut started = false;
+        for ((pipe, i), (name, cycles)) in instrs.iter().zip(&m.instructions) {
+            if &i.name != name {
+                return Err(format!(
+                    "{}: measured {name} where {} is emitted",
+                    m.kernel, i.name
+                ));
+            }
+            let (dt, x) = features(i, *pipe);
+            let y = *cycles as f64;
+            let k = key(i, *pipe);
+            let at = format!("{} ({}) {}", m.kernel, m.program, i.name);
+            if *pipe == Pipe::V && !started {
+                started = true;
+                starts.push((k, dt, *pipe, (*i).clone(), y, at));
+                continue;
+            }
+            for key in [
+                (k.clone(), dt.name().to_string()),
+                (k.clone(), "*".to_string()),
+                (format!("*{}", class(*pipe)), dt.name().to_string()),
+                (format!("*{}", class(*pipe)), "*".to_string()),
+            ] {
+                by_key.entry(key).or_default().push(Sample {
+                    x,
+                    y,
+                    at: at.clone(),
+                    suspect: suspect(i, *pipe),
+                });
+            }
+        }
+        listings.push((m, l));
+    }
+    let rows = |by_key: &BTreeMap<(String, String), Samples>, excluded: &mut String| {
+        let mut costs = Vec::new();
+        for ((name, dtype), all) in by_key {
+            // Perf-Sim's wrapped repeat counts (see `wrapped`): fitted without the suspects,
+            // a suspect a factor of 4 under its row is left out.
+            let sure: Vec<Sample> = all.iter().filter(|s| !s.suspect).cloned().collect();
+            let first = nnls(if sure.is_empty() { all } else { &sure });
+            let predict = |x: &[f64; 3]| (0..3).map(|i| first[i] * x[i]).sum::<f64>().max(1.0);
+            let (samples, out): (Vec<Sample>, Vec<Sample>) = all
+                .iter()
+                .cloned()
+                .partition(|s| !s.suspect || s.y * 4.0 >= predict(&s.x));
+            if !name.starts_with('*') && dtype != "*" {
+                for s in &out {
+                    excluded.push_str(&format!(
+                        "{}: {} cycles, row predicts {:.0}\n",
+                        s.at,
+                        s.y,
+                        predict(&s.x)
+                    ));
+                }
+            }
+            let c = nnls(&samples);
+            costs.push(InstrCost {
+                name: name.clone(),
+                dtype: dtype.clone(),
+                head: c[0],
+                per_row: c[1],
+                per_unit: c[2],
+                samples: samples.len() as u64,
+            });
+        }
+        costs
+    };
+    let mut excluded = String::new();
+    let mut table = InstrTable {
+        source: String::new(),
+        assign: 0.0,
+        vector_start: 0.0,
+        costs: rows(&by_key, &mut String::new()),
+    };
+    // The vector pipe's start: the median of what first instructions with rows of their own
+    // cost beyond them; then those instructions join their rows, less the start.
+    let mut extra: Vec<f64> = starts
+        .iter()
+        .filter(|(k, dt, ..)| by_key.contains_key(&(k.clone(), dt.name().to_string())))
+        .map(|(_, _, pipe, i, y, _)| y - table.cycles(i, *pipe) as f64)
+        .collect();
+    extra.sort_by(f64::total_cmp);
+    table.vector_start = extra.get(extra.len() / 2).copied().unwrap_or(0.0).max(0.0);
+    for (k, dt, pipe, i, y, at) in &starts {
+        let (_, x) = features(i, *pipe);
+        for key in [
+            (k.clone(), dt.name().to_string()),
+            (k.clone(), "*".to_string()),
+            (format!("*{}", class(*pipe)), dt.name().to_string()),
+            (format!("*{}", class(*pipe)), "*".to_string()),
+        ] {
+            by_key.entry(key).or_default().push(Sample {
+                x,
+                y: (y - table.vector_start).max(1.0),
+                at: at.clone(),
+                suspect: suspect(i, *pipe),
+            });
+        }
+    }
+    table.costs = rows(&by_key, &mut excluded);
+    // The binding: what each kernel's total holds beyond its instructions, per tile bound
+    // (the pipes run one after another under this emitter's flags).
+    let mut per_tile: Vec<f64> = listings
+        .iter()
+        .filter(|(_, l)| l.tiles > 0)
+        .map(|(m, l)| {
+            let busy: u64 = m.instructions.iter().map(|(_, c)| c).sum();
+            (m.total_cycles.unwrap_or(0) as f64 - busy as f64) / l.tiles as f64
+        })
+        .collect();
+    per_tile.sort_by(f64::total_cmp);
+    table.assign = per_tile
+        .get(per_tile.len() / 2)
+        .copied()
+        .unwrap_or(0.0)
+        .max(0.0);
+    let mut report = String::from("kernel | program | Perf-Sim | compared with | model | error\n");
+    if !excluded.is_empty() {
+        report = format!("excluded measurements:\n{excluded}\n{report}");
+    }
+    for (m, l) in &listings {
+        let (r, fixed) = reference(m, l, &table);
+        let c = run_listing(l, &table).total;
+        report.push_str(&format!(
+            "{} | {} | {} | {r}{} | {c} | {:+.1}%\n",
+            m.kernel,
+            m.program,
+            m.total_cycles.unwrap_or(0),
+            if fixed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", fixed.join(", "))
+            },
+            (c as f64 - r as f64) / r.max(1) as f64 * 100.0
+        ));
+    }
+    Ok(Fit { table, report })
+}
+
+/// One measured instruction: its features, cycles and where it was measured.
+#[derive(Clone)]
+struct Sample {
+    x: [f64; 3],
+    y: f64,
+    at: String,
+    /// Perf-Sim may have timed it with a wrapped repeat count.
+    suspect: bool,
+}
+
+fn suspect(i: &Instr, pipe: Pipe) -> bool {
+    pipe == Pipe::V && !is_row_reduction(&i.name) && features(i, pipe).1[2] >= 256.0
+}
+
+/// Least squares over every subset of the three features, the best whose coefficients are
+/// all non-negative (exact for three unknowns: the non-negative optimum is one of them).
+fn nnls(samples: &[Sample]) -> [f64; 3] {
+    let mut best: ([f64; 3], f64) = ([0.0; 3], f64::MAX);
+    for mask in 1u8..8 {
+        let idx: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
+        let Some(sol) = least_squares(samples, &idx) else {
+            continue;
+        };
+        if sol.iter().any(|c| *c < 0.0) {
+            continue;
+        }
+        let mut c = [0.0; 3];
+        for (k, i) in idx.iter().enumerate() {
+            c[*i] = sol[k];
+        }
+        let sse: f64 = samples
+            .iter()
+            .map(|s| {
+                let p: f64 = (0..3).map(|i| c[i] * s.x[i]).sum();
+                (p - s.y) * (p - s.y)
+            })
+            .sum();
+        // Fewer features win ties: a column the data cannot tell apart stays zero.
+        if sse < best.1 * (1.0 - 1e-9) {
+            best = (c, sse);
+        }
+    }
+    best.0
+}
+
+/// The normal equations over the features `idx`, by Gaussian elimination; `None` when they
+/// are singular (the samples cannot tell the features apart).
+fn least_squares(samples: &[Sample], idx: &[usize]) -> Option<Vec<f64>> {
+    let n = idx.len();
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for Sample { x, y, .. } in samples {
+        for r in 0..n {
+            for c in 0..n {
+                a[r][c] += x[idx[r]] * x[idx[c]];
+            }
+            a[r][n] += x[idx[r]] * y;
+        }
+    }
+    for col in 0..n {
+        let pivot = (col..n).max_by(|p, q| a[*p][col].abs().total_cmp(&a[*q][col].abs()))?;
+        if a[pivot][col].abs() < 1e-9 {
+            return None;
+        }
+        a.swap(col, pivot);
+        let row = a[col].clone();
+        for (r, line) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = line[col] / row[col];
+                for (x, p) in line.iter_mut().zip(&row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|r| a[r][n] / a[r][r]).collect())
+}
