@@ -1050,9 +1050,10 @@ fn round_robin_spreads_tasks_in_order_over_n_aicpus() {
     for d in &d4 {
         assert_eq!(d.aicpu, (d.b * 12 + d.i) % 4, "{d:?}");
     }
+    // Each task's pickup and completion latencies are paid on every AICPU alike.
     assert!(
-        four * 3 < one,
-        "4 AICPUs ({four} cycles) should be ~4x faster than 1 ({one})"
+        four * 5 < one * 2,
+        "4 AICPUs ({four} cycles) should be several times faster than 1 ({one})"
     );
 }
 
@@ -1114,7 +1115,7 @@ fn work_steal_lets_idle_aicpus_take_queued_work() {
     // Everything starts on AICPU 0's queue; the other five steal from it.
     assert_eq!(aicpus_used(&d), [0, 1, 2, 3, 4, 5]);
     assert!(
-        steal * 4 < single,
+        steal * 3 < single,
         "stealing ({steal}) should beat one AICPU ({single}) several times"
     );
 }
@@ -1622,7 +1623,8 @@ fn a_pipeline_leads_by_its_channel_depth_and_overlaps_its_stages() {
     }
     // A deeper channel never makes the producer wait longer.
     assert!(totals.windows(2).all(|w| w[1] <= w[0]), "{totals:?}");
-    // megakernel_pipeline's stages overlap: well below the sum of its 48 tasks.
+    // megakernel_pipeline's stages overlap: well below its 48 tasks one after another, each
+    // handed out, picked up, run and seen to end.
     let dir = scratch("pipe-megakernel");
     let trace = dir.join("trace.json");
     let s = stats(
@@ -1631,13 +1633,17 @@ fn a_pipeline_leads_by_its_channel_depth_and_overlaps_its_stages() {
         &["--trace", trace.to_str().unwrap()],
     );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    let busy: f64 = doc["traceEvents"]
+    let kernels: Vec<f64> = doc["traceEvents"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["ph"] == "X" && e["cat"] == "kernel")
         .map(|e| e["dur"].as_f64().unwrap())
-        .sum();
+        .collect();
+    let t = wsp_runtime::target::TargetDesc::default();
+    let per_task =
+        (t.dispatch_latency + t.core_pickup + t.completion_latency) as f64 / (t.clock_ghz * 1e3);
+    let busy = kernels.iter().sum::<f64>() + per_task * kernels.len() as f64;
     let total_us = s["simulated_time_us"].as_f64().unwrap();
     assert!(total_us < 0.6 * busy, "{total_us} µs of {busy} µs of tasks");
 }

@@ -181,6 +181,9 @@ impl InstrTable {
 pub struct PartCycles {
     pub total: u64,
     pub busy: [u64; 7],
+    /// Of the busy cycles, those of loads from and stores to global memory, and their bytes.
+    pub gm_cycles: u64,
+    pub gm_bytes: u64,
 }
 
 fn index(p: Pipe) -> usize {
@@ -209,6 +212,10 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
                 }
                 free[index(*pipe)] += c;
                 out.busy[index(*pipe)] += c;
+                if let Some(bytes) = gm_bytes(instr) {
+                    out.gm_cycles += c;
+                    out.gm_bytes += bytes;
+                }
             }
             Step::Signal { from, to, event } => flags
                 .entry((*from, *to, *event))
@@ -231,6 +238,16 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
     out
 }
 
+/// The bytes a load from or store to global memory moves: its on-chip tile's valid part.
+fn gm_bytes(i: &Instr) -> Option<u64> {
+    let gm = i
+        .operands
+        .iter()
+        .any(|o| matches!(o, Operand::Global { .. }));
+    let (r, c, dt) = i.operands.iter().find_map(tile)?;
+    gm.then_some(r * c * dt.size_bytes() as u64)
+}
+
 /// How a kernel's cycles were found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CostSource {
@@ -247,6 +264,8 @@ pub enum CostSource {
 pub struct Modelled {
     pub cube_cycles: u64,
     pub vector_cycles: u64,
+    pub gm_cycles: u64,
+    pub gm_bytes: u64,
     /// Each part, in stage order: its name and cycles.
     pub parts: Vec<(String, PartCycles)>,
     pub source: CostSource,
@@ -276,11 +295,15 @@ pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
             let mut m = Modelled {
                 cube_cycles: 0,
                 vector_cycles: 0,
+                gm_cycles: 0,
+                gm_bytes: 0,
                 parts: Vec::new(),
                 source: CostSource::Instructions,
             };
             for (p, l) in parts {
                 let c = run_listing(&l, table);
+                m.gm_cycles += c.gm_cycles;
+                m.gm_bytes += c.gm_bytes;
                 if wsp_aicore::unit(&p) == "cube" {
                     m.cube_cycles += c.total;
                 } else {
@@ -295,6 +318,9 @@ pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
             Modelled {
                 cube_cycles: if cube { cycles } else { 0 },
                 vector_cycles: if cube { 0 } else { cycles },
+                // An estimate does not say when it moves data.
+                gm_cycles: 0,
+                gm_bytes: 0,
                 parts: Vec::new(),
                 source: CostSource::Ops(why),
             }

@@ -933,6 +933,8 @@ pub fn kernel_cost(k: &Kernel, target: &TargetDesc, layouts: &Layouts) -> Kernel
         cycles: m.cube_cycles + m.vector_cycles,
         cube,
         vector_cycles: if cube { m.vector_cycles } else { 0 },
+        gm_cycles: m.gm_cycles,
+        gm_bytes: m.gm_bytes,
     }
 }
 

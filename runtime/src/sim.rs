@@ -14,8 +14,13 @@
 //!   it depends on has been dispatched, at the time the last of them ends, and an AICPU hands
 //!   out ready tasks by ready time, then enumeration order (a task waiting on its predecessor
 //!   holds up nothing behind it). The AICPU is then busy for the dispatch latency, and the
-//!   task starts on the earliest free core of its unit (cube if the kernel has a matmul, else
-//!   vector).
+//!   task goes to the earliest free core of its unit (cube if the kernel has a matmul, else
+//!   vector) among the clusters the AICPU owns (cluster c: AICPU c mod aicpus, as
+//!   hw-native-sys/simpler assigns them). The core picks it up (`core_pickup`), runs it, and
+//!   its AICPU sees it end `completion_latency` later: only then may its successors go and
+//!   the core take another task.
+//! - Global memory: a kernel's loads and stores stretch when the tasks running at its start
+//!   and it ask more bytes per cycle than the chip's bandwidth (`chip_gm_gb_s`) gives.
 //! - `streams(n)`: a task also waits for the previous task of its stream (`stream_by(key)` mod
 //!   n, or enumeration order mod n) to end.
 //! - Timing: `immediate` as above; `batched(n)` dispatches n ready tasks at once, paying the
@@ -62,13 +67,18 @@ pub struct Costs<'a> {
 }
 
 /// What one kernel costs and where it runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct KernelCost {
     pub cycles: u64,
     pub cube: bool,
     /// Of `cycles`, those of vector ops in a kernel that runs on a cube core (one mixing
     /// matmuls and vector work): utilisation counts them as the vector unit's.
     pub vector_cycles: u64,
+    /// Of `cycles`, those of its global-memory loads and stores, and the bytes they move:
+    /// what stretches when the cores running at once ask more of global memory than the
+    /// chip has.
+    pub gm_cycles: u64,
+    pub gm_bytes: u64,
 }
 
 /// Where a task ran on the simulated timeline.
@@ -79,8 +89,11 @@ pub struct Span {
     pub dispatch: u64,
     /// Core index: cube cores first, then vector cores; `u32::MAX` for collectives.
     pub core: u32,
+    /// The kernel's run on the core, after its pickup.
     pub start: u64,
     pub end: u64,
+    /// When its AICPU saw it end.
+    pub finish: u64,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -660,7 +673,8 @@ impl<'a> Clock<'a> {
             costs: costs.kernels,
             extra_cycles: costs.extra_cycles,
             collective_cycles: costs.collectives,
-            latency: target.dispatch_latency,
+            // A task's own length on a chain: handed out, picked up, run, and its end observed.
+            latency: target.dispatch_latency + target.core_pickup + target.completion_latency,
             keep_spans,
             policy: rules.policy,
             nodes,
@@ -878,6 +892,7 @@ impl<'a> Clock<'a> {
                 core: u32::MAX,
                 start: r,
                 end: r + cost,
+                finish: r + cost,
             });
         }
         self.undispatched_end = self.undispatched_end.max(r + cost);
@@ -1174,14 +1189,11 @@ pub fn simulate(
             st.dispatched(n as u32, end);
         }
     }
-    // Per unit (cube, vector): the cores by the time they free up, then by number.
-    let cube_cores = target.cube_cores;
-    let mut pools: [BinaryHeap<Reverse<(u64, u32)>>; 2] = [
-        (0..cube_cores).map(|c| Reverse((0, c))).collect(),
-        (cube_cores..cube_cores + target.vector_cores)
-            .map(|c| Reverse((0, c)))
-            .collect(),
-    ];
+    // Per AICPU's clusters (or one set for all), per unit (cube, vector): the cores by the
+    // time they free up, then by number.
+    let owners = Owners::of(target);
+    let mut pools = owners.pools(target);
+    let mut memory = Memory::of(target);
     let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let mut aicpu_free = vec![0u64; aicpus as usize];
     let mut next_rate_slot = 0u64;
@@ -1320,17 +1332,22 @@ pub fn simulate(
             let k = st.kernel(task);
             let unit = usize::from(!costs.kernels[k as usize].cube);
             // A custom body's own cycles (`pto::cpu_sim::add_cycles`) on top of its tiles'.
-            let cycles = st.cycles(k, id);
+            let kernel = &costs.kernels[k as usize];
             // The core that frees up first; every core free by the arrival is as good.
-            let mut first = pools[unit]
+            let mut first = pools[owners.of_aicpu(a)][unit]
                 .peek_mut()
                 .expect("a target has a core of each unit");
             let Reverse((free, core)) = *first;
-            let start = free.max(arrive);
-            let e = start + cycles;
+            // Picked up, then run: its loads and stores stretched by what the cores running
+            // then ask of global memory.
+            let start = free.max(arrive) + target.core_pickup;
+            let cycles = st.cycles(k, id) + memory.stretch(now, start, kernel, st.cycles(k, id));
+            let end = start + cycles;
+            // Its AICPU sees it end: successors may go, and the core takes its next task.
+            let e = end + target.completion_latency;
             busy_core_cycles += cycles;
             // A mixed kernel's vector ops are the vector unit's work.
-            let vector = costs.kernels[k as usize].vector_cycles.min(cycles);
+            let vector = kernel.vector_cycles.min(cycles);
             busy_cycles[unit] += cycles - vector;
             busy_cycles[1] += vector;
             *first = Reverse((e, core));
@@ -1347,7 +1364,8 @@ pub fn simulate(
                     dispatch: t,
                     core,
                     start,
-                    end: e,
+                    end,
+                    finish: e,
                 });
             }
             if let Target::Node(n) = task
@@ -1382,6 +1400,101 @@ pub fn simulate(
         busy_core_cycles,
         busy_cycles,
         spans: st.spans,
+    }
+}
+
+/// Cores by the time they free up, then by number.
+type Cores = BinaryHeap<Reverse<(u64, u32)>>;
+
+/// Which cores each AICPU hands tasks to. On the 910B's runtime (hw-native-sys/simpler,
+/// `scheduler_cold_path.cpp`'s `assign_cores_to_threads`), AICore cluster `c` (one cube core,
+/// two vector cores) belongs to scheduler `c mod n`; a target without that shape, or with
+/// more AICPUs than clusters, shares every core.
+struct Owners {
+    /// Per AICPU, its pool; one pool when shared.
+    pool_of: Vec<usize>,
+    clusters: u32,
+}
+
+impl Owners {
+    fn of(target: &TargetDesc) -> Owners {
+        let aicpus = target.aicpus.max(1);
+        let clusters = target.cube_cores;
+        let owned =
+            target.aicpu_owns_clusters && target.vector_cores == 2 * clusters && clusters >= aicpus;
+        Owners {
+            pool_of: (0..aicpus as usize)
+                .map(|a| if owned { a } else { 0 })
+                .collect(),
+            clusters: if owned { clusters } else { 0 },
+        }
+    }
+
+    fn of_aicpu(&self, a: usize) -> usize {
+        self.pool_of[a]
+    }
+
+    fn pools(&self, target: &TargetDesc) -> Vec<[Cores; 2]> {
+        let cube = target.cube_cores;
+        if self.clusters == 0 {
+            return vec![[
+                (0..cube).map(|c| Reverse((0, c))).collect(),
+                (cube..cube + target.vector_cores)
+                    .map(|c| Reverse((0, c)))
+                    .collect(),
+            ]];
+        }
+        let n = self.pool_of.len() as u32;
+        (0..n)
+            .map(|a| {
+                let mine = (0..self.clusters).filter(|c| c % n == a);
+                [
+                    mine.clone().map(|c| Reverse((0, c))).collect(),
+                    mine.flat_map(|c| [cube + 2 * c, cube + 2 * c + 1])
+                        .map(|v| Reverse((0, v)))
+                        .collect(),
+                ]
+            })
+            .collect()
+    }
+}
+
+/// Global memory shared by the chip's cores: the tasks running (their ends and the bytes per
+/// cycle each asks for), and what the chip gives per cycle.
+struct Memory {
+    running: Vec<(u64, u64, f64)>,
+    bytes_per_cycle: f64,
+}
+
+impl Memory {
+    fn of(target: &TargetDesc) -> Memory {
+        Memory {
+            running: Vec::new(),
+            bytes_per_cycle: target.chip_gm_gb_s * 1e9 / (target.clock_ghz * 1e9),
+        }
+    }
+
+    /// The cycles a task starting at `start` adds to its loads and stores (`cycles` in all)
+    /// when the tasks running then and it ask more than the chip gives: its share of the
+    /// bandwidth, taken at its start. `now` is the dispatch time, which only grows: a task
+    /// that ended by then ends before every later start.
+    fn stretch(&mut self, now: u64, start: u64, k: &KernelCost, cycles: u64) -> u64 {
+        if k.gm_bytes == 0 || cycles == 0 {
+            return 0;
+        }
+        self.running.retain(|&(_, end, _)| end > now);
+        let rate = k.gm_bytes as f64 / cycles as f64;
+        let asked: f64 = rate
+            + self
+                .running
+                .iter()
+                .filter(|&&(s, e, _)| s <= start && start < e)
+                .map(|&(_, _, r)| r)
+                .sum::<f64>();
+        let factor = (asked / self.bytes_per_cycle).max(1.0);
+        let extra = (k.gm_cycles as f64 * (factor - 1.0)).round() as u64;
+        self.running.push((start, start + cycles + extra, rate));
+        extra
     }
 }
 
@@ -1543,8 +1656,7 @@ mod tests {
         let rules = Rules::of(&[], target.aicpus);
         let kernels = [KernelCost {
             cycles: 10,
-            cube: false,
-            vector_cycles: 0,
+            ..KernelCost::default()
         }];
         let costs = Costs {
             kernels: &kernels,
@@ -1595,19 +1707,34 @@ mod tests {
             with_launches.deliveries = deliveries.clone();
             expanded.deliveries = deliveries;
             let schedule = schedule(rng);
+            let cube_cores = rng.random_range(1..4);
             let target = TargetDesc {
                 aicpus: rng.random_range(1..5),
-                cube_cores: rng.random_range(1..4),
-                vector_cores: rng.random_range(1..4),
+                cube_cores,
+                // Clusters (two vector cores a cube core) half the time: AICPUs own them.
+                vector_cores: match rng.random_bool(0.5) {
+                    true => 2 * cube_cores,
+                    false => rng.random_range(1..4),
+                },
+                aicpu_owns_clusters: rng.random_bool(0.7),
                 dispatch_latency: rng.random_range(0..6),
                 batch_issue: rng.random_range(0..3),
+                core_pickup: rng.random_range(0..4),
+                completion_latency: rng.random_range(0..4),
+                // Little enough that tasks running together stretch their transfers.
+                chip_gm_gb_s: rng.random_range(5.0..40.0),
                 ..TargetDesc::default()
             };
             let kernels: Vec<KernelCost> = (0..3)
-                .map(|_| KernelCost {
-                    cycles: rng.random_range(1..30),
-                    cube: rng.random_bool(0.4),
-                    vector_cycles: rng.random_range(0..10),
+                .map(|_| {
+                    let cycles = rng.random_range(1..30);
+                    KernelCost {
+                        cycles,
+                        cube: rng.random_bool(0.4),
+                        vector_cycles: rng.random_range(0..10),
+                        gm_cycles: rng.random_range(0..=cycles),
+                        gm_bytes: rng.random_range(0..200),
+                    }
                 })
                 .collect();
             let ids = with_launches.next_id() as usize;

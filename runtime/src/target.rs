@@ -21,6 +21,14 @@ pub struct TargetDesc {
     pub gm_bandwidth_gib_s: f64,
     pub dispatch_latency: u64,
     pub batch_issue: u64,
+    /// Core cycles from receiving a task to starting its kernel.
+    pub core_pickup: u64,
+    /// Cycles from a kernel's end until its AICPU sees it.
+    pub completion_latency: u64,
+    /// Global-memory bandwidth of the whole chip, shared by the cores moving data at once.
+    pub chip_gm_gb_s: f64,
+    /// Each AICPU hands tasks only to the AICore clusters it owns.
+    pub aicpu_owns_clusters: bool,
     /// Each instruction's cycles (`kernel_model`).
     pub instructions: InstrTable,
 }
@@ -43,8 +51,8 @@ impl TargetDesc {
         if desc.aicpus == 0 || desc.cube_cores == 0 || desc.vector_cores == 0 {
             return Err("aicpus, cube_cores and vector_cores must be at least 1".into());
         }
-        if desc.gm_bandwidth_gib_s <= 0.0 || desc.clock_ghz <= 0.0 {
-            return Err("clock_ghz and gm_bandwidth_gib_s must be positive".into());
+        if desc.gm_bandwidth_gib_s <= 0.0 || desc.clock_ghz <= 0.0 || desc.chip_gm_gb_s <= 0.0 {
+            return Err("clock_ghz, gm_bandwidth_gib_s and chip_gm_gb_s must be positive".into());
         }
         Ok(desc)
     }
