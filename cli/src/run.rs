@@ -35,6 +35,10 @@ pub(crate) struct RunArgs {
     /// A target description (TOML) for the simulated clock, over the 910B-like defaults.
     #[arg(long, value_name = "FILE.toml")]
     target_desc: Option<PathBuf>,
+    /// Charge each kernel the cycles in FILE instead of the model's: a tree's Perf-Sim
+    /// `kernel_cycles.json`, or the same shape written from a device profile.
+    #[arg(long, value_name = "FILE.json")]
+    kernel_cycles: Option<PathBuf>,
     /// After the run, write every tensor as NAME.npy into this folder.
     #[arg(long, value_name = "DIR")]
     dump_tensors: Option<PathBuf>,
@@ -137,6 +141,9 @@ struct Stats {
     index_launches: u64,
     /// Each execution, in order; the fields above are the whole run's.
     executions: Vec<ExecutionStats>,
+    /// Each kernel's cycles, and whether they were `measured` (`--kernel-cycles`),
+    /// `modelled` from its AICore instructions or estimated from its ops.
+    kernels: Vec<wsp_runtime::KernelCycles>,
 }
 
 /// One `execute()` of one program.
@@ -208,6 +215,18 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         None => None,
     };
 
+    let kernel_cycles = match &args.kernel_cycles {
+        Some(p) => {
+            let t = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let source = p.display().to_string();
+            // A malformed file is refused before anything is built.
+            let m = wsp_runtime::kernel_model::MeasuredCycles::parse(&t, &source)?;
+            Some((m, source, t))
+        }
+        None => None,
+    };
+
     let (lowered, diagnostics) =
         crate::check::check_and_lower(&args.file, &text, Vec::new(), &bindings);
     shown.check(diagnostics);
@@ -220,6 +239,11 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             args.file.display()
         ));
     }
+    if let Some((m, ..)) = &kernel_cycles {
+        let all: Vec<&wsp_ir::Kernel> = lowered.programs.iter().flat_map(|p| &p.kernels).collect();
+        m.check_names(&all)?;
+    }
+    let kernel_cycles = kernel_cycles.map(|(_, source, text)| (source, text));
     for p in &mut lowered.programs {
         if args.simulate_npu {
             // As `wsp emit` lays the program out for the device: kernels split per core.
@@ -284,6 +308,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         workers: args.workers,
         trace: args.trace.clone(),
         target,
+        kernel_cycles,
         dump_tensors: args.dump_tensors.clone(),
         dump_tasks: args.dump_tasks.clone(),
         index_launches: !args.no_index_launches,
@@ -377,6 +402,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             .map_or(0.0, |d| d.as_secs_f64() * 1e3),
         index_launches: report.index_launches,
         executions,
+        kernels: report.kernels.clone(),
     };
     let cache_hit = if stats.cache_hit { "True" } else { "False" };
     // One line per execution the program did not print, labelled; with several executions,
@@ -394,6 +420,14 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             "whole run: {}",
             whole_run.dict_with(&[("cache_hit", cache_hit)])
         );
+    }
+    if let Some(path) = &args.kernel_cycles {
+        let each: Vec<String> = report
+            .kernels
+            .iter()
+            .map(|k| format!("{} {} ({})", k.name, k.cycles, k.source))
+            .collect();
+        println!("kernel cycles with {}: {}", path.display(), each.join(", "));
     }
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");

@@ -1901,3 +1901,64 @@ def w(n):
         WSP207 warning 13:13-13:23 the value of `pto.exp` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
         WSP602 error 20:13-20:44 task twice[3, 5]: view `X[i + t]` is out of bounds: dimension 0 of `X` has 8 entries, the view takes 8..9; the run was stopped"#]].assert_eq(&shown.join("\n"));
 }
+
+/// `--kernel-cycles`: the measured cycles replace the model's, for a kernel or for each part
+/// of a split one, and the stats say which; a name the file has that no kernel has is refused
+/// before anything is built.
+#[test]
+fn measured_kernel_cycles_replace_the_models() {
+    let dir = scratch("kernel-cycles");
+    let hello = root().join("examples/hello_add.wsp");
+    let modelled = stats(&hello, &dir, &[]);
+    assert_eq!(modelled["kernels"][0]["source"], "modelled");
+    let k = modelled["kernels"][0]["cycles"].as_u64().unwrap();
+    let file = dir.join("kernel_cycles.json");
+    let doubled = format!(
+        r#"{{"npu_arch": 2201, "kernels": {{"add_kernel": {{"core": "AIV", "total_cycles": {}}}}}}}"#,
+        2 * k
+    );
+    std::fs::write(&file, doubled).unwrap();
+    let measured = stats(&hello, &dir, &["--kernel-cycles", file.to_str().unwrap()]);
+    assert_eq!(measured["kernels"][0]["source"], "measured");
+    assert_eq!(measured["kernels"][0]["cycles"].as_u64(), Some(2 * k));
+    // Four independent tasks on four clusters: each ends `k` cycles later, and so does the run.
+    assert_eq!(
+        measured["total_cycles"].as_u64().unwrap(),
+        modelled["total_cycles"].as_u64().unwrap() + k
+    );
+
+    // A split kernel is measured when each of its parts is.
+    let attention = root().join("examples/ported/attention.wsp");
+    std::fs::write(
+        &file,
+        r#"{"kernels": {"attention_tile_aic0": {"core": "AIC", "total_cycles": 100},
+            "attention_tile_aiv1": {"core": "AIV", "total_cycles": 400},
+            "attention_tile_aic2": {"core": "AIC", "total_cycles": 90}}}"#,
+    )
+    .unwrap();
+    let s = stats(
+        &attention,
+        &dir,
+        &["--kernel-cycles", file.to_str().unwrap()],
+    );
+    assert_eq!(
+        s["kernels"][0]["cycles"].as_u64(),
+        Some(590),
+        "{}",
+        s["kernels"]
+    );
+    assert_eq!(s["kernels"][0]["source"], "measured");
+
+    std::fs::write(
+        &file,
+        r#"{"kernels": {"add_kernal": {"core": "AIV", "total_cycles": 5}}}"#,
+    )
+    .unwrap();
+    let out = wsp_run(&hello, &["--kernel-cycles", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("gives cycles for add_kernal") && err.contains("its kernels: add_kernel"),
+        "{err}"
+    );
+}

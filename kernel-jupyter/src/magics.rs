@@ -1,5 +1,5 @@
 //! Line magics, for what has no Python spelling: `%bind name=value`, `%workers N`,
-//! `%target FILE.toml|default`, `%trace on|off`. They set how later runs go; they are not part
+//! `%target FILE.toml|default`, `%kernel_cycles FILE.json|model`, `%trace on|off`. They set how later runs go; they are not part
 //! of the program.
 
 use std::path::Path;
@@ -12,6 +12,9 @@ pub struct Settings {
     pub workers: usize,
     /// The target description's name as given and its TOML text; `None` for the default part.
     pub target: Option<(String, String)>,
+    /// Measured kernel cycles (`kernel_cycles.json`): the file as given and its text; `None`
+    /// for the model's.
+    pub kernel_cycles: Option<(String, String)>,
     /// Whether runs record and show their simulated timeline.
     pub trace: bool,
 }
@@ -22,6 +25,7 @@ impl Default for Settings {
             bindings: Vec::new(),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             target: None,
+            kernel_cycles: None,
             trace: false,
         }
     }
@@ -114,6 +118,26 @@ impl Settings {
                 self.target = Some((arg.to_string(), text));
                 Ok(Some(note))
             }
+            "kernel_cycles" => {
+                if arg.is_empty() || arg == "model" {
+                    self.kernel_cycles = None;
+                    return Ok(Some("kernel cycles: the model's".into()));
+                }
+                let path = base_dir.join(arg);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    format!(
+                        "`%kernel_cycles {arg}`: cannot read {}: {e}",
+                        path.display()
+                    )
+                })?;
+                wsp_runtime::kernel_model::MeasuredCycles::parse(&text, arg)
+                    .map_err(|e| format!("`%kernel_cycles {arg}`: {e}"))?;
+                let note = format!(
+                    "kernel cycles: measured ones from {arg}, the model's for the kernels it leaves out"
+                );
+                self.kernel_cycles = Some((arg.to_string(), text));
+                Ok(Some(note))
+            }
             "trace" => {
                 self.trace = match arg {
                     "" | "on" => true,
@@ -123,7 +147,7 @@ impl Settings {
                 Ok(None)
             }
             _ => Err(format!(
-                "unknown magic `%{name}`; the magics are %bind name=value, %workers N, %target FILE.toml|default, %trace on|off"
+                "unknown magic `%{name}`; the magics are %bind name=value, %workers N, %target FILE.toml|default, %kernel_cycles FILE.json|model, %trace on|off"
             )),
         }
     }

@@ -564,6 +564,7 @@ impl Notebook {
             workers: self.settings.workers,
             trace: trace.clone(),
             target: self.settings.target.as_ref().map(|(_, text)| text.clone()),
+            kernel_cycles: self.settings.kernel_cycles.clone(),
             dump_tensors: Some(self.values.path().to_path_buf()),
             dump_tasks: None,
             index_launches: true,

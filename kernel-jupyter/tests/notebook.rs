@@ -147,9 +147,32 @@ fn magics_set_how_cells_run_and_refuse_bad_values() {
         value(&exec(&mut nb, "%workers 0", "b")),
         "UsageError: `%workers 0`: expected a number from 1 to 1024"
     );
+    assert_eq!(
+        value(&exec(
+            &mut nb,
+            "%kernel_cycles no/such/kernel_cycles.json",
+            "k"
+        )),
+        format!(
+            "UsageError: `%kernel_cycles no/such/kernel_cycles.json`: cannot read {}: No such file or directory (os error 2)",
+            std::env::temp_dir()
+                .join("no/such/kernel_cycles.json")
+                .display()
+        )
+    );
+    let bad = std::env::temp_dir().join(format!("wsp-kc-{}.json", std::process::id()));
+    std::fs::write(&bad, r#"{"kernels": {"k": {"core": "AIV"}}}"#).unwrap();
+    let name = bad.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(
+        value(&exec(&mut nb, &format!("%kernel_cycles {name}"), "l")),
+        format!(
+            "UsageError: `%kernel_cycles {name}`: {name}: kernel `k` has neither total_cycles nor not_simulated"
+        )
+    );
+    std::fs::remove_file(&bad).unwrap();
     // A magic line is blanked in its cell, so the code after it keeps its line numbers.
     let o = exec(&mut nb, "%trace on\nN = undefined", "c");
-    assert!(strip_ansi(&o.error.unwrap().traceback[0]).contains("In[3]:2:5"));
+    assert!(strip_ansi(&o.error.unwrap().traceback[0]).contains("In[5]:2:5"));
 }
 
 #[test]

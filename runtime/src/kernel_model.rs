@@ -715,3 +715,117 @@ fn least_squares(samples: &[Sample], idx: &[usize]) -> Option<Vec<f64>> {
     }
     Some((0..n).map(|r| a[r][n] / a[r][r]).collect())
 }
+
+/// Cycles measured per kernel (`wsp run --kernel-cycles FILE`): a tree's Perf-Sim
+/// `kernel_cycles.json`, or the same shape written from a device profile. A kernel `wsp emit`
+/// splits is measured when each of its parts is.
+#[derive(Debug, Clone, Default)]
+pub struct MeasuredCycles {
+    /// Per kernel (or part) name: its core (`AIC`, `AIV`) and cycles; `None` when the file
+    /// says it was not simulated.
+    kernels: BTreeMap<String, (String, Option<u64>)>,
+    /// Where the figures come from, for messages.
+    pub source: String,
+}
+
+impl MeasuredCycles {
+    /// `text`: `{"kernels": {"NAME": {"core": "AIV", "total_cycles": N}, ...}}`, entries
+    /// with `not_simulated` instead of cycles allowed.
+    pub fn parse(text: &str, source: &str) -> Result<MeasuredCycles, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+        let Some(kernels) = v.get("kernels").and_then(|k| k.as_object()) else {
+            return Err(format!(
+                "{source}: no \"kernels\" object (a kernel_cycles.json maps each kernel to {{\"core\": ..., \"total_cycles\": ...}})"
+            ));
+        };
+        let mut out = MeasuredCycles {
+            kernels: BTreeMap::new(),
+            source: source.to_string(),
+        };
+        for (name, e) in kernels {
+            let core = e
+                .get("core")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+                .to_string();
+            let cycles = match (e.get("total_cycles"), e.get("not_simulated")) {
+                (Some(c), _) => Some(c.as_u64().ok_or(format!(
+                    "{source}: kernel `{name}`: total_cycles must be a whole number of cycles, not {c}"
+                ))?),
+                (None, Some(_)) => None,
+                (None, None) => {
+                    return Err(format!(
+                        "{source}: kernel `{name}` has neither total_cycles nor not_simulated"
+                    ));
+                }
+            };
+            out.kernels.insert(name.clone(), (core, cycles));
+        }
+        Ok(out)
+    }
+
+    /// `Err` names what the file gives cycles for that is none of `kernels` nor a part of
+    /// one.
+    pub fn check_names(&self, kernels: &[&Kernel]) -> Result<(), String> {
+        let unknown = self.unknown(kernels);
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        Err(format!(
+            "{} gives cycles for {}, which no kernel of this file is (nor one of its parts, NAME_aic0, NAME_aiv1, ...); its kernels: {}",
+            self.source,
+            unknown.join(", "),
+            names.join(", ")
+        ))
+    }
+
+    fn unknown(&self, kernels: &[&Kernel]) -> Vec<String> {
+        self.kernels
+            .keys()
+            .filter(|name| {
+                !kernels.iter().any(|k| {
+                    *name == &k.name
+                        || name
+                            .strip_prefix(k.name.as_str())
+                            .and_then(|rest| rest.strip_prefix('_'))
+                            .is_some_and(is_part_suffix)
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// `k`'s measured cycles on cube and vector cores, if the file has them: its own entry,
+    /// or one for each of its parts (`NAME_aic0`, `NAME_aiv1`, ...).
+    pub fn of(&self, k: &Kernel, modelled: &Modelled) -> Option<(u64, u64)> {
+        let unit = |core: &str| core.eq_ignore_ascii_case("AIC");
+        if let Some((core, Some(c))) = self.kernels.get(&k.name) {
+            return Some(if unit(core) { (*c, 0) } else { (0, *c) });
+        }
+        if modelled.parts.len() < 2 {
+            return None;
+        }
+        let (mut cube, mut vector) = (0, 0);
+        for (part, _) in &modelled.parts {
+            let (core, c) = self.kernels.get(part)?;
+            let c = (*c)?;
+            if unit(core) {
+                cube += c;
+            } else {
+                vector += c;
+            }
+        }
+        Some((cube, vector))
+    }
+}
+
+/// `aic0`, `aiv12`: a part's suffix as `wsp_ir::split` names parts.
+fn is_part_suffix(s: &str) -> bool {
+    let digits = s
+        .strip_prefix("aic")
+        .or_else(|| s.strip_prefix("aiv"))
+        .unwrap_or("");
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}

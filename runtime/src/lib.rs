@@ -55,6 +55,9 @@ pub struct Job {
     pub trace: Option<PathBuf>,
     /// A target description (TOML text); `None` for the built-in 910B-like part.
     pub target: Option<String>,
+    /// Measured kernel cycles (`--kernel-cycles`): where they come from and the JSON text.
+    #[serde(default)]
+    pub kernel_cycles: Option<(String, String)>,
     /// Writes every tensor as `NAME.npy` into this folder after the run.
     pub dump_tensors: Option<PathBuf>,
     /// Writes the executed task stream (tasks, placement, dependencies) to this file.
@@ -105,6 +108,16 @@ pub struct Report {
     pub cores: u32,
     /// Of which cube cores.
     pub cube_cores: u32,
+    /// Each kernel's cycles and how they were found: `measured`, `modelled` (from its AICore
+    /// instructions) or `estimated` (from its ops, having no AICore form).
+    pub kernels: Vec<KernelCycles>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelCycles {
+    pub name: String,
+    pub cycles: u64,
+    pub source: String,
 }
 
 impl Report {
@@ -458,6 +471,16 @@ fn run_job(
         None => TargetDesc::default(),
     };
     let layouts = npu_layouts(programs());
+    let measured = match &job.kernel_cycles {
+        Some((source, text)) => {
+            let m = kernel_model::MeasuredCycles::parse(text, source).map_err(RunError::Input)?;
+            let all: Vec<&Kernel> = programs().flat_map(|p| &p.kernels).collect();
+            m.check_names(&all).map_err(RunError::Input)?;
+            Some(m)
+        }
+        None => None,
+    };
+    let mut kernel_cycles = Vec::new();
     // Load every library and resolve its kernels; the libraries stay loaded for the run.
     let mut libraries = Vec::new();
     let mut kernels: Vec<KernelFn> = Vec::new();
@@ -494,7 +517,9 @@ fn run_job(
             };
             cycle_hooks.push(hook);
             names.push(k.name.clone());
-            costs.push(kernel_cost(k, &target, &layouts));
+            let (cost, shown) = kernel_cost(k, &target, &layouts, measured.as_ref());
+            costs.push(cost);
+            kernel_cycles.push(shown);
         }
         libraries.push(lib);
     }
@@ -557,6 +582,7 @@ fn run_job(
     run.index_launches = job.index_launches;
     (run.max_tasks, run.budget_reason) = run::task_budget(host_memory - tensor_bytes);
     let mut report = Report {
+        kernels: kernel_cycles,
         target: target.name.clone(),
         clock_ghz: target.clock_ghz,
         cores: target.cube_cores + target.vector_cores,
@@ -924,18 +950,49 @@ fn check_tensor_sizes<'a>(
 }
 
 /// A kernel's simulated cost ([`kernel_model`]): its AICore instructions' cycles on their
-/// pipes, a split kernel's parts one after another; for a kernel mixing cube and vector work,
-/// the vector parts' share.
-pub fn kernel_cost(k: &Kernel, target: &TargetDesc, layouts: &Layouts) -> KernelCost {
+/// pipes, a split kernel's parts one after another, or what `measured` gives for it; for a
+/// kernel mixing cube and vector work, the vector parts' share. With how it was found.
+pub fn kernel_cost(
+    k: &Kernel,
+    target: &TargetDesc,
+    layouts: &Layouts,
+    measured: Option<&kernel_model::MeasuredCycles>,
+) -> (KernelCost, KernelCycles) {
     let m = kernel_model::model(k, layouts, &target.instructions);
-    let cube = m.cube_cycles > 0;
-    KernelCost {
-        cycles: m.cube_cycles + m.vector_cycles,
-        cube,
-        vector_cycles: if cube { m.vector_cycles } else { 0 },
-        gm_cycles: m.gm_cycles,
-        gm_bytes: m.gm_bytes,
-    }
+    let modelled = m.cube_cycles + m.vector_cycles;
+    let (cube_cycles, vector_cycles, source) = match measured.and_then(|f| f.of(k, &m)) {
+        Some((c, v)) => (c, v, "measured".to_string()),
+        None => match &m.source {
+            kernel_model::CostSource::Ops(why) => (
+                m.cube_cycles,
+                m.vector_cycles,
+                format!("estimated from its ops: {why}"),
+            ),
+            _ => (m.cube_cycles, m.vector_cycles, "modelled".to_string()),
+        },
+    };
+    let cycles = cube_cycles + vector_cycles;
+    let cube = m.cube_cycles > 0 || cube_cycles > 0;
+    // Measured cycles keep the model's share of them moving data.
+    let gm_cycles = if modelled > 0 {
+        (m.gm_cycles as u128 * cycles as u128 / modelled as u128) as u64
+    } else {
+        0
+    };
+    (
+        KernelCost {
+            cycles,
+            cube,
+            vector_cycles: if cube { vector_cycles } else { 0 },
+            gm_cycles,
+            gm_bytes: m.gm_bytes,
+        },
+        KernelCycles {
+            name: k.name.clone(),
+            cycles,
+            source,
+        },
+    )
 }
 
 /// The global-memory layouts `wsp emit` would give the kernels' parameters (over the programs

@@ -476,11 +476,26 @@ bump = bump_rows(rows).compile(target="cpu_sim")
         traced = ok(execute(kc, "bump.execute()"))
         assert len(timelines(traced)) == 1 and tasks(traced) == ["8"], traced.describe()
         ok(execute(kc, "%trace off"))
-        assert not timelines(ok(execute(kc, "bump.execute()")))
-        # Rows 0-3 ran 4 times, rows 4-7 three times (from the binding on), rows 8-15 never.
+        modelled = ok(execute(kc, "bump.execute()"))
+        assert not timelines(modelled)
+        # Measured cycles replace the model's: 8 tasks at once, each 50,000 cycles longer.
+        (tmp_path / "kernel_cycles.json").write_text(
+            '{"kernels": {"bump_tile": {"core": "AIV", "total_cycles": 50000}}}'
+        )
+        ok(execute(kc, "%kernel_cycles kernel_cycles.json"))
+        measured = ok(execute(kc, "bump.execute()"))
+        ok(execute(kc, "%kernel_cycles model"))
+
+        def cycles(run):
+            tables = [d["data"]["text/plain"] for d in run.displays if "text/html" in d["data"]]
+            return int(stats_rows(tables[0])[0]["total cycles"].replace(",", ""))
+
+        assert cycles(measured) > cycles(modelled) + 45000, (cycles(measured), cycles(modelled))
+        assert cycles(ok(execute(kc, "bump.execute()"))) == cycles(modelled)
+        # Rows 0-3 ran 6 times, rows 4-7 five times (from the binding on), rows 8-15 never.
         expected = np.arange(16 * 8 * 8, dtype=np.float32).reshape(16, 8, 8)
-        expected[:4] += 4
-        expected[4:8] += 3
+        expected[:4] += 6
+        expected[4:8] += 5
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), expected)
 
 
