@@ -39,6 +39,11 @@ pub(crate) struct RunArgs {
     /// `kernel_cycles.json`, or the same shape written from a device profile.
     #[arg(long, value_name = "FILE.json")]
     kernel_cycles: Option<PathBuf>,
+    /// Write the simulated run as hw-native-sys/simpler's profiles into DIR
+    /// (chip_swimlane_records.json and deps.json), which its sched_overhead_analysis and
+    /// swimlane_converter read.
+    #[arg(long, value_name = "DIR")]
+    swimlane: Option<PathBuf>,
     /// After the run, write every tensor as NAME.npy into this folder.
     #[arg(long, value_name = "DIR")]
     dump_tensors: Option<PathBuf>,
@@ -144,6 +149,10 @@ struct Stats {
     /// Each kernel's cycles, and whether they were `measured` (`--kernel-cycles`),
     /// `modelled` from its AICore instructions or estimated from its ops.
     kernels: Vec<wsp_runtime::KernelCycles>,
+    /// The scheduler-overhead shares of hw-native-sys/simpler's model (per engine, `all`,
+    /// `has`), with `--trace` or `--swimlane`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduler_overhead: Option<wsp_runtime::swimlane::Overhead>,
 }
 
 /// One `execute()` of one program.
@@ -158,6 +167,8 @@ struct ExecutionStats {
     simulated_time_us: f64,
     core_utilization: CoreUtilization,
     execute_time_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduler_overhead: Option<wsp_runtime::swimlane::Overhead>,
 }
 
 #[derive(Serialize)]
@@ -309,6 +320,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         trace: args.trace.clone(),
         target,
         kernel_cycles,
+        swimlane: args.swimlane.clone(),
         dump_tensors: args.dump_tensors.clone(),
         dump_tasks: args.dump_tasks.clone(),
         index_launches: !args.no_index_launches,
@@ -381,6 +393,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
                 vector: s.vector_utilization,
             },
             execute_time_ms: s.execute_time_ms,
+            scheduler_overhead: e.overhead,
         });
     }
     let stats = Stats {
@@ -403,6 +416,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         index_launches: report.index_launches,
         executions,
         kernels: report.kernels.clone(),
+        scheduler_overhead: report.overhead,
     };
     let cache_hit = if stats.cache_hit { "True" } else { "False" };
     // One line per execution the program did not print, labelled; with several executions,
@@ -428,6 +442,16 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             .map(|k| format!("{} {} ({})", k.name, k.cycles, k.source))
             .collect();
         println!("kernel cycles with {}: {}", path.display(), each.join(", "));
+    }
+    if let Some(o) = &report.overhead {
+        println!(
+            "scheduler overhead (simpler's model, of {} cycles): AIC {:.1}%, AIV {:.1}%, all {:.1}%, has {:.1}%",
+            report.total_cycles,
+            o.aic * 100.0,
+            o.aiv * 100.0,
+            o.all * 100.0,
+            o.has * 100.0
+        );
     }
     if let Some(path) = &args.stats_json {
         let json = serde_json::to_string_pretty(&stats).expect("stats serialize");

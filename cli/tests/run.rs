@@ -1962,3 +1962,74 @@ fn measured_kernel_cycles_replace_the_models() {
         "{err}"
     );
 }
+
+/// `--swimlane`: the two files hold what simpler's documented field lists say they hold
+/// (schemas written from `docs/dfx/chip-swimlane-profiling.md` and `docs/dfx/dep-gen.md`),
+/// every AICPU record joins its AICore record, every stamp is set, and the stats carry the
+/// overhead shares of simpler's model.
+#[test]
+fn a_swimlane_is_written_in_simplers_formats() {
+    let dir = scratch("swimlane");
+    let lanes = dir.join("lanes");
+    let s = stats(
+        &root().join("examples/transformer_layer.wsp"),
+        &dir,
+        &["--swimlane", lanes.to_str().unwrap()],
+    );
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(lanes.join(name)).unwrap()).unwrap()
+    };
+    for (file, schema) in [
+        (
+            "chip_swimlane_records.json",
+            include_str!("data/simpler/chip_swimlane_records.schema.json"),
+        ),
+        ("deps.json", include_str!("data/simpler/deps.schema.json")),
+    ] {
+        let schema: Value = serde_json::from_str(schema).unwrap();
+        let validator = jsonschema::draft202012::new(&schema).expect("a valid schema");
+        let doc = read(file);
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{file}: {errors:#?}");
+    }
+    let records = read("chip_swimlane_records.json");
+    let cores = records["metadata"]["num_cores"].as_u64().unwrap() as usize;
+    assert_eq!(
+        records["metadata"]["core_types"].as_array().unwrap().len(),
+        cores
+    );
+    let aicore = records["aicore_tasks"].as_array().unwrap();
+    let aicpu = records["aicpu_tasks"].as_array().unwrap();
+    assert_eq!(aicore.len(), s["task_count"].as_u64().unwrap() as usize);
+    let key = |r: &Value, a: usize, b: usize| (r[a].as_u64().unwrap(), r[b].as_u64().unwrap());
+    let joined: std::collections::HashSet<(u64, u64)> =
+        aicore.iter().map(|r| key(r, 0, 2)).collect();
+    for r in aicpu {
+        assert!(joined.contains(&key(r, 0, 1)), "{r} joins no AICore record");
+        // Dispatched before it started, finished after it ended; no stamp is zero.
+        let core = aicore
+            .iter()
+            .find(|c| key(c, 0, 2) == key(r, 0, 1))
+            .unwrap();
+        let (dispatch, finish) = key(r, 2, 3);
+        let (start, end) = key(core, 3, 4);
+        assert!(
+            0 < dispatch && dispatch < start && start < end && end < finish,
+            "{r} {core}"
+        );
+    }
+    let deps = read("deps.json");
+    assert!(!deps["edges"].as_array().unwrap().is_empty());
+    let o = &s["scheduler_overhead"];
+    let share = |k: &str| o[k].as_f64().unwrap();
+    for k in ["aic", "aiv", "all", "has"] {
+        assert!((0.0..=1.0).contains(&share(k)), "{o}");
+    }
+    assert!(share("all") <= share("aic").min(share("aiv")), "{o}");
+    // Without a trace or a swimlane the timeline is not kept, and no shares are given.
+    let plain = stats(&root().join("examples/transformer_layer.wsp"), &dir, &[]);
+    assert!(plain.get("scheduler_overhead").is_none());
+}

@@ -565,6 +565,7 @@ impl Notebook {
             trace: trace.clone(),
             target: self.settings.target.as_ref().map(|(_, text)| text.clone()),
             kernel_cycles: self.settings.kernel_cycles.clone(),
+            swimlane: None,
             dump_tensors: Some(self.values.path().to_path_buf()),
             dump_tasks: None,
             index_launches: true,

@@ -15,6 +15,7 @@ pub mod process;
 mod regions;
 mod run;
 pub mod sim;
+pub mod swimlane;
 pub mod target;
 pub mod tensors;
 mod trace;
@@ -58,6 +59,9 @@ pub struct Job {
     /// Measured kernel cycles (`--kernel-cycles`): where they come from and the JSON text.
     #[serde(default)]
     pub kernel_cycles: Option<(String, String)>,
+    /// Writes the simulated run in simpler's profiling formats into this folder.
+    #[serde(default)]
+    pub swimlane: Option<PathBuf>,
     /// Writes every tensor as `NAME.npy` into this folder after the run.
     pub dump_tensors: Option<PathBuf>,
     /// Writes the executed task stream (tasks, placement, dependencies) to this file.
@@ -111,6 +115,9 @@ pub struct Report {
     /// Each kernel's cycles and how they were found: `measured`, `modelled` (from its AICore
     /// instructions) or `estimated` (from its ops, having no AICore form).
     pub kernels: Vec<KernelCycles>,
+    /// The whole run's scheduler-overhead shares, when its timeline was kept (a trace or a
+    /// swimlane asked for).
+    pub overhead: Option<swimlane::Overhead>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,6 +176,9 @@ pub struct ExecutionReport {
     pub busy_cycles: [u64; 2],
     /// Wall-clock time enumerating and running this execution's tasks.
     pub execute_time_ms: f64,
+    /// Its scheduler-overhead shares, when its timeline was kept.
+    #[serde(default)]
+    pub overhead: Option<swimlane::Overhead>,
 }
 
 impl ExecutionReport {
@@ -719,7 +729,8 @@ fn run_job(
     report.index_launches = run.graph.launches.len() as u64;
     // The clock keeps launches as launches; a trace, a task dump and streams (which order
     // each instance after the previous one of its stream) want every instance a task.
-    if job.trace.is_some()
+    let spans = job.trace.is_some() || job.swimlane.is_some();
+    if spans
         || job.dump_tasks.is_some()
         || ranges
             .iter()
@@ -752,15 +763,7 @@ fn run_job(
             collectives: &collective_cycles,
             channel_latency,
         };
-        let tl = sim::simulate(
-            &run.graph,
-            lo,
-            hi,
-            &p.schedule,
-            charges,
-            &target,
-            job.trace.is_some(),
-        );
+        let tl = sim::simulate(&run.graph, lo, hi, &p.schedule, charges, &target, spans);
         let task_count = run.graph.kernel_tasks(lo, hi);
         report.executions.push(ExecutionReport {
             program: p.name.clone(),
@@ -770,12 +773,18 @@ fn run_job(
             busy_core_cycles: tl.busy_core_cycles,
             busy_cycles: tl.busy_cycles,
             execute_time_ms: elapsed.as_secs_f64() * 1e3,
+            overhead: swimlane::overhead(&swimlane::ran(&run.graph, &[(0, &tl.spans)], &target)),
         });
         report.task_count += task_count;
         report.total_cycles += tl.total_cycles;
         timelines.push((offset, tl));
         offset = report.total_cycles;
     }
+    let all_spans: Vec<(u64, &[sim::Span])> = timelines
+        .iter()
+        .map(|(o, tl)| (*o, tl.spans.as_slice()))
+        .collect();
+    report.overhead = swimlane::overhead(&swimlane::ran(&run.graph, &all_spans, &target));
     let mut stats_printed = Vec::new();
     for p in printed {
         let stats_of = |execution: Option<usize>| match execution {
@@ -853,6 +862,9 @@ fn run_job(
     }
     if let Some(path) = &job.trace {
         trace::write(path, &run.graph, &names, &timelines, &target).map_err(RunError::Input)?;
+    }
+    if let Some(dir) = &job.swimlane {
+        swimlane::write(dir, &run.graph, &all_spans, &target).map_err(RunError::Input)?;
     }
     if let Some(dir) = &job.dump_tensors {
         for t in &run.tensors.data {

@@ -1403,6 +1403,11 @@ pub fn simulate(
     }
 }
 
+/// Per core, the AICPU that hands it tasks; -1 for every core when any AICPU may.
+pub fn owner_of_cores(target: &TargetDesc) -> Vec<i64> {
+    Owners::of(target).of_cores(target)
+}
+
 /// Cores by the time they free up, then by number.
 type Cores = BinaryHeap<Reverse<(u64, u32)>>;
 
@@ -1428,6 +1433,21 @@ impl Owners {
                 .collect(),
             clusters: if owned { clusters } else { 0 },
         }
+    }
+
+    /// Per core (cube cores, then vector), the AICPU that owns it; -1 for every core when
+    /// they are shared.
+    fn of_cores(&self, target: &TargetDesc) -> Vec<i64> {
+        let cube = target.cube_cores;
+        (0..cube + target.vector_cores)
+            .map(|c| {
+                if self.clusters == 0 {
+                    return -1;
+                }
+                let cluster = if c < cube { c } else { (c - cube) / 2 };
+                i64::from(cluster % self.pool_of.len() as u32)
+            })
+            .collect()
     }
 
     fn of_aicpu(&self, a: usize) -> usize {
