@@ -656,6 +656,30 @@ impl Notebook {
                         .push(Output::Stderr(format!("warning: no timeline: {e}\n"))),
                 }
                 let _ = std::fs::remove_file(path);
+                // The timeline's scheduler overhead, as simpler's sched_overhead_analysis
+                // reports a device run's.
+                let lines: Vec<String> = report
+                    .executions
+                    .iter()
+                    .filter_map(|e| {
+                        let o = e.overhead?;
+                        Some(format!(
+                            "{}: scheduler overhead (simpler's model) AIC {:.1}%, AIV {:.1}%, all {:.1}%, has {:.1}% of {} cycles",
+                            e.program,
+                            o.aic * 100.0,
+                            o.aiv * 100.0,
+                            o.all * 100.0,
+                            o.has * 100.0,
+                            e.total_cycles
+                        ))
+                    })
+                    .collect();
+                if !lines.is_empty() {
+                    out.outputs.push(Output::Display(render::MimeBundle(vec![(
+                        "text/plain",
+                        lines.join("\n"),
+                    )])));
+                }
             }
         }
         Ok(())

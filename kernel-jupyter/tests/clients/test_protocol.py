@@ -475,6 +475,15 @@ bump = bump_rows(rows).compile(target="cpu_sim")
         ok(execute(kc, "%trace on"))
         traced = ok(execute(kc, "bump.execute()"))
         assert len(timelines(traced)) == 1 and tasks(traced) == ["8"], traced.describe()
+        # With its timeline, the run's scheduler overhead by simpler's model.
+        overhead = [
+            d["data"]["text/plain"]
+            for d in traced.displays
+            if "scheduler overhead" in d["data"].get("text/plain", "")
+        ]
+        assert len(overhead) == 1 and "bump: scheduler overhead (simpler's model) AIC" in overhead[0], (
+            traced.describe()
+        )
         ok(execute(kc, "%trace off"))
         modelled = ok(execute(kc, "bump.execute()"))
         assert not timelines(modelled)
