@@ -152,7 +152,7 @@ struct Stats {
     /// The scheduler-overhead shares of hw-native-sys/simpler's model (per engine, `all`,
     /// `has`), with `--trace` or `--swimlane`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    scheduler_overhead: Option<wsp_runtime::swimlane::Overhead>,
+    scheduler_overhead: Option<wsp_runtime::clock::swimlane::Overhead>,
 }
 
 /// One `execute()` of one program.
@@ -168,7 +168,7 @@ struct ExecutionStats {
     core_utilization: CoreUtilization,
     execute_time_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    scheduler_overhead: Option<wsp_runtime::swimlane::Overhead>,
+    scheduler_overhead: Option<wsp_runtime::clock::swimlane::Overhead>,
 }
 
 #[derive(Serialize)]

@@ -15,9 +15,9 @@ use std::path::Path;
 
 use wsp_ir::Program;
 
+use crate::clock::placement;
 use crate::exec::Collective;
 use crate::graph::{Graph, TaskId, TaskKind};
-use crate::sim::placement;
 use wsp_files::write_atomically;
 
 /// Writes the tasks of each execution (`program`, its task ids `lo..hi`) of an expanded graph.

@@ -2,6 +2,7 @@
 //! tasks with run-time values, runs them on a worker pool in dependency order, and times them
 //! on a simulated clock. It knows a program only through `wsp_ir`.
 
+pub mod clock;
 mod dump;
 mod enumerate;
 pub mod exec;
@@ -14,8 +15,6 @@ pub mod preview;
 pub mod process;
 mod regions;
 mod run;
-pub mod sim;
-pub mod swimlane;
 pub mod target;
 pub mod tensors;
 mod trace;
@@ -36,9 +35,9 @@ use wsp_ir::plan::TensorOrigin;
 use wsp_ir::pyformat::PyValue;
 use wsp_ir::{Kernel, Program, Target, memory};
 
+use crate::clock::{KernelCost, swimlane};
 use crate::exec::KernelFn;
 use crate::run::Run;
-use crate::sim::KernelCost;
 use crate::target::TargetDesc;
 use crate::tensors::{TensorData, TensorView, Tensors};
 
@@ -168,7 +167,7 @@ pub struct ExecutionReport {
     pub program: String,
     pub task_count: u64,
     pub total_cycles: u64,
-    /// The lower bound from dependencies alone (`sim::Timeline`).
+    /// The lower bound from dependencies alone (`clock::Timeline`).
     pub critical_path_cycles: u64,
     /// Cycles cores spent running this execution's tasks, summed over cores.
     pub busy_core_cycles: u64,
@@ -734,7 +733,7 @@ fn run_job(
         || job.dump_tasks.is_some()
         || ranges
             .iter()
-            .any(|(p, ..)| sim::needs_instances(&p.schedule))
+            .any(|(p, ..)| clock::needs_instances(&p.schedule))
     {
         run.graph.expand();
     }
@@ -757,13 +756,13 @@ fn run_job(
     let mut timelines = Vec::new();
     let mut offset = 0;
     for &(p, lo, hi, _, (elapsed, channel_latency)) in &ranges {
-        let charges = sim::Costs {
+        let charges = clock::Costs {
             kernels: &costs,
             extra_cycles: &extra_cycles,
             collectives: &collective_cycles,
             channel_latency,
         };
-        let tl = sim::simulate(&run.graph, lo, hi, &p.schedule, charges, &target, spans);
+        let tl = clock::simulate(&run.graph, lo, hi, &p.schedule, charges, &target, spans);
         let task_count = run.graph.kernel_tasks(lo, hi);
         report.executions.push(ExecutionReport {
             program: p.name.clone(),
@@ -780,7 +779,7 @@ fn run_job(
         timelines.push((offset, tl));
         offset = report.total_cycles;
     }
-    let all_spans: Vec<(u64, &[sim::Span])> = timelines
+    let all_spans: Vec<(u64, &[clock::Span])> = timelines
         .iter()
         .map(|(o, tl)| (*o, tl.spans.as_slice()))
         .collect();

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::clock::Timeline;
 use crate::graph::{Graph, TaskKind};
-use crate::sim::Timeline;
 use crate::target::TargetDesc;
 
 const AICPU_PID: u32 = 1;

@@ -14,8 +14,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::{Span, owner_of_cores};
 use crate::graph::{Graph, TaskKind};
-use crate::sim::Span;
 use crate::target::TargetDesc;
 
 /// One kernel task on the timeline, as the overhead model sees it.
@@ -188,7 +188,7 @@ pub fn write(
         ]));
         aicpu.push(json!([t.core, *r, at(t.dispatch), at(t.finish)]));
     }
-    let owners = crate::sim::owner_of_cores(target);
+    let owners = owner_of_cores(target);
     let metadata = json!({
         "clock_freq_hz": (target.clock_ghz * 1e9).round() as u64,
         "num_cores": cores,
