@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::clock::Timeline;
+use crate::clock::target::TargetDesc;
 use crate::graph::{Graph, TaskKind};
-use crate::target::TargetDesc;
 
 const AICPU_PID: u32 = 1;
 const CORE_PID: u32 = 2;

@@ -693,7 +693,7 @@ impl ProgramTables {
     }
 
     fn schedule(&mut self, cx: &Ctx) -> Result<String, String> {
-        // As runtime/src/sim.rs and enumerate.rs read the directives: the last of each wins.
+        // As runtime/src/clock/policy.rs and enumerate.rs read the directives: the last of each wins.
         let mut dispatch = ("RoundRobin", u32::MAX);
         let mut dispatch_key = None;
         let mut streams = 0u32;

@@ -10,8 +10,8 @@ use super::graph::Clock;
 use super::policy::{Policy, Rules};
 use super::ready::{Item, Node, Target};
 use super::report::{Costs, KernelCost, Span, Timeline};
+use crate::clock::target::TargetDesc;
 use crate::graph::{Graph, TaskId};
-use crate::target::TargetDesc;
 
 /// Simulates tasks `lo..hi` of the graph under `schedule`; the spans are kept for a trace.
 /// Under streams ([`needs_instances`](super::needs_instances)) the graph's launches must be

@@ -6,8 +6,8 @@ use rustc_hash::FxHashMap;
 use super::policy::{Policy, Rules};
 use super::ready::{Item, LaunchInfo, Node, ReadySet, Target};
 use super::report::{Costs, KernelCost, Span};
+use crate::clock::target::TargetDesc;
 use crate::graph::{Graph, TaskId, TaskKind};
-use crate::target::TargetDesc;
 
 /// The clock's state over the tasks of one execution.
 pub(super) struct Clock<'a> {

@@ -44,16 +44,20 @@
 //!
 //! The files: `policy.rs` reads the schedule's directives; `graph.rs` builds the clock's graph
 //! and resolves dependencies; `ready.rs` holds each AICPU's ready set; `dispatch.rs` runs the
-//! AICPUs and cores; `critical.rs` finds the critical path; `report.rs` holds the results;
-//! `swimlane.rs` writes them in simpler's profiling formats.
+//! AICPUs and cores; `critical.rs` finds the critical path; `target.rs` reads the target
+//! description; `kernel_model.rs` costs each kernel from its AICore instructions with the
+//! description's instruction table; `report.rs` holds the results; `swimlane.rs` writes them
+//! in simpler's profiling formats.
 
 mod critical;
 mod dispatch;
 mod graph;
+pub mod kernel_model;
 mod policy;
 mod ready;
 mod report;
 pub mod swimlane;
+pub mod target;
 #[cfg(test)]
 mod tests;
 

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Span, owner_of_cores};
+use crate::clock::target::TargetDesc;
 use crate::graph::{Graph, TaskKind};
-use crate::target::TargetDesc;
 
 /// One kernel task on the timeline, as the overhead model sees it.
 #[derive(Debug, Clone, Copy)]

@@ -9,8 +9,8 @@ use wsp_ir::{Directive, ScalarExpr};
 use super::graph::Clock;
 use super::policy::Rules;
 use super::{Costs, KernelCost, simulate};
+use crate::clock::target::TargetDesc;
 use crate::graph::{Graph, Launch, Task, TaskId, TaskKind};
-use crate::target::TargetDesc;
 
 /// A random graph: tasks, barriers, collectives and launches in two executions, with
 /// edges to and from single instances, every instance, or some of them, and links.

@@ -4,9 +4,9 @@
 
 use serde::Deserialize;
 
-use crate::kernel_model::InstrTable;
+use super::kernel_model::InstrTable;
 
-pub const DEFAULT: &str = include_str!("../targets/ascend_910b.toml");
+pub const DEFAULT: &str = include_str!("../../targets/ascend_910b.toml");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
