@@ -176,12 +176,12 @@ impl InstrTable {
     }
 }
 
-/// One part's cycles on its core, and each pipe's busy cycles.
+/// One part's cycles on its core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PartCycles {
     pub total: u64,
-    pub busy: [u64; 7],
-    /// Of the busy cycles, those of loads from and stores to global memory, and their bytes.
+    /// Of its instructions' cycles, those of loads from and stores to global memory, and the
+    /// bytes they move.
     pub gm_cycles: u64,
     pub gm_bytes: u64,
 }
@@ -198,7 +198,6 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
     let mut out = PartCycles::default();
     // Every tile is bound before any instruction starts.
     let bound = (l.tiles as f64 * table.assign).round() as u64;
-    out.busy[index(Pipe::S)] = bound;
     let mut free = [bound; 7];
     let mut started = false;
     let mut flags: BTreeMap<(Pipe, Pipe, u32), std::collections::VecDeque<u64>> = BTreeMap::new();
@@ -211,7 +210,6 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
                     c += table.vector_start.round() as u64;
                 }
                 free[index(*pipe)] += c;
-                out.busy[index(*pipe)] += c;
                 if let Some(bytes) = gm_bytes(instr) {
                     out.gm_cycles += c;
                     out.gm_bytes += bytes;
@@ -255,8 +253,6 @@ pub enum CostSource {
     Instructions,
     /// From its ops, as it has no AICore form; why.
     Ops(String),
-    /// From a measurement (`--kernel-cycles`).
-    Measured,
 }
 
 /// A kernel's modelled cycles, split by the unit of each part.
@@ -480,16 +476,104 @@ pub fn fit(
     measured: &[Measured],
     listing_of: impl Fn(&Measured) -> Option<Listing>,
 ) -> Result<Fit, String> {
-    type Samples = Vec<Sample>;
-    let mut by_key: BTreeMap<(String, String), Samples> = BTreeMap::new();
-    // The first vector instruction of each kernel, fitted apart: it pays the pipe's start.
-    let mut starts: Vec<(String, DType, Pipe, Instr, f64, String)> = Vec::new();
+    let mut set = Samples::default();
     let mut listings = Vec::new();
-    for m in measured {
-        if m.total_cycles.is_none() {
-            continue;
-        }
+    for m in measured.iter().filter(|m| m.total_cycles.is_some()) {
         let l = listing_of(m).ok_or(format!("{}: no emitted kernel to read", m.kernel))?;
+        set.add(m, &l)?;
+        listings.push((m, l));
+    }
+    let mut table = InstrTable {
+        source: String::new(),
+        assign: 0.0,
+        vector_start: 0.0,
+        costs: set.rows(&mut String::new()),
+    };
+    // The vector pipe's start: the median of what first instructions with rows of their own
+    // cost beyond them; then those instructions join their rows, less the start.
+    let mut extra: Vec<f64> = set
+        .starts
+        .iter()
+        .filter(|s| {
+            set.by_key
+                .contains_key(&(s.key.clone(), s.dtype.name().to_string()))
+        })
+        .map(|s| s.y - table.cycles(&s.instr, s.pipe) as f64)
+        .collect();
+    table.vector_start = median(&mut extra);
+    for s in std::mem::take(&mut set.starts) {
+        let y = (s.y - table.vector_start).max(1.0);
+        set.push(&s.key, s.dtype, s.pipe, &s.instr, y, &s.at);
+    }
+    let mut excluded = String::new();
+    table.costs = set.rows(&mut excluded);
+    // The binding: what each kernel's total holds beyond its instructions, per tile bound
+    // (the pipes run one after another under this emitter's flags).
+    let mut per_tile: Vec<f64> = listings
+        .iter()
+        .filter(|(_, l)| l.tiles > 0)
+        .map(|(m, l)| {
+            let busy: u64 = m.instructions.iter().map(|(_, c)| c).sum();
+            (m.total_cycles.unwrap_or(0) as f64 - busy as f64) / l.tiles as f64
+        })
+        .collect();
+    table.assign = median(&mut per_tile);
+    let report = report(&listings, &table, &excluded);
+    Ok(Fit { table, report })
+}
+
+/// The middle value, at least 0; 0 for none.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0).max(0.0)
+}
+
+/// Per kernel, the table's cycles against Perf-Sim's, after the measurements left out.
+fn report(listings: &[(&Measured, Listing)], table: &InstrTable, excluded: &str) -> String {
+    let mut report = String::new();
+    if !excluded.is_empty() {
+        report = format!("excluded measurements:\n{excluded}\n");
+    }
+    report.push_str("kernel | program | Perf-Sim | compared with | model | error\n");
+    for (m, l) in listings {
+        let (r, fixed) = reference(m, l, table);
+        let c = run_listing(l, table).total;
+        let fixed = if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", fixed.join(", "))
+        };
+        report.push_str(&format!(
+            "{} | {} | {} | {r}{fixed} | {c} | {:+.1}%\n",
+            m.kernel,
+            m.program,
+            m.total_cycles.unwrap_or(0),
+            (c as f64 - r as f64) / r.max(1) as f64 * 100.0
+        ));
+    }
+    report
+}
+
+/// The measured instructions by table row (name or class, dtype or `*`), and the first vector
+/// instruction of each kernel apart: it pays the pipe's start.
+#[derive(Default)]
+struct Samples {
+    by_key: BTreeMap<(String, String), Vec<Sample>>,
+    starts: Vec<Start>,
+}
+
+struct Start {
+    key: String,
+    dtype: DType,
+    pipe: Pipe,
+    instr: Instr,
+    y: f64,
+    at: String,
+}
+
+impl Samples {
+    /// Each instruction of `l` with its measured cycles from `m`, which must name the same.
+    fn add(&mut self, m: &Measured, l: &Listing) -> Result<(), String> {
         let instrs: Vec<(Pipe, &Instr)> = l.instrs().map(|(_, p, i)| (p, i)).collect();
         if instrs.len() != m.instructions.len() {
             return Err(format!(
@@ -508,34 +592,50 @@ pub fn fit(
                     m.kernel, i.name
                 ));
             }
-            let (dt, x) = features(i, *pipe);
-            let y = *cycles as f64;
-            let k = key(i, *pipe);
+            let (dtype, _) = features(i, *pipe);
+            let (key, y) = (key(i, *pipe), *cycles as f64);
             let at = format!("{} ({}) {}", m.kernel, m.program, i.name);
             if *pipe == Pipe::V && !started {
                 started = true;
-                starts.push((k, dt, *pipe, (*i).clone(), y, at));
+                let (pipe, instr) = (*pipe, (*i).clone());
+                self.starts.push(Start {
+                    key,
+                    dtype,
+                    pipe,
+                    instr,
+                    y,
+                    at,
+                });
                 continue;
             }
-            for key in [
-                (k.clone(), dt.name().to_string()),
-                (k.clone(), "*".to_string()),
-                (format!("*{}", class(*pipe)), dt.name().to_string()),
-                (format!("*{}", class(*pipe)), "*".to_string()),
-            ] {
-                by_key.entry(key).or_default().push(Sample {
-                    x,
-                    y,
-                    at: at.clone(),
-                    suspect: suspect(i, *pipe),
-                });
-            }
+            self.push(&key, dtype, *pipe, i, y, &at);
         }
-        listings.push((m, l));
+        Ok(())
     }
-    let rows = |by_key: &BTreeMap<(String, String), Samples>, excluded: &mut String| {
+
+    /// One sample, under its own row and its fallbacks.
+    fn push(&mut self, key: &str, dtype: DType, pipe: Pipe, i: &Instr, y: f64, at: &str) {
+        let (_, x) = features(i, pipe);
+        let class = format!("*{}", class(pipe));
+        for row in [
+            (key.to_string(), dtype.name().to_string()),
+            (key.to_string(), "*".to_string()),
+            (class.clone(), dtype.name().to_string()),
+            (class.clone(), "*".to_string()),
+        ] {
+            self.by_key.entry(row).or_default().push(Sample {
+                x,
+                y,
+                at: at.to_string(),
+                suspect: suspect(i, pipe),
+            });
+        }
+    }
+
+    /// A row per key; what was left out goes to `excluded`.
+    fn rows(&self, excluded: &mut String) -> Vec<InstrCost> {
         let mut costs = Vec::new();
-        for ((name, dtype), all) in by_key {
+        for ((name, dtype), all) in &self.by_key {
             // Perf-Sim's wrapped repeat counts (see `wrapped`): fitted without the suspects,
             // a suspect a factor of 4 under its row is left out.
             let sure: Vec<Sample> = all.iter().filter(|s| !s.suspect).cloned().collect();
@@ -547,12 +647,8 @@ pub fn fit(
                 .partition(|s| !s.suspect || s.y * 4.0 >= predict(&s.x));
             if !name.starts_with('*') && dtype != "*" {
                 for s in &out {
-                    excluded.push_str(&format!(
-                        "{}: {} cycles, row predicts {:.0}\n",
-                        s.at,
-                        s.y,
-                        predict(&s.x)
-                    ));
+                    let p = predict(&s.x);
+                    excluded.push_str(&format!("{}: {} cycles, row predicts {p:.0}\n", s.at, s.y));
                 }
             }
             let c = nnls(&samples);
@@ -566,77 +662,7 @@ pub fn fit(
             });
         }
         costs
-    };
-    let mut excluded = String::new();
-    let mut table = InstrTable {
-        source: String::new(),
-        assign: 0.0,
-        vector_start: 0.0,
-        costs: rows(&by_key, &mut String::new()),
-    };
-    // The vector pipe's start: the median of what first instructions with rows of their own
-    // cost beyond them; then those instructions join their rows, less the start.
-    let mut extra: Vec<f64> = starts
-        .iter()
-        .filter(|(k, dt, ..)| by_key.contains_key(&(k.clone(), dt.name().to_string())))
-        .map(|(_, _, pipe, i, y, _)| y - table.cycles(i, *pipe) as f64)
-        .collect();
-    extra.sort_by(f64::total_cmp);
-    table.vector_start = extra.get(extra.len() / 2).copied().unwrap_or(0.0).max(0.0);
-    for (k, dt, pipe, i, y, at) in &starts {
-        let (_, x) = features(i, *pipe);
-        for key in [
-            (k.clone(), dt.name().to_string()),
-            (k.clone(), "*".to_string()),
-            (format!("*{}", class(*pipe)), dt.name().to_string()),
-            (format!("*{}", class(*pipe)), "*".to_string()),
-        ] {
-            by_key.entry(key).or_default().push(Sample {
-                x,
-                y: (y - table.vector_start).max(1.0),
-                at: at.clone(),
-                suspect: suspect(i, *pipe),
-            });
-        }
     }
-    table.costs = rows(&by_key, &mut excluded);
-    // The binding: what each kernel's total holds beyond its instructions, per tile bound
-    // (the pipes run one after another under this emitter's flags).
-    let mut per_tile: Vec<f64> = listings
-        .iter()
-        .filter(|(_, l)| l.tiles > 0)
-        .map(|(m, l)| {
-            let busy: u64 = m.instructions.iter().map(|(_, c)| c).sum();
-            (m.total_cycles.unwrap_or(0) as f64 - busy as f64) / l.tiles as f64
-        })
-        .collect();
-    per_tile.sort_by(f64::total_cmp);
-    table.assign = per_tile
-        .get(per_tile.len() / 2)
-        .copied()
-        .unwrap_or(0.0)
-        .max(0.0);
-    let mut report = String::from("kernel | program | Perf-Sim | compared with | model | error\n");
-    if !excluded.is_empty() {
-        report = format!("excluded measurements:\n{excluded}\n{report}");
-    }
-    for (m, l) in &listings {
-        let (r, fixed) = reference(m, l, &table);
-        let c = run_listing(l, &table).total;
-        report.push_str(&format!(
-            "{} | {} | {} | {r}{} | {c} | {:+.1}%\n",
-            m.kernel,
-            m.program,
-            m.total_cycles.unwrap_or(0),
-            if fixed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", fixed.join(", "))
-            },
-            (c as f64 - r as f64) / r.max(1) as f64 * 100.0
-        ));
-    }
-    Ok(Fit { table, report })
 }
 
 /// One measured instruction: its features, cycles and where it was measured.
