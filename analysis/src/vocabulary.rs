@@ -80,6 +80,8 @@ pub struct Param {
     pub kind: ParamKind,
     /// `*name`: any number of positional arguments.
     pub variadic: bool,
+    /// Another keyword the seed documents give it (`capacity=` for a channel's `depth`).
+    pub alias: Option<&'static str>,
 }
 
 impl Param {
@@ -95,18 +97,26 @@ impl Param {
     /// The parameter in full, for its documentation: `depth: int = 1`.
     pub fn detail(&self) -> String {
         let star = if self.variadic { "*" } else { "" };
+        let also = self
+            .alias
+            .map_or(String::new(), |a| format!(" (also `{a}=`)"));
         match self.default {
-            Some(d) => format!("{star}{}: {} = {d}", self.name, self.kind.name()),
-            None => format!("{star}{}: {}", self.name, self.kind.name()),
+            Some(d) => format!("{star}{}: {} = {d}{also}", self.name, self.kind.name()),
+            None => format!("{star}{}: {}{also}", self.name, self.kind.name()),
         }
     }
 
     /// The parameter as `Eval::bind` reads it: the name, with `?` when it may be left out.
+    /// Its name for binding: `name`, `name|alias`, then `?` when it may be left out.
     pub fn bind_name(&self) -> String {
-        match self.default {
-            Some(_) => format!("{}?", self.name),
-            None => self.name.to_string(),
+        let mut s = self.name.to_string();
+        if let Some(a) = self.alias {
+            s = format!("{s}|{a}");
         }
+        if self.default.is_some() {
+            s.push('?');
+        }
+        s
     }
 }
 
@@ -116,6 +126,7 @@ const fn req(name: &'static str, kind: ParamKind) -> Param {
         default: None,
         kind,
         variadic: false,
+        alias: None,
     }
 }
 
@@ -125,6 +136,7 @@ const fn opt(name: &'static str, default: &'static str, kind: ParamKind) -> Para
         default: Some(default),
         kind,
         variadic: false,
+        alias: None,
     }
 }
 
@@ -134,7 +146,14 @@ const fn many(name: &'static str, kind: ParamKind) -> Param {
         default: None,
         kind,
         variadic: true,
+        alias: None,
     }
+}
+
+/// `p`, also taken as `alias=`.
+const fn aka(mut p: Param, alias: &'static str) -> Param {
+    p.alias = Some(alias);
+    p
 }
 
 /// A member of a namespace builtin (`DispatchPolicy.round_robin`), or a method of a schedule or
@@ -265,8 +284,8 @@ vocabulary! {
         call!("otherwise", [], "`with P.otherwise():` runs where no `when` before it held."),
         call!("pipe", [], "`with P.pipe():` a pipeline whose stages talk over channels."),
     ]: "a parallel loop over axes (inside a workload).";
-    Channel = "Channel"(req("name", K::Str), opt("depth", "1", K::Int)): "a CSP channel of task completions.";
-    Event = "Event"(req("name", K::Str)): "a rendezvous channel (depth 0).";
+    Channel = "Channel"(opt("name", "the variable's name", K::Str), aka(opt("depth", "1", K::Int), "capacity")): "a CSP channel of task completions (`capacity=` is the tutorial's `depth=`).";
+    Event = "Event"(opt("name", "the variable's name", K::Str)): "a rendezvous channel (depth 0).";
     Send = "send"(req("channel", K::Channel), req("task", K::Task)): "sends a task's completion on a channel.";
     Consume = "consume"(req("channel", K::Channel), opt("body", "None", K::Body)): "`with consume(ch) as t:` runs its body once per task received; in a process, `consume(ch, lambda t: ...)`.";
     Process = "process"(req("name", K::Str)): "a CSP process: `process(\"loader\").produces(ch).body(...)`; `connect` runs processes as a pipeline.";
@@ -288,7 +307,7 @@ vocabulary! {
     ]: "";
     TimingPolicy = "TimingPolicy" [
         value("immediate", "Each task is issued when it is ready."),
-        call!("batched", [req("n", K::Int)], "Tasks are issued `n` at a time."),
+        call!("batched", [aka(req("n", K::Int), "batch_size")], "Tasks are issued `n` at a time (`batch_size=` is the tutorial's `n`)."),
         call!("interleaved", [req("n", K::Int)], "Streams take turns, `n` tasks each."),
         call!("rate_limit", [req("tasks_per_ms", K::Number)], "At most this many tasks are issued per millisecond."),
     ]: "";
@@ -318,12 +337,13 @@ vocabulary! {
     // Layouts
     TensorLayout = "TensorLayout"(req("dims", K::Layout)) [
         call!("default", [req("rank", K::Int)], "Every dimension replicated."),
+        call!("replicated", [req("rank", K::Int)], "Every dimension replicated: the tutorial's `default`."),
         call!("sharded", [req("dim", K::Int), req("rank", K::Int), opt("mesh_axis", "0", K::Int)], "Dimension `dim` sharded over a mesh axis, the others replicated."),
     ]: "a tensor's layout: one TensorShard or TensorReplicate per dimension.";
     TensorShard = "TensorShard"(req("mesh_axis", K::Int)): "a dimension split over a mesh axis.";
     TensorReplicate = "TensorReplicate"(): "a dimension held whole everywhere.";
     MemLayout = "MemLayout": "The memory order of a tensor.";
-    Relayout = "relayout"(req("tensor", K::Tensor), req("layout", K::Layout)): "the tensor with another layout.";
+    Relayout = "relayout"(req("tensor", K::Tensor), aka(req("layout", K::Layout), "to")): "the tensor with another layout (`to=` is the spec's `layout=`).";
     Allreduce = "allreduce"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums over the sharded dimension.";
     Allgather = "allgather"(req("tensor", K::Tensor), req("mesh_axis", K::Int)): "replicates a sharded tensor.";
     ReduceScatter = "reduce_scatter"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums and shards dimension 0.";

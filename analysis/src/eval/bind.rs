@@ -185,7 +185,10 @@ impl<'db> Eval<'db> {
                         .keyword()
                         .map(|k| k.text().to_string())
                         .unwrap_or_default();
-                    match params.iter().position(|(n, _)| *n == kw) {
+                    match params
+                        .iter()
+                        .position(|(n, _)| n.split('|').any(|a| a == kw))
+                    {
                         Some(i) => i,
                         None => {
                             let mut d = Diag::new(
@@ -193,7 +196,8 @@ impl<'db> Eval<'db> {
                                 self.span(range),
                                 format!("{what} has no parameter `{kw}`"),
                             );
-                            if let Some(best) = suggest(&kw, params.iter().map(|(n, _)| *n)) {
+                            let names = params.iter().flat_map(|(n, _)| n.split('|'));
+                            if let Some(best) = suggest(&kw, names) {
                                 d.message.push_str(&format!("; did you mean `{best}`?"));
                                 if let Some(k) = arg.keyword() {
                                     d = d.with_guess(
@@ -224,7 +228,7 @@ impl<'db> Eval<'db> {
                 self.error(
                     Code::WrongArguments,
                     range,
-                    format!("{what} got `{}` twice", params[slot].0),
+                    format!("{what} got `{}` twice", first_name(params[slot].0)),
                 );
                 ok = false;
                 continue;
@@ -239,13 +243,18 @@ impl<'db> Eval<'db> {
                 self.error(
                     Code::WrongArguments,
                     at,
-                    format!("{what} is missing `{name}`{hint}"),
+                    format!("{what} is missing `{}`{hint}", first_name(name)),
                 );
                 ok = false;
             }
         }
         Bound { slots, ok }
     }
+}
+
+/// A parameter's own name, without the alias `bind_name` adds (`depth|capacity`).
+fn first_name(name: &str) -> &str {
+    name.split('|').next().unwrap_or(name)
 }
 
 /// A parameter of a workload and the kind of value its annotation asks for.

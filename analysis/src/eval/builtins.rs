@@ -85,7 +85,11 @@ impl<'db> Eval<'db> {
     fn channel(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
         let args = self.bind_builtin(c, b)?;
-        let label = self.string_arg(&args, 0)?;
+        // Unnamed, it takes the name of the variable it is bound to (`name_value`).
+        let label = match args.get(0) {
+            Some(_) => self.string_arg(&args, 0)?,
+            None => String::new(),
+        };
         let depth = match args.get(1) {
             Some((v, r)) => self.non_negative(&v.clone(), *r, "a channel depth")? as u64,
             None => 1,
@@ -102,7 +106,10 @@ impl<'db> Eval<'db> {
     fn event(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
         let range = c.syntax().text_range();
         let args = self.bind_builtin(c, b)?;
-        let label = self.string_arg(&args, 0)?;
+        let label = match args.get(0) {
+            Some(_) => self.string_arg(&args, 0)?,
+            None => String::new(),
+        };
         Some(Value::Channel(Box::new(Channel {
             name: String::new(),
             label,
@@ -463,7 +470,7 @@ impl<'db> Eval<'db> {
             (Builtin::TimingPolicy, "batched" | "interleaved") => self.counted_timing(b, m, c),
             (Builtin::TimingPolicy, "rate_limit") => self.rate_limit(b, m, c),
             (Builtin::ReadyPolicy | Builtin::Pools, _) => self.task_graph_policy(b, m, c),
-            (Builtin::TensorLayout, "default") => self.default_layout(b, m, c),
+            (Builtin::TensorLayout, "default" | "replicated") => self.default_layout(b, m, c),
             (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
             (Builtin::Math, _) => self.math_call(m, c),
             (Builtin::P, _) => {
@@ -542,6 +549,20 @@ impl<'db> Eval<'db> {
         m: &'static str,
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
+        // The tutorial's `interleaved(priority=1)` has no meaning the original framework's
+        // code or the spec gives it (both take a count).
+        if let Some(k) = c
+            .args()
+            .filter_map(|a| a.keyword())
+            .find(|k| m == "interleaved" && k.text() == "priority")
+        {
+            self.error(
+                Code::WrongArguments,
+                k.text_range(),
+                "`TimingPolicy.interleaved` has no `priority`: it takes how many tasks a stream issues in its turn, `interleaved(n)` (the spec writes `interleaved(streams)`); the tutorial's `interleaved(priority=1)` means nothing the original framework does",
+            );
+            return None;
+        }
         let args = self.bind_member(c, b, m)?;
         let (v, r) = args.get(0)?.clone();
         match v {

@@ -153,6 +153,9 @@ fn name_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>, value: Value<'
             Value::Axis(a)
         }
         Value::Channel(mut c) if c.name.is_empty() => {
+            if c.label.is_empty() {
+                c.label = name.clone();
+            }
             c.name = name.clone();
             c.def = def;
             Value::Channel(c)

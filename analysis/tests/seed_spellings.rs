@@ -1,0 +1,141 @@
+//! The seed documents' own spellings (the tutorial's and the spec's), each taken with the
+//! meaning its text gives: `Channel(capacity=4)` and an unnamed channel or event named after
+//! its variable, `TensorLayout.replicated(rank=2)`, `relayout(x, to=...)`,
+//! `TimingPolicy.batched(batch_size=16)`; and `interleaved(priority=1)`, which nothing gives a
+//! meaning, refused with what to write instead.
+
+use std::fmt::Write;
+
+use expect_test::{Expect, expect};
+use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
+
+const HEADER: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 16, 16), F32, init=randn(seed=0))
+T0 = Tensor((4, 16, 16), F32)
+Y = Tensor((4, 16, 16), F32)
+tiles = Dense[4]()
+
+@kernel
+def load_tile(src: In[Tile[16, 16, F32]], dst: Out[Tile[16, 16, F32]]):
+    pto.store(dst, src)
+
+@kernel
+def square_tile(src: In[Tile[16, 16, F32]], dst: Out[Tile[16, 16, F32]]):
+    pto.store(dst, pto.mul(src, src))
+"#;
+
+/// The diagnostics, or for a clean file the lowered programs from the first workload on.
+fn shown(text: &str) -> String {
+    let db = Database::default();
+    let ws = Workspace::new(&db, Vec::new());
+    let file = File::new(&db, ws, "seed.wsp".into(), text.to_string());
+    let mut out = String::new();
+    for d in file_diagnostics(&db, file) {
+        let _ = writeln!(
+            out,
+            "{} `{}`: {}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+    }
+    if out.is_empty() {
+        for p in &lower_file(&db, file).clone().expect("lowered").programs {
+            let text = p.to_string();
+            let _ = write!(out, "{}", &text[text.find("\nworkload").unwrap_or(0)..]);
+        }
+    }
+    out
+}
+
+fn check(body: &str, expect: Expect) {
+    expect.assert_eq(&shown(&format!("{HEADER}{body}")));
+}
+
+const PIPELINE: &str = r#"
+@workload
+def pipeline(tiles):
+    with P.pipe():
+        for i in P.seq(tiles):
+            send(load_to_compute, load_tile[i](src=X[i], dst=T0[i]))
+        with consume(load_to_compute) as t:
+            square_tile[t](src=T0[t], dst=Y[t])
+
+program = pipeline(tiles).compile(target="cpu_sim")
+"#;
+
+#[test]
+fn an_unnamed_channel_takes_its_variables_name_and_capacity_is_depth() {
+    check(
+        &format!("load_to_compute = Channel(capacity=4)\n{PIPELINE}"),
+        expect![[r#"
+
+            workload #0 pipeline(tiles)
+              pipeline
+                loop Sequential i in tiles Dense x4
+                  task #0 load_tile[i] fields (i) (src: In X[i], dst: Out T0[i])
+                  send load_to_compute task #0
+                consume load_to_compute as t
+                  task #1 square_tile[t] fields (t) (src: In T0[t], dst: Out Y[t])
+
+            root #0
+        "#]],
+    );
+    // The same plan as the spec's spelling.
+    assert_eq!(
+        shown(&format!(
+            "{HEADER}load_to_compute = Channel(capacity=4)\n{PIPELINE}"
+        )),
+        shown(&format!(
+            "{HEADER}load_to_compute = Channel(\"load_to_compute\", depth=4)\n{PIPELINE}"
+        ))
+    );
+    check(
+        &format!("load_to_compute = Channel(\"l\", depth=2, capacity=4)\n{PIPELINE}"),
+        expect![[r#"
+            WSP203 `capacity=4`: `Channel` got `depth` twice
+        "#]],
+    );
+}
+
+const COPY: &str = r#"
+@workload
+def copy(tiles):
+    for i in P(tiles):
+        load_tile[i](src=X[i], dst=T0[i])
+"#;
+
+#[test]
+fn the_tutorials_layout_and_timing_spellings_mean_the_specs() {
+    check(
+        &format!(
+            r#"
+A = Tensor((4, 16), F32, layout=TensorLayout.sharded(dim=0, rank=2))
+B = relayout(A, to=TensorLayout.replicated(rank=2))
+C = relayout(A, layout=TensorLayout.default(2))
+done = Event()
+{COPY}
+program = copy(tiles).timing(TimingPolicy.batched(batch_size=16)).compile(target="cpu_sim")
+"#
+        ),
+        expect![[r#"
+
+            workload #0 copy(tiles)
+              loop Independent i in tiles Dense x4
+                task #0 load_tile[i] fields (i) (src: In X[i], dst: Out T0[i])
+
+            root #0
+            schedule timing batched(16)
+        "#]],
+    );
+    check(
+        &format!(
+            "{COPY}\nbad = copy(tiles).timing(TimingPolicy.interleaved(priority=1)).compile(target=\"cpu_sim\")\n"
+        ),
+        expect![[r#"
+            WSP203 `priority`: `TimingPolicy.interleaved` has no `priority`: it takes how many tasks a stream issues in its turn, `interleaved(n)` (the spec writes `interleaved(streams)`); the tutorial's `interleaved(priority=1)` means nothing the original framework does
+        "#]],
+    );
+}
