@@ -344,9 +344,9 @@ vocabulary! {
     TensorReplicate = "TensorReplicate"(): "a dimension held whole everywhere.";
     MemLayout = "MemLayout": "The memory order of a tensor.";
     Relayout = "relayout"(req("tensor", K::Tensor), aka(req("layout", K::Layout), "to")): "the tensor with another layout (`to=` is the spec's `layout=`).";
-    Allreduce = "allreduce"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums over the sharded dimension.";
-    Allgather = "allgather"(req("tensor", K::Tensor), req("mesh_axis", K::Int)): "replicates a sharded tensor.";
-    ReduceScatter = "reduce_scatter"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), req("mesh_axis", K::Int)): "sums and shards dimension 0.";
+    Allreduce = "allreduce"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "sums over the sharded dimension.";
+    Allgather = "allgather"(req("tensor", K::Tensor), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "replicates a sharded tensor.";
+    ReduceScatter = "reduce_scatter"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "sums and shards dimension 0.";
     // Python builtins the subset allows
     Print = "print"(many("values", K::Value)): "Prints values when the file runs (`print(program.stats)`).";
     Min = "min"(many("values", K::Int)): "The smaller of integers (in predicates and keys).";

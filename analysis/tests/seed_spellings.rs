@@ -139,3 +139,37 @@ program = copy(tiles).timing(TimingPolicy.batched(batch_size=16)).compile(target
         "#]],
     );
 }
+
+#[test]
+fn a_collective_without_a_mesh_axis_takes_the_one_its_tensor_is_sharded_on() {
+    let with = |call: &str| {
+        format!(
+            r#"{HEADER}
+partial = Tensor((2, 16), F32, layout=TensorLayout.sharded(dim=0, rank=2, mesh_axis=1))
+total = {call}
+again = allgather(total)
+"#
+        )
+    };
+    // The sum is replicated: gathering it again has nothing to gather.
+    assert_eq!(
+        shown(&with("allreduce(partial)")),
+        "WSP203 `allgather(total)`: `allgather` without `mesh_axis`: `total` is not sharded\n"
+    );
+    assert_eq!(
+        shown(&with("allreduce(partial)")),
+        shown(&with("allreduce(partial, mesh_axis=1)"))
+    );
+    check(
+        r#"
+both = Tensor((2, 16), F32, layout=TensorLayout((TensorShard(0), TensorShard(1))))
+plain = Tensor((2, 16), F32)
+a = allreduce(both)
+b = allgather(plain)
+"#,
+        expect![[r#"
+            WSP203 `allreduce(both)`: `allreduce` without `mesh_axis`: `both` is sharded on several mesh axes: give one of mesh_axis=0, mesh_axis=1
+            WSP203 `allgather(plain)`: `allgather` without `mesh_axis`: `plain` is not sharded
+        "#]],
+    );
+}

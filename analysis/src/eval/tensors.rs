@@ -531,7 +531,7 @@ impl<'db> Eval<'db> {
             let layout = self.relayout_layout(&source, &args)?;
             (source.shape.clone(), layout)
         } else {
-            let mesh = self.collective_mesh_axis(b, &args)?;
+            let mesh = self.collective_mesh_axis(b, &args, &source, range)?;
             let dim = self.sharded_dim(b, &source, tr, mesh)?;
             collective_result(b, &source, dim, mesh)
         };
@@ -603,8 +603,15 @@ impl<'db> Eval<'db> {
     }
 
     /// A reducing collective's `op` (if it has one: "sum", "max" or "min") and its mesh axis,
-    /// a non-negative integer.
-    fn collective_mesh_axis(&mut self, b: Builtin, args: &Args<'db>) -> Option<u32> {
+    /// a non-negative integer; left out, the one mesh axis `source` is sharded on (as the
+    /// tutorial's `allreduce(partial_sum)`), WSP203 at the call `range` when there is not one.
+    fn collective_mesh_axis(
+        &mut self,
+        b: Builtin,
+        args: &Args<'db>,
+        source: &Tensor<'db>,
+        range: TextRange,
+    ) -> Option<u32> {
         let params = b.params().unwrap_or(&[]);
         if let Some(i) = params.iter().position(|p| p.name == "op")
             && let Some((ov, or)) = args.get(i).cloned()
@@ -626,7 +633,30 @@ impl<'db> Eval<'db> {
             }
         }
         let mi = params.iter().position(|p| p.name == "mesh_axis")?;
-        let (mv, mr) = args.get(mi)?.clone();
+        let Some((mv, mr)) = args.get(mi).cloned() else {
+            let mut axes: Vec<u32> = source.layout.mesh_axes().map(|(_, m)| m).collect();
+            axes.sort_unstable();
+            axes.dedup();
+            if let [m] = axes[..] {
+                return Some(m);
+            }
+            let why = if axes.is_empty() {
+                format!("`{}` is not sharded", source.name)
+            } else {
+                let list: Vec<String> = axes.iter().map(|m| format!("mesh_axis={m}")).collect();
+                format!(
+                    "`{}` is sharded on several mesh axes: give one of {}",
+                    source.name,
+                    list.join(", ")
+                )
+            };
+            self.error(
+                Code::WrongArguments,
+                range,
+                format!("`{}` without `mesh_axis`: {why}", b.name()),
+            );
+            return None;
+        };
         match mv {
             Value::Int(m) if m >= 0 => Some(m as u32),
             Value::Unknown => None,
