@@ -2,6 +2,8 @@
 //! decided for any routing, as a race "whenever a row selects 2 or more entries", with
 //! `P.seq(routing[b])`, the sequential selected loop an expert combine accumulates in, as the fix.
 
+mod common;
+
 use std::fmt::Write;
 
 use expect_test::{Expect, expect};
@@ -87,35 +89,18 @@ def reduce(batch, tiles):
             copy[b, t](X[b, t], Y[b])
 "#;
 
-fn diagnostics(text: &str) -> String {
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "uncalled.wsp".into(), text.to_string());
-    let mut shown = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            shown,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    shown
-}
-
 #[test]
 fn a_workload_nobody_calls_yet_is_checked_for_races_over_any_axes() {
     expect![[r#"
         WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=0) and (t=1) of this `P` loop, which both write `Y[0]`; `t` runs over an axis the workload's caller gives: this happens in every call whose axis has 2 or more iterations
-    "#]].assert_eq(&diagnostics(UNCALLED));
+    "#]].assert_eq(&common::diagnostics_shown(UNCALLED));
     // Once called, the call's own extents decide, once: one tile per row cannot race.
     let called =
         format!("{UNCALLED}\nprogram = reduce(Dense[4], Dense[1]).compile(target=\"cpu_sim\")\n");
-    expect![[r#""#]].assert_eq(&diagnostics(&called));
+    expect![[r#""#]].assert_eq(&common::diagnostics_shown(&called));
     let called =
         format!("{UNCALLED}\nprogram = reduce(Dense[4], Dense[8]).compile(target=\"cpu_sim\")\n");
     expect![[r#"
         WSP301 `Y[b]`: `Y[b]` is written by parallel iterations (t=0) and (t=1) of this `P` loop, which both write `Y[0]`
-    "#]].assert_eq(&diagnostics(&called));
+    "#]].assert_eq(&common::diagnostics_shown(&called));
 }

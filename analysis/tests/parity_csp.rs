@@ -3,10 +3,12 @@
 //! {...})`, `replicate` and `connect`. It makes the plan `with P.pipe():` makes, so it runs the
 //! same and gets the same checks (WSP303, WSP304), plus checks of what each process declares.
 
+mod common;
+
 use std::fmt::Write;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
+use wsp_analysis::{Database, File, Workspace, file_diagnostics};
 
 const HEADER: &str = r#"from pto_wsp import *
 
@@ -29,22 +31,11 @@ l2c = Channel("l2c", depth=2)
 
 /// The diagnostics, or for a clean file its lowered programs' workloads.
 fn shown(text: &str) -> String {
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "csp.wsp".into(), text.to_string());
-    let mut out = String::new();
-    for d in file_diagnostics(&db, file) {
-        let at = &text[d.range];
-        let _ = writeln!(out, "{} `{at}`: {}", d.code.as_str(), d.message);
-    }
-    if out.is_empty() {
-        for p in &lower_file(&db, file).clone().expect("lowered").programs {
-            let text = p.to_string();
-            // From the first workload on: the header names the program, which differs.
-            let _ = write!(out, "{}", &text[text.find("\nworkload").unwrap_or(0)..]);
-        }
-    }
-    out
+    common::diagnostics_or_lowered(text, |p| {
+        let text = p.to_string();
+        // From the first workload on: the header names the program, which differs.
+        text[text.find("\nworkload").unwrap_or(0)..].to_string()
+    })
 }
 
 fn check(body: &str, expect: Expect) {

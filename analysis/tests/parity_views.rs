@@ -2,10 +2,9 @@
 //! inside `for c in P.seq(chunks)` (an affine start, a constant extent), checked for bounds over
 //! every iteration and for races as intervals.
 
-use std::fmt::Write;
+mod common;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
 
 fn check(loop_: &str, read: &str, write: &str, expect: Expect) {
     let text = format!(
@@ -29,26 +28,11 @@ def chunks():
 program = chunks().compile(target="cpu_sim")
 "#
     );
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "chunks.wsp".into(), text.clone());
-    let mut shown = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            shown,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    if shown.is_empty() {
-        for p in &lower_file(&db, file).clone().expect("lowered").programs {
-            for line in p.to_string().lines().filter(|l| l.contains("task")) {
-                let _ = writeln!(shown, "{}", line.trim());
-            }
-        }
-    }
+    let shown = common::diagnostics_or_lowered(&text, |p| {
+        let text = p.to_string();
+        let tasks = text.lines().filter(|l| l.contains("task"));
+        tasks.map(|l| format!("{}\n", l.trim())).collect()
+    });
     expect.assert_eq(&shown);
 }
 

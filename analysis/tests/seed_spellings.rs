@@ -4,10 +4,9 @@
 //! `TimingPolicy.batched(batch_size=16)`; and `interleaved(priority=1)`, which nothing gives a
 //! meaning, refused with what to write instead.
 
-use std::fmt::Write;
+mod common;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
 
 const HEADER: &str = r#"from pto_wsp import *
 
@@ -28,26 +27,10 @@ def square_tile(src: In[Tile[16, 16, F32]], dst: Out[Tile[16, 16, F32]]):
 
 /// The diagnostics, or for a clean file the lowered programs from the first workload on.
 fn shown(text: &str) -> String {
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "seed.wsp".into(), text.to_string());
-    let mut out = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            out,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    if out.is_empty() {
-        for p in &lower_file(&db, file).clone().expect("lowered").programs {
-            let text = p.to_string();
-            let _ = write!(out, "{}", &text[text.find("\nworkload").unwrap_or(0)..]);
-        }
-    }
-    out
+    common::diagnostics_or_lowered(text, |p| {
+        let text = p.to_string();
+        text[text.find("\nworkload").unwrap_or(0)..].to_string()
+    })
 }
 
 fn check(body: &str, expect: Expect) {

@@ -2,10 +2,9 @@
 //! as the original's examples pass transposed and re-tiled NumPy views. A region of a view is a
 //! region of its base, so races and reads are found across the two.
 
-use std::fmt::Write;
+mod common;
 
 use expect_test::{Expect, expect};
-use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
 
 /// The diagnostics of a file with `decls` and a workload body `body` (under
 /// `for b in P(Dense[2]):`), or the lowered tensors and tasks.
@@ -35,30 +34,13 @@ def w():
 program = w().compile(target="cpu_sim")
 "#
     );
-    let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "views.wsp".into(), text.clone());
-    let mut out = String::new();
-    for d in file_diagnostics(&db, file) {
-        let _ = writeln!(
-            out,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
-    if out.is_empty() {
-        for p in &lower_file(&db, file).clone().expect("lowered").programs {
-            for line in p.to_string().lines() {
-                let line = line.trim();
-                if line.starts_with("tensor") && line.contains("view") || line.starts_with("task") {
-                    let _ = writeln!(out, "{line}");
-                }
-            }
-        }
-    }
-    out
+    common::diagnostics_or_lowered(&text, |p| {
+        let text = p.to_string();
+        let lines = text.lines().map(str::trim).filter(|line| {
+            line.starts_with("tensor") && line.contains("view") || line.starts_with("task")
+        });
+        lines.map(|l| format!("{l}\n")).collect()
+    })
 }
 
 fn check(decls: &str, body: &str, expect: Expect) {

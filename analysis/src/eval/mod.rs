@@ -183,6 +183,15 @@ pub(crate) struct Eval<'db> {
 }
 
 impl<'db> Eval<'db> {
+    /// The extent of loop variable `v`, innermost first, when it is known.
+    pub(crate) fn extent_of(&self, v: &str) -> Option<u64> {
+        self.extents
+            .iter()
+            .rev()
+            .find(|(n, _)| n == v)
+            .and_then(|(_, e)| *e)
+    }
+
     pub fn new(db: &'db dyn salsa::Database, item: Item<'db>) -> Eval<'db> {
         let scope = module_scope(db, item.file(db));
         Eval {

@@ -306,25 +306,15 @@ impl<'db> Eval<'db> {
                         self.error(Code::IndexOutOfRange, ir, message);
                         Some(Value::Unknown)
                     }
-                    Value::Index(ix) => {
-                        let extents = self.extents.clone();
-                        let lookup = |v: &str| {
-                            extents
-                                .iter()
-                                .rev()
-                                .find(|(n, _)| n == v)
-                                .and_then(|(_, e)| *e)
-                        };
-                        match ix.bounds(lookup) {
-                            Some((lo, hi)) if lo < 0 || hi >= rows as i64 => {
-                                let reach = if lo < 0 { lo } else { hi };
-                                let message = format!("`{ix}` {}", out_of_range(reach));
-                                self.error(Code::IndexOutOfRange, ir, message);
-                                Some(Value::Unknown)
-                            }
-                            _ => Some(Value::AxisRow(a)),
+                    Value::Index(ix) => match ix.bounds(|v| self.extent_of(v)) {
+                        Some((lo, hi)) if lo < 0 || hi >= rows as i64 => {
+                            let reach = if lo < 0 { lo } else { hi };
+                            let message = format!("`{ix}` {}", out_of_range(reach));
+                            self.error(Code::IndexOutOfRange, ir, message);
+                            Some(Value::Unknown)
                         }
-                    }
+                        _ => Some(Value::AxisRow(a)),
+                    },
                     Value::Int(_) => Some(Value::AxisRow(a)),
                     Value::Unknown => Some(Value::Unknown),
                     v => {
@@ -408,15 +398,7 @@ impl<'db> Eval<'db> {
                         ViewIndex::At(Affine::constant(i))
                     }
                     Value::Index(a) => {
-                        let extents = self.extents.clone();
-                        let lookup = |v: &str| {
-                            extents
-                                .iter()
-                                .rev()
-                                .find(|(n, _)| n == v)
-                                .and_then(|(_, e)| *e)
-                        };
-                        if let Some((lo, hi)) = a.bounds(lookup)
+                        if let Some((lo, hi)) = a.bounds(|v| self.extent_of(v))
                             && (lo < 0 || hi >= extent as i64)
                         {
                             let shown = if lo < 0 { lo } else { hi };
@@ -495,15 +477,7 @@ impl<'db> Eval<'db> {
             );
             return None;
         };
-        let extents = self.extents.clone();
-        let lookup = |v: &str| {
-            extents
-                .iter()
-                .rev()
-                .find(|(n, _)| n == v)
-                .and_then(|(_, e)| *e)
-        };
-        if let Some((first, last)) = lo.bounds(lookup)
+        if let Some((first, last)) = lo.bounds(|v| self.extent_of(v))
             && (first < 0 || last + len > extent as i64)
         {
             let (at, end) = if first < 0 {

@@ -2,15 +2,40 @@
 
 use std::fmt::Write;
 
-use wsp_analysis::{Database, File, Workspace, file_diagnostics};
+use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
+
+// Not every test file uses every helper below.
 
 /// `text`'s diagnostics, one a line: the code, the text it points at, the message.
+#[allow(dead_code)]
 pub fn diagnostics_shown(text: &str) -> String {
     let db = Database::default();
-    let ws = Workspace::new(&db, Vec::new());
-    let file = File::new(&db, ws, "m.wsp".into(), text.to_string());
+    diagnostics(&db, file(&db, text), text)
+}
+
+/// `text`'s diagnostics as [`diagnostics_shown`] gives them or, for a file without any, what
+/// `lowered` shows of each program the file lowers to.
+#[allow(dead_code)]
+pub fn diagnostics_or_lowered(text: &str, lowered: impl Fn(&wsp_ir::Program) -> String) -> String {
+    let db = Database::default();
+    let file = file(&db, text);
+    let mut shown = diagnostics(&db, file, text);
+    if shown.is_empty() {
+        for p in &lower_file(&db, file).clone().expect("lowered").programs {
+            shown.push_str(&lowered(p));
+        }
+    }
+    shown
+}
+
+fn file(db: &Database, text: &str) -> File {
+    let ws = Workspace::new(db, Vec::new());
+    File::new(db, ws, "m.wsp".into(), text.to_string())
+}
+
+fn diagnostics(db: &Database, file: File, text: &str) -> String {
     let mut shown = String::new();
-    for d in file_diagnostics(&db, file) {
+    for d in file_diagnostics(db, file) {
         let _ = writeln!(
             shown,
             "{} `{}`: {}",
