@@ -772,7 +772,10 @@ fn run_job(
             busy_core_cycles: tl.busy_core_cycles,
             busy_cycles: tl.busy_cycles,
             execute_time_ms: elapsed.as_secs_f64() * 1e3,
-            overhead: swimlane::overhead(&swimlane::ran(&run.graph, &[(0, &tl.spans)], &target)),
+            // The timeline's spans are kept only for a trace or a swimlane.
+            overhead: spans
+                .then(|| swimlane::overhead(&swimlane::ran(&run.graph, &[(0, &tl.spans)], &target)))
+                .flatten(),
         });
         report.task_count += task_count;
         report.total_cycles += tl.total_cycles;
@@ -783,7 +786,12 @@ fn run_job(
         .iter()
         .map(|(o, tl)| (*o, tl.spans.as_slice()))
         .collect();
-    report.overhead = swimlane::overhead(&swimlane::ran(&run.graph, &all_spans, &target));
+    let ran = if spans {
+        swimlane::ran(&run.graph, &all_spans, &target)
+    } else {
+        Vec::new()
+    };
+    report.overhead = swimlane::overhead(&ran);
     let mut stats_printed = Vec::new();
     for p in printed {
         let stats_of = |execution: Option<usize>| match execution {
@@ -863,7 +871,7 @@ fn run_job(
         trace::write(path, &run.graph, &names, &timelines, &target).map_err(RunError::Input)?;
     }
     if let Some(dir) = &job.swimlane {
-        swimlane::write(dir, &run.graph, &all_spans, &target).map_err(RunError::Input)?;
+        swimlane::write(dir, &run.graph, &ran, &all_spans, &target).map_err(RunError::Input)?;
     }
     if let Some(dir) = &job.dump_tensors {
         for t in &run.tensors.data {

@@ -154,16 +154,27 @@ pub fn key(i: &Instr, pipe: Pipe) -> String {
     format!("{}:{}>{}", i.name, mem(1), mem(0))
 }
 
+/// The table rows an instruction named `key` (see [`key`]) may take its cycles from, in the
+/// order tried: its own at `dtype`, its own for any dtype, its class's at `dtype`, its class's.
+/// The fit gives every one of them a sample of each measured instruction.
+fn rows_of(key: &str, dtype: DType, pipe: Pipe) -> [(String, String); 4] {
+    let class = format!("*{}", class(pipe));
+    let dtype = dtype.name().to_string();
+    [
+        (key.to_string(), dtype.clone()),
+        (key.to_string(), "*".to_string()),
+        (class.clone(), dtype),
+        (class, "*".to_string()),
+    ]
+}
+
 impl InstrTable {
     /// The row for `name` at `dtype`: its own, else its any-dtype row, else the class's
     /// (`*vector`, `*move`, `*cube`).
     fn row(&self, name: &str, dtype: DType, pipe: Pipe) -> Option<&InstrCost> {
-        let class = format!("*{}", class(pipe));
-        let find = |n: &str, d: &str| self.costs.iter().find(|c| c.name == n && c.dtype == d);
-        find(name, dtype.name())
-            .or_else(|| find(name, "*"))
-            .or_else(|| find(&class, dtype.name()))
-            .or_else(|| find(&class, "*"))
+        rows_of(name, dtype, pipe)
+            .into_iter()
+            .find_map(|(n, d)| self.costs.iter().find(|c| c.name == n && c.dtype == d))
     }
 
     pub fn cycles(&self, i: &Instr, pipe: Pipe) -> u64 {
@@ -616,13 +627,7 @@ impl Samples {
     /// One sample, under its own row and its fallbacks.
     fn push(&mut self, key: &str, dtype: DType, pipe: Pipe, i: &Instr, y: f64, at: &str) {
         let (_, x) = features(i, pipe);
-        let class = format!("*{}", class(pipe));
-        for row in [
-            (key.to_string(), dtype.name().to_string()),
-            (key.to_string(), "*".to_string()),
-            (class.clone(), dtype.name().to_string()),
-            (class.clone(), "*".to_string()),
-        ] {
+        for row in rows_of(key, dtype, pipe) {
             self.by_key.entry(row).or_default().push(Sample {
                 x,
                 y,

@@ -154,15 +154,16 @@ pub fn overhead(tasks: &[Ran]) -> Option<Overhead> {
     })
 }
 
-/// Writes `chip_swimlane_records.json` and `deps.json` into `dir`.
+/// Writes `chip_swimlane_records.json` and `deps.json` into `dir`: `tasks` are [`ran`] of
+/// `timelines`.
 pub fn write(
     dir: &Path,
     graph: &Graph,
+    tasks: &[Ran],
     timelines: &[(u64, &[Span])],
     target: &TargetDesc,
 ) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let tasks = ran(graph, timelines, target);
     let aicpu_of: HashMap<u32, u32> = timelines
         .iter()
         .flat_map(|(_, spans)| spans.iter())
@@ -173,7 +174,7 @@ pub fn write(
     let cores = target.cube_cores + target.vector_cores;
     let mut reg: Vec<u32> = vec![0; cores as usize];
     let (mut aicore, mut aicpu) = (Vec::new(), Vec::new());
-    let mut by_time = tasks.clone();
+    let mut by_time = tasks.to_vec();
     by_time.sort_by_key(|t| (t.dispatch, t.task));
     for t in &by_time {
         let r = &mut reg[t.core as usize];
