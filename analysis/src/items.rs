@@ -19,7 +19,8 @@ pub enum ItemKind {
     Kernel,
     /// `@workload`
     Workload,
-    /// `program.execute()`, `print(...)`, ...
+    /// `program.execute()`, `print(...)`, ...; and the blocks a file runs at module level:
+    /// `with open(...) as f: json.dump(...)` and `for NAME in LIST: print(...)`.
     Expr,
     /// Anything else (an unsupported statement, a def without a known decorator, ...).
     Other,
@@ -182,7 +183,7 @@ fn classify_one(stmt: &Stmt) -> (ItemKind, String) {
             };
             (kind, name)
         }
-        Stmt::ExprStmt(_) => (ItemKind::Expr, String::new()),
+        Stmt::ExprStmt(_) | Stmt::WithStmt(_) | Stmt::ForStmt(_) => (ItemKind::Expr, String::new()),
         _ => (ItemKind::Other, String::new()),
     }
 }

@@ -4,7 +4,9 @@
 
 use wsp_ir::plan::{self as ir_plan, Node};
 use wsp_ir::schedule::{Dispatch, Timing};
-use wsp_ir::{Action, Directive as IrDirective, FormatPiece, Program, Shown, Symbol};
+use wsp_ir::{
+    Action, Directive as IrDirective, FormatPiece, Program, Shown, Symbol, TraceLevel, TraceQuery,
+};
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
@@ -80,7 +82,7 @@ pub fn lower_file_as_is(db: &dyn salsa::Database, file: File) -> Option<LoweredF
                     }
                     continue;
                 }
-                if let Some(mut a) = action(db, item) {
+                for mut a in statement_actions(db, item) {
                     // An explicit `execute(seq=...)` wins over an earlier `set_symbol_u64`.
                     if let Action::Execute { program, bindings } = &mut a
                         && let Some((_, known)) = symbols.iter().find(|(p, _)| p == program)
@@ -477,14 +479,57 @@ fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Ve
     setter.then(|| (receiver.text().to_string(), bound))
 }
 
+/// What a top-level statement does when the file runs: an expression statement's action, a
+/// `with` block's `json.dump`, a `for` loop's prints unrolled.
+fn statement_actions(db: &dyn salsa::Database, item: Item<'_>) -> Vec<Action> {
+    match item.stmt(db) {
+        Some(Stmt::ExprStmt(s)) => s
+            .expr()
+            .and_then(|e| action(db, item, e))
+            .into_iter()
+            .collect(),
+        Some(Stmt::WithStmt(w)) => Eval::new(db, item)
+            .with_json(&w)
+            .map(|j| Action::WriteJson {
+                value: j.value,
+                path: j.path,
+                indent: j.indent,
+            })
+            .into_iter()
+            .collect(),
+        Some(Stmt::ForStmt(f)) => {
+            let mut out = Vec::new();
+            let mut budget = crate::eval::MAX_UNROLLED;
+            Eval::new(db, item).module_for(&f, &mut budget, &mut |eval, e| {
+                if let Some(a) = print_action(eval, e) {
+                    out.push(a);
+                }
+            });
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `print(...)`: its values, as the statement shows them.
+fn print_action(eval: &mut Eval<'_>, e: &Expr) -> Option<Action> {
+    let Expr::CallExpr(c) = e else { return None };
+    let Some(Expr::NameExpr(callee)) = c.callee() else {
+        return None;
+    };
+    if callee.text() != "print" {
+        return None;
+    }
+    let args = c.args().filter_map(|a| a.value());
+    Some(Action::Print(
+        args.map(|a| shown(eval, &a, python_str)).collect(),
+    ))
+}
+
 /// What a top-level expression statement does when the file runs: `program.execute(seq=16)`
 /// (the program's name and the symbols bound), `save_npy(T, "path")`, `print(...)`, or, for
 /// any other expression, its value to show.
-fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
-    let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
-        return None;
-    };
-    let expr = s.expr()?;
+fn action(db: &dyn salsa::Database, item: Item<'_>, expr: Expr) -> Option<Action> {
     let Expr::CallExpr(c) = &expr else {
         return Some(Action::Show(shown(
             &mut Eval::new(db, item),
@@ -492,14 +537,8 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
             python_repr,
         )));
     };
-    if let Some(Expr::NameExpr(callee)) = c.callee()
-        && callee.text() == "print"
-    {
-        let mut eval = Eval::new(db, item);
-        let args = c.args().filter_map(|a| a.value());
-        return Some(Action::Print(
-            args.map(|a| shown(&mut eval, &a, python_str)).collect(),
-        ));
+    if let Some(print) = print_action(&mut Eval::new(db, item), &expr) {
+        return Some(print);
     }
     if let Some(Expr::NameExpr(callee)) = c.callee()
         && callee.text() == "save_npy"
@@ -517,6 +556,14 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
             path,
         });
     }
+    if let Some(Expr::AttributeExpr(a)) = c.callee()
+        && a.attr().is_some_and(|m| m.text() == "print_summary")
+        && let Value::Trace(t) = Eval::new(db, item).expr(&expr)
+        && let (program, TraceQuery::PrintSummary) = *t
+    {
+        let query = TraceQuery::PrintSummary;
+        return Some(Action::Print(vec![Shown::Trace { program, query }]));
+    }
     let Some(Expr::AttributeExpr(a)) = c.callee() else {
         return None;
     };
@@ -526,21 +573,29 @@ fn action(db: &dyn salsa::Database, item: Item<'_>) -> Option<Action> {
     let method = a.attr()?.text().to_string();
     let mut eval = Eval::new(db, item);
     let program = receiver.text();
-    if method == "disable_tracing" {
-        return Some(Action::EnableTracing {
-            program: program.to_string(),
-            on: false,
-        });
-    }
-    if method == "enable_tracing" {
-        let level = match c.args().find_map(|a| a.value()) {
-            Some(Expr::AttributeExpr(l)) => l.attr()?.text().to_string(),
-            _ => "TIMING".to_string(),
-        };
-        return Some(Action::EnableTracing {
-            program: program.to_string(),
-            on: level != "NONE",
-        });
+    match method.as_str() {
+        "disable_tracing" => {
+            return Some(Action::EnableTracing {
+                program: program.to_string(),
+                level: TraceLevel::None,
+            });
+        }
+        "enable_tracing" => {
+            let level = match c.args().find_map(|a| a.value()).map(|l| eval.expr(&l)) {
+                Some(Value::Member(_, name)) => TraceLevel::from_name(name)?,
+                _ => TraceLevel::Timing,
+            };
+            return Some(Action::EnableTracing {
+                program: program.to_string(),
+                level,
+            });
+        }
+        "clear_trace" => {
+            return Some(Action::ClearTrace {
+                program: program.to_string(),
+            });
+        }
+        _ => {}
     }
     if method != "execute" {
         return None;
@@ -580,6 +635,10 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
             None => Shown::Text("<stats>".into()),
         },
         Value::Tensor(t) => Shown::Tensor(t.name.clone()),
+        Value::Trace(t) => {
+            let (program, query) = *t;
+            Shown::Trace { program, query }
+        }
         Value::Complete => match e {
             Expr::CallExpr(c) => match c.callee() {
                 Some(Expr::AttributeExpr(a)) => match a.receiver() {
@@ -636,15 +695,25 @@ fn formatted(eval: &mut Eval<'_>, l: &wsp_syntax::ast::Literal) -> Shown {
                 let t = eval.format_field(&f, &v, range).unwrap_or_default();
                 push_text(&mut pieces, t);
             }
-            Piece::Field(f, FieldValue::Runtime(e)) => match stats_field(&e) {
-                Some((program, field)) => pieces.push(FormatPiece::Stats {
+            Piece::Field(f, FieldValue::Runtime(e)) => match (stats_field(&e), eval.expr(&e)) {
+                (_, Value::Trace(t)) => {
+                    let (program, query) = *t;
+                    pieces.push(FormatPiece::Trace {
+                        program,
+                        query,
+                        debug: f.debug.clone(),
+                        conversion: f.conversion,
+                        spec: f.spec.clone().unwrap_or_default(),
+                    })
+                }
+                (Some((program, field)), _) => pieces.push(FormatPiece::Stats {
                     program,
                     field,
                     debug: f.debug.clone(),
                     conversion: f.conversion,
                     spec: f.spec.clone().unwrap_or_default(),
                 }),
-                None => push_text(&mut pieces, "<stats>".into()),
+                (None, _) => push_text(&mut pieces, "<stats>".into()),
             },
             Piece::Field(_, FieldValue::Error) => {}
         }

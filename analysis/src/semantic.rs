@@ -298,6 +298,10 @@ pub fn member_names(v: &Value) -> Vec<&'static str> {
         Value::Process(_) => PROCESS_METHODS.iter().map(|m| m.name).collect(),
         Value::Tensor(_) => crate::eval::TENSOR_MEMBERS.to_vec(),
         Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
+        Value::Trace(t) if t.1 == wsp_ir::TraceQuery::Trace => crate::vocabulary::TRACE_METHODS
+            .iter()
+            .map(|m| m.name)
+            .collect(),
         _ => Vec::new(),
     }
 }

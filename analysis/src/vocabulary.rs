@@ -349,6 +349,8 @@ vocabulary! {
     ReduceScatter = "reduce_scatter"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "sums and shards dimension 0.";
     // Python builtins the subset allows
     Print = "print"(many("values", K::Value)): "Prints values when the file runs (`print(program.stats)`).";
+    Len = "len"(req("obj", K::Value)): "The length of a list, tuple or string known when the file is checked, or of a list of `program.trace` events (counted when the statement runs).";
+    Open = "open"(req("file", K::Str), req("mode", K::Str)): "Only as `with open(PATH, \"w\") as f:` around `json.dump(value, f)`: the file is written atomically, relative to the `.wsp` file's folder.";
     Min = "min"(many("values", K::Int)): "The smaller of integers (in predicates and keys).";
     Max = "max"(many("values", K::Int)): "The larger of integers (in predicates and keys).";
     Float = "float"(req("x", K::Value)): "Python's `float`: a number, or a string such as `\"inf\"`, `\"-inf\"`, `\"nan\"` or `\"1e-6\"`.";
@@ -374,6 +376,9 @@ vocabulary! {
         call!("ceil", [req("x", K::Number)], "The smallest int >= x."),
         call!("isqrt", [req("n", K::Int)], "The integer square root of a non-negative int."),
     ]: "Python's `math` module (after `import math`), on numbers known when the file is checked.";
+    Json = "json" [
+        call!("dump", [req("obj", K::Value), req("fp", K::Value), opt("indent", "None", K::Int)], "Writes `obj` as JSON, inside `with open(PATH, \"w\") as f:`."),
+    ]: "Python's `json` module (after `import json`): `json.dump(value, f)` inside `with open(PATH, \"w\") as f:`, for constants and `program.trace` values.";
 }
 
 impl Builtin {
@@ -391,12 +396,15 @@ impl Builtin {
                 | Builtin::Float
                 | Builtin::Int
                 | Builtin::Math
+                | Builtin::Json
+                | Builtin::Len
+                | Builtin::Open
         )
     }
 
     /// A module of Python's own, visible only after `import NAME`.
     pub fn is_module(self) -> bool {
-        self == Builtin::Math
+        matches!(self, Builtin::Math | Builtin::Json)
     }
 
     /// `Tensor(shape, dtype, init=..., layout=...)`, or the bare name when it is not called.
@@ -529,13 +537,18 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
     ),
     call!(
         "enable_tracing",
-        [opt("level", "TraceLevel.FULL", K::Member)],
-        "Records the simulated timeline."
+        [opt("level", "TraceLevel.TIMING", K::Member)],
+        "Records later runs in `program.trace` at this level."
     ),
     call!(
         "disable_tracing",
         [],
-        "Stops recording the simulated timeline."
+        "Stops recording runs in `program.trace` (`TraceLevel.NONE`)."
+    ),
+    call!(
+        "clear_trace",
+        [],
+        "Forgets the runs `program.trace` has recorded."
     ),
     call!(
         "is_complete",
@@ -544,8 +557,52 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
     ),
     value("stats", "The run's statistics."),
     value(
+        "trace",
+        "The runs recorded since tracing was enabled, on the simulated clock: `print_summary()`, `summary()`, `get_task_events()`, `get_kernel_events(name)`, `to_chrome_trace()`.",
+    ),
+    value(
         "codegen_artifact_dir",
         "`None` for a `cpu_sim` program, as in the original (it builds and runs in place); an `ascend_npu` tree is written by `wsp emit FILE -o DIR`.",
+    ),
+];
+
+/// The methods of `program.trace` (the original's `ExecutionTrace`). Its times are simulated
+/// time at the target's clock.
+pub const TRACE_METHODS: &[Member] = &[
+    call!(
+        "print_summary",
+        [],
+        "Prints the summary: events, tasks, kernel runs, times, and each kernel's totals."
+    ),
+    call!(
+        "summary",
+        [],
+        "A dict: `total_events`, `task_count`, `kernel_invocations`, `total_time_ms`, `kernel_time_ms`, `avg_task_time_us`, `unique_kernels`, `kernels` (per kernel: `count`, `cycles`, `time_ms`), `total_cycles`, `critical_path_cycles`, `core_utilization`, `clock_ghz`, `trace_level`."
+    ),
+    call!(
+        "get_task_events",
+        [],
+        "One event per task (at `TraceLevel.TIMING` and above), from its dispatch to when its AICPU saw it end."
+    ),
+    call!(
+        "get_kernel_events",
+        [opt("kernel_name", "None", K::Str)],
+        "One event per kernel run on a core (at `TraceLevel.TIMING` and above), of one kernel or all."
+    ),
+    call!(
+        "to_chrome_trace",
+        [],
+        "The Chrome/Perfetto trace of the recorded runs: the document `wsp run --trace` writes."
+    ),
+    call!(
+        "total_time_ms",
+        [],
+        "Simulated time from the first recorded event to the last."
+    ),
+    call!(
+        "kernel_time_ms",
+        [],
+        "Simulated time summed over kernel runs."
     ),
 ];
 

@@ -68,7 +68,7 @@ program.execute()
             execute program []
             execute program [("seq", 16)]
             execute program [("seq", 8)]
-            EnableTracing { program: "program", on: false }
+            EnableTracing { program: "program", level: None }
             execute program [("seq", 4)]
         "#]],
     );
@@ -185,7 +185,7 @@ print(f"{W:.2f} {W=} {program.stats.total_cycles:,}")
         WSP210 `1.5`: unknown format code 'd' for object of type 'float'
         WSP002 `W`: a format spec with fields of its own (`{x:{width}}`) is not part of WSP; write the width out
         WSP210 `program.stats.task_count`: `program.stats` is known when the program runs: an f-string of it is printed directly, `print(f"...")`
-        WSP210 `X`: an f-string here formats numbers, strings and `program.stats`, not the tensor `X` [2,16,16] F32
+        WSP210 `X`: an f-string here formats numbers, strings, `program.stats` and `program.trace` values, not the tensor `X` [2,16,16] F32
         WSP101 `undefined`: unknown name `undefined`
     "#]].assert_eq(&out);
 }

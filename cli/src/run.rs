@@ -327,6 +327,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         tensors: Vec::new(),
         initial_values: None,
         compile_time_ms,
+        traces: Default::default(),
     };
     if !job
         .actions

@@ -26,7 +26,10 @@ pub mod widen;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::actions::{Action, FormatPiece, STATS_FIELDS, Shown};
+pub use crate::actions::{
+    Action, FormatPiece, JsonValue, KnownJson, STATS_FIELDS, Shown, TRACE_SUMMARY_FIELDS,
+    TraceLevel, TraceQuery,
+};
 pub use crate::affine::Affine;
 pub use crate::kernel::Kernel;
 pub use crate::plan::{Axis, Channel, Composite, Tensor, Workload};

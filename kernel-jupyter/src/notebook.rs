@@ -100,6 +100,8 @@ pub struct Notebook {
     last_stats: std::collections::HashMap<String, RunStats>,
     /// Each program's `program.stats` of its last execution, for `program.stats.FIELD`.
     last_fields: std::collections::HashMap<String, wsp_runtime::ProgramStats>,
+    /// Each program's `program.trace` and trace level, carried from cell to cell.
+    traces: wsp_runtime::Traces,
     count: u32,
 }
 
@@ -120,6 +122,7 @@ impl Notebook {
             traced: Default::default(),
             last_stats: Default::default(),
             last_fields: Default::default(),
+            traces: Default::default(),
             runner: Default::default(),
             taken_out: Vec::new(),
             count: 0,
@@ -262,12 +265,15 @@ impl Notebook {
             _ => None,
         };
         for (_, a) in &actions {
-            if let Action::EnableTracing { program, on } = a {
-                if *on {
+            if let Action::EnableTracing { program, level } = a {
+                // The timeline is shown from `TIMING` on; the level also holds for later
+                // cells' runs.
+                if *level >= wsp_ir::TraceLevel::Timing {
                     self.traced.insert(program.clone());
                 } else {
                     self.traced.remove(program);
                 }
+                self.traces.levels.insert(program.clone(), *level);
             }
         }
         // What a run does (a value to show and tracing are the kernel's own).
@@ -336,7 +342,7 @@ impl Notebook {
                     .iter()
                     .map(|p| match p {
                         wsp_ir::FormatPiece::Text(t) => t.as_str(),
-                        wsp_ir::FormatPiece::Stats { .. } => "",
+                        wsp_ir::FormatPiece::Stats { .. } | wsp_ir::FormatPiece::Trace { .. } => "",
                     })
                     .collect();
                 let repr = wsp_ir::pyformat::PyValue::Str(text).repr();
@@ -362,6 +368,26 @@ impl Notebook {
                     .last_stats
                     .get(&program)
                     .map(|row| render::stats(std::slice::from_ref(row)));
+            }
+            Some(Shown::Trace { program, query }) => {
+                let runs: Vec<&wsp_runtime::profile::TracedRun> = self
+                    .traces
+                    .runs
+                    .get(&program)
+                    .map(|r| r.iter().collect())
+                    .unwrap_or_default();
+                let value = wsp_runtime::profile::value(&runs, &query);
+                out.result = Some(match query {
+                    wsp_ir::TraceQuery::Trace => {
+                        let text =
+                            wsp_runtime::profile::value(&runs, &wsp_ir::TraceQuery::PrintSummary);
+                        render::trace_summary(&program, text.as_str().unwrap_or(""), &value)
+                    }
+                    _ => MimeBundle(vec![(
+                        "text/plain",
+                        wsp_runtime::profile::python_repr(&value),
+                    )]),
+                });
             }
             Some(Shown::StatsField { program, field }) => {
                 out.result = self.last_fields.get(&program).and_then(|stats| {
@@ -572,6 +598,7 @@ impl Notebook {
             tensors: lowered.tensors.clone(),
             initial_values: Some(self.values.path().to_path_buf()),
             compile_time_ms,
+            traces: self.traces.clone(),
         };
         let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,
@@ -608,6 +635,7 @@ impl Notebook {
             }
             Err(ChildError::Process(m)) => return Err(CellError::plain("RunError", m)),
         };
+        self.traces = report.traces.clone();
         if !stderr.is_empty() {
             out.outputs.push(Output::Stderr(stderr));
         }

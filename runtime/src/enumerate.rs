@@ -1106,10 +1106,46 @@ impl<'a> Enumerator<'a> {
             deps.retain(|d| !self.after.iter().any(|set| set.contains(d)));
         }
         self.run.graph.edges.extend(deps.iter().map(|&d| (d, id)));
+        if self.run.record_args {
+            self.record_args(id, &r, &bounds);
+        }
         self.bounds = bounds;
         self.deps = deps;
         self.set_last_instance(t, id);
         Ok(id)
+    }
+
+    /// `TraceLevel.FULL`: a task's tiles as `param: tensor[lo:hi, ...]`, from the regions
+    /// it was given (`bounds`: each tile's lows, then its highs).
+    fn record_args(&mut self, id: TaskId, r: &Resolved<'a>, bounds: &[u64]) {
+        let params = self
+            .program
+            .kernels
+            .iter()
+            .find(|k| k.name == r.name)
+            .map(|k| {
+                k.params
+                    .iter()
+                    .filter(|p| matches!(p.ty, ParamType::Tile(..)))
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let mut at = 0;
+        let mut args = Vec::new();
+        for (i, tile) in r.tiles.iter().enumerate() {
+            let n = tile.shape.len();
+            let (lo, hi) = bounds[at..at + 2 * n].split_at(n);
+            at += 2 * n;
+            let dims: Vec<String> = lo.iter().zip(hi).map(|(l, h)| format!("{l}:{h}")).collect();
+            let param = params.get(i).copied().unwrap_or("?");
+            args.push(format!(
+                "{param}: {}[{}]",
+                tile.view.tensor,
+                dims.join(", ")
+            ));
+        }
+        self.run.task_args.insert(id, args);
     }
 
     /// A program task's kernel, views and signature, for this execution.

@@ -12,6 +12,7 @@ mod normal;
 mod pipeline;
 pub mod preview;
 pub mod process;
+pub mod profile;
 mod regions;
 mod run;
 pub mod tensors;
@@ -26,11 +27,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use wsp_ir::FormatPiece;
 use wsp_ir::kernel::KernelBody;
 use wsp_ir::layout::Layouts;
 use wsp_ir::plan::TensorOrigin;
 use wsp_ir::pyformat::PyValue;
+use wsp_ir::{FormatPiece, TraceLevel, TraceQuery};
 use wsp_ir::{Kernel, Program, Target, memory};
 
 use crate::clock::{KernelCost, swimlane};
@@ -79,6 +80,17 @@ pub struct Job {
     /// The front end's compile time, for `program.stats`.
     #[serde(default)]
     pub compile_time_ms: f64,
+    /// Runs recorded in each program's `program.trace` by earlier runs (a notebook's cells),
+    /// and each program's trace level then.
+    #[serde(default)]
+    pub traces: Traces,
+}
+
+/// Each program's `program.trace` runs and trace level, by program name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Traces {
+    pub runs: HashMap<String, Vec<profile::TracedRun>>,
+    pub levels: HashMap<String, wsp_ir::TraceLevel>,
 }
 
 pub use wsp_ir::{Action, Shown};
@@ -117,6 +129,9 @@ pub struct Report {
     /// The whole run's scheduler-overhead shares, when its timeline was kept (a trace or a
     /// swimlane asked for).
     pub overhead: Option<swimlane::Overhead>,
+    /// `program.trace` of each program after the run, for the next one (a notebook's cell).
+    #[serde(default)]
+    pub traces: Traces,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -601,6 +616,16 @@ fn run_job(
     let mut ranges = Vec::new();
     // `print` output, with `program.stats` filled in once the clock has run.
     let mut printed: Vec<Printed> = Vec::new();
+    // `program.trace`: the level each program runs at, each execution's level (index of
+    // `ranges`), where each program's trace starts, and the `json.dump`s of trace values.
+    let mut traces = job.traces.clone();
+    let mut levels_at: Vec<TraceLevel> = Vec::new();
+    let mut trace_start: HashMap<String, (usize, usize)> = traces
+        .runs
+        .iter()
+        .map(|(p, runs)| (p.clone(), (runs.len(), 0)))
+        .collect();
+    let mut json_writes: Vec<(PathBuf, TraceAt, TraceQuery, Option<u32>)> = Vec::new();
     let start = Instant::now();
     let mut io = std::time::Duration::ZERO;
     report.began = Some(std::time::SystemTime::now());
@@ -623,6 +648,8 @@ fn run_job(
                     run.regions = regions::Regions::default();
                     let lo = run.graph.next_id();
                     let first_edge = run.graph.edges.len();
+                    let level = traces.levels.get(program).copied();
+                    run.record_args = level == Some(TraceLevel::Full);
                     let mut e =
                         enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
                     e.composite(&p.root)?;
@@ -633,6 +660,33 @@ fn run_job(
                         .copied()
                         .unwrap_or(0);
                     ranges.push((p, lo, hi, first_edge, (began.elapsed(), latency)));
+                    levels_at.push(level.unwrap_or(TraceLevel::None));
+                }
+                Action::EnableTracing { program, level } => {
+                    traces.levels.insert(program.clone(), *level);
+                }
+                Action::ClearTrace { program } => {
+                    trace_start.insert(program.clone(), (0, ranges.len()));
+                }
+                Action::WriteJson {
+                    value,
+                    path,
+                    indent,
+                } => {
+                    let path = job.base_dir.join(path);
+                    match value {
+                        wsp_ir::JsonValue::Known(v) => {
+                            let writing = Instant::now();
+                            profile::write_json(&path, &known_json(v), *indent)
+                                .map_err(RunError::Input)?;
+                            io += writing.elapsed();
+                        }
+                        // Written once the clock has run.
+                        wsp_ir::JsonValue::Trace { program, query } => {
+                            let at = trace_at(&trace_start, program, ranges.len());
+                            json_writes.push((path, at, query.clone(), *indent));
+                        }
+                    }
                 }
                 Action::Print(values) => {
                     run.flush();
@@ -667,10 +721,30 @@ fn run_job(
                                 execution: last_execution(&ranges, program),
                                 field: Some(field.clone()),
                             },
+                            Shown::Trace { program, query } => Printed::Trace {
+                                at: trace_at(&trace_start, program, ranges.len()),
+                                query: query.clone(),
+                                format: None,
+                            },
                             Shown::Format(pieces) => {
                                 for p in pieces {
                                     printed.push(match p {
                                         FormatPiece::Text(t) => Printed::Text(t.clone()),
+                                        FormatPiece::Trace {
+                                            program,
+                                            query,
+                                            debug,
+                                            conversion,
+                                            spec,
+                                        } => Printed::Trace {
+                                            at: trace_at(&trace_start, program, ranges.len()),
+                                            query: query.clone(),
+                                            format: Some((
+                                                debug.clone(),
+                                                *conversion,
+                                                spec.clone(),
+                                            )),
+                                        },
                                         FormatPiece::Stats {
                                             program,
                                             field,
@@ -702,7 +776,7 @@ fn run_job(
                 }
                 // A value to show is the front end's to read once the run is over; whether to trace
                 // is the front end's to decide (it sets `trace`).
-                Action::Show(_) | Action::EnableTracing { .. } => {}
+                Action::Show(_) => {}
                 Action::SaveNpy { tensor, path } => {
                     run.flush();
                     let t = run
@@ -728,7 +802,8 @@ fn run_job(
     report.index_launches = run.graph.launches.len() as u64;
     // The clock keeps launches as launches; a trace, a task dump and streams (which order
     // each instance after the previous one of its stream) want every instance a task.
-    let spans = job.trace.is_some() || job.swimlane.is_some();
+    let recording = levels_at.iter().any(|&l| l > TraceLevel::None);
+    let spans = job.trace.is_some() || job.swimlane.is_some() || recording;
     if spans
         || job.dump_tasks.is_some()
         || ranges
@@ -792,6 +867,29 @@ fn run_job(
         Vec::new()
     };
     report.overhead = swimlane::overhead(&ran);
+    // What each traced execution recorded, by execution.
+    let recorded: Vec<Option<profile::TracedRun>> = timelines
+        .iter()
+        .zip(&levels_at)
+        .map(|((offset, tl), &level)| {
+            (level > TraceLevel::None).then(|| {
+                let args = |t: u32| run.task_args.get(&t).cloned();
+                profile::record(level, &run.graph, &names, (*offset, tl), &target, &args)
+            })
+        })
+        .collect();
+    // The runs a trace read at a statement holds.
+    let runs_at = |at: &TraceAt| -> Vec<&profile::TracedRun> {
+        let prior = traces
+            .runs
+            .get(&at.program)
+            .map_or(&[][..], |r| &r[..at.prior]);
+        let recorded = (at.from..at.upto).filter_map(|i| {
+            let r = recorded[i].as_ref()?;
+            (ranges[i].0.name == at.program).then_some(r)
+        });
+        prior.iter().chain(recorded).collect()
+    };
     let mut stats_printed = Vec::new();
     for p in printed {
         let stats_of = |execution: Option<usize>| match execution {
@@ -829,6 +927,22 @@ fn run_job(
                         })?;
                 report.output.push_str(&text);
             }
+            Printed::Trace { at, query, format } => {
+                let value = profile::value(&runs_at(&at), &query);
+                let text = match format {
+                    None => profile::python_str(&value),
+                    Some((debug, conversion, spec)) => wsp_ir::pyformat::format_field(
+                        &profile::py_value(&value),
+                        debug.as_deref(),
+                        conversion,
+                        &spec,
+                    )
+                    .map_err(|m| {
+                        RunError::Invalid(format!("f-string field `{{...:{spec}}}`: {m}"))
+                    })?,
+                };
+                report.output.push_str(&text);
+            }
             Printed::Stats { execution, field } => {
                 if let (Some(i), None) = (execution, &field) {
                     stats_printed.push(i);
@@ -850,6 +964,37 @@ fn run_job(
         }
     }
     report.stats_printed = stats_printed;
+    for (path, at, query, indent) in &json_writes {
+        let writing = Instant::now();
+        profile::write_json(path, &profile::value(&runs_at(at), query), *indent)
+            .map_err(RunError::Input)?;
+        io += writing.elapsed();
+    }
+    // Each program's trace after the run: the earlier runs it kept, then what it recorded.
+    let mut after = Traces {
+        runs: HashMap::new(),
+        levels: traces.levels.clone(),
+    };
+    for (program, (prior, from)) in &trace_start {
+        let at = TraceAt {
+            program: program.clone(),
+            prior: *prior,
+            from: *from,
+            upto: ranges.len(),
+        };
+        let runs: Vec<profile::TracedRun> = runs_at(&at).into_iter().cloned().collect();
+        after.runs.insert(program.clone(), runs);
+    }
+    for (i, r) in recorded.iter().enumerate() {
+        let name = &ranges[i].0.name;
+        if r.is_some() && !trace_start.contains_key(name) {
+            let at = trace_at(&trace_start, name, ranges.len());
+            after
+                .runs
+                .insert(name.clone(), runs_at(&at).into_iter().cloned().collect());
+        }
+    }
+    report.traces = after;
     if stopped.is_some() {
         // What the run would write is not written: its values are those of a run cut short.
         return Ok(report);
@@ -892,6 +1037,13 @@ fn run_job(
 /// A piece of `print` output.
 enum Printed {
     Text(String),
+    /// A value of `program.trace` at that statement, as `print` shows it or as an f-string
+    /// field formats it (`debug`, `conversion`, `spec`).
+    Trace {
+        at: TraceAt,
+        query: TraceQuery,
+        format: Option<(Option<String>, Option<char>, String)>,
+    },
     /// An f-string field of `program.stats` (or one field), formatted by its spec.
     Formatted {
         execution: Option<usize>,
@@ -906,6 +1058,40 @@ enum Printed {
         execution: Option<usize>,
         field: Option<String>,
     },
+}
+
+/// Where a program's trace stood at a statement: the first `prior` runs of earlier runs' (a
+/// notebook's cells), then what the executions `from..upto` of this run recorded for it.
+struct TraceAt {
+    program: String,
+    prior: usize,
+    from: usize,
+    upto: usize,
+}
+
+fn trace_at(start: &HashMap<String, (usize, usize)>, program: &str, upto: usize) -> TraceAt {
+    let (prior, from) = start.get(program).copied().unwrap_or((0, 0));
+    TraceAt {
+        program: program.to_string(),
+        prior,
+        from,
+        upto,
+    }
+}
+
+/// A constant `json.dump` writes.
+fn known_json(v: &wsp_ir::KnownJson) -> serde_json::Value {
+    use wsp_ir::KnownJson as K;
+    match v {
+        K::Null => serde_json::Value::Null,
+        K::Bool(b) => (*b).into(),
+        K::Int(i) => (*i).into(),
+        K::Float(f) => {
+            serde_json::Number::from_f64(f.0).map_or(serde_json::Value::Null, Into::into)
+        }
+        K::Str(s) => s.clone().into(),
+        K::List(vs) => vs.iter().map(known_json).collect(),
+    }
 }
 
 /// The index of the program's latest execution so far.

@@ -51,6 +51,10 @@ pub struct Run {
     pub extra_cycles: Vec<AtomicU64>,
     pub workers: usize,
     pub index_launches: bool,
+    /// Whether the execution enumerating now records each task's tiles (`TraceLevel.FULL`),
+    /// and those recorded, by task.
+    pub record_args: bool,
+    pub task_args: HashMap<crate::graph::TaskId, Vec<String>>,
     /// The most tasks (launch instances included) the run enumerates, and why: see
     /// [`task_budget`].
     pub max_tasks: u32,
@@ -80,6 +84,8 @@ impl Run {
             extra_cycles: Vec::new(),
             workers,
             index_launches: true,
+            record_args: false,
+            task_args: HashMap::new(),
             max_tasks: u32::MAX - 1,
             budget_reason: "task ids are 32-bit".into(),
             dirty: vec![false; n],

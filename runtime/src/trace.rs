@@ -22,7 +22,65 @@ pub fn write(
     timelines: &[(u64, Timeline)],
     target: &TargetDesc,
 ) -> Result<(), String> {
-    let us = |cycles: u64| cycles as f64 / (target.clock_ghz * 1e3);
+    let timelines: Vec<(u64, &Timeline)> = timelines.iter().map(|(o, t)| (*o, t)).collect();
+    let (slices, flows) = parts(graph, names, &timelines, target);
+    let doc = document(
+        &Machine::of(target),
+        [(slices.as_slice(), flows.as_slice())],
+    );
+    wsp_files::write_atomically(path, |out| {
+        serde_json::to_writer(out, &doc).map_err(std::io::Error::from)
+    })
+}
+
+/// The document of runs' slices and flow arrows (`parts` of each): the tracks, then every
+/// run's slices, then every run's flows, numbered across the runs.
+pub(crate) fn document<'a>(
+    target: &Machine,
+    runs: impl IntoIterator<Item = (&'a [Value], &'a [Value])> + Clone,
+) -> Value {
+    let mut events: Vec<Value> = tracks(target);
+    for (slices, _) in runs.clone() {
+        events.extend(slices.iter().cloned());
+    }
+    let mut base = 0;
+    for (_, flows) in runs {
+        // Each run's flows are numbered from 0, a start and a finish each.
+        for f in flows {
+            let mut f = f.clone();
+            f["id"] = json!(base + f["id"].as_u64().unwrap_or(0));
+            events.push(f);
+        }
+        base += flows.len() as u64 / 2;
+    }
+    json!({"traceEvents": events, "displayTimeUnit": "ns",
+        "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}})
+}
+
+/// What a trace's tracks and times are of: the target's name, clock and units.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Machine {
+    pub name: String,
+    pub clock_ghz: f64,
+    pub aicpus: u32,
+    pub cube_cores: u32,
+    pub vector_cores: u32,
+}
+
+impl Machine {
+    pub fn of(t: &TargetDesc) -> Machine {
+        Machine {
+            name: t.name.clone(),
+            clock_ghz: t.clock_ghz,
+            aicpus: t.aicpus,
+            cube_cores: t.cube_cores,
+            vector_cores: t.vector_cores,
+        }
+    }
+}
+
+/// The named tracks: one per AICPU, one per core.
+fn tracks(target: &Machine) -> Vec<Value> {
     let mut events: Vec<Value> = vec![
         json!({"ph": "M", "name": "process_name", "pid": AICPU_PID, "args": {"name": "AICPUs"}}),
         json!({"ph": "M", "name": "process_name", "pid": CORE_PID, "args": {"name": "Cores"}}),
@@ -39,6 +97,20 @@ pub fn write(
         };
         events.push(json!({"ph": "M", "name": "thread_name", "pid": CORE_PID, "tid": c, "args": {"name": name}}));
     }
+    events
+}
+
+/// The slices of timelines (each with its offset on the run's clock), and the flow arrows
+/// between them numbered from 0.
+pub(crate) fn parts(
+    graph: &Graph,
+    names: &[String],
+    timelines: &[(u64, &Timeline)],
+    target: &TargetDesc,
+) -> (Vec<Value>, Vec<Value>) {
+    let us = |cycles: u64| cycles as f64 / (target.clock_ghz * 1e3);
+    let cube = target.cube_cores;
+    let mut events: Vec<Value> = Vec::new();
     // Where each task ran on a core, for the flow arrows.
     let mut ran: std::collections::HashMap<u32, (u32, u64, u64)> = std::collections::HashMap::new();
     for (offset, tl) in timelines {
@@ -88,6 +160,7 @@ pub fn write(
     edges.sort_unstable();
     edges.dedup();
     let channel: std::collections::HashSet<&(u32, u32)> = graph.channel_edges.iter().collect();
+    let mut flows = Vec::new();
     for (id, (p, s)) in edges.into_iter().enumerate() {
         let cat = if channel.contains(&(p, s)) {
             "channel"
@@ -102,12 +175,8 @@ pub fn write(
             json!({"ph": ph, "id": id, "name": cat, "cat": cat,
                 "pid": CORE_PID, "tid": core, "ts": us(t), "bp": "e"})
         };
-        events.push(flow("s", pc, ps));
-        events.push(flow("f", sc, ss));
+        flows.push(flow("s", pc, ps));
+        flows.push(flow("f", sc, ss));
     }
-    let doc = json!({"traceEvents": events, "displayTimeUnit": "ns",
-        "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}});
-    wsp_files::write_atomically(path, |out| {
-        serde_json::to_writer(out, &doc).map_err(std::io::Error::from)
-    })
+    (events, flows)
 }

@@ -19,6 +19,23 @@ use wsp_ir::{ScalarExpr, memory};
 /// because the symbols come from the workload bodies.
 pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     let mut out = Vec::new();
+    for k in &item_value(db, item).kernel_names {
+        let kernels = program_kernels(db, &k.program);
+        if kernels.contains(&k.name) {
+            continue;
+        }
+        let mut message = format!("the program runs no kernel `{}`", k.name);
+        if let Some(best) = crate::names::suggest(&k.name, kernels.iter().map(String::as_str)) {
+            message.push_str(&format!("; did you mean `{best}`?"));
+        }
+        let list: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+        message.push_str(&format!(" (it runs {})", list.join(", ")));
+        let at = Span {
+            item,
+            range: k.range,
+        };
+        out.push(Diag::new(Code::UnknownName, at, message));
+    }
     for execute in &item_value(db, item).executes {
         let symbols = runtime_symbols(db, &execute.program);
         for b in &execute.bindings {
@@ -559,4 +576,19 @@ fn key_vars(e: &ScalarExpr, out: &mut Vec<String>) {
         ScalarExpr::Element(_, idx) => idx.iter().for_each(|i| key_vars(i, out)),
         ScalarExpr::Const(_) | ScalarExpr::Slot(_) => {}
     }
+}
+
+/// The names of the kernels a program's tasks run, in the order they first appear.
+fn program_kernels(db: &dyn salsa::Database, p: &crate::values::Schedule<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for call in p.calls() {
+        for n in crate::workloads::plan_nodes(&workload_instance(db, call).0.body) {
+            if let crate::workloads::PlanNode::Task(t) = n
+                && !out.contains(&t.kernel_name)
+            {
+                out.push(t.kernel_name.clone());
+            }
+        }
+    }
+    out
 }

@@ -47,6 +47,15 @@ impl<'db> Eval<'db> {
             Builtin::Deps => self.deps(b, c),
             Builtin::Sequential | Builtin::Combine => self.composite(b, c),
             Builtin::Print => self.print(c),
+            Builtin::Len => self.len_call(c),
+            Builtin::Open => {
+                self.error(
+                    Code::OutsideSubset,
+                    c.syntax().text_range(),
+                    "`open` is supported only as `with open(PATH, \"w\") as f:` whose body is `json.dump(value, f)`",
+                );
+                None
+            }
             Builtin::SaveNpy => self.save_npy(b, c),
             Builtin::Min | Builtin::Max => self.min_max(b, c),
             Builtin::SlotU64 => self.slot_value(b, c),
@@ -473,6 +482,14 @@ impl<'db> Eval<'db> {
             (Builtin::TensorLayout, "default" | "replicated") => self.default_layout(b, m, c),
             (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
             (Builtin::Math, _) => self.math_call(m, c),
+            (Builtin::Json, _) => {
+                self.error(
+                    Code::OutsideSubset,
+                    range,
+                    "`json.dump(value, f)` is supported only as the body of `with open(PATH, \"w\") as f:`",
+                );
+                None
+            }
             (Builtin::P, _) => {
                 self.error(
                     Code::WrongKind,

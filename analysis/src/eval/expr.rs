@@ -438,6 +438,7 @@ impl<'db> Eval<'db> {
             },
             Value::Tensor(t) => self.tensor_attribute((**t).clone(), &name, attr_range),
             Value::Program(_) if name == "stats" => Value::Stats,
+            Value::Program(_) if name == "trace" => self.program_trace(a.receiver(), range),
             // The spec's folder of a codegen-only target's emitted tree.
             Value::Program(p) if name == "codegen_artifact_dir" => {
                 match p.target.as_ref().map(|t| t.target) {
@@ -459,6 +460,19 @@ impl<'db> Eval<'db> {
                     attr_range,
                     format!(
                         "`.{name}` of {} is only usable as a call",
+                        receiver.describe()
+                    ),
+                );
+                Value::Unknown
+            }
+            Value::Trace(_)
+                if crate::vocabulary::method(crate::vocabulary::TRACE_METHODS, &name).is_some() =>
+            {
+                self.error(
+                    Code::UnknownMember,
+                    attr_range,
+                    format!(
+                        "`.{name}` of {} is only usable as a call: `.{name}()`",
                         receiver.describe()
                     ),
                 );
@@ -537,6 +551,9 @@ impl<'db> Eval<'db> {
         base: Value<'db>,
         s: &ast::SubscriptExpr,
     ) -> Value<'db> {
+        if let Value::Trace(t) = base {
+            return self.trace_subscript(*t, s);
+        }
         if let Some(view) = self.view_subscript(base.clone(), s) {
             return view;
         }
@@ -602,9 +619,11 @@ impl<'db> Eval<'db> {
         let before = self.diags.len();
         let v = self.expr(receiver);
         match v {
-            Value::Schedule(_) | Value::Program(_) | Value::Process(_) | Value::Tensor(_) => {
-                Some(v)
-            }
+            Value::Schedule(_)
+            | Value::Program(_)
+            | Value::Process(_)
+            | Value::Tensor(_)
+            | Value::Trace(_) => Some(v),
             _ => {
                 self.diags.truncate(before);
                 None

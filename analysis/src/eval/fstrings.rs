@@ -133,14 +133,14 @@ impl<'db> Eval<'db> {
             Value::Int(i) => FieldValue::Known(PyValue::Int(i)),
             Value::Float(x) => FieldValue::Known(PyValue::Float(x.0)),
             Value::Str(s) => FieldValue::Known(PyValue::Str(s)),
-            Value::Stats => FieldValue::Runtime(expr),
+            Value::Stats | Value::Trace(_) => FieldValue::Runtime(expr),
             Value::Unknown => FieldValue::Error,
             other => {
                 self.error(
                     Code::WrongKind,
                     range,
                     format!(
-                        "an f-string here formats numbers, strings and `program.stats`, not {}",
+                        "an f-string here formats numbers, strings, `program.stats` and `program.trace` values, not {}",
                         other.describe()
                     ),
                 );

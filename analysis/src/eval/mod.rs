@@ -11,7 +11,9 @@ mod expr;
 mod fstrings;
 mod pymath;
 mod schedule;
+mod statements;
 mod tensors;
+mod trace;
 mod views;
 
 use crate::diagnostics::{Code, Diag, Span};
@@ -24,6 +26,8 @@ pub use bind::{Annotation, workload_params};
 pub(crate) use builtins::is_fstring;
 pub(crate) use expr::num;
 pub(crate) use fstrings::{FieldValue, Piece};
+pub(crate) use statements::MAX_UNROLLED;
+pub use trace::KernelName;
 pub use views::TENSOR_MEMBERS;
 use wsp_syntax::ast::{self, AstNode};
 use wsp_syntax::{SyntaxKind, SyntaxNode, TextRange};
@@ -39,6 +43,8 @@ pub struct ItemValue<'db> {
     pub calls: Box<[WorkloadCall<'db>]>,
     /// The `program.execute(...)` calls it made.
     pub executes: Box<[Execute<'db>]>,
+    /// The kernels whose trace events it reads.
+    pub kernel_names: Box<[KernelName<'db>]>,
 }
 
 /// `program.execute(name=value, ...)`, its bindings evaluated.
@@ -80,6 +86,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 uses: Box::default(),
                 calls: Box::default(),
                 executes: Box::default(),
+                kernel_names: Box::default(),
             };
         }
         ItemKind::Workload => {
@@ -89,6 +96,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 uses: Box::default(),
                 calls: Box::default(),
                 executes: Box::default(),
+                kernel_names: Box::default(),
             };
         }
         _ => {}
@@ -119,6 +127,17 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
             }
             None => Value::Unknown,
         },
+        Some(ast::Stmt::WithStmt(w)) => {
+            eval.with_json(&w);
+            Value::None
+        }
+        Some(ast::Stmt::ForStmt(f)) => {
+            let mut budget = MAX_UNROLLED;
+            eval.module_for(&f, &mut budget, &mut |eval, e| {
+                eval.expr(e);
+            });
+            Value::None
+        }
         _ => Value::Unknown,
     };
     // A name's value carries its name: tensors, axes and channels are named by what binds them.
@@ -129,6 +148,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         uses: eval.uses.into(),
         calls: eval.calls.into(),
         executes: eval.executes.into(),
+        kernel_names: eval.kernel_names.into(),
     }
 }
 
@@ -180,6 +200,8 @@ pub(crate) struct Eval<'db> {
     pub calls: Vec<WorkloadCall<'db>>,
     /// `program.execute(...)` calls made, checked by `programs::execute_checks`.
     pub executes: Vec<Execute<'db>>,
+    /// `get_kernel_events(NAME)` calls made, checked by `programs::execute_checks`.
+    pub kernel_names: Vec<KernelName<'db>>,
 }
 
 impl<'db> Eval<'db> {
@@ -205,6 +227,7 @@ impl<'db> Eval<'db> {
             extents: Vec::new(),
             calls: Vec::new(),
             executes: Vec::new(),
+            kernel_names: Vec::new(),
         }
     }
 

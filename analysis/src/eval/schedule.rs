@@ -249,6 +249,7 @@ impl<'db> Eval<'db> {
             Value::Program(p) => self.program_method(*p, method, range, c),
             Value::Process(p) => self.process_method(*p, method, range, c),
             Value::Tensor(t) => self.tensor_method(*t, method, range, c),
+            Value::Trace(t) => self.trace_method(*t, method, range, c),
             _ => Value::Unknown,
         }
     }
@@ -557,7 +558,7 @@ impl<'db> Eval<'db> {
                 self.execute(p, c);
                 Value::None
             }
-            "synchronize" | "disable_tracing" => {
+            "synchronize" | "disable_tracing" | "clear_trace" => {
                 self.bind_method(c, what, PROGRAM_MEMBERS, method);
                 Value::None
             }

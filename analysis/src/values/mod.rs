@@ -53,6 +53,9 @@ pub enum Value<'db> {
     Stats,
     /// `program.is_complete()`: whether the program has run, known when the statement runs.
     Complete,
+    /// `program.trace` and what its methods return: read when the statement runs. The program
+    /// is named as the statement names it.
+    Trace(Box<(String, wsp_ir::TraceQuery)>),
     /// Inside a workload: a loop variable or an affine expression of loop variables.
     Index(Affine),
     /// Inside a workload: `X[i, 0:128]`, a region of a tensor.
@@ -99,6 +102,15 @@ impl<'db> Value<'db> {
             Value::Key(_) => "a key function".into(),
             Value::Stats => "program statistics".into(),
             Value::Complete => "whether a program has run".into(),
+            Value::Trace(t) => match &t.1 {
+                wsp_ir::TraceQuery::Trace => format!("the trace of `{}`", t.0),
+                wsp_ir::TraceQuery::Summary => "a trace summary".into(),
+                wsp_ir::TraceQuery::TaskEvents | wsp_ir::TraceQuery::KernelEvents(_) => {
+                    "a list of trace events".into()
+                }
+                wsp_ir::TraceQuery::ChromeTrace => "a Chrome trace".into(),
+                _ => "a number read from a trace".into(),
+            },
             Value::Index(a) => format!("the index `{a}`"),
             Value::View(v) => format!("the view `{}`", v.text()),
             Value::Runtime(e) => format!("the run-time value `{e}`"),

@@ -46,3 +46,18 @@ fn diagnostics(db: &Database, file: File, text: &str) -> String {
     }
     shown
 }
+
+/// `text`'s diagnostics as [`diagnostics_shown`] gives them or, for a file without any, its
+/// top-level actions, one a line.
+#[allow(dead_code)]
+pub fn diagnostics_or_actions(text: &str) -> String {
+    let db = Database::default();
+    let file = file(&db, text);
+    let mut shown = diagnostics(&db, file, text);
+    if shown.is_empty() {
+        for (_, a) in &lower_file(&db, file).clone().expect("lowered").actions {
+            let _ = writeln!(shown, "{a:?}");
+        }
+    }
+    shown
+}

@@ -166,7 +166,12 @@ pub fn plan_source(
                     cstr(path)
                 ));
             }
-            Action::Print(_) | Action::Show(_) | Action::EnableTracing { .. } => {}
+            // Output, and `program.trace` of the simulated clock, are `wsp run`'s.
+            Action::Print(_)
+            | Action::Show(_)
+            | Action::EnableTracing { .. }
+            | Action::ClearTrace { .. }
+            | Action::WriteJson { .. } => {}
         }
     }
     let action_count = action_rows.len();

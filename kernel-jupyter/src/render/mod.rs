@@ -4,10 +4,12 @@
 mod stats;
 mod tensor;
 mod timeline;
+mod trace;
 
 pub use stats::{RunStats, stats};
 pub use tensor::{tensor, tensor_npy};
 pub use timeline::timeline;
+pub use trace::trace_summary;
 
 /// One output's representations, text/plain first; values are the strings Jupyter puts in a
 /// MIME bundle (image/png base64-encoded).
