@@ -649,7 +649,9 @@ fn run_job(
                     let lo = run.graph.next_id();
                     let first_edge = run.graph.edges.len();
                     let level = traces.levels.get(program).copied();
+                    // `FULL` records each task's tiles as it is enumerated: one by one.
                     run.record_args = level == Some(TraceLevel::Full);
+                    run.index_launches = job.index_launches && !run.record_args;
                     let mut e =
                         enumerate::Enumerator::new(&mut run, p, kernel_base[&p.name], &binds);
                     e.composite(&p.root)?;

@@ -2,6 +2,7 @@
 signed with the wrong key, restarts, cells with errors, re-executed cells and magics. Each test
 starts its own kernel in a temporary folder."""
 
+import json
 import os
 import re
 import shutil
@@ -555,3 +556,26 @@ os._exit(0)
     for p in group_members(group):
         os.kill(p, signal.SIGKILL)
     raise AssertionError(f"the kernel (pid {pid}) or its run process outlived its parent by 10 s")
+
+
+def test_program_trace_carries_between_cells_and_shows_its_summary(tmp_path):
+    """The tutorial's `program.trace` in a notebook: runs of earlier cells are in it, a cell's
+    last expression `program.trace` is its summary table, and `clear_trace()` empties it."""
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP.replace("bump.execute()\n", "bump.enable_tracing(TraceLevel.FULL)\n")))
+        ok(execute(kc, "bump.execute()"))
+        ok(execute(kc, "bump.execute()"))
+        shown = ok(execute(kc, "bump.trace"))
+        (result,) = shown.results
+        text, html = result["data"]["text/plain"], result["data"]["text/html"]
+        assert text.startswith("Execution Trace Summary:\n  Total events: 16\n  Tasks executed: 8\n"), text
+        assert "bump_tile: 8 runs" in text, text
+        assert '<table class="wsp-trace">' in html and "<td>bump_tile</td>" in html, html
+        printed = ok(execute(kc, 'print(len(bump.trace.get_kernel_events("bump_tile")), bump.trace.summary()["trace_level"])'))
+        assert printed.stream("stdout") == "8 FULL\n", printed.describe()
+        ok(execute(kc, 'import json\nwith open("events.json", "w") as f:\n    json.dump(bump.trace.get_task_events(), f)'))
+        events = json.loads((tmp_path / "events.json").read_text())
+        assert len(events) == 8 and events[0]["args"] == ["t: T[0:1, 0:8, 0:8]"], events[0]
+        ok(execute(kc, "bump.clear_trace()"))
+        empty = ok(execute(kc, 'bump.trace.summary()["task_count"]'))
+        assert empty.results[0]["data"]["text/plain"] == "0", empty.describe()
