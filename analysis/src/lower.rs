@@ -15,7 +15,7 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
 use crate::kernels::lower_kernel;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind};
-use crate::values::{AxisKind, Composite, Policy, Schedule, Value, View, WorkloadCall};
+use crate::values::{AxisKind, Composite, IrPart, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 
 /// A file's programs and its top-level actions, ready for codegen and the runtime.
@@ -481,7 +481,7 @@ fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Ve
 
 /// What a top-level statement does when the file runs: an expression statement's action, a
 /// `with` block's `json.dump`, a `for` loop's prints unrolled.
-fn statement_actions(db: &dyn salsa::Database, item: Item<'_>) -> Vec<Action> {
+fn statement_actions<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Action> {
     match item.stmt(db) {
         Some(Stmt::ExprStmt(s)) => s
             .expr()
@@ -500,7 +500,11 @@ fn statement_actions(db: &dyn salsa::Database, item: Item<'_>) -> Vec<Action> {
         Some(Stmt::ForStmt(f)) => {
             let mut out = Vec::new();
             let mut budget = crate::eval::MAX_UNROLLED;
-            Eval::new(db, item).module_for(&f, &mut budget, &mut |eval, e| {
+            let lists = |v: &Value<'db>| match kernel_ir(db, v) {
+                Some(Value::List(vs)) => Some(vs),
+                _ => None,
+            };
+            Eval::new(db, item).module_for(&f, &mut budget, &lists, &mut |eval, e| {
                 if let Some(a) = print_action(eval, e) {
                     out.push(a);
                 }
@@ -629,6 +633,7 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
         return formatted(eval, l);
     }
     match eval.expr(e) {
+        v @ Value::KernelIr(..) => Shown::Text(text(&kernel_ir(eval.db, &v).unwrap_or(v))),
         Value::Stats => match stats_field(e) {
             Some((program, None)) => Shown::Stats { program },
             Some((program, Some(field))) => Shown::StatsField { program, field },
@@ -653,6 +658,48 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
         },
         v => Shown::Text(text(&v)),
     }
+}
+
+/// `KERNEL.trace()` and its parts as the values Python would have: the kernel's text, its ops'
+/// text lines, `(name, type)` per parameter, the tile parameters' texts, a length.
+fn kernel_ir<'db>(db: &'db dyn salsa::Database, v: &Value<'db>) -> Option<Value<'db>> {
+    let Value::KernelIr(k, part) = v else {
+        return None;
+    };
+    let kernel = lower_kernel(db, *k);
+    let texts = |list: Vec<String>| Value::List(list.into_iter().map(Value::Str).collect());
+    let list = |part: &IrPart| match part {
+        IrPart::Ops => texts(kernel.op_texts()),
+        IrPart::Tiles => texts(
+            kernel
+                .param_texts()
+                .into_iter()
+                .zip(&kernel.params)
+                .filter(|(_, p)| matches!(p.ty, wsp_ir::kernel::ParamType::Tile(..)))
+                .map(|(t, _)| t)
+                .collect(),
+        ),
+        IrPart::Params => Value::List(
+            kernel
+                .param_texts()
+                .into_iter()
+                .zip(&kernel.params)
+                .map(|(t, p)| {
+                    let ty = t[p.name.len()..].trim_start_matches(": ").to_string();
+                    Value::Tuple(vec![Value::Str(p.name.clone()), Value::Str(ty)])
+                })
+                .collect(),
+        ),
+        IrPart::Whole | IrPart::Len(_) => Value::Unknown,
+    };
+    Some(match part {
+        IrPart::Whole => Value::Str(kernel.to_string().trim_end().to_string()),
+        IrPart::Len(inner) => match list(inner) {
+            Value::List(vs) => Value::Int(vs.len() as i64),
+            _ => return None,
+        },
+        part => list(part),
+    })
 }
 
 /// `program.stats` (the program, no field) or `program.stats.FIELD`, by their syntax once the
@@ -696,6 +743,15 @@ fn formatted(eval: &mut Eval<'_>, l: &wsp_syntax::ast::Literal) -> Shown {
                 push_text(&mut pieces, t);
             }
             Piece::Field(f, FieldValue::Runtime(e)) => match (stats_field(&e), eval.expr(&e)) {
+                (_, v @ Value::KernelIr(..)) => {
+                    let value = match kernel_ir(eval.db, &v) {
+                        Some(Value::Int(n)) => wsp_ir::pyformat::PyValue::Int(n),
+                        Some(v) => wsp_ir::pyformat::PyValue::Str(python_str(&v)),
+                        None => wsp_ir::pyformat::PyValue::None,
+                    };
+                    let t = eval.format_field(&f, &value, range).unwrap_or_default();
+                    push_text(&mut pieces, t);
+                }
                 (_, Value::Trace(t)) => {
                     let (program, query) = *t;
                     pieces.push(FormatPiece::Trace {

@@ -143,3 +143,24 @@ for i in [1, 2]:
         "#]],
     );
 }
+
+#[test]
+fn a_kernels_trace_has_what_the_originals_kernel_ir_has() {
+    check(
+        r#"
+ir = dbl.trace(1)
+a = dbl.trace().opz
+b = dbl.compile()
+c = len(dbl.trace())
+for x, y in [1, 2]:
+    print(x)
+"#,
+        expect![[r#"
+            WSP203 `1`: `.trace` takes at most 0 arguments
+            WSP102 `opz`: `KernelIR` has no member `opz`; did you mean `ops`?
+            WSP102 `compile`: `kernel` has no member `compile`
+            WSP210 `dbl.trace()`: `len` takes a list, a tuple, a string or a trace's events, not a kernel's IR
+            WSP210 `x, y`: 2 names cannot be unpacked from the integer 1
+        "#]],
+    );
+}

@@ -244,9 +244,10 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let Some(mut lowered) = lowered else {
         return Ok(ExitCode::from(1));
     };
-    if lowered.programs.is_empty() {
+    // A file that only prints (the original's tests have some) runs its prints.
+    if lowered.programs.is_empty() && lowered.actions.is_empty() {
         return Err(format!(
-            "{} compiles no program: write `program = workload(...).compile(target=\"cpu_sim\")`",
+            "{} compiles no program and does nothing when it runs: write `program = workload(...).compile(target=\"cpu_sim\")` and `program.execute()`",
             args.file.display()
         ));
     }
@@ -329,10 +330,11 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         compile_time_ms,
         traces: Default::default(),
     };
-    if !job
-        .actions
-        .iter()
-        .any(|a| matches!(a, Action::Execute { .. }))
+    if !job.programs.is_empty()
+        && !job
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Execute { .. }))
     {
         eprintln!(
             "note: {} never calls `.execute()`: nothing ran",

@@ -214,3 +214,54 @@ with open("out/indented.json", "w") as f:
         "[\n  1,\n  [\n    \"a\"\n  ],\n  []\n]"
     );
 }
+
+/// The tutorial's "Kernel Tracing" block as written, with the imports its first kernel block
+/// gives (`F16 = DType.F16`): a file with no program, which only prints.
+const KERNEL_TRACING: &str = r#"from pto_wsp import kernel, tl, In, Out, InOut, Tile, Scalar, DType
+
+F16 = DType.F16
+
+@kernel
+def rmsnorm(x: In[Tile[32, 128, F16]], out: Out[Tile[32, 128, F16]]):
+    data = tl.load(x)
+    sq = tl.mul(data, data)
+    mean = tl.rowmean(sq)
+    rsqrt_val = tl.rsqrt(mean)
+    result = tl.mul(data, rsqrt_val)
+    tl.store(out, result)
+
+# Trace kernel to inspect IR
+ir = rmsnorm.trace()
+print(f"Operations: {len(ir.ops)}")
+for op in ir.ops:
+    print(f"  {op}")
+print(ir.name, len(ir.tiles))
+for name, ty in ir.params:
+    print(name, ty)
+"#;
+
+#[test]
+fn the_tutorials_kernel_tracing_prints_the_kernels_ir() {
+    let dir = common::scratch("trace_api", "kernel_tracing");
+    let file = dir.join("k.wsp");
+    std::fs::write(&file, KERNEL_TRACING).unwrap();
+    let out = common::wsp().arg("run").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    expect_test::expect![[r#"
+        Operations: 6
+          %0 = load(x) : Tile[32,128] F16
+          %1 = mul(%0, %0) : Tile[32,128] F16
+          %2 = rowmean(%1) : Tile[32,1] F16
+          %3 = rsqrt(%2) : Tile[32,1] F16
+          %4 = mul(%0, %3) : Tile[32,128] F16
+          store(out, %4)
+        rmsnorm 2
+        x In Tile[32,128] F16
+        out Out Tile[32,128] F16
+    "#]]
+    .assert_eq(&String::from_utf8_lossy(&out.stdout));
+}

@@ -108,10 +108,10 @@ impl Display for Axis {
     }
 }
 
-impl Display for Kernel {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let params: Vec<String> = self
-            .params
+impl Kernel {
+    /// Each parameter as the kernel's text shows it: `x: In Tile[32x128 F16]`.
+    pub fn param_texts(&self) -> Vec<String> {
+        self.params
             .iter()
             .map(|p| match &p.ty {
                 ParamType::Tile(d, t) => format!("{}: {} Tile{t}", p.name, d.name()),
@@ -124,18 +124,37 @@ impl Display for Kernel {
                     None => format!("{}: Constexpr", p.name),
                 },
             })
-            .collect();
-        writeln!(f, "kernel {}({})", self.name, params.join(", "))?;
+            .collect()
+    }
+
+    /// Each op as the kernel's text shows it (`%2 = mul(%0, %1) : Tile[32x128 F16]`); a
+    /// `cpp_src` body has none.
+    pub fn op_texts(&self) -> Vec<String> {
+        let KernelBody::Ops(ops) = &self.body else {
+            return Vec::new();
+        };
+        ops.iter()
+            .enumerate()
+            .map(|(i, op)| {
+                let args: Vec<String> = op.args.iter().map(|a| a.to_string()).collect();
+                let call = format!("{}({})", op.op, args.join(", "));
+                match op.ty {
+                    ValueType::Unit => call,
+                    ValueType::Tile(t) => format!("%{i} = {call} : Tile{t}"),
+                    ValueType::Scalar(d) => format!("%{i} = {call} : Scalar {d}"),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Display for Kernel {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernel {}({})", self.name, self.param_texts().join(", "))?;
         match &self.body {
-            KernelBody::Ops(ops) => {
-                for (i, op) in ops.iter().enumerate() {
-                    let args: Vec<String> = op.args.iter().map(|a| a.to_string()).collect();
-                    let call = format!("{}({})", op.op, args.join(", "));
-                    match op.ty {
-                        ValueType::Unit => writeln!(f, "  {call}")?,
-                        ValueType::Tile(t) => writeln!(f, "  %{i} = {call} : Tile{t}")?,
-                        ValueType::Scalar(d) => writeln!(f, "  %{i} = {call} : Scalar {d}")?,
-                    }
+            KernelBody::Ops(_) => {
+                for op in self.op_texts() {
+                    writeln!(f, "  {op}")?;
                 }
             }
             KernelBody::Cpp {

@@ -437,6 +437,9 @@ impl<'db> Eval<'db> {
                 }
             },
             Value::Tensor(t) => self.tensor_attribute((**t).clone(), &name, attr_range),
+            Value::KernelIr(k, crate::values::IrPart::Whole) => {
+                self.kernel_ir_attribute(*k, &name, attr_range)
+            }
             Value::Program(_) if name == "stats" => Value::Stats,
             Value::Program(_) if name == "trace" => self.program_trace(a.receiver(), range),
             // The spec's folder of a codegen-only target's emitted tree.
@@ -623,7 +626,8 @@ impl<'db> Eval<'db> {
             | Value::Program(_)
             | Value::Process(_)
             | Value::Tensor(_)
-            | Value::Trace(_) => Some(v),
+            | Value::Trace(_)
+            | Value::Kernel(_) => Some(v),
             _ => {
                 self.diags.truncate(before);
                 None

@@ -133,7 +133,18 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         }
         Some(ast::Stmt::ForStmt(f)) => {
             let mut budget = MAX_UNROLLED;
-            eval.module_for(&f, &mut budget, &mut |eval, e| {
+            // A kernel IR list is checked with one element of its kind; lowering unrolls it.
+            let lists = |v: &Value<'db>| match v {
+                Value::KernelIr(_, crate::values::IrPart::Params) => {
+                    let text = Value::Str(String::new());
+                    Some(vec![Value::Tuple(vec![text.clone(), text])])
+                }
+                Value::KernelIr(_, crate::values::IrPart::Ops | crate::values::IrPart::Tiles) => {
+                    Some(vec![Value::Str(String::new())])
+                }
+                _ => None,
+            };
+            eval.module_for(&f, &mut budget, &lists, &mut |eval, e| {
                 eval.expr(e);
             });
             Value::None

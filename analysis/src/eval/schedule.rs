@@ -250,6 +250,7 @@ impl<'db> Eval<'db> {
             Value::Process(p) => self.process_method(*p, method, range, c),
             Value::Tensor(t) => self.tensor_method(*t, method, range, c),
             Value::Trace(t) => self.trace_method(*t, method, range, c),
+            Value::Kernel(k) => self.kernel_method(k, method, range, c),
             _ => Value::Unknown,
         }
     }

@@ -182,7 +182,8 @@ impl<'db> Eval<'db> {
         })
     }
 
-    /// `for NAME in LIST:` at module level: checks the body once per element, with `NAME`
+    /// `for NAME in LIST:` at module level (`lists` gives the elements of a list only lowering
+    /// knows, `KERNEL.trace().ops`): checks the body once per element, with `NAME`
     /// bound to it; `body` sees each binding (lowering collects the prints). Reports a loop
     /// over anything but a list or tuple known now, and a body of anything but `print(...)`
     /// and nested such loops.
@@ -190,6 +191,7 @@ impl<'db> Eval<'db> {
         &mut self,
         f: &ast::ForStmt,
         budget: &mut usize,
+        lists: &dyn Fn(&Value<'db>) -> Option<Vec<Value<'db>>>,
         each: &mut dyn FnMut(&mut Eval<'db>, &Expr),
     ) {
         let head = f
@@ -201,19 +203,29 @@ impl<'db> Eval<'db> {
             self.error(Code::OutsideSubset, head, message);
             return;
         }
-        let Some(Expr::NameExpr(name)) = f.target() else {
+        // `for op in ...:` or `for name, ty in ...:`.
+        let names: Option<Vec<ast::NameExpr>> = match f.target() {
+            Some(Expr::NameExpr(n)) => Some(vec![n]),
+            Some(Expr::TupleExpr(t)) => t
+                .elements()
+                .map(|e| match e {
+                    Expr::NameExpr(n) => Some(n),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        let unpacks = !matches!(f.target(), Some(Expr::NameExpr(_)));
+        let Some(names) = names.filter(|n| !n.is_empty()) else {
             let r = f.target().map_or(head, |t| t.syntax().text_range());
-            self.error(
-                Code::OutsideSubset,
-                r,
-                "a module-level `for` binds one name: `for op in ir.ops:`",
-            );
+            self.error(Code::OutsideSubset, r, "a module-level `for` binds a name or a tuple of names: `for op in ir.ops:`, `for name, ty in ir.params:`");
             return;
         };
         let Some(iterable) = f.iterable() else { return };
         let elements = match self.expr(&iterable) {
             Value::List(vs) | Value::Tuple(vs) => vs,
             Value::Unknown => return,
+            v if let Some(vs) = lists(&v) => vs,
             v => {
                 let message = format!(
                     "a module-level `for` runs over a list known when the file is checked (it is unrolled), not {}",
@@ -252,20 +264,36 @@ impl<'db> Eval<'db> {
             self.error(Code::OutsideSubset, head, message);
             return;
         }
-        let def = name.syntax().text_range();
         for element in elements {
-            self.locals.push(Local {
-                name: name.text(),
-                value: element,
-                def,
-            });
+            let values = match element {
+                Value::Tuple(vs) | Value::List(vs) if unpacks && vs.len() == names.len() => vs,
+                v if !unpacks => vec![v],
+                v => {
+                    let message = format!(
+                        "{} names cannot be unpacked from {}",
+                        names.len(),
+                        v.describe()
+                    );
+                    let r = f.target().map_or(head, |t| t.syntax().text_range());
+                    self.error(Code::WrongKind, r, message);
+                    return;
+                }
+            };
+            let bound = names.len();
+            for (n, value) in names.iter().zip(values) {
+                self.locals.push(Local {
+                    name: n.text(),
+                    value,
+                    def: n.syntax().text_range(),
+                });
+            }
             for s in &statements {
                 if *budget == 0 {
                     break;
                 }
                 crate::work::step(1);
                 match s {
-                    Stmt::ForStmt(inner) => self.module_for(inner, budget, each),
+                    Stmt::ForStmt(inner) => self.module_for(inner, budget, lists, each),
                     Stmt::ExprStmt(e) => {
                         *budget -= 1;
                         if let Some(e) = e.expr() {
@@ -275,7 +303,7 @@ impl<'db> Eval<'db> {
                     _ => {}
                 }
             }
-            self.locals.pop();
+            self.locals.truncate(self.locals.len() - bound);
         }
     }
 }

@@ -1,10 +1,12 @@
 //! `program.trace`, the original's `ExecutionTrace`: its methods, `summary()["KEY"]` and `len`
-//! of its event lists, as values read when the statement runs (`wsp_ir::TraceQuery`).
+//! of its event lists, as values read when the statement runs (`wsp_ir::TraceQuery`); and
+//! `KERNEL.trace()`, the original's `KernelIR`.
 
 use super::Eval;
 use crate::diagnostics::Code;
+use crate::items::Item;
 use crate::names::suggest;
-use crate::values::Value;
+use crate::values::{IrPart, Value};
 use crate::vocabulary::{Builtin, TRACE_METHODS};
 use wsp_ir::{TRACE_SUMMARY_FIELDS, TraceQuery};
 use wsp_syntax::TextRange;
@@ -166,6 +168,44 @@ impl<'db> Eval<'db> {
         }
     }
 
+    /// `KERNEL.trace()`: the kernel's IR.
+    pub(crate) fn kernel_method(
+        &mut self,
+        k: Item<'db>,
+        method: &str,
+        range: TextRange,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
+        if method != "trace" {
+            return self.unknown_member("kernel", method, range, ["trace"].into_iter());
+        }
+        match self.bind(c, "`.trace`", &[]) {
+            Some(_) => Value::KernelIr(k, IrPart::Whole),
+            None => Value::Unknown,
+        }
+    }
+
+    /// `ir.name`, `ir.ops`, `ir.params`, `ir.tiles` of `KERNEL.trace()`.
+    pub(crate) fn kernel_ir_attribute(
+        &mut self,
+        k: Item<'db>,
+        name: &str,
+        range: TextRange,
+    ) -> Value<'db> {
+        match name {
+            "name" => Value::Str(k.name(self.db).clone()),
+            "ops" => Value::KernelIr(k, IrPart::Ops),
+            "params" => Value::KernelIr(k, IrPart::Params),
+            "tiles" => Value::KernelIr(k, IrPart::Tiles),
+            _ => self.unknown_member(
+                "KernelIR",
+                name,
+                range,
+                ["name", "ops", "params", "tiles"].into_iter(),
+            ),
+        }
+    }
+
     /// `len(x)`: of a list, tuple or string known now, or of a trace's events when they are read.
     pub(crate) fn len_call(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
         let args = self.bind_builtin(c, Builtin::Len)?;
@@ -173,6 +213,11 @@ impl<'db> Eval<'db> {
         match v {
             Value::List(vs) | Value::Tuple(vs) => Some(Value::Int(vs.len() as i64)),
             Value::Str(s) => Some(Value::Int(s.chars().count() as i64)),
+            Value::KernelIr(k, part)
+                if part != IrPart::Whole && !matches!(part, IrPart::Len(_)) =>
+            {
+                Some(Value::KernelIr(k, IrPart::Len(Box::new(part))))
+            }
             Value::Trace(t)
                 if matches!(t.1, TraceQuery::TaskEvents | TraceQuery::KernelEvents(_)) =>
             {

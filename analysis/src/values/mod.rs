@@ -56,6 +56,9 @@ pub enum Value<'db> {
     /// `program.trace` and what its methods return: read when the statement runs. The program
     /// is named as the statement names it.
     Trace(Box<(String, wsp_ir::TraceQuery)>),
+    /// `KERNEL.trace()` (the original's `KernelIR`) and its parts. Their values are the
+    /// kernel's lowered IR, which lowering reads (`lower::kernel_ir`).
+    KernelIr(Item<'db>, IrPart),
     /// Inside a workload: a loop variable or an affine expression of loop variables.
     Index(Affine),
     /// Inside a workload: `X[i, 0:128]`, a region of a tensor.
@@ -102,6 +105,9 @@ impl<'db> Value<'db> {
             Value::Key(_) => "a key function".into(),
             Value::Stats => "program statistics".into(),
             Value::Complete => "whether a program has run".into(),
+            Value::KernelIr(_, IrPart::Whole) => "a kernel's IR".into(),
+            Value::KernelIr(_, IrPart::Len(_)) => "the length of a kernel's IR list".into(),
+            Value::KernelIr(..) => "a list of a kernel's IR".into(),
             Value::Trace(t) => match &t.1 {
                 wsp_ir::TraceQuery::Trace => format!("the trace of `{}`", t.0),
                 wsp_ir::TraceQuery::Summary => "a trace summary".into(),
@@ -117,6 +123,20 @@ impl<'db> Value<'db> {
             Value::Task(_) => "a task".into(),
         }
     }
+}
+
+/// A part of `KERNEL.trace()`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum IrPart {
+    Whole,
+    /// `.ops`: each op's text line.
+    Ops,
+    /// `.params`: `(name, type)` per parameter.
+    Params,
+    /// `.tiles`: the tile parameters' texts.
+    Tiles,
+    /// `len(...)` of a list part.
+    Len(Box<IrPart>),
 }
 
 /// An iteration space.
