@@ -45,15 +45,15 @@
   (#any-of? @function.builtin
     "P" "send" "consume" "process" "for_each" "task" "connect" "replicate" "combine" "sequential" "relayout" "allreduce" "allgather" "reduce_scatter"
     "slot_load_u64" "slot_set_u64" "slot_u64" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
-    "print"))
+    "print" "len" "open"))
 
 ; pto.add(...), the deprecated tl.add(...), the axis builders P.seq(...), P.sel(...), P.when(...),
-; and math.sqrt(...)
+; math.sqrt(...) and json.dump(...)
 (call
   function: (attribute
     object: (identifier) @module
     attribute: (identifier) @function.builtin)
-  (#any-of? @module "pto" "tl" "P" "math"))
+  (#any-of? @module "pto" "tl" "P" "math" "json"))
 
 (function_definition
   name: (identifier) @function)
