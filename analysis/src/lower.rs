@@ -221,7 +221,7 @@ pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Opti
         kernels: kernels.iter().map(|&k| lower_kernel(db, k)).collect(),
         workloads,
         root: lower_composite(&schedule.root, &call_list),
-        schedule: lower_schedule(schedule),
+        schedule: lower_schedule(schedule, &crate::workloads::field_extents(db, schedule)),
     })
 }
 
@@ -397,7 +397,16 @@ fn lower_view(v: &View<'_>) -> ir_plan::View {
     }
 }
 
-fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
+/// The directives, a tuple key of `affinity`, `dispatch_by` and `stream_by` combined row-major
+/// over `extents` (checked by `program_checks`).
+fn lower_schedule(
+    s: &Schedule<'_>,
+    extents: &std::collections::HashMap<String, u64>,
+) -> Vec<IrDirective> {
+    let row_major = |k: &crate::values::Key| {
+        k.row_major(|f| extents.get(f).copied())
+            .unwrap_or_else(|_| k.expr.clone())
+    };
     s.directives
         .iter()
         .filter_map(|d| {
@@ -407,7 +416,7 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
                         IrDirective::Dispatch(Dispatch::RoundRobin(u32::try_from(*n).ok()?))
                     }
                     Policy::Affinity(k, n) => IrDirective::Dispatch(Dispatch::Affinity(
-                        k.expr.clone(),
+                        row_major(k),
                         u32::try_from(*n).ok()?,
                     )),
                     Policy::Hash(k, n) => IrDirective::Dispatch(Dispatch::Hash(
@@ -415,7 +424,7 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
                         u32::try_from(*n).ok()?,
                     )),
                     Policy::DispatchBy(k, n) => IrDirective::Dispatch(Dispatch::DispatchBy(
-                        k.expr.clone(),
+                        row_major(k),
                         u32::try_from(*n).ok()?,
                     )),
                     Policy::WorkSteal => IrDirective::Dispatch(Dispatch::WorkSteal),
@@ -436,7 +445,7 @@ fn lower_schedule(s: &Schedule<'_>) -> Vec<IrDirective> {
                     IrDirective::Streams(u32::try_from(*n).ok()?)
                 }
                 (DirectiveDetail::Key(k), DirectiveKind::StreamBy) => {
-                    IrDirective::StreamBy(k.expr.clone())
+                    IrDirective::StreamBy(row_major(k))
                 }
                 (DirectiveDetail::Window(w), _) => IrDirective::Window {
                     size: u64::try_from(w.size).ok()?,

@@ -539,3 +539,39 @@ program.execute()
         "{dumped}"
     );
 }
+
+/// Tuple keys (`lambda t: (t.get("b"), t.get("i"))`): hashed as one key, or row-major over the
+/// fields' extents; the emitted expander dispatches each task where `wsp run` does.
+#[test]
+fn tuple_keys_dispatch_in_the_replay_as_wsp_run_dispatches() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-tuple-keys");
+    let source = dir.join("keys.wsp");
+    std::fs::write(
+        &source,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 3, 1, 16), F32, init=ones())
+Y = Tensor((4, 3, 1, 16), F32)
+
+@kernel
+def tiny(x: In[Tile[1, 16, F32]], y: Out[Tile[1, 16, F32]]):
+    pto.store(y, pto.add(x, x))
+
+@workload
+def w():
+    for b, i in P(Dense[4], Dense[3]):
+        tiny[b, i](x=X[b, i], y=Y[b, i])
+
+hashed = w().dispatch(DispatchPolicy.hash(lambda t: (t.get("b"), t.get("i")))).compile(target="ascend_npu")
+rows = w().dispatch(DispatchPolicy.affinity(lambda t: (t.b, t.i), num_aicpus=5)).compile(target="ascend_npu")
+hashed.execute()
+rows.execute()
+"#,
+    )
+    .unwrap();
+    replay_matches_wsp_run(&source, &dir.join("tree"));
+}

@@ -96,3 +96,33 @@ fn num_aicpus_limits_a_keyed_policy_to_the_first_aicpus() {
         assert!(hash.iter().filter(|x| x.0 == *b).all(|x| x.1 == *a));
     }
 }
+
+#[test]
+fn a_tuple_key_is_one_key_hashed_or_row_major_over_its_fields() {
+    // `tiny[b, i]` over Dense[8] x Dense[3]: row-major, (b, i) is key b * 3 + i.
+    let rows = aicpus(
+        "rows",
+        "DispatchPolicy.affinity(lambda t: (t.b, t.i), num_aicpus=5)",
+    );
+    assert_eq!(used(&rows), [0, 1, 2, 3, 4], "{rows:?}");
+    let by = aicpus(
+        "rows-by",
+        "DispatchPolicy.dispatch_by(lambda t: (t.get(\"b\"), t.get(\"i\")))",
+    );
+    // The same key as written out by hand.
+    let by_hand = aicpus(
+        "rows-hand",
+        "DispatchPolicy.dispatch_by(lambda t: t.b * 3 + t.i)",
+    );
+    assert_eq!(by, by_hand);
+    let hashed = aicpus(
+        "hashed",
+        "DispatchPolicy.hash(lambda t: (t.b, t.i), num_aicpus=4)",
+    );
+    assert!(used(&hashed).iter().all(|a| *a < 4), "{hashed:?}");
+    let by_hand = aicpus(
+        "hashed-hand",
+        "DispatchPolicy.hash(lambda t: t.b * 1000003 + t.i, num_aicpus=4)",
+    );
+    assert_eq!(hashed, by_hand);
+}

@@ -396,6 +396,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             }
         }
     }
+    let extents = crate::workloads::field_extents(db, s);
     for d in &s.directives {
         let key = match &d.detail {
             DirectiveDetail::Key(k) => Some(k),
@@ -404,6 +405,31 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             ) => Some(k),
             _ => None,
         };
+        // A tuple key's parts combine row-major, except for `hash`, which hashes them.
+        let row_major = matches!(
+            &d.detail,
+            DirectiveDetail::Key(_)
+                | DirectiveDetail::Policy(Policy::Affinity(..) | Policy::DispatchBy(..))
+        );
+        // A part that is no task field at all is reported below.
+        if let Some(k) = key
+            && row_major
+            && let Err(part) = k.row_major(|f| extents.get(f).copied())
+            && !matches!(&part, wsp_ir::ScalarExpr::Var(f) if !fields.contains(f))
+        {
+            out.push(Diag::new(
+                Code::KeyExpression,
+                d.span,
+                format!(
+                    "a tuple key combines its parts row-major, each after the first a task field with a static extent, and `{part}` is {}; write the combination out (`lambda t: t.b * N + t.h`) or use `DispatchPolicy.hash`, which hashes a tuple whole",
+                    if matches!(part, wsp_ir::ScalarExpr::Var(_)) {
+                        "a field whose extent is known only at run time"
+                    } else {
+                        "not a task field"
+                    }
+                ),
+            ));
+        }
         if let Some(k) = key {
             let mut used = Vec::new();
             key_vars(&k.expr, &mut used);

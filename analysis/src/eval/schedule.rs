@@ -75,8 +75,32 @@ impl<'db> Eval<'db> {
         let Some(body) = l.body() else {
             return Value::Unknown;
         };
+        // `lambda t: (t.b, t.h)`: a tuple key.
+        let inner = match &body {
+            Expr::ParenExpr(p) => p.expr(),
+            _ => None,
+        };
+        if let Some(Expr::TupleExpr(t)) = inner.as_ref().or(Some(&body)) {
+            let parts: Option<Vec<ScalarExpr>> = t
+                .elements()
+                .map(|e| self.key_expr(task, &e))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .collect();
+            return match parts {
+                Some(parts) if !parts.is_empty() => Value::Key(Box::new(Key::tuple(parts))),
+                Some(_) => {
+                    self.not_in_key(task, range, "an empty tuple".into());
+                    Value::Unknown
+                }
+                None => Value::Unknown,
+            };
+        }
         match self.key_expr(task, &body) {
-            Some(expr) => Value::Key(Box::new(Key { expr })),
+            Some(expr) => Value::Key(Box::new(Key {
+                expr,
+                parts: Vec::new(),
+            })),
             None => Value::Unknown,
         }
     }

@@ -303,7 +303,63 @@ pub struct Window {
 /// `lambda t: ...`: the key as a scalar expression over task fields.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Key {
+    /// For a tuple key (`lambda t: (t.b, t.h)`), its parts hashed as one key: each part in
+    /// turn is `key * TUPLE_HASH + part` (what `hash` dispatches by).
     pub expr: ScalarExpr,
+    /// A tuple key's parts (empty for any other key): `affinity`, `dispatch_by` and `stream_by`
+    /// combine them row-major over the fields' extents, once the program's loops are known
+    /// (`Key::row_major`).
+    pub parts: Vec<ScalarExpr>,
+}
+
+/// The multiplier of a tuple key hashed as one key: a prime, so that parts below it map to
+/// distinct keys.
+pub const TUPLE_HASH: i64 = 1_000_003;
+
+impl Key {
+    /// A tuple key's parts hashed as one key.
+    pub fn tuple(parts: Vec<ScalarExpr>) -> Key {
+        let mut it = parts.iter().cloned();
+        let first = it.next().unwrap_or(ScalarExpr::Const(0));
+        let expr = it.fold(first, |acc, p| {
+            let scaled = ScalarExpr::Binary(
+                wsp_ir::ScalarOp::Mul,
+                Box::new(acc),
+                Box::new(ScalarExpr::Const(TUPLE_HASH)),
+            );
+            ScalarExpr::Binary(wsp_ir::ScalarOp::Add, Box::new(scaled), Box::new(p))
+        });
+        Key { expr, parts }
+    }
+
+    /// The key `affinity`, `dispatch_by` and `stream_by` use: a tuple key's parts row-major,
+    /// `((p0 * E1 + p1) * E2 + p2)`, each part after the first a task field whose extent
+    /// `extent` gives; else the key itself. `Err` names the part without one.
+    pub fn row_major(
+        &self,
+        extent: impl Fn(&str) -> Option<u64>,
+    ) -> Result<ScalarExpr, ScalarExpr> {
+        let Some((first, rest)) = self.parts.split_first() else {
+            return Ok(self.expr.clone());
+        };
+        let mut acc = first.clone();
+        for p in rest {
+            let e = match p {
+                ScalarExpr::Var(f) => extent(f),
+                _ => None,
+            };
+            let Some(e) = e.and_then(|e| i64::try_from(e).ok()) else {
+                return Err(p.clone());
+            };
+            let scaled = ScalarExpr::Binary(
+                wsp_ir::ScalarOp::Mul,
+                Box::new(acc),
+                Box::new(ScalarExpr::Const(e)),
+            );
+            acc = ScalarExpr::Binary(wsp_ir::ScalarOp::Add, Box::new(scaled), Box::new(p.clone()));
+        }
+        Ok(acc)
+    }
 }
 
 /// `X[i, j]`: the leading dimensions of a tensor indexed, the rest kept.

@@ -115,6 +115,32 @@ pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &
     })
 }
 
+/// The task fields of a program whose loops have a static extent (a Dense axis or a literal
+/// one), each with the largest: what a tuple key combines row-major over. A run-time extent
+/// (DenseDyn, Ragged, Sparse) has none.
+pub fn field_extents(
+    db: &dyn salsa::Database,
+    s: &crate::values::Schedule<'_>,
+) -> std::collections::HashMap<String, u64> {
+    let mut out = std::collections::HashMap::new();
+    for call in s.calls() {
+        for n in plan_nodes(&workload_instance(db, call).0.body) {
+            let PlanNode::Loop { vars, .. } = n else {
+                continue;
+            };
+            for v in vars {
+                if v.axis_kind == crate::values::AxisKind::Dense
+                    && let Some(e) = v.extent
+                {
+                    let at = out.entry(v.name.clone()).or_insert(e);
+                    *at = (*at).max(e);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What orders the iterations or branches of a block: its dependency kind.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum BlockKind {
