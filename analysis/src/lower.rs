@@ -59,10 +59,15 @@ pub fn lower_file_as_is(db: &dyn salsa::Database, file: File) -> Option<LoweredF
     let offsets = item_offsets(db, file);
     // Symbols bound by `set_symbol_u64`/`set_axis_sizes`, by program, for its later runs.
     let mut symbols: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+    let started = started_pipelines(db, file);
     for (&item, &start) in module_items(db, file).iter().zip(offsets) {
         match item.kind(db) {
             ItemKind::Assign => {
                 if let Some(p) = lower_program(db, item) {
+                    programs.push(p.clone());
+                } else if started.contains(item.name(db))
+                    && let Some(p) = lower_started_pipeline(db, item)
+                {
                     programs.push(p.clone());
                 }
             }
@@ -168,13 +173,52 @@ fn file_tensors(db: &dyn salsa::Database, file: File) -> Vec<ir_plan::Tensor> {
         .collect()
 }
 
+/// The names `NAME.start()` statements start: `connect(...)` pipelines, each run as a
+/// `cpu_sim` program of that name.
+fn started_pipelines(db: &dyn salsa::Database, file: File) -> Vec<String> {
+    let mut out = Vec::new();
+    for &item in module_items(db, file) {
+        if item.kind(db) != ItemKind::Expr {
+            continue;
+        }
+        if let Some(Stmt::ExprStmt(s)) = item.stmt(db)
+            && let Some(Expr::CallExpr(c)) = s.expr()
+            && let Some(Expr::AttributeExpr(a)) = c.callee()
+            && a.attr().is_some_and(|m| m.text() == "start")
+            && let Some(Expr::NameExpr(n)) = a.receiver()
+            && !out.contains(&n.text())
+        {
+            out.push(n.text());
+        }
+    }
+    out
+}
+
+/// `pipeline = connect(...)` that a `pipeline.start()` runs: the program it is on `cpu_sim`.
+#[salsa::tracked(returns(ref))]
+fn lower_started_pipeline<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Option<Program> {
+    let Value::Schedule(schedule) = &item_value(db, item).value else {
+        return None;
+    };
+    let target = wsp_ir::Target::CpuSim;
+    program_of(db, item, schedule, target)
+}
+
 /// The program an item binds, lowered: `NAME = workload(...).....compile(target=...)`.
 #[salsa::tracked(returns(ref))]
 pub fn lower_program<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Option<Program> {
     let Value::Program(schedule) = &item_value(db, item).value else {
         return None;
     };
-    let target = schedule.target?.target;
+    program_of(db, item, schedule, schedule.target?.target)
+}
+
+fn program_of<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    schedule: &Schedule<'db>,
+    target: wsp_ir::Target,
+) -> Option<Program> {
     let file = item.file(db);
     let call_list = schedule.calls();
     let mut kernels: Vec<Item<'db>> = Vec::new();
@@ -609,6 +653,15 @@ fn action(db: &dyn salsa::Database, item: Item<'_>, expr: Expr) -> Option<Action
             });
         }
         _ => {}
+    }
+    if method == "start" {
+        return match eval.resolve(&program, receiver.syntax().text_range()) {
+            Value::Schedule(_) => Some(Action::Execute {
+                program,
+                bindings: Vec::new(),
+            }),
+            _ => None,
+        };
     }
     if method != "execute" {
         return None;

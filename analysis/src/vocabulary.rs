@@ -496,6 +496,16 @@ pub const SCHEDULE_METHODS: &[Member] = &[
         [opt("target", "\"cpu_sim\"", K::Str)],
         "A program for a target."
     ),
+    call!(
+        "start",
+        [],
+        "A `connect(...)` pipeline only: runs it on `cpu_sim` where the statement stands (the spec's `pipeline.start()`)."
+    ),
+    call!(
+        "join",
+        [],
+        "A `connect(...)` pipeline only: waits for it; `start()` returns when its tasks are done, so this does nothing more."
+    ),
 ];
 
 /// The builder methods of `process(name)`: channels it takes from and sends on, then its body.

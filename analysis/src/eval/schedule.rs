@@ -304,6 +304,18 @@ impl<'db> Eval<'db> {
                 Some(Vec::new())
             }
             "compile" => return self.compile(s, c, what, call_span),
+            "start" | "join" => {
+                if !self.is_connect(&s) {
+                    self.error(
+                        Code::UnknownMember,
+                        range,
+                        format!("`.{method}()` runs a `connect(...)` pipeline; a workload is compiled and run: `program = w(...).compile(target=\"cpu_sim\")`, then `program.execute()`"),
+                    );
+                    return Value::Unknown;
+                }
+                self.bind_method(c, what, SCHEDULE_METHODS, method);
+                return Value::None;
+            }
             _ => {
                 return self.unknown_member(
                     "workload",
@@ -323,6 +335,13 @@ impl<'db> Eval<'db> {
                 detail,
             }));
         Value::Schedule(Box::new(s))
+    }
+
+    /// Whether a schedule is a `connect(...)` pipeline and nothing more.
+    pub(crate) fn is_connect(&self, s: &Schedule<'db>) -> bool {
+        matches!(&s.root, crate::values::Composite::Call(call)
+            if call.workload(self.db).kind(self.db) != crate::items::ItemKind::Workload)
+            && s.directives.is_empty()
     }
 
     /// `.dispatch(policy)`: a `DispatchPolicy`.
