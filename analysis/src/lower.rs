@@ -13,7 +13,7 @@ use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 use crate::eval::{Eval, item_value};
 use crate::files::File;
 use crate::items::{Item, ItemKind, item_offsets, module_items};
-use crate::kernels::lower_kernel;
+use crate::kernels::{KernelInstance, lower_instance, lower_kernel};
 use crate::values::schedule::{DirectiveDetail, DirectiveKind};
 use crate::values::{AxisKind, Composite, IrPart, Policy, Schedule, Value, View, WorkloadCall};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
@@ -130,7 +130,7 @@ fn task_calls(db: &dyn salsa::Database, file: File) -> Vec<(String, TextRange)> 
             for n in crate::workloads::plan_nodes(&workload_instance(db, call).0.body) {
                 if let PlanNode::Task(t) = n {
                     let at = offsets.get(&t.span.item).copied().unwrap_or_default();
-                    out.push((t.kernel_name.clone(), t.span.range + at));
+                    out.push((t.instance.lowered_name(db), t.span.range + at));
                 }
             }
         }
@@ -221,7 +221,7 @@ fn program_of<'db>(
 ) -> Option<Program> {
     let file = item.file(db);
     let call_list = schedule.calls();
-    let mut kernels: Vec<Item<'db>> = Vec::new();
+    let mut kernels: Vec<KernelInstance<'db>> = Vec::new();
     let workloads = call_list
         .iter()
         .map(|&call| lower_workload(db, call, &mut kernels))
@@ -262,7 +262,7 @@ fn program_of<'db>(
         tensors,
         axes,
         channels,
-        kernels: kernels.iter().map(|&k| lower_kernel(db, k)).collect(),
+        kernels: kernels.iter().map(|&k| lower_instance(db, k)).collect(),
         workloads,
         root: lower_composite(&schedule.root, &call_list),
         schedule: lower_schedule(schedule, &crate::workloads::field_extents(db, schedule)),
@@ -292,7 +292,7 @@ fn lower_composite(c: &Composite<'_>, call_list: &[WorkloadCall<'_>]) -> wsp_ir:
 fn lower_workload<'db>(
     db: &'db dyn salsa::Database,
     call: WorkloadCall<'db>,
-    kernels: &mut Vec<Item<'db>>,
+    kernels: &mut Vec<KernelInstance<'db>>,
 ) -> wsp_ir::Workload {
     let workload = call.workload(db);
     let site = call.site(db);
@@ -347,7 +347,7 @@ fn site_of(db: &dyn salsa::Database, span: crate::diagnostics::Span) -> ir_plan:
 fn lower_nodes<'db>(
     db: &'db dyn salsa::Database,
     nodes: &[PlanNode<'db>],
-    kernels: &mut Vec<Item<'db>>,
+    kernels: &mut Vec<KernelInstance<'db>>,
 ) -> Vec<Node> {
     nodes
         .iter()
@@ -385,13 +385,13 @@ fn lower_nodes<'db>(
                 body: lower_nodes(db, body, kernels),
             },
             PlanNode::Task(t) => {
-                if !kernels.contains(&t.kernel) {
-                    kernels.push(t.kernel);
+                if !kernels.contains(&t.instance) {
+                    kernels.push(t.instance);
                 }
                 Node::Task(ir_plan::Task {
                     site: Some(site_of(db, t.span)),
                     id: t.id,
-                    kernel: t.kernel_name.clone(),
+                    kernel: t.instance.lowered_name(db),
                     index: t.index.clone(),
                     fields: t.fields.clone(),
                     args: t

@@ -86,11 +86,27 @@ fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -
         if ast::FunctionDef::cast(parent.clone()).is_some() {
             return Some((range, code(&signature_text(signature))));
         }
-        // A parameter's declaration.
+        // A parameter's declaration; a JIT-style one's tile type at each task that binds it.
         if ast::Param::cast(parent).is_some()
             && let Some(p) = signature.param(token.text())
         {
-            return Some((range, code(&format!("{}: {}", p.name, p.ty))));
+            let mut md = code(&format!("{}: {}", p.name, p.ty));
+            let bound = jit_bindings(db, item, &p.name);
+            if !bound.is_empty() {
+                md.push_str(
+                    "
+
+Bound by each task:",
+                );
+                for (ty, call) in bound {
+                    let _ = write!(
+                        md,
+                        "
+- `{ty}` in `{call}`"
+                    );
+                }
+            }
+            return Some((range, md));
         }
     }
     // Any typed expression: the innermost one around the token.
@@ -105,6 +121,33 @@ fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -
         ty.to_string()
     };
     Some((*r, code(&text)))
+}
+
+/// The tile types the tasks of the file's workloads bind a JIT-style parameter to, each with
+/// the task call's text, once per distinct call.
+fn jit_bindings(db: &dyn salsa::Database, kernel: Item<'_>, param: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for &w in semantic::module_items(db, kernel.file(db)) {
+        if w.kind(db) != ItemKind::Workload {
+            continue;
+        }
+        for node in plan_nodes(&first_call_plan(db, w).body) {
+            let PlanNode::Task(t) = node else { continue };
+            if t.kernel != kernel {
+                continue;
+            }
+            let Some((_, ty)) = t.instance.tiles(db).iter().find(|(n, _)| n == param) else {
+                continue;
+            };
+            let root = t.span.item.syntax(db);
+            let call = root.text().slice(t.span.range).to_string();
+            let ty = format!("Tile{} {}", shape_text(&ty.shape()), ty.dtype);
+            if !out.iter().any(|(_, c)| *c == call) {
+                out.push((ty, call));
+            }
+        }
+    }
+    out
 }
 
 fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
@@ -140,11 +183,19 @@ fn workload_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken)
             && t.span.range.contains_range(range)
             && let Some(p) = kernel_signature(db, t.kernel).param(name)
         {
-            let md = format!(
+            let mut md = format!(
                 "{}\n\nA parameter of `{}`.",
                 code(&format!("{}: {}", p.name, p.ty)),
                 t.kernel_name
             );
+            if let Some((_, ty)) = t.instance.tiles(db).iter().find(|(n, _)| *n == p.name) {
+                let _ = write!(
+                    md,
+                    " This task binds it to `Tile{} {}`.",
+                    shape_text(&ty.shape()),
+                    ty.dtype
+                );
+            }
             return Some((range, md));
         }
         for arg in &t.args {

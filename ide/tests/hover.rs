@@ -97,3 +97,20 @@ fn hover_pipeline_and_moe() {
         expect_file!["../test_data/hover/moe.txt"],
     );
 }
+
+#[test]
+fn hover_jit_kernels() {
+    check(
+        "jit_kernels.wsp",
+        &[
+            // a JIT-style parameter: its tile type at each task that binds it
+            ("x: In[Tensor]", 0, 0),
+            ("y: Out[Tensor[F32]]", 0, 0),
+            // the task's keyword: the type this task binds
+            ("x=Tall[j]", 0, 0),
+            // an op's type inside is per binding: unknown untyped
+            ("pto.rowadd(x", 0, 5),
+        ],
+        expect_file!["../test_data/hover/jit_kernels.txt"],
+    );
+}

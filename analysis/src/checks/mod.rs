@@ -32,6 +32,39 @@ use crate::values::{Value, WorkloadCall};
 use crate::workloads::{PlanNode, at_call, workload_generic, workload_instance};
 use std::collections::{HashMap, HashSet};
 
+/// A JIT-style kernel (`In[Tensor]`) checked once per binding its tasks make: what its body
+/// and (for ascend_npu) its fit say with those tile types that they do not say untyped, at
+/// the kernel, with the first task call that bound them.
+fn jit_instance_checks<'db>(
+    db: &'db dyn salsa::Database,
+    plans: &[&[PlanNode<'db>]],
+) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for plan in plans {
+        for n in crate::workloads::plan_nodes(plan) {
+            let PlanNode::Task(t) = n else { continue };
+            if t.instance.tiles(db).is_empty() || !seen.insert(t.instance) {
+                continue;
+            }
+            let plain = &crate::kernels::kernel_body(db, t.kernel).diags;
+            let bound = crate::kernels::instance_body(db, t.instance).diags.iter();
+            let npu = npu_kernels::npu_instance_checks(db, t.instance).iter();
+            for d in bound.chain(npu) {
+                let known = plain
+                    .iter()
+                    .any(|p| p.code == d.code && p.span == d.span && p.message == d.message);
+                if known {
+                    continue;
+                }
+                let why = format!("with {} from this task", t.instance.binding_text(db));
+                out.push(d.clone().with_related(t.span, why));
+            }
+        }
+    }
+    out
+}
+
 /// The plan checks that need no extents: channel pairing and task layouts.
 fn plan_checks<'db>(body: &[PlanNode<'db>]) -> Vec<Diag<'db>> {
     let mut out = channels::check(body);
@@ -115,6 +148,7 @@ pub fn file_plan_checks(db: &dyn salsa::Database, file: File) -> Vec<Diag<'_>> {
         }
     }
     diags.extend(read_never_written::read_never_written(&plans));
+    diags.extend(jit_instance_checks(db, &plans));
     let scope = module_scope(db, file);
     let depth_of = |name: &str| match &item_value(db, scope.lookup(name)?.item).value {
         Value::Channel(c) => Some(c.depth),

@@ -16,8 +16,7 @@ use crate::diagnostics::{Code, Diag, Severity, Span};
 use crate::eval::item_value;
 use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
-use crate::kernels::lower_kernel;
-use crate::kernels::{kernel_body, kernel_signature};
+use crate::kernels::{KernelInstance, instance_body, kernel_signature, lower_instance};
 use crate::values::Value;
 use crate::values::schedule::Target;
 
@@ -39,19 +38,32 @@ fn checked_for_npu(db: &dyn salsa::Database, file: File) -> bool {
     })
 }
 
+/// A kernel with fixed tile types; a JIT-style kernel's instances are checked with the tasks
+/// that bind them (`checks::file_plan_checks`).
+pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> &'db [Diag<'db>] {
+    if kernel_signature(db, item).is_jit() {
+        return &[];
+    }
+    npu_instance_checks(db, KernelInstance::plain(db, item))
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+pub fn npu_instance_checks<'db>(
+    db: &'db dyn salsa::Database,
+    inst: KernelInstance<'db>,
+) -> Vec<Diag<'db>> {
+    let item = inst.item(db);
     if !checked_for_npu(db, item.file(db)) {
         return Vec::new();
     }
     let signature = kernel_signature(db, item);
-    let body = kernel_body(db, item);
+    let body = instance_body(db, inst);
     // A kernel with errors is not lowered; a custom C++ kernel has no tiles of ours to place.
     let mut diags = signature.diags.iter().chain(&body.diags);
     if signature.cpp.is_some() || diags.any(|d| d.code.severity() == Severity::Error) {
         return Vec::new();
     }
-    let kernel = lower_kernel(db, item);
+    let kernel = lower_instance(db, inst);
     let wsp_ir::kernel::KernelBody::Ops(ir_ops) = &kernel.body else {
         return Vec::new();
     };

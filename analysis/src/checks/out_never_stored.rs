@@ -19,7 +19,9 @@ pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db
     let stored = &body.stored;
     let mut out = Vec::new();
     for p in &signature.params {
-        let ParamType::Tile(dir @ (Direction::Out | Direction::InOut), _) = p.ty else {
+        let (ParamType::Tile(dir @ (Direction::Out | Direction::InOut), _)
+        | ParamType::Jit(dir @ (Direction::Out | Direction::InOut), _)) = p.ty
+        else {
             continue;
         };
         if stored.contains(&p.name) {

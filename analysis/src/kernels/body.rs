@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{Direction, KernelSignature, ParamType, kernel_signature};
+use super::{Direction, KernelInstance, KernelSignature, ParamType, bound_signature};
 use crate::diagnostics::{Code, Diag};
 use crate::eval::{Eval, num};
 use crate::items::Item;
@@ -40,9 +40,20 @@ pub struct KernelBody<'db> {
     pub uses: Vec<Use<'db>>,
 }
 
+/// The body of a kernel with fixed tile types; a JIT-style kernel's with its JIT parameters
+/// untyped (what does not depend on their types: names, ops, directions).
+pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> &'db KernelBody<'db> {
+    instance_body(db, KernelInstance::plain(db, item))
+}
+
+/// The body of a kernel instance, checked with the tile types it binds.
 #[salsa::tracked(returns(ref))]
-pub fn kernel_body<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> KernelBody<'db> {
-    let signature = kernel_signature(db, item);
+pub fn instance_body<'db>(
+    db: &'db dyn salsa::Database,
+    inst: KernelInstance<'db>,
+) -> KernelBody<'db> {
+    let item = inst.item(db);
+    let signature = bound_signature(db, inst);
     let mut checker = BodyChecker {
         eval: Eval::new(db, item),
         signature,
@@ -254,6 +265,13 @@ impl<'db> BodyChecker<'db> {
                 }
                 ParamType::Constexpr => {
                     Some((Operand::Param(name.to_string()), KernelType::Number))
+                }
+                // Its type comes with each task's binding.
+                ParamType::Jit(dir, _) => {
+                    if !dir.reads() {
+                        self.direction_error(range, name, *dir, "read");
+                    }
+                    None
                 }
                 ParamType::Unknown => None,
             };
@@ -594,6 +612,17 @@ impl<'db> BodyChecker<'db> {
             return None;
         };
         self.eval.use_local(r, p.range);
+        if let ParamType::Jit(dir, _) = p.ty {
+            let store = op.name == "store";
+            if store && !dir.writes() {
+                self.direction_error(r, &name, dir, "stored");
+            } else if !store && !dir.reads() {
+                self.direction_error(r, &name, dir, "loaded");
+            } else if store {
+                self.stored.push(name.clone());
+            }
+            return None;
+        }
         let ParamType::Tile(dir, t) = p.ty else {
             if p.ty != ParamType::Unknown {
                 self.eval.error(

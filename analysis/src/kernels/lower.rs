@@ -1,13 +1,23 @@
 //! A checked kernel as `wsp_ir`: its parameters and its body's ops, for codegen (and for the
 //! NPU checks, which look at what would be emitted).
 
-use super::{ParamType, kernel_body, kernel_signature};
+use super::{KernelInstance, ParamType, bound_signature, instance_body};
 use crate::items::{Item, item_offsets, module_items};
 use crate::types::KernelType;
 use wsp_ir::kernel::{self as ir_kernel, KernelBody as IrBody, ValueType};
 
+/// A kernel with fixed tile types (a JIT-style one with its JIT parameters left out).
 pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::Kernel {
-    let signature = kernel_signature(db, item);
+    lower_instance(db, KernelInstance::plain(db, item))
+}
+
+/// A kernel instance: its bound signature and body, under its lowered name.
+pub(crate) fn lower_instance<'db>(
+    db: &'db dyn salsa::Database,
+    inst: KernelInstance<'db>,
+) -> wsp_ir::Kernel {
+    let item = inst.item(db);
+    let signature = bound_signature(db, inst);
     let params = signature
         .params
         .iter()
@@ -16,8 +26,8 @@ pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::
                 ParamType::Tile(d, t) => ir_kernel::ParamType::Tile(*d, *t),
                 ParamType::Scalar(d) => ir_kernel::ParamType::Scalar(*d, p.default),
                 ParamType::Constexpr => ir_kernel::ParamType::Constexpr(p.default),
-                // Reported; a file with errors is not lowered.
-                ParamType::Unknown => return None,
+                // Reported (a file with errors is not lowered), or unbound.
+                ParamType::Unknown | ParamType::Jit(..) => return None,
             };
             Some(ir_kernel::Param {
                 name: p.name.clone(),
@@ -44,7 +54,7 @@ pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::
             }
         }
         None => IrBody::Ops(
-            kernel_body(db, item)
+            instance_body(db, inst)
                 .ops
                 .iter()
                 .map(|op| ir_kernel::Op {
@@ -60,7 +70,7 @@ pub(crate) fn lower_kernel(db: &dyn salsa::Database, item: Item<'_>) -> wsp_ir::
         ),
     };
     wsp_ir::Kernel {
-        name: signature.name.clone(),
+        name: inst.lowered_name(db),
         params,
         body,
     }

@@ -18,6 +18,9 @@ pub use wsp_ir::plan::Direction;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum ParamType {
     Tile(Direction, TileType),
+    /// `In[Tensor]`, `Out[Tensor[F16]]`: the spec's JIT-style tile parameter, whose shape (and
+    /// dtype, when it names none) each task's view gives (`KernelInstance`).
+    Jit(Direction, Option<DType>),
     Scalar(DType),
     Constexpr,
     /// The annotation was wrong (already reported) or missing.
@@ -37,6 +40,8 @@ impl std::fmt::Display for ParamType {
                     t.dtype
                 )
             }
+            ParamType::Jit(dir, None) => write!(f, "{}[Tensor]", dir.name()),
+            ParamType::Jit(dir, Some(d)) => write!(f, "{}[Tensor[{d}]]", dir.name()),
             ParamType::Scalar(d) => write!(f, "Scalar[{d}]"),
             ParamType::Constexpr => f.write_str("Constexpr[int]"),
             ParamType::Unknown => f.write_str("?"),
@@ -75,6 +80,75 @@ impl KernelSignature<'_> {
     pub fn param(&self, name: &str) -> Option<&KernelParam> {
         self.params.iter().find(|p| p.name == name)
     }
+
+    /// Whether a parameter takes its tile type from each task (`In[Tensor]`).
+    pub fn is_jit(&self) -> bool {
+        self.params
+            .iter()
+            .any(|p| matches!(p.ty, ParamType::Jit(..)))
+    }
+}
+
+/// A kernel with the tile types its JIT-style parameters take at task calls: each distinct
+/// binding is checked, lowered and compiled on its own. A kernel with fixed tile types has one
+/// instance, which binds nothing (`plain`).
+#[salsa::interned(debug)]
+pub struct KernelInstance<'db> {
+    #[returns(copy)]
+    pub item: Item<'db>,
+    /// Each JIT parameter's tile type, in parameter order.
+    #[returns(ref)]
+    pub tiles: Vec<(String, TileType)>,
+}
+
+impl<'db> KernelInstance<'db> {
+    pub fn plain(db: &'db dyn salsa::Database, item: Item<'db>) -> KernelInstance<'db> {
+        KernelInstance::new(db, item, Vec::new())
+    }
+
+    /// The name it is lowered and compiled under: the kernel's for a plain instance; with the
+    /// bound tile types spelled out for a JIT one (`attn__32x64_f16__32x64_f16`), a C++ name.
+    pub fn lowered_name(self, db: &'db dyn salsa::Database) -> String {
+        let mut name = self.item(db).name(db).clone();
+        for (_, t) in self.tiles(db) {
+            name.push_str(&format!(
+                "__{}x{}_{}",
+                t.rows,
+                t.cols,
+                t.dtype.name().to_lowercase()
+            ));
+        }
+        name
+    }
+
+    /// The bound tile types as messages show them: `` `Q` Tile[32,64] F16, ... ``.
+    pub fn binding_text(self, db: &'db dyn salsa::Database) -> String {
+        let parts: Vec<String> = self
+            .tiles(db)
+            .iter()
+            .map(|(n, t)| format!("`{n}` {} {}", crate::types::shape_text(&t.shape()), t.dtype))
+            .collect();
+        parts.join(", ")
+    }
+}
+
+/// The signature of an instance: its JIT parameters with the tile types bound.
+#[salsa::tracked(returns(ref))]
+pub fn bound_signature<'db>(
+    db: &'db dyn salsa::Database,
+    inst: KernelInstance<'db>,
+) -> KernelSignature<'db> {
+    let mut s = kernel_signature(db, inst.item(db)).clone();
+    // The signature's own diagnostics are the kernel's, reported once.
+    s.diags.clear();
+    for p in &mut s.params {
+        if let ParamType::Jit(dir, _) = p.ty
+            && let Some((_, t)) = inst.tiles(db).iter().find(|(n, _)| *n == p.name)
+        {
+            p.ty = ParamType::Tile(dir, *t);
+        }
+    }
+    s
 }
 
 #[salsa::tracked(returns(ref))]
@@ -168,6 +242,15 @@ pub fn kernel_signature<'db>(
             ty,
             default,
         });
+    }
+    if cpp.is_some()
+        && let Some(p) = params.iter().find(|p| matches!(p.ty, ParamType::Jit(..)))
+    {
+        eval.error(
+            Code::WrongKind,
+            p.range,
+            format!("a `cpp_src` kernel's C++ is written for fixed tiles: give `{}` a tile type, `In[Tile[M, N, dtype]]`", p.name),
+        );
     }
     KernelSignature {
         name: item.name(db).clone(),
@@ -265,6 +348,9 @@ fn param_type(eval: &mut Eval<'_>, a: &Expr) -> ParamType {
                 );
                 return ParamType::Unknown;
             };
+            if let Some(jit) = jit_type(eval, inner) {
+                return jit.map_or(ParamType::Unknown, |d| ParamType::Jit(dir, d));
+            }
             match tile_type(eval, inner) {
                 Some(t) => ParamType::Tile(dir, t),
                 None => ParamType::Unknown,
@@ -312,6 +398,44 @@ fn param_type(eval: &mut Eval<'_>, a: &Expr) -> ParamType {
     }
 }
 
+/// `Tensor` or `Tensor[dtype]` inside `In[...]`: `Some(Some(dtype))`, `Some(None)` for no
+/// dtype, and `None` when it is not a tensor (a `Tile[...]`); an error inside gives
+/// `Some(None)` after reporting, as a JIT parameter of any dtype.
+#[allow(clippy::option_option)]
+fn jit_type(eval: &mut Eval<'_>, e: &Expr) -> Option<Option<Option<DType>>> {
+    let is_tensor = |eval: &mut Eval<'_>, e: &Expr| {
+        // Quietly: the form is decided first, then evaluated once for real.
+        let (diags, uses) = (eval.diags.len(), eval.uses.len());
+        let v = eval.expr(e);
+        eval.diags.truncate(diags);
+        eval.uses.truncate(uses);
+        v == Value::Builtin(Builtin::Tensor)
+    };
+    match e {
+        Expr::NameExpr(_) | Expr::AttributeExpr(_) if is_tensor(eval, e) => {
+            eval.expr(e);
+            Some(Some(None))
+        }
+        Expr::SubscriptExpr(s) if s.base().is_some_and(|b| is_tensor(eval, &b)) => {
+            if let Some(b) = s.base() {
+                eval.expr(&b);
+            }
+            let idx = s.indices();
+            let [d] = idx.as_slice() else {
+                eval.error(
+                    Code::WrongKind,
+                    e.syntax().text_range(),
+                    "a JIT-style tile parameter is `In[Tensor]` or `In[Tensor[dtype]]`",
+                );
+                return Some(None);
+            };
+            let v = eval.expr(d);
+            Some(eval.dtype(&v, d.syntax().text_range()).map(Some))
+        }
+        _ => None,
+    }
+}
+
 fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
     let range = e.syntax().text_range();
     let bad = |eval: &mut Eval<'_>| {
@@ -354,5 +478,5 @@ fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
 mod body;
 mod lower;
 
-pub use body::kernel_body;
-pub(crate) use lower::lower_kernel;
+pub use body::{instance_body, kernel_body};
+pub(crate) use lower::{lower_instance, lower_kernel};

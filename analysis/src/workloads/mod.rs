@@ -33,6 +33,9 @@ pub enum TaskArg<'db> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Task<'db> {
     pub id: u32,
+    /// The kernel with the tile types this task binds (a JIT-style kernel's), which is what
+    /// is lowered and run.
+    pub instance: crate::kernels::KernelInstance<'db>,
     pub kernel: Item<'db>,
     pub kernel_name: String,
     /// `k[b, h]`: the index, and the field names keys use (`t.b`).

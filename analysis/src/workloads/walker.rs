@@ -8,10 +8,12 @@ use super::{
 use crate::diagnostics::{Code, Diag, Span};
 use crate::eval::{Eval, plural, workload_params};
 use crate::items::Item;
-use crate::kernels::{Direction, KernelParam, KernelSignature, ParamType, kernel_signature};
+use crate::kernels::{
+    Direction, KernelInstance, KernelParam, KernelSignature, ParamType, kernel_signature,
+};
 use crate::symbols::Symbol;
-use crate::types::TileType;
 use crate::types::shape_text;
+use crate::types::{DType, TileType};
 use crate::values::{Axis, AxisKind, IntSource, Value, View};
 use crate::vocabulary::Builtin;
 use wsp_ir::{Affine, ScalarExpr};
@@ -936,8 +938,27 @@ impl<'db> Walker<'db> {
         self.missing_task_params(c, &kernel, &given);
         let id = self.tasks;
         self.tasks += 1;
+        let db = self.eval.db;
+        // A JIT-style kernel's instance: each JIT parameter's tile type from its view.
+        let tiles: Vec<(String, TileType)> = kernel
+            .signature
+            .params
+            .iter()
+            .filter(|p| matches!(p.ty, ParamType::Jit(..)))
+            .filter_map(|p| {
+                args.iter().find_map(|a| match a {
+                    TaskArg::Tile { param, view, .. } if *param == p.name => {
+                        let shape = view.shape();
+                        let t = TileType::new(shape[0], shape[1], view.tensor.dtype);
+                        Some((p.name.clone(), t))
+                    }
+                    _ => None,
+                })
+            })
+            .collect();
         Some(PlanNode::Task(Task {
             id,
+            instance: KernelInstance::new(db, kernel.item, tiles),
             kernel: kernel.item,
             kernel_name: kernel.name,
             index,
@@ -1114,8 +1135,19 @@ impl<'db> Walker<'db> {
                 param: name,
                 value: crate::values::F64(crate::eval::num(&v)),
             }),
+            (ParamType::Jit(dir, dtype), Value::View(view)) => {
+                self.jit_arg(kernel, param, *dir, *dtype, *view, vr)
+            }
+            (ParamType::Jit(dir, dtype), Value::Tensor(t)) => {
+                let view = View {
+                    tensor: *t,
+                    indices: Vec::new(),
+                    span: self.eval.span(vr),
+                };
+                self.jit_arg(kernel, param, *dir, *dtype, view, vr)
+            }
             (ParamType::Unknown, _) => None,
-            (ParamType::Tile(..), v) => {
+            (ParamType::Tile(..) | ParamType::Jit(..), v) => {
                 self.eval.error(Code::TaskArgument, vr, format!("`{name}` is a tile parameter and takes a tensor view such as `X[i]`, not {}", v.describe()));
                 None
             }
@@ -1201,6 +1233,53 @@ impl<'db> Walker<'db> {
                     tile.cols,
                     tile.dtype
                 ),
+            );
+            self.eval.push(d);
+            return None;
+        }
+        Some(TaskArg::Tile {
+            param: name,
+            direction: dir,
+            view,
+        })
+    }
+
+    /// A view for a JIT-style parameter (`In[Tensor]`): 2-D, of the dtype it names if any; its
+    /// shape and dtype are the tile type this task binds.
+    fn jit_arg(
+        &mut self,
+        kernel: &TaskKernel<'db>,
+        param: &KernelParam,
+        dir: Direction,
+        dtype: Option<DType>,
+        view: View<'db>,
+        vr: TextRange,
+    ) -> Option<TaskArg<'db>> {
+        let name = param.name.clone();
+        let shape = view.shape();
+        let declared = Span {
+            item: kernel.item,
+            range: param.range,
+        };
+        let why = if shape.len() != 2 {
+            Some(format!(
+                "`{name}` takes its tile from the view, a 2-D one, but `{}` is {}: index it down to two dimensions",
+                view.text(),
+                shape_text(&shape)
+            ))
+        } else {
+            dtype.filter(|&d| d != view.tensor.dtype).map(|d| {
+                format!(
+                    "`{name}` takes {d} tiles but `{}` is {}",
+                    view.text(),
+                    view.tensor.dtype
+                )
+            })
+        };
+        if let Some(why) = why {
+            let d = Diag::new(Code::TaskArgument, self.eval.span(vr), why).with_related(
+                declared,
+                format!("`{name}` is declared `{}` here", param.ty),
             );
             self.eval.push(d);
             return None;
