@@ -32,19 +32,45 @@ pub struct LoweredFile {
     pub task_calls: Vec<(String, TextRange)>,
 }
 
-/// The run-time symbols of a schedule: its DenseDyn axes, by name, with their defaults.
+/// The run-time symbols of a schedule, by name, with their defaults: its DenseDyn axes, then
+/// the named symbols its predicates and keys read (`symbol_u64("cut")`, default 0).
 pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
     for call in s.calls() {
         let plan = &workload_instance(db, call).0;
         for n in plan_nodes(&plan.body) {
-            if let PlanNode::Loop { vars, .. } = n {
-                for v in vars {
-                    if v.axis_kind == AxisKind::DenseDyn && !out.iter().any(|(n, _)| *n == v.axis) {
-                        out.push((v.axis.clone(), v.extent.unwrap_or(0)));
+            match n {
+                PlanNode::Loop { vars, .. } => {
+                    for v in vars {
+                        if v.axis_kind == AxisKind::DenseDyn
+                            && !out.iter().any(|(n, _)| *n == v.axis)
+                        {
+                            out.push((v.axis.clone(), v.extent.unwrap_or(0)));
+                        }
                     }
                 }
+                PlanNode::Conditional { branches, .. } => {
+                    for p in branches.iter().filter_map(|b| b.predicate.as_ref()) {
+                        p.symbols(&mut named);
+                    }
+                }
+                _ => {}
             }
+        }
+    }
+    for d in &s.directives {
+        match &d.detail {
+            DirectiveDetail::Key(k)
+            | DirectiveDetail::Policy(
+                Policy::Affinity(k, _) | Policy::Hash(k, _) | Policy::DispatchBy(k, _),
+            ) => k.expr.symbols(&mut named),
+            _ => {}
+        }
+    }
+    for name in named {
+        if !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, 0));
         }
     }
     out

@@ -266,6 +266,29 @@ fn check_import<'db>(
     match item.stmt(db) {
         Some(Stmt::FromImportStmt(imp)) => {
             let module = imp.module().map(|m| m.text()).unwrap_or_default();
+            // The original's `pto_wsp.scalar_expr` (`axis`, `symbol_u64`, ...): its names are
+            // `pto_wsp`'s here.
+            if module == "pto_wsp.scalar_expr" && imp.level() == 0 {
+                for alias in imp.names() {
+                    let Some(path) = alias.path() else { continue };
+                    let range = alias.path_range().unwrap_or(alias.syntax().text_range());
+                    if !Builtin::SCALAR_EXPR.iter().any(|b| b.name() == path) {
+                        let names: Vec<String> = Builtin::SCALAR_EXPR
+                            .iter()
+                            .map(|b| format!("`{}`", b.name()))
+                            .collect();
+                        diags.push(Diag::new(
+                            Code::UnknownName,
+                            span(range),
+                            format!(
+                                "`pto_wsp.scalar_expr` has no `{path}` here; it has {}",
+                                names.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                return;
+            }
             if module != "pto_wsp" || imp.level() > 0 {
                 diags.push(Diag::new(
                     Code::OutsideSubset,

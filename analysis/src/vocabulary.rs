@@ -297,6 +297,9 @@ vocabulary! {
     Sequential = "sequential"(many("workloads", K::Workload)): "workloads run in order.";
     SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot.";
     SlotU64 = "slot_u64"(req("slot", K::Int)): "a slot's value in a predicate or key.";
+    SlotI64 = "slot_i64"(req("slot", K::Int)): "a slot's value in a predicate or key (`slot_u64`: the original's signed reading of the same slot).";
+    SymbolU64 = "symbol_u64"(req("name", K::Str)): "a named run-time symbol in a predicate or key, bound without a rebuild (`program.set_symbol_u64(name, v)`, `execute(name=v)`, `--bind`); 0 until bound.";
+    AxisVar = "axis"(req("name", K::Str)): "the loop variable `name` in a predicate (`axis(\"b\") < 2`), or the task field `name` in a key.";
     // Schedules
     DispatchPolicy = "DispatchPolicy" [
         call!("round_robin", [req("num_aicpus", K::Int)], "Tasks go to the AICPUs in turn."),
@@ -382,6 +385,15 @@ vocabulary! {
 }
 
 impl Builtin {
+    /// What `from pto_wsp.scalar_expr import ...` may import (the original's module of
+    /// run-time scalar expressions).
+    pub const SCALAR_EXPR: [Builtin; 4] = [
+        Builtin::AxisVar,
+        Builtin::SymbolU64,
+        Builtin::SlotU64,
+        Builtin::SlotI64,
+    ];
+
     pub fn lookup(name: &str) -> Option<Builtin> {
         Builtin::ALL.iter().copied().find(|b| b.name() == name)
     }

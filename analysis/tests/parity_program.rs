@@ -85,8 +85,7 @@ program.set_axis_sizes({1: 4})
 program.set_axis_sizes(["seq"])
 "#,
         expect![[r#"
-            WSP102 `"seqs"`: `seqs` is not a run-time symbol of this program (a DenseDyn axis it iterates); they are `seq` (default 64)
-            WSP210 `0`: `seq` is bound to a positive integer, not the integer 0
+            WSP102 `"seqs"`: `seqs` is not a run-time symbol of this program (a DenseDyn axis it iterates, or a `symbol_u64(...)` its predicates and keys read); they are `seq` (default 64)
             WSP210 `1`: a run-time symbol is named by a string, not the integer 1
             WSP210 `["seq"]`: `set_axis_sizes` takes a dict literal of names to sizes: `{"seq": 16}`, not a list
         "#]],

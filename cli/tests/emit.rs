@@ -575,3 +575,51 @@ rows.execute()
     .unwrap();
     replay_matches_wsp_run(&source, &dir.join("tree"));
 }
+
+/// Named symbols, bit operators and conditional expressions in predicates and keys: the
+/// emitted expander evaluates them (only the branch taken) as `wsp run` does.
+#[test]
+fn scalar_expressions_replay_as_wsp_run_evaluates_them() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-scalar-exprs");
+    let source = dir.join("exprs.wsp");
+    std::fs::write(
+        &source,
+        r#"from pto_wsp import *
+from pto_wsp.scalar_expr import axis, symbol_u64
+
+F32 = DType.F32
+X = Tensor((6, 16, 16), F32, init=ones())
+Y = Tensor((6, 16, 16), F32)
+Z = Tensor((6, 16, 16), F32)
+
+@kernel
+def first(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.exp(x))
+
+@kernel
+def second(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.mul(x, x))
+
+@workload
+def w():
+    for b in P(Dense[6]):
+        with P.when(axis("b") < symbol_u64("cut")):
+            first[b](x=X[b], y=Y[b])
+        with P.when(((b & 1) ^ (b >> 1)) == 1 if b > 0 else False):
+            second[b](x=X[b], y=Z[b])
+        with P.otherwise():
+            second[b](x=X[b], y=Y[b])
+
+program = (w().dispatch(DispatchPolicy.affinity(
+    lambda t: (t.b == symbol_u64("special")).where(5, t.b // 0 if t.b < 0 else t.b % 3),
+    num_aicpus=4)).compile(target="ascend_npu"))
+program.execute(cut=2, special=4)
+program.execute(cut=5)
+"#,
+    )
+    .unwrap();
+    replay_matches_wsp_run(&source, &dir.join("tree"));
+}

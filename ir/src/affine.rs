@@ -69,11 +69,12 @@ impl Affine {
     }
 
     /// The smallest and largest value over the box `0 <= var < extent(var)`; `None` when a
-    /// variable's extent is unknown.
+    /// variable's extent is unknown, or 0 (the box is empty: the expression takes no value).
     pub fn bounds(&self, extent: impl Fn(&str) -> Option<u64>) -> Option<(i64, i64)> {
         let (mut lo, mut hi) = (self.constant, self.constant);
         for (v, c) in &self.terms {
-            let max = i64::try_from(extent(v)?).ok()?.checked_sub(1)?;
+            let e = extent(v).filter(|&e| e > 0)?;
+            let max = i64::try_from(e).ok()?.checked_sub(1)?;
             let term = c.checked_mul(max)?;
             if term < 0 {
                 lo = lo.checked_add(term)?;

@@ -21,6 +21,13 @@ pub enum ScalarOp {
     Or,
     Min,
     Max,
+    /// `&`, `|`, `^`, `<<`, `>>` on 64-bit two's complement integers; a shift count outside
+    /// 0..=63 is a run-time error.
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
 }
 
 impl ScalarOp {
@@ -41,6 +48,11 @@ impl ScalarOp {
             ScalarOp::Or => "or",
             ScalarOp::Min => "min",
             ScalarOp::Max => "max",
+            ScalarOp::BitAnd => "&",
+            ScalarOp::BitOr => "|",
+            ScalarOp::BitXor => "^",
+            ScalarOp::Shl => "<<",
+            ScalarOp::Shr => ">>",
         }
     }
 }
@@ -57,6 +69,11 @@ pub enum ScalarExpr {
     Not(Box<ScalarExpr>),
     Neg(Box<ScalarExpr>),
     Binary(ScalarOp, Box<ScalarExpr>, Box<ScalarExpr>),
+    /// `symbol_u64("cut")`: a named run-time symbol, bound as a DenseDyn size is
+    /// (`set_symbol_u64`, `execute(cut=2)`, `--bind`), 0 when unbound.
+    Symbol(String),
+    /// `a if c else b`, `c.where(a, b)`: only the branch taken is evaluated.
+    Select(Box<[ScalarExpr; 3]>),
 }
 
 impl ScalarExpr {
@@ -64,21 +81,40 @@ impl ScalarExpr {
     /// runtime's evaluator, serde, `Clone`) recurses over it, so the analyzer keeps it shallow.
     pub const MAX_DEPTH: usize = 200;
 
+    /// The expressions directly inside this one.
+    pub fn children(&self) -> Vec<&ScalarExpr> {
+        match self {
+            ScalarExpr::Const(_)
+            | ScalarExpr::Var(_)
+            | ScalarExpr::Slot(_)
+            | ScalarExpr::Symbol(_) => Vec::new(),
+            ScalarExpr::Element(_, idx) => idx.iter().collect(),
+            ScalarExpr::Not(x) | ScalarExpr::Neg(x) => vec![x],
+            ScalarExpr::Binary(_, a, b) => vec![a, b],
+            ScalarExpr::Select(abc) => abc.iter().collect(),
+        }
+    }
+
+    /// The named run-time symbols the expression reads, each once, in order.
+    pub fn symbols(&self, out: &mut Vec<String>) {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            if let ScalarExpr::Symbol(s) = e
+                && !out.contains(s)
+            {
+                out.push(s.clone());
+            }
+            stack.extend(e.children().into_iter().rev());
+        }
+    }
+
     /// Levels of the tree: 1 for a leaf. Iterative, so it is safe on any tree.
     pub fn depth(&self) -> usize {
         let mut deepest = 0;
         let mut stack = vec![(self, 1)];
         while let Some((e, d)) = stack.pop() {
             deepest = deepest.max(d);
-            match e {
-                ScalarExpr::Const(_) | ScalarExpr::Var(_) | ScalarExpr::Slot(_) => {}
-                ScalarExpr::Element(_, idx) => stack.extend(idx.iter().map(|i| (i, d + 1))),
-                ScalarExpr::Not(x) | ScalarExpr::Neg(x) => stack.push((x, d + 1)),
-                ScalarExpr::Binary(_, a, b) => {
-                    stack.push((a, d + 1));
-                    stack.push((b, d + 1));
-                }
-            }
+            stack.extend(e.children().into_iter().map(|x| (x, d + 1)));
         }
         deepest
     }
@@ -116,6 +152,11 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Const(c) => write!(f, "{c}"),
             ScalarExpr::Var(v) => f.write_str(v),
             ScalarExpr::Slot(s) => write!(f, "slot_u64({s})"),
+            ScalarExpr::Symbol(s) => write!(f, "symbol_u64({s:?})"),
+            ScalarExpr::Select(abc) => {
+                let [c, a, b] = &**abc;
+                write!(f, "({a} if {c} else {b})")
+            }
             ScalarExpr::Element(t, idx) => {
                 let idx: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
                 write!(f, "{t}[{}]", idx.join(", "))

@@ -1358,6 +1358,16 @@ impl<'a> Enumerator<'a> {
             ScalarExpr::Const(c) => *c,
             ScalarExpr::Var(v) => self.var(v)?,
             ScalarExpr::Slot(s) => self.run.slots.get(s).copied().unwrap_or(0) as i64,
+            // Bound as the program's run-time symbols are, with their defaults.
+            ScalarExpr::Symbol(name) => self.bindings.get(name).copied().unwrap_or(0) as i64,
+            ScalarExpr::Select(abc) => {
+                let [c, a, b] = &**abc;
+                if self.scalar(c)? != 0 {
+                    self.scalar(a)?
+                } else {
+                    self.scalar(b)?
+                }
+            }
             ScalarExpr::Element(t, idx) => {
                 let id = self.tensor_id(t)?;
                 let idx: Vec<i64> = idx
@@ -1424,6 +1434,16 @@ impl<'a> Enumerator<'a> {
                     ScalarOp::Or => (a != 0 || b != 0) as i64,
                     ScalarOp::Min => a.min(b),
                     ScalarOp::Max => a.max(b),
+                    ScalarOp::BitAnd => a & b,
+                    ScalarOp::BitOr => a | b,
+                    ScalarOp::BitXor => a ^ b,
+                    ScalarOp::Shl | ScalarOp::Shr if !(0..64).contains(&b) => {
+                        return Err(RunError::Invalid(format!(
+                            "`{e}` shifts by {b}, outside 0..=63"
+                        )));
+                    }
+                    ScalarOp::Shl => a.wrapping_shl(b as u32),
+                    ScalarOp::Shr => a >> b,
                 }
             }
         })
@@ -1456,12 +1476,6 @@ fn variables(e: &ScalarExpr, out: &mut Vec<String>) {
                 out.push(v.clone());
             }
         }
-        ScalarExpr::Element(_, idx) => idx.iter().for_each(|i| variables(i, out)),
-        ScalarExpr::Not(a) | ScalarExpr::Neg(a) => variables(a, out),
-        ScalarExpr::Binary(_, a, b) => {
-            variables(a, out);
-            variables(b, out);
-        }
-        ScalarExpr::Const(_) | ScalarExpr::Slot(_) => {}
+        e => e.children().into_iter().for_each(|x| variables(x, out)),
     }
 }

@@ -79,11 +79,12 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 } else {
                     format!("they are {}", list.join(", "))
                 };
-                out.push(Diag::new(Code::UnknownMember, Span { item, range: b.name_range }, format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates); {known}")));
+                out.push(Diag::new(Code::UnknownMember, Span { item, range: b.name_range }, format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates, or a `symbol_u64(...)` its predicates and keys read); {known}")));
                 continue;
             }
             match &b.value {
-                Value::Int(n) if *n > 0 => {
+                // A DenseDyn bound to 0 runs none of its iterations.
+                Value::Int(n) if *n >= 0 => {
                     // What the run would read or write out of its tensors, before it builds.
                     let bound = int_bindings(execute);
                     let file = item.file(db);
@@ -108,7 +109,7 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                         range: b.value_range,
                     },
                     format!(
-                        "`{name}` is bound to a positive integer, not {}",
+                        "`{name}` is bound to an integer, 0 or more, not {}",
                         v.describe()
                     ),
                 )),
@@ -242,12 +243,11 @@ impl<'db> BoundsWalk<'_, 'db> {
                     self.reads(i, span);
                 }
             }
-            ScalarExpr::Not(a) | ScalarExpr::Neg(a) => self.reads(a, span),
-            ScalarExpr::Binary(_, a, b) => {
-                self.reads(a, span);
-                self.reads(b, span);
+            e => {
+                for x in e.children() {
+                    self.reads(x, span);
+                }
             }
-            ScalarExpr::Const(_) | ScalarExpr::Var(_) | ScalarExpr::Slot(_) => {}
         }
     }
 
@@ -594,13 +594,7 @@ fn key_vars(e: &ScalarExpr, out: &mut Vec<String>) {
                 out.push(v.clone());
             }
         }
-        ScalarExpr::Not(x) | ScalarExpr::Neg(x) => key_vars(x, out),
-        ScalarExpr::Binary(_, a, b) => {
-            key_vars(a, out);
-            key_vars(b, out);
-        }
-        ScalarExpr::Element(_, idx) => idx.iter().for_each(|i| key_vars(i, out)),
-        ScalarExpr::Const(_) | ScalarExpr::Slot(_) => {}
+        e => e.children().into_iter().for_each(|x| key_vars(x, out)),
     }
 }
 

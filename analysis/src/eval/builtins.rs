@@ -58,7 +58,9 @@ impl<'db> Eval<'db> {
             }
             Builtin::SaveNpy => self.save_npy(b, c),
             Builtin::Min | Builtin::Max => self.min_max(b, c),
-            Builtin::SlotU64 => self.slot_value(b, c),
+            Builtin::SlotU64 | Builtin::SlotI64 => self.slot_value(b, c),
+            Builtin::SymbolU64 => self.symbol_value(b, c),
+            Builtin::AxisVar => self.axis_var(b, c),
             Builtin::Float => self.float_call(c),
             Builtin::Int => self.int_call(c),
             Builtin::Process => self.process(b, c),
@@ -81,11 +83,13 @@ impl<'db> Eval<'db> {
         let range = c.syntax().text_range();
         let args = self.bind_builtin(c, b)?;
         let (v, r) = args.get(0)?.clone();
-        let n = self.positive(&v, r, "an axis size")?;
-        let kind = if b == Builtin::Dense {
-            AxisKind::Dense
+        // A DenseDyn's size is a default the run may rebind: 0 (the original's `DenseDyn(0)`)
+        // runs no iterations until it is bound.
+        let (n, kind) = if b == Builtin::Dense {
+            (self.positive(&v, r, "an axis size")?, AxisKind::Dense)
         } else {
-            AxisKind::DenseDyn
+            let n = self.non_negative(&v, r, "a DenseDyn size")?;
+            (n as u64, AxisKind::DenseDyn)
         };
         Some(Value::Axis(Box::new(axis(self.span(range), kind, n))))
     }
@@ -144,6 +148,29 @@ impl<'db> Eval<'db> {
         let (v, r) = args.get(0)?.clone();
         let i = self.non_negative(&v, r, "a slot number")?;
         Some(Value::Runtime(Box::new(wsp_ir::ScalarExpr::Slot(i))))
+    }
+
+    /// `symbol_u64("name")`: a named run-time symbol.
+    fn symbol_value(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let name = self.string_arg(&args, 0)?;
+        Some(Value::Runtime(Box::new(wsp_ir::ScalarExpr::Symbol(name))))
+    }
+
+    /// `axis("b")`: the loop variable `b`, as if written by its name.
+    fn axis_var(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let name = self.string_arg(&args, 0)?;
+        let r = args.get(0)?.1;
+        if !self.locals.iter().any(|l| l.name == name) {
+            self.error(
+                Code::UnknownName,
+                r,
+                format!("no loop variable `{name}` here: `axis(\"{name}\")` reads a variable of an enclosing `for ... in P(...)`"),
+            );
+            return None;
+        }
+        Some(self.resolve(&name, r))
     }
 
     /// `full(value)`: every element the number `value`.

@@ -91,6 +91,7 @@ impl<'db> Eval<'db> {
                 self.binary(b.op_kind(), l, r, range)
             }
             Expr::CompareExpr(c) => self.compare(c),
+            Expr::CondExpr(c) => self.conditional(c),
             Expr::BoolExpr(b) => {
                 let l = b.lhs().map_or(Value::Unknown, |e| self.expr(&e));
                 let r = b.rhs().map_or(Value::Unknown, |e| self.expr(&e));
@@ -131,6 +132,16 @@ impl<'db> Eval<'db> {
             (Some(SyntaxKind::PLUS), v @ (Value::Int(_) | Value::Float(_))) => v,
             (Some(SyntaxKind::MINUS), Value::Index(a)) => {
                 a.neg().map_or(Value::Unknown, Value::Index)
+            }
+            (Some(SyntaxKind::TILDE), Value::Int(i)) => Value::Int(!i),
+            (Some(SyntaxKind::TILDE), v) if self.to_scalar(&v).is_some() => {
+                // `~x` is `-x - 1` on two's complement integers.
+                let x = self.to_scalar(&v).unwrap_or(ScalarExpr::Const(0));
+                Value::Runtime(Box::new(ScalarExpr::Binary(
+                    ScalarOp::Sub,
+                    Box::new(ScalarExpr::Neg(Box::new(x))),
+                    Box::new(ScalarExpr::Const(1)),
+                )))
             }
             (Some(SyntaxKind::NOT_KW), Value::Bool(b)) => Value::Bool(!b),
             (Some(SyntaxKind::NOT_KW), Value::Int(i)) => Value::Bool(i == 0),
@@ -175,6 +186,13 @@ impl<'db> Eval<'db> {
             Value::Unknown
         };
         match (op, &l, &r) {
+            (Some(op @ (K::AMP | K::PIPE | K::CARET)), Value::Bool(a), Value::Bool(b)) => {
+                Value::Bool(match op {
+                    K::AMP => a & b,
+                    K::PIPE => a | b,
+                    _ => a ^ b,
+                })
+            }
             (Some(op), Value::Int(a), Value::Int(b)) => {
                 let (a, b) = (*a, *b);
                 let v = match op {
@@ -195,6 +213,9 @@ impl<'db> Eval<'db> {
                     K::DOUBLE_STAR if (0..64).contains(&b) => a.checked_pow(b as u32),
                     K::SHL if (0..63).contains(&b) => a.checked_shl(b as u32),
                     K::SHR if (0..63).contains(&b) => Some(a >> b),
+                    K::AMP => Some(a & b),
+                    K::PIPE => Some(a | b),
+                    K::CARET => Some(a ^ b),
                     _ => return self.bad_operands(&l, &r, range),
                 };
                 v.map_or_else(|| overflow(self), Value::Int)
@@ -260,6 +281,11 @@ impl<'db> Eval<'db> {
             SyntaxKind::STAR => ScalarOp::Mul,
             SyntaxKind::DOUBLE_SLASH => ScalarOp::FloorDiv,
             SyntaxKind::PERCENT => ScalarOp::Mod,
+            SyntaxKind::AMP => ScalarOp::BitAnd,
+            SyntaxKind::PIPE => ScalarOp::BitOr,
+            SyntaxKind::CARET => ScalarOp::BitXor,
+            SyntaxKind::SHL => ScalarOp::Shl,
+            SyntaxKind::SHR => ScalarOp::Shr,
             _ => return self.bad_operands(&l, &r, range),
         };
         self.scalar_binary(op, l, r, range)
@@ -347,6 +373,98 @@ impl<'db> Eval<'db> {
                 Some(ScalarExpr::Element(view.tensor.name.clone(), idx))
             }
             _ => None,
+        }
+    }
+
+    /// `a if c else b`: the branch, when `c` is known now; else a run-time select.
+    pub(crate) fn conditional(&mut self, c: &ast::CondExpr) -> Value<'db> {
+        let range = c.syntax().text_range();
+        let cond = c.condition().map_or(Value::Unknown, |e| self.expr(&e));
+        let a = c.then_branch().map_or(Value::Unknown, |e| self.expr(&e));
+        let b = c.else_branch().map_or(Value::Unknown, |e| self.expr(&e));
+        self.select(cond, a, b, range)
+    }
+
+    /// `c ? a : b` as the values allow: picked now when `c` is known, a run-time select of
+    /// two scalars otherwise.
+    pub(crate) fn select(
+        &mut self,
+        cond: Value<'db>,
+        a: Value<'db>,
+        b: Value<'db>,
+        range: TextRange,
+    ) -> Value<'db> {
+        match cond {
+            Value::Unknown => Value::Unknown,
+            Value::Bool(c) => {
+                if c {
+                    a
+                } else {
+                    b
+                }
+            }
+            Value::Int(c) => {
+                if c != 0 {
+                    a
+                } else {
+                    b
+                }
+            }
+            c => match (self.to_scalar(&c), self.to_scalar(&a), self.to_scalar(&b)) {
+                (Some(c), Some(a), Some(b)) => {
+                    Value::Runtime(Box::new(ScalarExpr::Select(Box::new([c, a, b]))))
+                }
+                _ if a == Value::Unknown || b == Value::Unknown => Value::Unknown,
+                _ => {
+                    let message = format!(
+                        "a choice made at run time is between integers, not {} and {}",
+                        a.describe(),
+                        b.describe()
+                    );
+                    self.error(Code::WrongKind, range, message);
+                    Value::Unknown
+                }
+            },
+        }
+    }
+
+    /// The original's scalar-expression methods: `c.where(a, b)`, `x.cast_u64()`,
+    /// `x.cast_i64()`, `x.cast_bool()`. Values are 64-bit integers; a cast keeps the value
+    /// (`cast_bool` makes it 0 or 1).
+    pub(crate) fn scalar_method(
+        &mut self,
+        v: Value<'db>,
+        method: &str,
+        range: TextRange,
+        c: &ast::CallExpr,
+    ) -> Value<'db> {
+        match method {
+            "where" => {
+                let Some(args) = self.bind(c, "`.where`", &["then", "otherwise"]) else {
+                    return Value::Unknown;
+                };
+                let a = args.get(0).map_or(Value::Unknown, |(v, _)| v.clone());
+                let b = args.get(1).map_or(Value::Unknown, |(v, _)| v.clone());
+                self.select(v, a, b, c.syntax().text_range())
+            }
+            "cast_u64" | "cast_i64" => {
+                self.bind(c, &format!("`.{method}`"), &[]);
+                v
+            }
+            "cast_bool" => {
+                self.bind(c, "`.cast_bool`", &[]);
+                match v {
+                    Value::Bool(b) => Value::Bool(b),
+                    Value::Int(i) => Value::Bool(i != 0),
+                    v => self.scalar_binary(ScalarOp::Ne, v, Value::Int(0), range),
+                }
+            }
+            _ => self.unknown_member(
+                "Expr",
+                method,
+                range,
+                ["where", "cast_u64", "cast_i64", "cast_bool"].into_iter(),
+            ),
         }
     }
 
@@ -627,7 +745,10 @@ impl<'db> Eval<'db> {
             | Value::Process(_)
             | Value::Tensor(_)
             | Value::Trace(_)
-            | Value::Kernel(_) => Some(v),
+            | Value::Kernel(_)
+            | Value::Runtime(_)
+            | Value::Index(_)
+            | Value::Bool(_) => Some(v),
             _ => {
                 self.diags.truncate(before);
                 None

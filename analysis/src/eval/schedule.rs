@@ -150,6 +150,28 @@ impl<'db> Eval<'db> {
                 Some(ScalarExpr::Binary(op, Box::new(l), Box::new(r)))
             }
             Expr::CompareExpr(c) => self.key_comparison(task, c),
+            Expr::CondExpr(c) => {
+                let cond = self.key_expr(task, &c.condition()?)?;
+                let a = self.key_expr(task, &c.then_branch()?)?;
+                let b = self.key_expr(task, &c.else_branch()?)?;
+                Some(ScalarExpr::Select(Box::new([cond, a, b])))
+            }
+            // `t.tags["mask"]`: the original's task tags are named run-time symbols.
+            Expr::SubscriptExpr(s)
+                if matches!(s.base(), Some(Expr::AttributeExpr(a))
+                    if matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == task)
+                        && a.attr().is_some_and(|t| t.text() == "tags")) =>
+            {
+                match s.indices().as_slice() {
+                    [i] => match self.expr(i) {
+                        Value::Str(name) => Some(ScalarExpr::Symbol(name)),
+                        v => {
+                            self.not_in_key(task, range, format!("a tag named by {}", v.describe()))
+                        }
+                    },
+                    _ => self.not_in_key(task, range, "a tag without one name".into()),
+                }
+            }
             _ => self.not_in_key(task, range, format!("`{}`", e.syntax().text())),
         }
     }
@@ -171,6 +193,29 @@ impl<'db> Eval<'db> {
         let range = c.syntax().text_range();
         let callee = c.callee()?;
         let args: Vec<Expr> = c.args().filter_map(|a| a.value()).collect();
+        // `k.where(a, b)`, `k.cast_u64()`: the original's scalar-expression methods.
+        if let Expr::AttributeExpr(a) = &callee
+            && let Some(m) = a.attr().map(|t| t.text().to_string())
+            && matches!(m.as_str(), "where" | "cast_u64" | "cast_i64" | "cast_bool")
+            && let Some(receiver) = a.receiver()
+            && !matches!(&receiver, Expr::NameExpr(n) if n.text() == task)
+        {
+            let k = self.key_expr(task, &receiver)?;
+            return match (m.as_str(), args.as_slice()) {
+                ("where", [x, y]) => {
+                    let x = self.key_expr(task, x)?;
+                    let y = self.key_expr(task, y)?;
+                    Some(ScalarExpr::Select(Box::new([k, x, y])))
+                }
+                ("cast_bool", []) => Some(ScalarExpr::Binary(
+                    ScalarOp::Ne,
+                    Box::new(k),
+                    Box::new(ScalarExpr::Const(0)),
+                )),
+                ("cast_u64" | "cast_i64", []) => Some(k),
+                _ => self.not_in_key(task, range, format!("`.{m}` with these arguments")),
+            };
+        }
         if let Expr::AttributeExpr(a) = &callee
             && matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == task)
             && a.attr().is_some_and(|t| t.text() == "get")
@@ -183,7 +228,16 @@ impl<'db> Eval<'db> {
             return self.not_in_key(task, range, "`get` without a field name string".into());
         }
         match self.expr(&callee) {
-            Value::Builtin(Builtin::SlotU64) => match args.as_slice() {
+            Value::Builtin(b @ (Builtin::SymbolU64 | Builtin::AxisVar)) => match args.as_slice() {
+                [arg] => match self.expr(arg) {
+                    Value::Str(name) if b == Builtin::SymbolU64 => Some(ScalarExpr::Symbol(name)),
+                    // A task's field by name, as `t.get(name)`.
+                    Value::Str(name) => Some(ScalarExpr::Var(name)),
+                    v => self.not_in_key(task, range, format!("a name that is {}", v.describe())),
+                },
+                _ => self.not_in_key(task, range, "a name missing".into()),
+            },
+            Value::Builtin(Builtin::SlotU64 | Builtin::SlotI64) => match args.as_slice() {
                 [arg] => match self.expr(arg) {
                     Value::Int(i) if i >= 0 => Some(ScalarExpr::Slot(i)),
                     v => self.not_in_key(task, range, format!("`slot_u64` of {}", v.describe())),
@@ -219,6 +273,12 @@ impl<'db> Eval<'db> {
             Some(SyntaxKind::MINUS) => Some(ScalarExpr::Neg(Box::new(inner))),
             Some(SyntaxKind::NOT_KW) => Some(ScalarExpr::Not(Box::new(inner))),
             Some(SyntaxKind::PLUS) => Some(inner),
+            // `~k` is `-k - 1`.
+            Some(SyntaxKind::TILDE) => Some(ScalarExpr::Binary(
+                ScalarOp::Sub,
+                Box::new(ScalarExpr::Neg(Box::new(inner))),
+                Box::new(ScalarExpr::Const(1)),
+            )),
             _ => self.not_in_key(task, range, "this operator".into()),
         }
     }
@@ -232,6 +292,11 @@ impl<'db> Eval<'db> {
             SyntaxKind::STAR => ScalarOp::Mul,
             SyntaxKind::DOUBLE_SLASH => ScalarOp::FloorDiv,
             SyntaxKind::PERCENT => ScalarOp::Mod,
+            SyntaxKind::AMP => ScalarOp::BitAnd,
+            SyntaxKind::PIPE => ScalarOp::BitOr,
+            SyntaxKind::CARET => ScalarOp::BitXor,
+            SyntaxKind::SHL => ScalarOp::Shl,
+            SyntaxKind::SHR => ScalarOp::Shr,
             _ => return self.not_in_key(task, range, format!("`{}`", b.op()?.text())),
         };
         let l = self.key_expr(task, &b.lhs()?)?;
@@ -275,6 +340,9 @@ impl<'db> Eval<'db> {
             Value::Tensor(t) => self.tensor_method(*t, method, range, c),
             Value::Trace(t) => self.trace_method(*t, method, range, c),
             Value::Kernel(k) => self.kernel_method(k, method, range, c),
+            v @ (Value::Runtime(_) | Value::Index(_) | Value::Bool(_)) => {
+                self.scalar_method(v, method, range, c)
+            }
             _ => Value::Unknown,
         }
     }

@@ -413,6 +413,34 @@ impl ProgramTables {
                 self.code.push(format!("{{Opcode::Var, 0, {s}}}"));
             }
             ScalarExpr::Slot(s) => self.code.push(format!("{{Opcode::Slot, 0, {}}}", int(*s))),
+            ScalarExpr::Symbol(name) => {
+                let at = cx
+                    .program
+                    .symbols
+                    .iter()
+                    .position(|s| s.name == *name)
+                    .ok_or_else(|| {
+                        format!("`symbol_u64({name:?})`: no run-time symbol `{name}`")
+                    })?;
+                self.code.push(format!("{{Opcode::Symbol, 0, {at}}}"));
+            }
+            // The condition, then a jump over the branch not taken: only one is evaluated,
+            // as `wsp run` evaluates it.
+            ScalarExpr::Select(abc) => {
+                let [c, a, b] = &**abc;
+                self.emit_code(cx, c)?;
+                let jump_else = self.code.len();
+                self.code.push(String::new());
+                self.emit_code(cx, a)?;
+                let jump_end = self.code.len();
+                self.code.push(String::new());
+                let else_at = self.code.len();
+                self.emit_code(cx, b)?;
+                let end = self.code.len();
+                self.code[jump_else] =
+                    format!("{{Opcode::JumpIfZero, 0, {}}}", else_at - jump_else - 1);
+                self.code[jump_end] = format!("{{Opcode::Jump, 0, {}}}", end - jump_end - 1);
+            }
             ScalarExpr::Element(t, idx) => {
                 let tensor = cx
                     .file
@@ -451,6 +479,11 @@ impl ProgramTables {
                     ScalarOp::Or => "Or",
                     ScalarOp::Min => "Min",
                     ScalarOp::Max => "Max",
+                    ScalarOp::BitAnd => "BitAnd",
+                    ScalarOp::BitOr => "BitOr",
+                    ScalarOp::BitXor => "BitXor",
+                    ScalarOp::Shl => "Shl",
+                    ScalarOp::Shr => "Shr",
                 };
                 self.code.push(format!("{{Opcode::{name}, 0, 0}}"));
             }

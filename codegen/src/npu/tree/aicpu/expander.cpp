@@ -384,6 +384,7 @@ struct Expander::State {
     const ProgramPlan* p = nullptr;
     uint32_t program = 0;
     std::vector<uint64_t> dyn; // per axis: its bound size (DenseDyn)
+    std::vector<uint64_t> symbols; // per run-time symbol of the program: its bound value
     std::vector<int64_t> env;
     std::vector<bool> bound;
     std::vector<Resolved> resolved;
@@ -878,6 +879,14 @@ struct Expander::State {
             const Instr& in = p->code[code.at + i];
             switch (in.op) {
             case Opcode::Const: stack.push_back(in.arg); break;
+            case Opcode::Symbol: stack.push_back(int64_t(symbols[size_t(in.arg)])); break;
+            case Opcode::JumpIfZero: {
+                int64_t c = stack.back();
+                stack.pop_back();
+                if (c == 0) i += uint32_t(in.arg);
+                break;
+            }
+            case Opcode::Jump: i += uint32_t(in.arg); break;
             case Opcode::Var: {
                 uint32_t s = uint32_t(in.arg);
                 if (!bound[s]) {
@@ -951,6 +960,17 @@ struct Expander::State {
                 case Opcode::Or: v = a != 0 || b != 0; break;
                 case Opcode::Min: v = std::min(a, b); break;
                 case Opcode::Max: v = std::max(a, b); break;
+                case Opcode::BitAnd: v = a & b; break;
+                case Opcode::BitOr: v = a | b; break;
+                case Opcode::BitXor: v = a ^ b; break;
+                case Opcode::Shl:
+                case Opcode::Shr:
+                    if (b < 0 || b > 63) {
+                        *err = format("`%s` shifts by %" PRId64 ", outside 0..=63", text, b);
+                        return false;
+                    }
+                    v = in.op == Opcode::Shl ? int64_t(uint64_t(a) << b) : a >> b;
+                    break;
                 default: v = 0; break;
                 }
                 stack.back() = v;
@@ -1380,6 +1400,14 @@ struct Expander::State {
             for (size_t b = 0; b < count; ++b)
                 if (std::strcmp(bindings[b].name, ax.name) == 0) v = bindings[b].value;
             dyn[a] = v;
+        }
+        // Every run-time symbol's value, for `symbol_u64(...)` in predicates and keys.
+        symbols.assign(p->symbol_count, 0);
+        for (uint32_t s = 0; s < p->symbol_count; ++s) {
+            symbols[s] = p->symbols[s].default_value;
+            for (size_t b = 0; b < count; ++b)
+                if (std::strcmp(bindings[b].name, p->symbols[s].name) == 0)
+                    symbols[s] = bindings[b].value;
         }
         env.assign(p->slot_count, 0);
         bound.assign(p->slot_count, false);

@@ -145,6 +145,10 @@ enum class Opcode : uint8_t {
     Not,
     Neg,
     Add, Sub, Mul, FloorDiv, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Min, Max,
+    BitAnd, BitOr, BitXor, Shl, Shr, // Shl/Shr: a count outside 0..=63 is an error
+    Symbol,     // push run-time symbol `arg` of the program (its binding or default)
+    JumpIfZero, // pop; when 0, skip the next `arg` instructions
+    Jump,       // skip the next `arg` instructions
 };
 
 struct Instr {

@@ -1,0 +1,95 @@
+//! The original's run-time scalar expressions as the checker sees them: what they lower to in
+//! predicates and keys, the symbols a program then takes, and the mistakes, located.
+
+mod common;
+
+use expect_test::{Expect, expect};
+
+const HEADER: &str = r#"from pto_wsp import *
+from pto_wsp.scalar_expr import axis, symbol_u64, slot_i64
+
+F32 = DType.F32
+X = Tensor((4, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+rows = DenseDyn(0)
+
+@kernel
+def k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.exp(x))
+"#;
+
+fn check(body: &str, expect: Expect) {
+    expect.assert_eq(&common::diagnostics_or_lowered(
+        &format!("{HEADER}{body}"),
+        |p| {
+            let text = p.to_string();
+            let from = text.find("symbol").unwrap_or(0);
+            let to = text.find("\ntensor").unwrap_or(0);
+            let symbols = if from < to { &text[from..to] } else { "" };
+            format!(
+                "{symbols}\n{}",
+                &text[text.find("\nworkload").unwrap_or(0)..]
+            )
+        },
+    ));
+}
+
+#[test]
+fn predicates_and_keys_lower_to_run_time_expressions() {
+    check(
+        r#"
+@workload
+def w(rows):
+    for b in P(rows):
+        with P.when((axis("b") & 1) == (symbol_u64("cut") >> 2) if b < 3 else ~b < slot_i64(0)):
+            k[b](x=X[b], y=Y[b])
+
+program = (w(rows)
+    .dispatch(DispatchPolicy.hash(lambda t: (t.b == symbol_u64("hot")).where(0, t.tags["spread"] ^ t.b).cast_u64()))
+    .compile(target="cpu_sim"))
+program.execute(rows=4, cut=8, hot=1, spread=3)
+"#,
+        expect![[r#"
+            symbol rows = 0
+            symbol cut = 0
+            symbol hot = 0
+            symbol spread = 0
+
+            workload #0 w(rows)
+              loop Independent b in rows DenseDyn x0
+                when (((b & 1) == (symbol_u64("cut") >> 2)) if (b < 3) else (((-b) - 1) < slot_u64(0)))
+                  task #0 k[b] fields (b) (x: In X[b], y: Out Y[b])
+
+            root #0
+            schedule dispatch hash((0 if (b == symbol_u64("hot")) else (symbol_u64("spread") ^ b)))
+        "#]],
+    );
+}
+
+#[test]
+fn mistakes_are_located() {
+    check(
+        r#"
+@workload
+def w(rows):
+    for b in P(rows):
+        with P.when(axis("c") < 2):
+            k[b](x=X[b], y=Y[b])
+        with P.when(symbol_u64(3) < b.where(1)):
+            k[b](x=X[b], y=Y[b])
+        with P.when(b.cast_f32() < 2):
+            k[b](x=X[b], y=Y[b])
+
+program = w(rows).compile(target="cpu_sim")
+program.execute(rows=-1, nope=2)
+"#,
+        expect![[r#"
+            WSP101 `"c"`: no loop variable `c` here: `axis("c")` reads a variable of an enclosing `for ... in P(...)`
+            WSP210 `3`: expected a string, not the integer 3
+            WSP203 `(1)`: `.where` is missing `otherwise`
+            WSP102 `cast_f32`: `Expr` has no member `cast_f32`
+            WSP210 `-1`: `rows` is bound to an integer, 0 or more, not the integer -1
+            WSP102 `nope`: `nope` is not a run-time symbol of this program (a DenseDyn axis it iterates, or a `symbol_u64(...)` its predicates and keys read); they are `rows` (default 0)
+        "#]],
+    );
+}
