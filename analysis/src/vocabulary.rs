@@ -265,8 +265,8 @@ vocabulary! {
     // Axes and tensors
     Dense = "Dense"(req("size", K::Int)): "a static axis of `size` iterations, also written `Dense[size]`.";
     DenseDyn = "DenseDyn"(req("size", K::Int)): "an axis whose size is bound at run time (`size` by default).";
-    Ragged = "Ragged"(req("rows", K::Int), req("lengths", K::Tensor)): "`rows` rows of run-time lengths.";
-    Sparse = "Sparse"(req("rows", K::Int), req("indptr", K::Tensor), req("indices", K::Tensor)): "CSR routing; `P.sel` enumerates it.";
+    Ragged = "Ragged"(aka(req("rows", K::Int), "outer_size"), req("lengths", K::Tensor)): "`rows` rows of run-time lengths (`outer_size=` is the original's `rows`).";
+    Sparse = "Sparse"(aka(req("rows", K::Int), "outer_size"), req("indptr", K::Tensor), req("indices", K::Tensor)): "CSR routing; `P.sel` enumerates a row's entries (`P.sel(routing[b])`) or every row's (`P.sel(routing)`). `outer_size=` is the original's `rows`.";
     Tensor = "Tensor"(req("shape", K::Shape), req("dtype", K::DType), opt("init", "zeros()", K::Init), opt("layout", "TensorLayout.default(len(shape))", K::Layout)): "a global tensor.";
     Zeros = "zeros"(): "Tensor init: all zeros (the default).";
     Ones = "ones"(): "Tensor init: all ones.";
@@ -509,6 +509,11 @@ pub const SCHEDULE_METHODS: &[Member] = &[
         "A program for a target."
     ),
     call!(
+        "named",
+        [req("name", K::Str)],
+        "The original names its generated artifact; here a program is named after the variable it is bound to, so this changes nothing."
+    ),
+    call!(
         "start",
         [],
         "A `connect(...)` pipeline only: runs it on `cpu_sim` where the statement stands (the spec's `pipeline.start()`)."
@@ -578,6 +583,10 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
         "True once the program has run: `execute()` returns when its tasks are done."
     ),
     value("stats", "The run's statistics."),
+    value(
+        "using_cpp_backend",
+        "`True`: every program is generated C++ (a `cpu_sim` library, an `ascend_npu` source tree), as the original's codegen-first programs are.",
+    ),
     value(
         "trace",
         "The runs recorded since tracing was enabled, on the simulated clock: `print_summary()`, `summary()`, `get_task_events()`, `get_kernel_events(name)`, `to_chrome_trace()`.",

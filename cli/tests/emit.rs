@@ -623,3 +623,37 @@ program.execute(cut=5)
     .unwrap();
     replay_matches_wsp_run(&source, &dir.join("tree"));
 }
+
+/// `P.sel` over a whole Sparse axis (the original's `P.sel(sparse)`): every row's entries in
+/// order, expanded on the AICPU as `wsp run` enumerates them.
+#[test]
+fn a_whole_sparse_selection_replays_every_entry() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("npu-sparse-sel");
+    let source = dir.join("sel.wsp");
+    std::fs::write(
+        &source,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+Y = Tensor((4, 16, 16), F32, init=ones())
+routing = Sparse(outer_size=3, indptr=[0, 2, 3, 5], indices=[0, 2, 1, 3, 0])
+
+@kernel
+def bump(y: InOut[Tile[16, 16, F32]]):
+    pto.store(y, pto.add(y, y))
+
+@workload
+def w():
+    for e in P.sel(routing):
+        bump[e](y=Y[e])
+
+program = w().compile(target="ascend_npu")
+program.execute()
+"#,
+    )
+    .unwrap();
+    replay_matches_wsp_run(&source, &dir.join("tree"));
+}

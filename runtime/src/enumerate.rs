@@ -388,25 +388,27 @@ impl<'a> Enumerator<'a> {
                     self.range(v, len)?
                 }
             },
-            AxisKind::Sparse => match row {
-                None => self.range(v, axis.size)?,
-                Some(r) => {
-                    let lo = self.int_at(axis.indptr.as_ref(), r, &axis.name, "indptr")?;
-                    let hi = self.int_at(axis.indptr.as_ref(), r + 1, &axis.name, "indptr")?;
-                    self.range(v, hi.saturating_sub(lo).max(0) as u64)?;
-                    if hi < lo {
-                        return Err(RunError::Invalid(format!(
-                            "axis `{}`: indptr decreases at row {r} ({lo} then {hi})",
-                            axis.name
-                        )));
-                    }
-                    Values::List(
-                        (lo..hi)
-                            .map(|i| self.int_at(axis.indices.as_ref(), i, &axis.name, "indices"))
-                            .collect::<Result<_, _>>()?,
-                    )
+            // One row's entries (`P.sel(routing[b])`), or every row's in order (`P.sel(routing)`).
+            AxisKind::Sparse => {
+                let (first, last) = match row {
+                    Some(r) => (r, r + 1),
+                    None => (0, axis.size as i64),
+                };
+                let lo = self.int_at(axis.indptr.as_ref(), first, &axis.name, "indptr")?;
+                let hi = self.int_at(axis.indptr.as_ref(), last, &axis.name, "indptr")?;
+                self.range(v, hi.saturating_sub(lo).max(0) as u64)?;
+                if hi < lo {
+                    return Err(RunError::Invalid(format!(
+                        "axis `{}`: indptr decreases from row {first} to row {last} ({lo} then {hi})",
+                        axis.name
+                    )));
                 }
-            },
+                Values::List(
+                    (lo..hi)
+                        .map(|i| self.int_at(axis.indices.as_ref(), i, &axis.name, "indices"))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
         })
     }
     /// Row `r`'s length of a ragged axis; a negative one is an error, not an empty row.

@@ -559,6 +559,7 @@ impl<'db> Eval<'db> {
                 self.kernel_ir_attribute(*k, &name, attr_range)
             }
             Value::Program(_) if name == "stats" => Value::Stats,
+            Value::Program(_) if name == "using_cpp_backend" => Value::Bool(true),
             Value::Program(_) if name == "trace" => self.program_trace(a.receiver(), range),
             // The spec's folder of a codegen-only target's emitted tree.
             Value::Program(p) if name == "codegen_artifact_dir" => {

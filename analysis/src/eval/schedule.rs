@@ -372,6 +372,12 @@ impl<'db> Eval<'db> {
                 Some(Vec::new())
             }
             "compile" => return self.compile(s, c, what, call_span),
+            "named" => {
+                if let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) {
+                    self.string_arg(&args, 0);
+                }
+                Some(Vec::new())
+            }
             "start" | "join" => {
                 if !self.is_connect(&s) {
                     self.error(

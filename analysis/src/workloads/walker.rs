@@ -481,7 +481,8 @@ impl<'db> Walker<'db> {
         (vars, ok)
     }
 
-    /// A `P.sel` variable: it enumerates one row of a Sparse axis.
+    /// A `P.sel` variable: it enumerates the entries of one row of a Sparse axis, or (the
+    /// original's `P.sel(sparse)`) of every row in order; it takes each entry's index.
     fn selected_var(&mut self, name: &str, e: &Expr, v: Value<'db>) -> Option<LoopVar> {
         let r = e.syntax().text_range();
         match v {
@@ -492,15 +493,7 @@ impl<'db> Walker<'db> {
                 row_index(e, &mut self.eval),
             )),
             Value::Axis(a) if a.kind == AxisKind::Sparse => {
-                self.eval.error(
-                    Code::WrongKind,
-                    r,
-                    format!(
-                        "`P.sel` enumerates one row of a Sparse axis: `P.sel({}[b])`",
-                        a.name
-                    ),
-                );
-                None
+                Some(loop_var(name, &a, a.row_extent, None))
             }
             v => {
                 self.eval.error(

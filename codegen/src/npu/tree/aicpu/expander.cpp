@@ -1073,20 +1073,18 @@ struct Expander::State {
             }
             break;
         case AxisKind::Sparse: {
-            if (!v.has_row) {
-                *n = a.size;
-                break;
-            }
+            // One row's entries, or (without a row) every row's in order.
+            int64_t first = v.has_row ? row : 0;
+            int64_t last = v.has_row ? int64_t(uint64_t(row) + 1) : int64_t(a.size);
             int64_t lo = 0, hi = 0;
-            if (!int_at(a.indptr, row, a.name, "indptr", &lo, err)) return false;
-            if (!int_at(a.indptr, int64_t(uint64_t(row) + 1), a.name, "indptr", &hi, err))
-                return false;
+            if (!int_at(a.indptr, first, a.name, "indptr", &lo, err)) return false;
+            if (!int_at(a.indptr, last, a.name, "indptr", &hi, err)) return false;
             int64_t diff = hi > lo ? hi - lo : 0;
             if (!range_ok(v, uint64_t(diff), err)) return false;
             if (hi < lo) {
-                *err = format("axis `%s`: indptr decreases at row %" PRId64 " (%" PRId64
-                              " then %" PRId64 ")",
-                              a.name, row, lo, hi);
+                *err = format("axis `%s`: indptr decreases from row %" PRId64 " to row %" PRId64
+                              " (%" PRId64 " then %" PRId64 ")",
+                              a.name, first, last, lo, hi);
                 return false;
             }
             if (lists.size() <= list_depth) lists.emplace_back();
