@@ -108,3 +108,78 @@ print(y)
          [[0]]]"#]]
     .assert_eq(&out);
 }
+
+/// test_codegen_custom_kernel_cpp.py: a `cpp_src` body written with PTO-ISA's tile API and the
+/// original's descriptor (`task->tensor_ptrs`, `task->tensor_strides`). With `PTO_ISA_PATH`
+/// set, it is compiled against that checkout's CPU simulation and copies the vector; without,
+/// the error names `PTO_ISA_PATH`, at the body.
+#[test]
+fn a_cpp_body_with_pto_isas_tile_api_runs_against_pto_isa_path() {
+    let dir = common::scratch("original_tests", "custom_kernel_cpp");
+    let file = dir.join("t.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+batch = Dense[1]()
+x = Tensor((1, 1, 1, 32), F32, init=arange())
+y = Tensor((1, 1, 1, 32), F32)
+
+@kernel(
+    cpp_src=r"""
+  // Copy a 1xN vector tile using PTO-ISA primitives (CPU-sim cycle counted).
+  float* x_ptr = (float*)task->tensor_ptrs[0];
+  float* y_ptr = (float*)task->tensor_ptrs[1];
+
+  const int vr = 1;
+  const int vc = 32;
+
+  using Shape = pto::Shape<1, 1, 1, pto::DYNAMIC, pto::DYNAMIC>;
+  using Stride = pto::Stride<1, 1, 1, pto::DYNAMIC, pto::DYNAMIC>;
+
+  pto::GlobalTensor<float, Shape, Stride, pto::Layout::ND> gx(
+      x_ptr, Shape(vr, vc), Stride((int)task->tensor_strides[0], (int)task->tensor_strides[1]));
+  pto::GlobalTensor<float, Shape, Stride, pto::Layout::ND> gy(
+      y_ptr, Shape(vr, vc), Stride((int)task->tensor_strides[2], (int)task->tensor_strides[3]));
+
+  pto::Tile<pto::TileType::Vec, float, 1, 32, pto::BLayout::RowMajor, pto::DYNAMIC, pto::DYNAMIC> t(
+      (size_t)vr, (size_t)vc);
+
+  pto_wsp::ptoisa::TLOAD(t, gx);
+  pto_wsp::ptoisa::TSTORE(gy, t);
+""",
+)
+def copy_vec(inp: In[Tile[1, 32, F32]], out: Out[Tile[1, 32, F32]]):
+    # C++-implemented kernel: body intentionally empty.
+    pass
+
+@workload
+def wl():
+    for b in P(batch):
+        copy_vec[b](inp=x[b][0], out=y[b][0])
+
+program = wl().named("custom_cpp_kernel_copy").compile(target="cpu_sim")
+program.execute()
+program.synchronize()
+print(y)
+"#,
+    )
+    .unwrap();
+    let out = common::wsp().arg("run").arg(&file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if std::env::var_os("PTO_ISA_PATH").is_some_and(|p| !p.is_empty()) {
+        assert!(out.status.success(), "{stderr}");
+        assert!(stdout.starts_with("[[[[ 0.  1.  2."), "{stdout}");
+        assert!(stdout.contains("29. 30. 31.]]]]"), "{stdout}");
+    } else {
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains("error[WSP601]")
+                && stderr.contains("set PTO_ISA_PATH to a PTO-ISA checkout"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("t.wsp:9:1"), "{stderr}");
+    }
+}

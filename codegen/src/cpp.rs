@@ -18,6 +18,11 @@ pub const PRELUDE: &str = include_str!("prelude.hpp");
 /// about `cpp_src` bodies name (their `#line` directives point into the `.wsp` file).
 pub fn source<'a>(kernels: impl IntoIterator<Item = &'a Kernel> + Clone, wsp_path: &str) -> String {
     let mut out = String::new();
+    // PTO-ISA's tile API for the bodies that use it (its CPU simulation, `-D__CPU_SIM`), and
+    // the original's `pto_wsp::ptoisa::TLOAD` spelling of it.
+    if kernels.clone().into_iter().any(uses_pto_isa) {
+        out.push_str("#include <pto/pto-inst.hpp>\nnamespace pto_wsp { namespace ptoisa { using namespace ::pto; } }\n");
+    }
     for k in kernels.clone() {
         if let KernelBody::Cpp { includes, .. } = &k.body {
             for inc in includes {
@@ -31,6 +36,18 @@ pub fn source<'a>(kernels: impl IntoIterator<Item = &'a Kernel> + Clone, wsp_pat
         kernel(&mut out, k, wsp_path);
     }
     out
+}
+
+/// Whether a `cpp_src` body uses PTO-ISA's tile API (`pto::Tile`, `pto::TLOAD`,
+/// `pto_wsp::ptoisa::...`): any `pto::` name but the prelude's `pto::cpu_sim`.
+pub fn uses_pto_isa(k: &Kernel) -> bool {
+    let KernelBody::Cpp { code, .. } = &k.body else {
+        return false;
+    };
+    code.contains("pto_wsp::ptoisa")
+        || code
+            .match_indices("pto::")
+            .any(|(i, _)| !code[i + "pto::".len()..].starts_with("cpu_sim"))
 }
 
 pub use wsp_aicore::cxx::symbol;
@@ -70,6 +87,19 @@ fn kernel(out: &mut String, k: &Kernel, wsp_path: &str) {
     header(out, k);
     let (mut ti, mut si) = (0, 0);
     let custom = matches!(k.body, KernelBody::Cpp { .. });
+    if custom {
+        // The original's descriptor, for bodies written against it (`task->tensor_ptrs[i]`,
+        // `task->tensor_strides[2i]` and `[2i + 1]`, the row and column strides in elements).
+        let tiles = k
+            .params
+            .iter()
+            .filter(|p| matches!(p.ty, ParamType::Tile(..)))
+            .count();
+        let _ = writeln!(
+            out,
+            "  const struct {{ char* const* tensor_ptrs; const uint64_t* tensor_strides; uint32_t num_tensors; }} wsp_task{{wsp_t, (const uint64_t*)wsp_s, {tiles}u}}; const auto* const task = &wsp_task; (void)task;"
+        );
+    }
     for p in &k.params {
         // A custom body sees its parameters by their own names; generated code prefixes them.
         let name = if custom {

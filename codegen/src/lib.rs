@@ -99,7 +99,70 @@ const FLAGS: &[&str] = &[
     // Lets the compiler compute both sides of a select (the prelude's branch-free math), as
     // clang does by default; kernels never read floating-point exception flags.
     "-fno-trapping-math",
+    // A `cpp_src` body's `#if defined(__CPU_SIM)` blocks (the original's spelling) are taken.
+    "-D__CPU_SIM",
 ];
+
+/// What a library whose `cpp_src` bodies use PTO-ISA's tile API is compiled with: the
+/// checkout `PTO_ISA_PATH` names and a compiler its CPU simulation builds with.
+struct PtoIsa {
+    include: PathBuf,
+    compiler: String,
+}
+
+/// The PTO-ISA build of `program`, when a body uses its tile API: `PTO_ISA_PATH` (a checkout
+/// with `include/pto/pto-inst.hpp`), and `CXX` or the first clang++ >= 17 (or g++ >= 13) on
+/// the PATH, as PTO-ISA's own CPU-simulation builds need. `Err` names what is missing, at the
+/// first such body.
+fn pto_isa(program: &Program) -> Result<Option<PtoIsa>, BuildError> {
+    let Some(k) = program.kernels.iter().find(|k| cpp::uses_pto_isa(k)) else {
+        return Ok(None);
+    };
+    let line = match &k.body {
+        wsp_ir::kernel::KernelBody::Cpp { first_line, .. } => *first_line,
+        _ => 0,
+    };
+    let refuse = |message: String| {
+        BuildError::CustomKernel(vec![CppError {
+            kernel: k.name.clone(),
+            line,
+            column: 1,
+            message,
+        }])
+    };
+    let path = std::env::var_os("PTO_ISA_PATH").filter(|p| !p.is_empty());
+    let Some(path) = path else {
+        return Err(refuse("this body uses PTO-ISA's tile API (`pto::Tile`, `TLOAD`, ...): set PTO_ISA_PATH to a PTO-ISA checkout (hw-native-sys/pto-isa) to compile it with PTO-ISA's CPU simulation (-D__CPU_SIM, clang >= 17)".into()));
+    };
+    let include = PathBuf::from(&path).join("include");
+    if !include.join("pto/pto-inst.hpp").is_file() {
+        return Err(refuse(format!(
+            "PTO_ISA_PATH={} is not a PTO-ISA checkout: it has no include/pto/pto-inst.hpp",
+            PathBuf::from(path).display()
+        )));
+    }
+    let compiler = match std::env::var("CXX") {
+        Ok(cxx) if !cxx.is_empty() => cxx,
+        _ => ["clang++-19", "clang++-18", "clang++-17", "clang++", "g++"]
+            .into_iter()
+            .find(|c| compiler_version(c).is_some_and(|(clang, major)| major >= if clang { 17 } else { 13 }))
+            .map(String::from)
+            .ok_or_else(|| refuse("this body uses PTO-ISA's tile API, whose CPU simulation needs clang >= 17 or g++ >= 13, and none is on the PATH: install clang++-19 or set CXX to one".into()))?,
+    };
+    Ok(Some(PtoIsa { include, compiler }))
+}
+
+/// Whether `compiler` is clang, and its major version, from `--version`.
+fn compiler_version(compiler: &str) -> Option<(bool, u32)> {
+    let out = Command::new(compiler).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next()?;
+    let clang = first.contains("clang");
+    let version = first
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))?;
+    Some((clang, version.split('.').next()?.parse().ok()?))
+}
 
 /// The compiler and its flags, as `cc` finds them (honouring `CXX` and `CXXFLAGS`). Finding
 /// them starts the compiler once, so it is done only on a cache miss.
@@ -186,9 +249,17 @@ pub fn build(
     let start = Instant::now();
     let wsp_name = wsp_path.display().to_string();
     let source = cpp::source(&program.kernels, &wsp_name);
+    let pto = pto_isa(program)?;
     let mut hasher = blake3::Hasher::new();
     hasher.update(source.as_bytes());
     hasher.update(compiler_identity().as_bytes());
+    if let Some(p) = &pto {
+        // The checkout's entry header stands for its version.
+        let header = std::fs::metadata(p.include.join("pto/pto-inst.hpp"))
+            .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+            .unwrap_or_default();
+        hasher.update(format!("{} {} {header}", p.include.display(), p.compiler).as_bytes());
+    }
     let key = hasher.finalize().to_hex();
     let key = &key[..32];
     match cache::lookup(cache, key) {
@@ -214,6 +285,19 @@ pub fn build(
     let src = work.write("kernels.cpp", source.as_bytes()).map_err(io)?;
     let tool = compiler()?;
     let mut cmd: Command = tool.to_command();
+    if let Some(p) = &pto {
+        // As PTO-ISA's own CPU-simulation builds (tests/cpu/st): C++20, <stdint.h> and
+        // <stddef.h> forced in (its headers use uint8_t and size_t without including them).
+        let mut pto_cmd = Command::new(&p.compiler);
+        pto_cmd.args(tool.args());
+        pto_cmd
+            .arg("-std=c++20")
+            .arg("-isystem")
+            .arg(&p.include)
+            .args(["-include", "stdint.h", "-include", "stddef.h"])
+            .arg("-Wno-ignored-attributes");
+        cmd = pto_cmd;
+    }
     cmd.arg("-shared")
         .arg("-o")
         .arg(work.path().join(cache::LIBRARY))
