@@ -55,6 +55,17 @@ pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(Strin
                         p.symbols(&mut named);
                     }
                 }
+                PlanNode::Task(t) => {
+                    for a in &t.args {
+                        if let TaskArg::Scalar {
+                            symbol: Some(s), ..
+                        } = a
+                            && !named.contains(s)
+                        {
+                            named.push(s.clone());
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -433,9 +444,14 @@ fn lower_nodes<'db>(
                                 direction: *direction,
                                 view: lower_view(view),
                             },
-                            TaskArg::Scalar { param, value } => ir_plan::TaskArg::Scalar {
+                            TaskArg::Scalar {
+                                param,
+                                value,
+                                symbol,
+                            } => ir_plan::TaskArg::Scalar {
                                 param: param.clone(),
                                 value: value.0,
+                                symbol: symbol.clone(),
                             },
                         })
                         .collect(),
@@ -554,7 +570,10 @@ fn bound_symbols(db: &dyn salsa::Database, item: Item<'_>) -> Option<(String, Ve
             _ => None,
         })
         .collect::<Vec<_>>();
-    let setter = matches!(a.attr()?.text(), "set_symbol_u64" | "set_axis_sizes");
+    let setter = matches!(
+        a.attr()?.text(),
+        "set_symbol_u64" | "set_symbol_f32" | "set_axis_sizes"
+    );
     setter.then(|| (receiver.text().to_string(), bound))
 }
 

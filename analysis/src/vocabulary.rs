@@ -298,6 +298,7 @@ vocabulary! {
     SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot.";
     SlotU64 = "slot_u64"(req("slot", K::Int)): "a slot's value in a predicate or key.";
     SlotI64 = "slot_i64"(req("slot", K::Int)): "a slot's value in a predicate or key (`slot_u64`: the original's signed reading of the same slot).";
+    Symbol = "Symbol"(req("name", K::Str)): "a named run-time symbol as a task's `Scalar` argument (`s=Symbol(\"scale\")`), read when the task runs: a float parameter takes the symbol's f32 bits (`program.set_symbol_f32`), an integer one its value.";
     SymbolU64 = "symbol_u64"(req("name", K::Str)): "a named run-time symbol in a predicate or key, bound without a rebuild (`program.set_symbol_u64(name, v)`, `execute(name=v)`, `--bind`); 0 until bound.";
     AxisVar = "axis"(req("name", K::Str)): "the loop variable `name` in a predicate (`axis(\"b\") < 2`), or the task field `name` in a key.";
     // Schedules
@@ -556,6 +557,11 @@ pub const PROGRAM_MEMBERS: &[Member] = &[
         "set_symbol_u64",
         [req("name", K::Str), req("value", K::Int)],
         "Binds a run-time symbol for this and later `execute()`s: `program.set_symbol_u64(\"seq\", 16)` is `execute(seq=16)`."
+    ),
+    call!(
+        "set_symbol_f32",
+        [req("name", K::Str), req("value", K::Number)],
+        "Binds a run-time symbol to a float's f32 bits (the original's), for a kernel `Scalar` argument `Symbol(name)`: `program.set_symbol_f32(\"scale\", 2.0)`."
     ),
     call!(
         "set_axis_sizes",

@@ -403,6 +403,20 @@ impl Gen<'_> {
                     n = t.elems()
                 );
             }
+            // A `Scalar` parameter converted (`pto.cast(k, F32)`): one value, rounded as a
+            // tile's elements are.
+            ("cast", None) => {
+                let Some(Value::Scalar { expr }) = args.first() else {
+                    let _ = writeln!(self.out, "#error \"cast of nothing\"");
+                    return;
+                };
+                let ValueType::Scalar(d) = op.ty else { return };
+                let _ = writeln!(
+                    self.out,
+                    "  const {ct} {dst} = {}::round(({ct})({expr}));",
+                    conv(d)
+                );
+            }
             ("transpose", Some(t)) => {
                 let Some((src, _)) = tile_arg(0) else { return };
                 // The result is [t.rows, t.cols]; the source is [t.cols, t.rows].

@@ -357,6 +357,10 @@ pub enum TaskArg {
     Scalar {
         param: String,
         value: f64,
+        /// `Symbol("s")`: the run-time symbol whose bound value the task takes instead, read
+        /// when the program executes (a float parameter its f32 bits, an integer one its value).
+        #[serde(default)]
+        symbol: Option<String>,
     },
 }
 

@@ -245,7 +245,12 @@ fn nodes(f: &mut Formatter<'_>, list: &[Node], depth: usize) -> fmt::Result {
                             direction,
                             view,
                         } => format!("{param}: {} {view}", direction.name()),
-                        TaskArg::Scalar { param, value } => format!("{param}: {value}"),
+                        TaskArg::Scalar {
+                            param,
+                            symbol: Some(s),
+                            ..
+                        } => format!("{param}: Symbol({s:?})"),
+                        TaskArg::Scalar { param, value, .. } => format!("{param}: {value}"),
                     })
                     .collect();
                 writeln!(

@@ -1175,6 +1175,19 @@ impl<'a> Enumerator<'a> {
                 }
                 (ParamType::Scalar(_, default) | ParamType::Constexpr(default), arg) => {
                     scalars.push(match arg {
+                        // Bound for this execution: a float's f32 bits (`set_symbol_f32`), or
+                        // an integer.
+                        Some(TaskArg::Scalar {
+                            symbol: Some(s), ..
+                        }) => {
+                            let bits = self.bindings.get(s).copied().unwrap_or(0);
+                            match p.ty {
+                                ParamType::Scalar(d, _) if !d.is_integer() => {
+                                    f64::from(f32::from_bits(bits as u32))
+                                }
+                                _ => bits as i64 as f64,
+                            }
+                        }
                         Some(TaskArg::Scalar { value, .. }) => *value,
                         _ => default.map_or(0.0, |d| d.0),
                     });

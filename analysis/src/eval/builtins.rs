@@ -59,7 +59,7 @@ impl<'db> Eval<'db> {
             Builtin::SaveNpy => self.save_npy(b, c),
             Builtin::Min | Builtin::Max => self.min_max(b, c),
             Builtin::SlotU64 | Builtin::SlotI64 => self.slot_value(b, c),
-            Builtin::SymbolU64 => self.symbol_value(b, c),
+            Builtin::SymbolU64 | Builtin::Symbol => self.symbol_value(b, c),
             Builtin::AxisVar => self.axis_var(b, c),
             Builtin::Float => self.float_call(c),
             Builtin::Int => self.int_call(c),

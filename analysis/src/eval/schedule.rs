@@ -684,7 +684,7 @@ impl<'db> Eval<'db> {
                 self.bind_method(c, what, PROGRAM_MEMBERS, method);
                 Value::Complete
             }
-            "set_symbol_u64" | "set_axis_sizes" => {
+            "set_symbol_u64" | "set_symbol_f32" | "set_axis_sizes" => {
                 self.set_symbols(p, method, c);
                 Value::None
             }
@@ -796,6 +796,26 @@ impl<'db> Eval<'db> {
                 return;
             };
             pairs.push((name.clone(), *name_range, value.clone(), *value_range));
+        } else if let Some(args) = &args
+            && method == "set_symbol_f32"
+        {
+            // The original's: the value's f32 bits, in the symbol's u64.
+            let (Some((name, name_range)), Some((value, value_range))) = (args.get(0), args.get(1))
+            else {
+                return;
+            };
+            let bits = match value {
+                Value::Int(_) | Value::Float(_) => {
+                    Value::Int(i64::from((super::num(value) as f32).to_bits()))
+                }
+                Value::Unknown => Value::Unknown,
+                v => {
+                    let message = format!("`set_symbol_f32` binds a number, not {}", v.describe());
+                    self.error(Code::WrongKind, *value_range, message);
+                    return;
+                }
+            };
+            pairs.push((name.clone(), *name_range, bits, *value_range));
         } else if let Some((v, r)) = args.as_ref().and_then(|a| a.get(0))
             && !matches!(v, Value::Unknown)
         {

@@ -27,6 +27,8 @@ pub enum TaskArg<'db> {
     Scalar {
         param: String,
         value: crate::values::F64,
+        /// `Symbol("s")`: the run-time symbol whose bound value the task takes instead.
+        symbol: Option<String>,
     },
 }
 

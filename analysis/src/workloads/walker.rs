@@ -888,6 +888,23 @@ impl<'db> Walker<'db> {
         if self.is_task_builtin(c) {
             return Some(self.task_builtin(c));
         }
+        // `kernel(param=view, ...)`: the original's task with no index (one task).
+        if let Some(callee @ Expr::NameExpr(_)) = c.callee() {
+            let (diags, uses) = (self.eval.diags.len(), self.eval.uses.len());
+            if let Value::Kernel(item) = self.eval.expr(&callee) {
+                let db = self.eval.db;
+                let kernel = TaskKernel {
+                    item,
+                    signature: kernel_signature(db, item),
+                    name: item.name(db).clone(),
+                };
+                let (args, given) = self.task_args(c, &kernel);
+                return Some(self.new_task(c, kernel, (Vec::new(), Vec::new()), (args, given)));
+            }
+            self.eval.diags.truncate(diags);
+            self.eval.uses.truncate(uses);
+            return None;
+        }
         let Some(Expr::SubscriptExpr(s)) = c.callee() else {
             return None;
         };
@@ -1127,7 +1144,21 @@ impl<'db> Walker<'db> {
             ) => Some(TaskArg::Scalar {
                 param: name,
                 value: crate::values::F64(crate::eval::num(&v)),
+                symbol: None,
             }),
+            // `Symbol("s")`: bound when the program runs.
+            (ParamType::Scalar(_), Value::Runtime(e))
+                if matches!(&*e, wsp_ir::ScalarExpr::Symbol(_)) =>
+            {
+                let wsp_ir::ScalarExpr::Symbol(s) = *e else {
+                    return None;
+                };
+                Some(TaskArg::Scalar {
+                    param: name,
+                    value: crate::values::F64(0.0),
+                    symbol: Some(s),
+                })
+            }
             (ParamType::Jit(dir, dtype), Value::View(view)) => {
                 self.jit_arg(kernel, param, *dir, *dtype, *view, vr)
             }

@@ -275,6 +275,8 @@ struct ProgramTables {
     tasks: Vec<String>,
     tile_args: Vec<String>,
     scalars: Vec<String>,
+    /// `ScalarSymbol` rows: task scalars read from run-time symbols.
+    scalar_symbols: Vec<String>,
     channels: Vec<(String, String, u64, bool)>,
     workloads: Vec<String>,
     composites: Vec<String>,
@@ -677,6 +679,23 @@ impl ProgramTables {
                     tiles.push(format!("{{{v}, ParamKind::{}}}", dir_name(*dir)));
                 }
                 (ParamType::Scalar(_, default) | ParamType::Constexpr(default), arg) => {
+                    if let Some(TaskArg::Scalar {
+                        symbol: Some(s), ..
+                    }) = arg
+                    {
+                        // Read from the symbol when the program executes.
+                        let symbol = cx
+                            .program
+                            .symbols
+                            .iter()
+                            .position(|x| x.name == *s)
+                            .ok_or_else(|| format!("`Symbol({s:?})`: no run-time symbol `{s}`"))?;
+                        let as_f32 = matches!(p.ty, ParamType::Scalar(d, _) if !d.is_integer());
+                        self.scalar_symbols.push(format!(
+                            "{{{}, {symbol}, {as_f32}}}",
+                            self.scalars.len() + scalars.len()
+                        ));
+                    }
                     scalars.push(match arg {
                         Some(TaskArg::Scalar { value, .. }) => *value,
                         _ => default.map_or(0.0, |d| d.0),
@@ -835,13 +854,24 @@ impl ProgramTables {
         let tasks = defs.array(&format!("{px}_tasks"), "TaskPlan", &self.tasks);
         let tile_args = defs.array(&format!("{px}_tile_args"), "TileArg", &self.tile_args);
         let scalars = defs.array(&format!("{px}_scalars"), "double", &self.scalars);
+        // Left out (zero-initialized) when there are none, as in most programs.
+        let scalar_symbols = if self.scalar_symbols.is_empty() {
+            String::new()
+        } else {
+            let table = defs.array(
+                &format!("{px}_scalar_symbols"),
+                "ScalarSymbol",
+                &self.scalar_symbols,
+            );
+            format!(",\n        {table}, {}", self.scalar_symbols.len())
+        };
         let slot_names = defs.array(
             &format!("{px}_slot_names"),
             "char* const",
             self.slots.iter().map(|s| cstr(s)),
         );
         format!(
-            "{{\n        {},\n        {symbols}, {}, {tensors}, {}, {axes}, {}, {channels}, {}, {derived}, {},\n        {workloads}, {}, {composites}, {}, {},\n        {nodes}, {lists}, {vars}, {branches}, {code}, {lins}, {terms}, {view_dims}, {views},\n        {tasks}, {}, {tile_args}, {scalars}, {slot_names}, {}, {},\n        {}}}",
+            "{{\n        {},\n        {symbols}, {}, {tensors}, {}, {axes}, {}, {channels}, {}, {derived}, {},\n        {workloads}, {}, {composites}, {}, {},\n        {nodes}, {lists}, {vars}, {branches}, {code}, {lins}, {terms}, {view_dims}, {views},\n        {tasks}, {}, {tile_args}, {scalars}, {slot_names}, {}, {},\n        {}{scalar_symbols}}}",
             cstr(&p.name),
             p.symbols.len(),
             self.tensors.len(),

@@ -385,6 +385,7 @@ struct Expander::State {
     uint32_t program = 0;
     std::vector<uint64_t> dyn; // per axis: its bound size (DenseDyn)
     std::vector<uint64_t> symbols; // per run-time symbol of the program: its bound value
+    std::vector<double> scalars_now; // the scalars, symbols filled in (empty: none read one)
     std::vector<int64_t> env;
     std::vector<bool> bound;
     std::vector<Resolved> resolved;
@@ -820,7 +821,10 @@ struct Expander::State {
         ++ordinal;
         stage(id, TaskKind::Kernel, t.kernel, k.name, index_at, t.index.len, q, stream,
               tiles_at, uint32_t(r.tiles.size()), r.strides.empty() ? nullptr : r.strides.data(),
-              t.scalars.len ? &p->scalars[t.scalars.at] : nullptr, t.scalars.len, nullptr);
+              t.scalars.len ? (scalars_now.empty() ? &p->scalars[t.scalars.at]
+                                                    : &scalars_now[t.scalars.at])
+                            : nullptr,
+              t.scalars.len, nullptr);
         last_instance[t.id] = id;
         last_value[t.id] = t.index.len ? index_pool[index_at] : 0;
         return pump(false, err);
@@ -1406,6 +1410,23 @@ struct Expander::State {
             for (size_t b = 0; b < count; ++b)
                 if (std::strcmp(bindings[b].name, p->symbols[s].name) == 0)
                     symbols[s] = bindings[b].value;
+        }
+        // The task scalars that read a symbol, for this execution: the plan's scalars with
+        // those filled in (the tasks staged below point into it until they run).
+        scalars_now.clear();
+        if (p->scalar_symbol_count > 0) {
+            size_t n = 0;
+            for (uint32_t t = 0; t < p->task_count; ++t)
+                n = std::max<size_t>(n, p->tasks[t].scalars.at + p->tasks[t].scalars.len);
+            scalars_now.assign(p->scalars, p->scalars + n);
+            for (uint32_t i = 0; i < p->scalar_symbol_count; ++i) {
+                const ScalarSymbol& ss = p->scalar_symbols[i];
+                uint64_t bits = symbols[ss.symbol];
+                float f = 0;
+                uint32_t low = uint32_t(bits);
+                std::memcpy(&f, &low, sizeof f);
+                scalars_now[ss.scalar] = ss.as_f32 ? double(f) : double(int64_t(bits));
+            }
         }
         env.assign(p->slot_count, 0);
         bound.assign(p->slot_count, false);

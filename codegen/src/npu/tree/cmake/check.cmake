@@ -12,8 +12,9 @@
 #   REPLAY   the replay executable (host kernels or PTO-ISA CPU-sim kernels)
 #   COMPARE  the wsp_compare executable
 #   WORK     a folder of this check's own (emptied first)
-#   BIND     optional `symbol=value`, passed to both sides; the replay's stream must then differ
-#            from its stream without the binding (the rebinding reaches the expander at run time)
+#   BIND     optional `symbol=value`, passed to both sides; the replay's stream (or, for a
+#            symbol only task scalars read, its tensors) must then differ from its own without the
+#            binding (the rebinding reaches the expander at run time)
 
 include("${CMAKE_CURRENT_LIST_DIR}/skip.cmake")
 if(DEFINED SKIP)
@@ -77,10 +78,26 @@ step("${COMPARE}" tensors "${expected}/tensors" "${WORK}/actual/tensors"
 
 if(bind_args)
   # The same binary without the binding: the two streams must differ, or the symbol never
-  # reached the expander (it would have been folded in at emit time).
+  # reached the expander (it would have been folded in at emit time). A symbol only task
+  # scalars read (`Symbol("s")`) leaves the stream as it is and changes the numbers instead.
   file(MAKE_DIRECTORY "${WORK}/default/tensors")
   step("${REPLAY}"
     --dump-tasks "${WORK}/default/tasks.txt"
     --out "${WORK}/default/tensors")
-  step("${COMPARE}" differ "${WORK}/default/tasks.txt" "${WORK}/actual/tasks.txt")
+  execute_process(
+    COMMAND "${COMPARE}" differ "${WORK}/default/tasks.txt" "${WORK}/actual/tasks.txt"
+    RESULT_VARIABLE streams_differ OUTPUT_QUIET ERROR_QUIET)
+  if(streams_differ EQUAL 0)
+    message(STATUS "ok: the binding changes the task stream")
+  else()
+    execute_process(
+      COMMAND "${COMPARE}" tensors "${WORK}/default/tensors" "${WORK}/actual/tensors"
+        --via "${CMAKE_CURRENT_LIST_DIR}/tolerances.txt"
+      RESULT_VARIABLE tensors_same OUTPUT_QUIET ERROR_QUIET)
+    if(tensors_same EQUAL 0)
+      message(FATAL_ERROR "wsp-tree: FAILED: binding ${BIND} changes neither the task stream "
+        "nor any tensor: the symbol never reached the expander")
+    endif()
+    message(STATUS "ok: the binding changes the tensors (the task stream is the same)")
+  endif()
 endif()

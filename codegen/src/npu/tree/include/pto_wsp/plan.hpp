@@ -194,6 +194,14 @@ struct LoopVarPlan {
     uint32_t row;       // Lin: `P(tokens[b])`, `P.sel(routing[b])`
 };
 
+// A task scalar (index into the program's scalars) that takes run-time symbol `symbol`'s bound
+// value when the program executes: its f32 bits (`set_symbol_f32`) or its integer value.
+struct ScalarSymbol {
+    uint32_t scalar;
+    uint32_t symbol;
+    bool as_f32;
+};
+
 // A task of a workload, resolved against its kernel: tiles and scalars in parameter order.
 struct TaskPlan {
     uint32_t id;     // unique in its workload; `send` names it
@@ -287,6 +295,8 @@ struct ProgramPlan {
     const char* const* slot_names; uint32_t slot_count; // variable slots, for messages
     uint32_t max_task_id; // 1 + the largest workload task id
     SchedulePlan schedule;
+    // Task scalars read from run-time symbols (`Symbol("s")`); absent (null, 0) in most plans.
+    const ScalarSymbol* scalar_symbols; uint32_t scalar_symbol_count;
 };
 
 enum class ActionKind : uint8_t { Execute, SaveNpy };
