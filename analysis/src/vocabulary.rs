@@ -295,7 +295,8 @@ vocabulary! {
     Replicate = "replicate"(req("process", K::Value), req("count", K::Int)): "`count` workers sharing the channels a consuming process takes tasks from.";
     Combine = "combine"(many("workloads", K::Workload)): "workloads whose order the schedule decides.";
     Sequential = "sequential"(many("workloads", K::Workload)): "workloads run in order.";
-    SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot.";
+    SlotLoadU64 = "slot_load_u64"(req("slot", K::Int), req("view", K::View), opt("row", "0", K::Int), opt("col", "0", K::Int)): "loads a tensor element into a slot (a statement of a workload, or at module level a workload of its own to compose).";
+    Cond = "cond"(req("predicate", K::Predicate), req("then", K::Workload), req("otherwise", K::Workload)): "the original's conditional workload: `then` when the predicate holds when it runs, else `otherwise` (a task, a slot load, a `cond` or a workload call each); composed with `sequential(...)`.";
     SlotU64 = "slot_u64"(req("slot", K::Int)): "a slot's value in a predicate or key.";
     SlotI64 = "slot_i64"(req("slot", K::Int)): "a slot's value in a predicate or key (`slot_u64`: the original's signed reading of the same slot).";
     Symbol = "Symbol"(req("name", K::Str)): "a named run-time symbol as a task's `Scalar` argument (`s=Symbol(\"scale\")`), read when the task runs: a float parameter takes the symbol's f32 bits (`program.set_symbol_f32`), an integer one its value.";

@@ -93,3 +93,52 @@ program.execute(rows=-1, nope=2)
         "#]],
     );
 }
+
+#[test]
+fn module_level_tasks_slot_loads_and_cond_lower_to_workloads() {
+    check(
+        r#"
+first = task(k, [0], {"x": X[0], "y": Y[0]})
+load = slot_load_u64(0, Y[0], row=0, col=0)
+then = task(k, [1], {"x": X[1], "y": Y[1]})
+other = cond(slot_u64(0) > 2, task(k, [2], {"x": X[2], "y": Y[2]}), task(k, [3], {"x": X[3], "y": Y[3]}))
+branch = cond(slot_u64(0) != 0, then, other)
+program = sequential(first, load, branch).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            program program target cpu_sim (ir v1)
+
+            workload #0 first(k, [0], {"x": X[0], "y": Y[0]})
+              task #0 k[0] fields (i0) (x: In X[0], y: Out Y[0])
+
+            workload #1 load(0, Y[0], row=0, col=0)
+              slot 0 = Y[0][0, 0]
+
+            workload #2 branch(slot_u64(0) != 0, then, other)
+              when (slot_u64(0) != 0)
+                task #0 k[1] fields (i0) (x: In X[1], y: Out Y[1])
+              otherwise
+                when (slot_u64(0) > 2)
+                  task #1 k[2] fields (i0) (x: In X[2], y: Out Y[2])
+                otherwise
+                  task #2 k[3] fields (i0) (x: In X[3], y: Out Y[3])
+
+            root sequential(#0, #1, #2)
+        "#]],
+    );
+}
+
+#[test]
+fn a_cond_takes_a_predicate_and_two_workloads() {
+    check(
+        r#"
+then = task(k, [1], {"x": X[1], "y": Y[1]})
+bad = cond(X, then, then)
+worse = cond(slot_u64(0) != 0, then, 3)
+"#,
+        expect![[r#"
+            WSP210 `X`: a `cond` predicate is an integer expression read when it runs (`slot_u64(0) != 0`), not the tensor `X` [4,16,16] F32
+            WSP210 `3`: a `cond` branch is one workload: a task, a slot load, a `cond` or a workload's call, not the integer 3
+        "#]],
+    );
+}

@@ -106,14 +106,16 @@ fn run(cmd: &mut Command) -> String {
 }
 
 /// The programs whose trees are built and tested: every example, every port of the original
-/// framework's programs, the programs of A2/A3-specific forms (`data/a2a3_*.wsp`), and task
-/// scalars read from run-time symbols (`data/symbol_scalars.wsp`).
+/// framework's programs, the programs of A2/A3-specific forms (`data/a2a3_*.wsp`), task
+/// scalars read from run-time symbols (`data/symbol_scalars.wsp`), and module-level tasks,
+/// slot loads and `cond` (`data/slot_cond.wsp`).
 fn tree_programs() -> Vec<PathBuf> {
     let mut v = examples();
     v.extend(common::ported());
     v.push(root().join("cli/tests/data/a2a3_forms.wsp"));
     v.push(root().join("cli/tests/data/a2a3_bf16.wsp"));
     v.push(root().join("cli/tests/data/symbol_scalars.wsp"));
+    v.push(root().join("cli/tests/data/slot_cond.wsp"));
     v
 }
 

@@ -9,7 +9,7 @@ use wsp_syntax::ast::{self, AstNode, Expr};
 use crate::diagnostics::Code;
 use crate::values::{
     AxisKind, Channel, Composite, DimLayout, F64, Init, Layout, Policy, Schedule, Value, Window,
-    WindowMode,
+    WindowMode, WorkloadCall,
 };
 use crate::vocabulary::Builtin;
 use wsp_ir::ScalarOp;
@@ -64,6 +64,10 @@ impl<'db> Eval<'db> {
             Builtin::Float => self.float_call(c),
             Builtin::Int => self.int_call(c),
             Builtin::Process => self.process(b, c),
+            // The original's module-level workloads of one statement, composed with
+            // `sequential(...)`: walked as the statement (`workloads::walker`).
+            Builtin::Task | Builtin::SlotLoadU64 => Some(self.statement_workload(b, c, Vec::new())),
+            Builtin::Cond => self.cond(b, c),
             Builtin::Connect => self.connect(b, c),
             Builtin::Replicate => self.replicate(b, c),
             _ => {
@@ -148,6 +152,66 @@ impl<'db> Eval<'db> {
         let (v, r) = args.get(0)?.clone();
         let i = self.non_negative(&v, r, "a slot number")?;
         Some(Value::Runtime(Box::new(wsp_ir::ScalarExpr::Slot(i))))
+    }
+
+    /// A module-level workload made of one statement (`task(...)`, `slot_load_u64(...)`,
+    /// `cond(...)`): a call of the item that holds it, whose walker reads the call at `site`.
+    fn statement_workload(
+        &mut self,
+        b: Builtin,
+        c: &ast::CallExpr,
+        mut args: Vec<Value<'db>>,
+    ) -> Value<'db> {
+        args.insert(0, Value::Builtin(b));
+        let call = WorkloadCall::new(self.db, self.item, args, self.span(c.syntax().text_range()));
+        self.calls.push(call);
+        Value::Schedule(Box::new(Schedule {
+            root: Composite::Call(call),
+            directives: Vec::new(),
+            target: None,
+        }))
+    }
+
+    /// `cond(predicate, then, otherwise)`: each branch one workload call (a task, a slot load,
+    /// a `cond`, or a workload's call).
+    fn cond(&mut self, b: Builtin, c: &ast::CallExpr) -> Option<Value<'db>> {
+        let args = self.bind_builtin(c, b)?;
+        let (pred, pr) = args.get(0)?.clone();
+        let predicate = match pred {
+            Value::Bool(_) | Value::Int(_) | Value::Runtime(_) | Value::Index(_) => pred,
+            Value::Unknown => return None,
+            v => {
+                let message = format!(
+                    "a `cond` predicate is an integer expression read when it runs (`slot_u64(0) != 0`), not {}",
+                    v.describe()
+                );
+                self.error(Code::WrongKind, pr, message);
+                return None;
+            }
+        };
+        let mut branches = Vec::new();
+        for i in 1..3 {
+            let (v, r) = args.get(i)?.clone();
+            match v {
+                Value::Schedule(s)
+                    if matches!(s.root, Composite::Call(_)) && s.directives.is_empty() =>
+                {
+                    branches.push(Value::Schedule(s))
+                }
+                Value::Unknown => return None,
+                v => {
+                    let message = format!(
+                        "a `cond` branch is one workload: a task, a slot load, a `cond` or a workload's call, not {}",
+                        v.describe()
+                    );
+                    self.error(Code::WrongKind, r, message);
+                    return None;
+                }
+            }
+        }
+        let mut all = vec![predicate];
+        all.extend(branches);
+        Some(self.statement_workload(b, c, all))
     }
 
     /// `symbol_u64("name")`: a named run-time symbol.

@@ -414,7 +414,8 @@ impl<'db> Eval<'db> {
     /// Whether a schedule is a `connect(...)` pipeline and nothing more.
     pub(crate) fn is_connect(&self, s: &Schedule<'db>) -> bool {
         matches!(&s.root, crate::values::Composite::Call(call)
-            if call.workload(self.db).kind(self.db) != crate::items::ItemKind::Workload)
+            if call.workload(self.db).kind(self.db) != crate::items::ItemKind::Workload
+                && matches!(call.args(self.db).first(), Some(Value::List(_))))
             && s.directives.is_empty()
     }
 

@@ -108,6 +108,32 @@ impl<'db> PlanNode<'db> {
     }
 }
 
+/// Numbers a plan's tasks from `first` on, in order (and the sends that name them): a plan
+/// taken into another one (a `cond` branch) keeps task ids unique in it. How many it has.
+pub(crate) fn renumber_tasks(nodes: &mut [PlanNode<'_>], first: u32) -> u32 {
+    let mut most = 0;
+    for n in nodes.iter_mut() {
+        match n {
+            PlanNode::Task(t) => {
+                most = most.max(t.id + 1);
+                t.id += first;
+            }
+            PlanNode::Send { task, .. } => *task += first,
+            PlanNode::Loop { body, .. } | PlanNode::Consume { body, .. } => {
+                most = most.max(renumber_tasks(body, first));
+            }
+            PlanNode::Pipeline { stages, .. } => most = most.max(renumber_tasks(stages, first)),
+            PlanNode::Conditional { branches, .. } => {
+                for b in branches {
+                    most = most.max(renumber_tasks(&mut b.body, first));
+                }
+            }
+            PlanNode::SlotLoad { .. } => {}
+        }
+    }
+    most
+}
+
 /// Every node of a plan, each before the nodes inside it.
 pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &'p PlanNode<'db>> {
     let mut stack: Vec<&'p PlanNode<'db>> = nodes.iter().rev().collect();

@@ -39,11 +39,27 @@ pub(super) fn analyze<'db>(
             }
         }
         // `connect([processes], [channels])`: the item holding it stands for the workload.
-        _ => {
-            if let (Some(Value::List(processes)), Some(site)) = (args.first(), site) {
+        // So it does for a module-level `task(...)`, `slot_load_u64(...)` or `cond(...)`.
+        _ => match (args.first(), site) {
+            (Some(Value::List(processes)), Some(site)) => {
                 body = walker.pipeline(processes, site);
             }
-        }
+            (Some(Value::Builtin(Builtin::Cond)), Some(site)) => {
+                body = walker.cond(&args[1..], site);
+            }
+            (Some(Value::Builtin(_)), Some(site)) => {
+                let call = item
+                    .syntax(db)
+                    .covering_element(site.range)
+                    .ancestors()
+                    .find_map(ast::CallExpr::cast)
+                    .filter(|c| c.syntax().text_range() == site.range);
+                if let Some(c) = call {
+                    body = walker.expr_stmt(&Expr::CallExpr(c));
+                }
+            }
+            _ => {}
+        },
     }
     // A workload called in the body (itself an error) still has its call checked.
     for call in std::mem::take(&mut walker.eval.calls) {
@@ -738,8 +754,47 @@ impl<'db> Walker<'db> {
         }
     }
 
+    /// `cond(predicate, then, otherwise)` at module level: a conditional whose branches are the
+    /// plans of the two workload calls, their tasks numbered after this walker's own.
+    fn cond(&mut self, args: &[Value<'db>], site: Span<'db>) -> Vec<PlanNode<'db>> {
+        let [predicate, then, otherwise] = args else {
+            return Vec::new();
+        };
+        let db = self.eval.db;
+        let Some(predicate) = self.eval.to_scalar(predicate) else {
+            return Vec::new();
+        };
+        let mut body = |branch: &Value<'db>| -> Vec<PlanNode<'db>> {
+            let Value::Schedule(s) = branch else {
+                return Vec::new();
+            };
+            let crate::values::Composite::Call(call) = s.root else {
+                return Vec::new();
+            };
+            let mut nodes = workload_instance(db, call).0.body.clone();
+            self.tasks += super::renumber_tasks(&mut nodes, self.tasks);
+            nodes
+        };
+        let branches = vec![
+            Branch {
+                predicate: Some(predicate),
+                body: body(then),
+                span: Some(site),
+            },
+            Branch {
+                predicate: None,
+                body: body(otherwise),
+                span: None,
+            },
+        ];
+        vec![PlanNode::Conditional {
+            branches,
+            span: site,
+        }]
+    }
+
     /// A statement call: a task, `send(ch, task)` or `slot_load_u64(...)`.
-    fn expr_stmt(&mut self, e: &Expr) -> Vec<PlanNode<'db>> {
+    pub(super) fn expr_stmt(&mut self, e: &Expr) -> Vec<PlanNode<'db>> {
         let range = e.syntax().text_range();
         let Expr::CallExpr(c) = e else {
             self.eval.error(Code::OutsideSubset, range, "a workload statement is a task `kernel[i](...)`, `send(...)` or `slot_load_u64(...)`");
