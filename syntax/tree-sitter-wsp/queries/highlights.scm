@@ -44,7 +44,7 @@
   function: (identifier) @function.builtin
   (#any-of? @function.builtin
     "P" "send" "consume" "process" "for_each" "task" "connect" "replicate" "combine" "sequential" "relayout" "allreduce" "allgather" "reduce_scatter"
-    "slot_load_u64" "slot_set_u64" "slot_u64" "slot_i64" "symbol_u64" "axis" "Symbol" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
+    "slot_load_u64" "slot_set_u64" "slot_u64" "slot_i64" "symbol_u64" "axis" "Symbol" "cond" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
     "print" "len" "open"))
 
 ; pto.add(...), the deprecated tl.add(...), the axis builders P.seq(...), P.sel(...), P.when(...),
