@@ -177,37 +177,65 @@ fn task_calls(db: &dyn salsa::Database, file: File) -> Vec<(String, TextRange)> 
     out
 }
 
-/// The tensors a file binds, in file order.
+/// The tensors a file binds, in file order; a tensor in another memory order after its
+/// storage (`MemLayout`).
 fn file_tensors(db: &dyn salsa::Database, file: File) -> Vec<ir_plan::Tensor> {
     module_items(db, file)
         .iter()
         .filter(|item| item.kind(db) == ItemKind::Assign)
-        .filter_map(|&item| match &item_value(db, item).value {
-            Value::Tensor(t) if t.name == *item.name(db) => Some(ir_plan::Tensor {
-                name: t.name.clone(),
-                shape: t.shape.clone(),
-                dtype: t.dtype,
-                layout: t.layout.clone(),
-                init: t.init.clone(),
-                origin: match &t.origin {
-                    crate::values::TensorOrigin::Declared => ir_plan::TensorOrigin::Declared,
-                    crate::values::TensorOrigin::Derived { op, source } => {
-                        ir_plan::TensorOrigin::Derived {
-                            op: op.to_string(),
-                            source: source.clone(),
-                        }
+        .flat_map(|&item| {
+            let value = &item_value(db, item).value;
+            let storage = match value {
+                Value::Tensor(t) => match &t.origin {
+                    crate::values::TensorOrigin::View { base, .. }
+                        if base.name == ir_plan::storage_name(&t.name) =>
+                    {
+                        Some(ir_plan::Tensor {
+                            name: base.name.clone(),
+                            shape: base.shape.clone(),
+                            dtype: base.dtype,
+                            layout: base.layout.clone(),
+                            init: base.init.clone(),
+                            origin: ir_plan::TensorOrigin::Declared,
+                        })
                     }
-                    crate::values::TensorOrigin::View { base, dims } => {
-                        ir_plan::TensorOrigin::View {
-                            base: base.name.clone(),
-                            dims: dims.clone(),
-                        }
-                    }
+                    _ => None,
                 },
-            }),
-            _ => None,
+                _ => None,
+            };
+            storage.into_iter().chain(lowered_tensor(db, item, value))
         })
         .collect()
+}
+
+fn lowered_tensor(
+    db: &dyn salsa::Database,
+    item: Item<'_>,
+    value: &Value<'_>,
+) -> Option<ir_plan::Tensor> {
+    match value {
+        Value::Tensor(t) if t.name == *item.name(db) => Some(ir_plan::Tensor {
+            name: t.name.clone(),
+            shape: t.shape.clone(),
+            dtype: t.dtype,
+            layout: t.layout.clone(),
+            init: t.init.clone(),
+            origin: match &t.origin {
+                crate::values::TensorOrigin::Declared => ir_plan::TensorOrigin::Declared,
+                crate::values::TensorOrigin::Derived { op, source } => {
+                    ir_plan::TensorOrigin::Derived {
+                        op: op.to_string(),
+                        source: source.clone(),
+                    }
+                }
+                crate::values::TensorOrigin::View { base, dims } => ir_plan::TensorOrigin::View {
+                    base: base.name.clone(),
+                    dims: dims.clone(),
+                },
+            },
+        }),
+        _ => None,
+    }
 }
 
 /// The names `NAME.start()` statements start: `connect(...)` pipelines, each run as a

@@ -340,14 +340,17 @@ vocabulary! {
         value("FULL", "Timing and each task's arguments."),
     ]: "`program.enable_tracing(level)` records the simulated timeline (shown in a notebook; `wsp run --trace` writes it).";
     // Layouts
-    TensorLayout = "TensorLayout"(req("dims", K::Layout)) [
+    TensorLayout = "TensorLayout"(req("dims", K::Layout), opt("mem", "None", K::Value)) [
         call!("default", [req("rank", K::Int)], "Every dimension replicated."),
         call!("replicated", [req("rank", K::Int)], "Every dimension replicated: the tutorial's `default`."),
         call!("sharded", [req("dim", K::Int), req("rank", K::Int), opt("mesh_axis", "0", K::Int)], "Dimension `dim` sharded over a mesh axis, the others replicated."),
     ]: "a tensor's layout: one TensorShard or TensorReplicate per dimension.";
     TensorShard = "TensorShard"(req("mesh_axis", K::Int)): "a dimension split over a mesh axis.";
     TensorReplicate = "TensorReplicate"(): "a dimension held whole everywhere.";
-    MemLayout = "MemLayout": "The memory order of a tensor.";
+    MemLayout = "MemLayout"(req("strides", K::Shape)) [
+        call!("row_major", [req("shape", K::Shape)], "C order: the last dimension contiguous (every tensor's, when none is given)."),
+        call!("col_major", [req("shape", K::Shape)], "Fortran order: the first dimension contiguous."),
+    ]: "a tensor's memory order, as element strides (`TensorLayout(dims, mem=...)`): a dense order of its dimensions.";
     Relayout = "relayout"(req("tensor", K::Tensor), aka(req("layout", K::Layout), "to")): "the tensor with another layout (`to=` is the spec's `layout=`).";
     Allreduce = "allreduce"(req("tensor", K::Tensor), opt("op", "\"sum\"", K::Str), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "sums over the sharded dimension.";
     Allgather = "allgather"(req("tensor", K::Tensor), opt("mesh_axis", "the one mesh axis the tensor is sharded on", K::Int)): "replicates a sharded tensor.";

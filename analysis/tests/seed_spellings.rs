@@ -156,3 +156,64 @@ b = allgather(plain)
         "#]],
     );
 }
+
+/// The spec's `TensorLayout(dist_tuple, mem=MemLayout.row_major(shape))`: kept in the IR; a
+/// column-major tensor reads a storage tensor in its order, as a view does.
+#[test]
+fn a_memory_layout_is_kept_and_a_column_major_tensor_reads_its_storage() {
+    // The tensors and the tasks, as lowered.
+    let check = |body: &str, expect: Expect| {
+        expect.assert_eq(&common::diagnostics_or_lowered(
+            &format!("{HEADER}{body}"),
+            |p| {
+                let text = p.to_string();
+                let tensors: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.starts_with("tensor A") || l.starts_with("tensor C"))
+                    .collect();
+                let tasks: Vec<&str> = text.lines().filter(|l| l.contains("task #")).collect();
+                format!("{}\n{}\n", tensors.join("\n"), tasks.join("\n"))
+            },
+        ))
+    };
+    check(
+        r#"
+B, H, S, D = 2, 2, 16, 16
+A = Tensor((B, H, S, D), F32, init=arange(),
+    layout=TensorLayout((TensorShard(0), TensorReplicate(), TensorReplicate(), TensorReplicate()),
+                        mem=MemLayout.row_major((B, H, S, D))))
+C = Tensor((4, 16, 16), F32, init=arange(), layout=TensorLayout((TensorReplicate(), TensorReplicate(), TensorReplicate()), mem=MemLayout.col_major((4, 16, 16))))
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        square_tile[i](src=C[i], dst=Y[i])
+
+program = w().compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            tensor A [2,2,16,16] F32 layout [S(0), R, R, R] mem strides (512, 256, 16, 1) init arange
+            tensor C.storage [16,16,4] F32 layout [R, R, R] init arange of [4,16,16] stored in order (2, 1, 0)
+            tensor C [4,16,16] F32 layout [R, R, R] mem strides (1, 4, 64) = view(C.storage; 1*2, 1*1, 1*0)
+                task #0 square_tile[i] fields (i) (src: In C[i], dst: Out Y[i])
+        "#]],
+    );
+}
+
+#[test]
+fn a_memory_layout_that_is_not_a_dense_order_is_refused() {
+    check(
+        r#"
+A = Tensor((4, 16), F32, layout=TensorLayout((TensorReplicate(), TensorReplicate()), mem=MemLayout(strides=(32, 1))))
+B = Tensor((4, 16), F32, layout=TensorLayout((TensorShard(0), TensorReplicate()), mem=MemLayout.col_major((4, 16))))
+L = TensorLayout((TensorReplicate(), TensorReplicate()), mem=MemLayout.row_major((4, 16, 2)))
+M = TensorLayout((TensorReplicate(), TensorReplicate()), mem=3)
+"#,
+        expect![[r#"
+            WSP401 `TensorLayout((TensorReplicate(), TensorReplicate()), mem=MemLayout(strides=(32, 1)))`: the memory strides (32, 1) do not lay out a [4,16] tensor densely: give its dimensions an order, `MemLayout.row_major((4, 16))` or `MemLayout.col_major((4, 16))`
+            WSP401 `TensorLayout((TensorShard(0), TensorReplicate()), mem=MemLayout.col_major((4, 16)))`: a memory order other than row-major is for a replicated tensor: each shard of a sharded one is laid out row-major
+            WSP401 `MemLayout.row_major((4, 16, 2))`: the memory layout has 3 strides but the layout 2 dimensions
+            WSP210 `3`: `mem` is a MemLayout, not the integer 3
+        "#]],
+    );
+}

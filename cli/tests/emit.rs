@@ -107,8 +107,8 @@ fn run(cmd: &mut Command) -> String {
 
 /// The programs whose trees are built and tested: every example, every port of the original
 /// framework's programs, the programs of A2/A3-specific forms (`data/a2a3_*.wsp`), task
-/// scalars read from run-time symbols (`data/symbol_scalars.wsp`), and module-level tasks,
-/// slot loads and `cond` (`data/slot_cond.wsp`).
+/// scalars read from run-time symbols (`data/symbol_scalars.wsp`), module-level tasks, slot
+/// loads and `cond` (`data/slot_cond.wsp`), and a column-major operand (`data/mem_layout.wsp`).
 fn tree_programs() -> Vec<PathBuf> {
     let mut v = examples();
     v.extend(common::ported());
@@ -116,6 +116,7 @@ fn tree_programs() -> Vec<PathBuf> {
     v.push(root().join("cli/tests/data/a2a3_bf16.wsp"));
     v.push(root().join("cli/tests/data/symbol_scalars.wsp"));
     v.push(root().join("cli/tests/data/slot_cond.wsp"));
+    v.push(root().join("cli/tests/data/mem_layout.wsp"));
     v
 }
 

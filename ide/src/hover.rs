@@ -516,6 +516,8 @@ fn init_text(i: &Init) -> String {
         Init::Arange => "arange()".into(),
         Init::Randn { seed, std } => format!("randn(seed={seed}, std={})", std.0),
         Init::LoadNpy(p) => format!("load_npy({p:?})"),
+        // A storage tensor's: the tensor's own init, in its memory order.
+        Init::Permuted { of, .. } => init_text(of),
     }
 }
 

@@ -92,8 +92,19 @@ pub enum Init {
     Ones,
     Full(F64),
     Arange,
-    Randn { seed: i64, std: F64 },
+    Randn {
+        seed: i64,
+        std: F64,
+    },
     LoadNpy(String),
+    /// The values `of` gives a tensor of shape `shape`, stored with its dimensions in `order`
+    /// (storage dimension `k` is dimension `order[k]`): the storage of a tensor whose
+    /// `MemLayout` is not row-major.
+    Permuted {
+        of: Box<Init>,
+        shape: Vec<u64>,
+        order: Vec<u32>,
+    },
 }
 
 /// Per dimension: replicated, or sharded over a mesh axis.
@@ -106,13 +117,52 @@ pub enum DimLayout {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Layout {
     pub dims: Vec<DimLayout>,
+    /// `TensorLayout(..., mem=MemLayout...)`: the element strides of the memory order; none
+    /// is row-major.
+    #[serde(default)]
+    pub mem: Option<Vec<u64>>,
+}
+
+/// The storage tensor of a tensor `X` laid out in another memory order (`MemLayout`): `X.storage`,
+/// a name no Python binding can take. `X` reads it as a view; a dump writes both.
+pub fn storage_name(tensor: &str) -> String {
+    format!("{tensor}.storage")
 }
 
 impl Layout {
     pub fn replicated(rank: usize) -> Layout {
         Layout {
             dims: vec![DimLayout::Replicate; rank],
+            mem: None,
         }
+    }
+
+    /// The dimensions in memory order, outermost first, when `mem` lays a tensor of `shape`
+    /// out densely (each stride the product of the extents of the dimensions inside it);
+    /// `None` otherwise. Row-major is `0, 1, ...`.
+    pub fn memory_order(&self, shape: &[u64]) -> Option<Vec<u32>> {
+        let Some(strides) = &self.mem else {
+            return Some((0..shape.len() as u32).collect());
+        };
+        if strides.len() != shape.len() {
+            return None;
+        }
+        let mut order: Vec<u32> = (0..shape.len() as u32).collect();
+        // Outermost first; equal strides (extent-1 dimensions) keep their order.
+        order.sort_by(|&a, &b| {
+            strides[b as usize]
+                .cmp(&strides[a as usize])
+                .then(a.cmp(&b))
+        });
+        let mut expect = 1u64;
+        for &d in order.iter().rev() {
+            let d = d as usize;
+            if shape[d] > 1 && strides[d] != expect {
+                return None;
+            }
+            expect = expect.checked_mul(shape[d])?;
+        }
+        Some(order)
     }
 
     pub fn is_replicated(&self) -> bool {
@@ -138,7 +188,12 @@ impl fmt::Display for Layout {
                 DimLayout::Shard(m) => format!("S({m})"),
             })
             .collect();
-        write!(f, "[{}]", dims.join(", "))
+        write!(f, "[{}]", dims.join(", "))?;
+        if let Some(m) = &self.mem {
+            let m: Vec<String> = m.iter().map(u64::to_string).collect();
+            write!(f, " mem strides ({})", m.join(", "))?;
+        }
+        Ok(())
     }
 }
 

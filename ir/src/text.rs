@@ -79,6 +79,15 @@ impl Display for Init {
             Init::Arange => f.write_str("arange"),
             Init::Randn { seed, std } => write!(f, "randn(seed={seed}, std={})", std.0),
             Init::LoadNpy(p) => write!(f, "load_npy({p:?})"),
+            Init::Permuted { of, shape, order } => {
+                let order: Vec<String> = order.iter().map(u32::to_string).collect();
+                write!(
+                    f,
+                    "{of} of {} stored in order ({})",
+                    crate::types::shape_text(shape),
+                    order.join(", ")
+                )
+            }
         }
     }
 }

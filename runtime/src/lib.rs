@@ -781,10 +781,15 @@ fn run_job(
                 Action::Show(_) => {}
                 Action::SaveNpy { tensor, path } => {
                     run.flush();
-                    let t = run
-                        .tensors
-                        .get(tensor)
-                        .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?;
+                    // A view (`X.T`, a tensor in another memory order) saves its own values.
+                    let view = run.tensors.view_data(tensor);
+                    let t = match &view {
+                        Some(v) => v,
+                        None => run
+                            .tensors
+                            .get(tensor)
+                            .ok_or_else(|| RunError::Invalid(format!("no tensor `{tensor}`")))?,
+                    };
                     let writing = Instant::now();
                     t.save_npy(&job.base_dir.join(path))
                         .map_err(RunError::Input)?;
@@ -1027,6 +1032,22 @@ fn run_job(
             }
             t.save_npy(&dir.join(format!("{}.npy", t.name)))
                 .map_err(RunError::Input)?;
+        }
+        // A tensor in another memory order is dumped in its own order beside its storage (a
+        // view such as `X.T` is its base's bytes, dumped as the base).
+        let mut views: Vec<&String> = run
+            .tensors
+            .views
+            .iter()
+            .filter(|(name, v)| run.tensors.data[v.base].name == wsp_ir::plan::storage_name(name))
+            .map(|(name, _)| name)
+            .collect();
+        views.sort();
+        for name in views {
+            if let Some(t) = run.tensors.view_data(name) {
+                t.save_npy(&dir.join(format!("{name}.npy")))
+                    .map_err(RunError::Input)?;
+            }
         }
     }
     io += writing.elapsed();

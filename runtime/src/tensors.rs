@@ -187,6 +187,33 @@ impl TensorData {
                 }
             }
             Init::LoadNpy(path) => self.load_npy(&base.join(path))?,
+            // The values in row-major order of `shape`, each moved to where the memory order
+            // keeps it.
+            Init::Permuted { of, shape, order } => {
+                let logical = TensorData::new(&self.name, dtype, shape, Some(of), base, workers)?;
+                let stored = strides(&self.shape);
+                // Element strides in storage, per logical dimension.
+                let mut at = vec![0u64; shape.len()];
+                for (k, &d) in order.iter().enumerate() {
+                    if let Some(a) = at.get_mut(d as usize) {
+                        *a = stored[k];
+                    }
+                }
+                let (from, to) = (logical.bytes(), self.bytes_mut());
+                let mut index = vec![0u64; shape.len()];
+                for i in 0..logical.len() {
+                    let o: u64 = index.iter().zip(&at).map(|(x, s)| x * s).sum();
+                    let (src, dst) = (i * size, o as usize * size);
+                    to[dst..dst + size].copy_from_slice(&from[src..src + size]);
+                    for d in (0..shape.len()).rev() {
+                        index[d] += 1;
+                        if index[d] < shape[d] {
+                            break;
+                        }
+                        index[d] = 0;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -447,6 +474,31 @@ impl Tensors {
     }
 
     /// The shape and dtype of a tensor or a view.
+    /// A view's values as a tensor of its own (row-major, in the view's order): what
+    /// `save_npy` writes and `--dump-tensors` dumps of it.
+    pub fn view_data(&self, name: &str) -> Option<TensorData> {
+        let v = self.views.get(name)?;
+        let base = &self.data[v.base];
+        let strides = v.strides(&base.shape);
+        let mut t = TensorData::new(name, base.dtype, &v.shape, None, Path::new(""), 1).ok()?;
+        let size = base.dtype.size_bytes() as usize;
+        let (from, to) = (base.bytes(), t.bytes_mut());
+        let mut index = vec![0u64; v.shape.len()];
+        for i in 0..to.len() / size.max(1) {
+            let o: u64 = index.iter().zip(&strides).map(|(x, s)| x * s).sum();
+            let src = o as usize * size;
+            to[i * size..(i + 1) * size].copy_from_slice(&from[src..src + size]);
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < v.shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Some(t)
+    }
+
     pub fn shape_of(&self, name: &str) -> Option<(&[u64], DType)> {
         if let Some(t) = self.get(name) {
             return Some((&t.shape, t.dtype));

@@ -41,6 +41,7 @@ impl<'db> Eval<'db> {
             | Builtin::Allgather
             | Builtin::ReduceScatter => self.collective(b, c),
             Builtin::TensorLayout => self.tensor_layout(b, c),
+            Builtin::MemLayout => self.mem_layout(b, None, c),
             Builtin::TensorShard => self.tensor_shard(b, c),
             Builtin::TensorReplicate => self.tensor_replicate(b, c),
             Builtin::TaskWindow => self.task_window(b, c),
@@ -306,6 +307,7 @@ impl<'db> Eval<'db> {
         let (v, r) = args.get(0)?.clone();
         let dims = match v {
             Value::List(items) | Value::Tuple(items) => items,
+            Value::Unknown => return Some(Value::Unknown),
             v => {
                 self.error(
                     Code::WrongKind,
@@ -336,7 +338,59 @@ impl<'db> Eval<'db> {
                 }
             }
         }
-        Some(Value::Layout(Layout { dims: out }))
+        let mem = match args.get(1) {
+            None | Some((Value::None, _)) => None,
+            Some((Value::MemLayout(m), r)) if m.len() != out.len() => {
+                let message = format!(
+                    "the memory layout has {} strides but the layout {} dimensions",
+                    m.len(),
+                    out.len()
+                );
+                self.error(Code::LayoutConflict, *r, message);
+                return None;
+            }
+            Some((Value::MemLayout(m), _)) => Some(m.clone()),
+            Some((Value::Unknown, _)) => return None,
+            Some((v, r)) => {
+                let message = format!("`mem` is a MemLayout, not {}", v.describe());
+                self.error(Code::WrongKind, *r, message);
+                return None;
+            }
+        };
+        Some(Value::Layout(Layout { dims: out, mem }))
+    }
+
+    /// `MemLayout.row_major(shape)`, `.col_major(shape)`, `MemLayout(strides=...)`: element
+    /// strides, as the original computes them.
+    pub(crate) fn mem_layout(
+        &mut self,
+        b: Builtin,
+        m: Option<&'static str>,
+        c: &ast::CallExpr,
+    ) -> Option<Value<'db>> {
+        let args = match m {
+            Some(m) => self.bind_member(c, b, m)?,
+            None => self.bind_builtin(c, b)?,
+        };
+        let (v, r) = args.get(0)?.clone();
+        let dims = self.shape(&v, r)?;
+        Some(Value::MemLayout(match m {
+            None => dims,
+            Some(order) => {
+                let mut strides = vec![0u64; dims.len()];
+                let mut stride = 1u64;
+                let positions: Vec<usize> = if order == "row_major" {
+                    (0..dims.len()).rev().collect()
+                } else {
+                    (0..dims.len()).collect()
+                };
+                for d in positions {
+                    strides[d] = stride;
+                    stride = stride.saturating_mul(dims[d]);
+                }
+                strides
+            }
+        }))
     }
 
     /// `TensorShard(m)`: one dimension sharded over mesh axis `m`.
@@ -346,6 +400,7 @@ impl<'db> Eval<'db> {
         let m = self.non_negative(&v, r, "a mesh axis")?;
         Some(Value::Layout(Layout {
             dims: vec![DimLayout::Shard(m as u32)],
+            mem: None,
         }))
     }
 
@@ -354,6 +409,7 @@ impl<'db> Eval<'db> {
         self.bind_builtin(c, b)?;
         Some(Value::Layout(Layout {
             dims: vec![DimLayout::Replicate],
+            mem: None,
         }))
     }
 
@@ -572,6 +628,7 @@ impl<'db> Eval<'db> {
             (Builtin::ReadyPolicy | Builtin::Pools, _) => self.task_graph_policy(b, m, c),
             (Builtin::TensorLayout, "default" | "replicated") => self.default_layout(b, m, c),
             (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
+            (Builtin::MemLayout, _) => self.mem_layout(b, Some(m), c),
             (Builtin::Math, _) => self.math_call(m, c),
             (Builtin::Json, _) => {
                 self.error(

@@ -174,6 +174,13 @@ fn name_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>, value: Value<'
     };
     match value {
         Value::Tensor(mut t) if t.name.is_empty() => {
+            // A tensor stored in another memory order (`MemLayout`) names its storage after it.
+            if let crate::values::TensorOrigin::View { base, .. } = &mut t.origin
+                && base.name.is_empty()
+            {
+                base.name = wsp_ir::plan::storage_name(name);
+                base.def = def;
+            }
             t.name = name.clone();
             t.def = def;
             Value::Tensor(t)

@@ -193,14 +193,84 @@ impl<'db> Eval<'db> {
             }
             None => Layout::replicated(shape.len()),
         };
+        let def = self.span(range);
+        // A memory order other than row-major: the tensor reads a storage tensor of the
+        // dimensions in that order, as `X.T` reads `X` (its name given with the tensor's).
+        let order = layout.memory_order(&shape);
+        let order = match (order, args.get(3)) {
+            (Some(order), _) => order,
+            (None, Some((_, r))) => {
+                let tuple = |v: &[u64]| {
+                    let items: Vec<String> = v.iter().map(u64::to_string).collect();
+                    format!(
+                        "({}{})",
+                        items.join(", "),
+                        if v.len() == 1 { "," } else { "" }
+                    )
+                };
+                let strides = tuple(&layout.mem.clone().unwrap_or_default());
+                let message = format!(
+                    "the memory strides {strides} do not lay out a {} tensor densely: give its dimensions an order, `MemLayout.row_major({})` or `MemLayout.col_major({})`",
+                    shape_text(&shape),
+                    tuple(&shape),
+                    tuple(&shape)
+                );
+                self.error(Code::LayoutConflict, *r, message);
+                return None;
+            }
+            (None, None) => return None,
+        };
+        let row_major = order.iter().enumerate().all(|(i, &d)| i as u32 == d);
+        if row_major {
+            return Some(Value::Tensor(Box::new(Tensor {
+                name: String::new(),
+                def,
+                shape,
+                dtype,
+                layout,
+                init,
+                origin: TensorOrigin::Declared,
+            })));
+        }
+        if !layout.is_replicated() {
+            let r = args.get(3).map_or(range, |(_, r)| *r);
+            self.error(
+                Code::LayoutConflict,
+                r,
+                "a memory order other than row-major is for a replicated tensor: each shard of a sharded one is laid out row-major",
+            );
+            return None;
+        }
+        let storage = Tensor {
+            name: String::new(),
+            def,
+            shape: order.iter().map(|&d| shape[d as usize]).collect(),
+            dtype,
+            layout: Layout::replicated(shape.len()),
+            init: init.clone().map(|of| crate::values::Init::Permuted {
+                of: Box::new(of),
+                shape: shape.clone(),
+                order: order.clone(),
+            }),
+            origin: TensorOrigin::Declared,
+        };
+        let dims = (0..shape.len() as u32)
+            .map(|d| crate::values::ViewDim {
+                base_dim: order.iter().position(|&o| o == d).unwrap_or(0) as u32,
+                step: 1,
+            })
+            .collect();
         Some(Value::Tensor(Box::new(Tensor {
             name: String::new(),
-            def: self.span(range),
+            def,
             shape,
             dtype,
             layout,
             init,
-            origin: TensorOrigin::Declared,
+            origin: TensorOrigin::View {
+                base: Box::new(storage),
+                dims,
+            },
         })))
     }
 

@@ -45,6 +45,8 @@ pub enum Value<'db> {
     Program(Box<Schedule<'db>>),
     Init(Init),
     Layout(Layout),
+    /// `MemLayout.row_major(shape)`, `MemLayout(strides=...)`: element strides.
+    MemLayout(Vec<u64>),
     Policy(Box<Policy>),
     Window(Box<Window>),
     /// `lambda t: ...` as a key.
@@ -100,6 +102,7 @@ impl<'db> Value<'db> {
             Value::Program(_) => "a compiled program".into(),
             Value::Init(_) => "a tensor init".into(),
             Value::Layout(_) => "a layout".into(),
+            Value::MemLayout(_) => "a memory layout".into(),
             Value::Policy(_) => "a policy".into(),
             Value::Window(_) => "a task window".into(),
             Value::Key(_) => "a key function".into(),

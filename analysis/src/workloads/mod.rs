@@ -22,7 +22,8 @@ pub enum TaskArg<'db> {
     Tile {
         param: String,
         direction: Direction,
-        view: View<'db>,
+        /// Boxed: a view holds its tensor, and plans hold many scalar arguments too.
+        view: Box<View<'db>>,
     },
     Scalar {
         param: String,

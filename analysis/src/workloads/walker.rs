@@ -1319,7 +1319,7 @@ impl<'db> Walker<'db> {
         Some(TaskArg::Tile {
             param: name,
             direction: dir,
-            view,
+            view: Box::new(view),
         })
     }
 
@@ -1366,7 +1366,7 @@ impl<'db> Walker<'db> {
         Some(TaskArg::Tile {
             param: name,
             direction: dir,
-            view,
+            view: Box::new(view),
         })
     }
 

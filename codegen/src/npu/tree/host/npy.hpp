@@ -302,5 +302,33 @@ inline bool save(const std::string& path, DType dtype, const uint64_t* shape, ui
     return detail::write_file(path, detail::header("<f4", shape, rank), f.data(), n * 4, err);
 }
 
+// A view's values (`X.T`, a tensor in another memory order) in its own row-major order,
+// gathered from its base's bytes: what `wsp run` saves and dumps of it.
+inline std::vector<char> view_values(const TensorPlan& v, const TensorPlan& base, const char* bytes) {
+    size_t size = dtype_size(v.dtype);
+    // Row-major strides of the base, in elements; then the view's per dimension.
+    std::vector<uint64_t> base_strides(base.rank, 1);
+    for (uint32_t d = base.rank; d-- > 1;) base_strides[d - 1] = base_strides[d] * base.shape[d];
+    std::vector<uint64_t> strides(v.rank, 0);
+    for (uint32_t d = 0; d < v.rank; ++d) {
+        uint64_t bd = v.view[2 * d], step = v.view[2 * d + 1];
+        strides[d] = bd < base.rank ? base_strides[bd] * step : 0;
+    }
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < v.rank; ++d) n *= v.shape[d];
+    std::vector<char> out(size_t(n) * size);
+    std::vector<uint64_t> index(v.rank, 0);
+    for (uint64_t i = 0; i < n; ++i) {
+        uint64_t at = 0;
+        for (uint32_t d = 0; d < v.rank; ++d) at += index[d] * strides[d];
+        std::memcpy(out.data() + i * size, bytes + at * size, size);
+        for (uint32_t d = v.rank; d-- > 0;) {
+            if (++index[d] < v.shape[d]) break;
+            index[d] = 0;
+        }
+    }
+    return out;
+}
+
 } // namespace npy
 } // namespace pto_wsp

@@ -306,6 +306,13 @@ int main(int argc, char** argv) {
         if (tp.from_data && !npy::load(path, tp.dtype, tp.shape, tp.rank, buf, &err)) return fail(err);
     }
 
+    // A tensor, or a view's values gathered from its base.
+    auto save_tensor = [&](const std::string& path, uint32_t t, std::string* e) {
+        const TensorPlan& tp = kPlan.tensors[t];
+        if (tp.base < 0) return npy::save(path, tp.dtype, tp.shape, tp.rank, host.bases[t], e);
+        std::vector<char> values = npy::view_values(tp, kPlan.tensors[tp.base], host.bases[size_t(tp.base)]);
+        return npy::save(path, tp.dtype, tp.shape, tp.rank, values.data(), e);
+    };
     Runner runner;
     runner.user = &host;
     runner.issue = issue;
@@ -333,21 +340,21 @@ int main(int argc, char** argv) {
                 return fail(std::string(kPlan.programs[act.program].name) + ": " + err);
         } else {
             const TensorPlan& tp = kPlan.tensors[act.tensor];
-            if (tp.base >= 0)
-                return fail(std::string("save_npy of `") + tp.name + "`, a view: save its base, as `wsp run` does");
             std::string path = out_dir.empty() ? std::string(act.path) : out_dir + "/" + act.path;
             size_t slash = path.rfind('/');
             if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), &err)) return fail(err);
-            if (!npy::save(path, tp.dtype, tp.shape, tp.rank, host.bases[act.tensor], &err)) return fail(err);
+            if (!save_tensor(path, act.tensor, &err)) return fail(err);
         }
     }
     if (host.dumping && !write_dump(host, dump_path, &err)) return fail(err);
     if (!out_dir.empty()) {
+        // Every tensor, and a tensor in another memory order in its own order beside its
+        // storage, as `wsp run --dump-tensors` (a view such as `X.T` is written as its base).
         for (uint32_t t = 0; t < kPlan.tensor_count; ++t) {
             const TensorPlan& tp = kPlan.tensors[t];
-            if (tp.base >= 0) continue; // a view's bytes are its base's, written as the base
-            if (!npy::save(out_dir + "/" + tp.name + ".npy", tp.dtype, tp.shape, tp.rank, host.bases[t], &err))
-                return fail(err);
+            if (tp.base >= 0 && std::string(kPlan.tensors[tp.base].name) != std::string(tp.name) + ".storage")
+                continue;
+            if (!save_tensor(out_dir + "/" + tp.name + ".npy", t, &err)) return fail(err);
         }
     }
     // As `wsp run`'s task_count: kernel tasks; barriers and collectives apart.

@@ -198,8 +198,12 @@ public:
             }
         }
         if (!synchronize(err)) return false;
+        // Every tensor, and a tensor in another memory order in its own order beside its
+        // storage, as `wsp run --dump-tensors` (a view such as `X.T` is written as its base).
         for (uint32_t i = 0; i < kPlan.tensor_count; ++i) {
-            if (kPlan.tensors[i].base >= 0) continue; // written as its base
+            const TensorPlan& tp = kPlan.tensors[i];
+            if (tp.base >= 0 && std::string(kPlan.tensors[tp.base].name) != std::string(tp.name) + ".storage")
+                continue;
             fs::path path = fs::path(options_.out) / (std::string(kPlan.tensors[i].name) + ".npy");
             if (!save(i, path, err)) return false;
         }
@@ -390,13 +394,12 @@ private:
     }
 
     bool save(uint32_t tensor, const fs::path& path, std::string* err) {
-        if (kPlan.tensors[tensor].base >= 0) {
-            *err = std::string("save_npy of `") + kPlan.tensors[tensor].name +
-                   "`, a view: save its base, as `wsp run` does";
-            return false;
-        }
+        // A view's values are gathered from its base's bytes, in the view's own order.
+        const TensorPlan& v = kPlan.tensors[tensor];
+        uint32_t stored = v.base >= 0 ? uint32_t(v.base) : tensor;
         std::vector<char> host;
-        if (!synchronize(err) || !to_host(tensor, &host, err)) return false;
+        if (!synchronize(err) || !to_host(stored, &host, err)) return false;
+        if (v.base >= 0) host = npy::view_values(v, kPlan.tensors[stored], host.data());
         std::error_code ec;
         if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
         if (ec) {
