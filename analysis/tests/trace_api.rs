@@ -129,6 +129,8 @@ for i in 3:
     print(i)
 for i in [1, 2]:
     x = i
+with open("x.json", "w") as g:
+    json.dump(1, g, indent=5000)
 "#,
         expect![[r#"
             WSP002 `open("x.json", "w")`: `open` is supported only as `with open(PATH, "w") as f:` whose body is `json.dump(value, f)`
@@ -140,6 +142,7 @@ for i in [1, 2]:
             WSP210 `program.trace`: the trace of `program` is not JSON; write `program.trace.to_chrome_trace()` or `program.trace.summary()`
             WSP002 `3`: a module-level `for` runs over a list known when the file is checked (it is unrolled), not the integer 3
             WSP002 `x`: the body of a module-level `for` is `print(...)` statements and nested such loops: it is unrolled when the file is checked
+            WSP210 `5000`: `indent` is at most 1000 spaces, not 5000
         "#]],
     );
 }

@@ -14,6 +14,9 @@ use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 /// is unrolled when the file is checked.
 pub const MAX_UNROLLED: usize = 100_000;
 
+/// The largest `indent` `json.dump` takes.
+const MAX_INDENT: i64 = 1000;
+
 /// `json.dump(value, f, indent=...)` inside `with open(path, "w") as f:`, checked.
 pub struct JsonWrite {
     pub value: JsonValue,
@@ -114,7 +117,17 @@ impl<'db> Eval<'db> {
             None => None,
             Some(e) => match self.expr(e) {
                 Value::None => None,
-                v => Some(self.non_negative(&v, e.syntax().text_range(), "`indent`")? as u32),
+                v => {
+                    let r = e.syntax().text_range();
+                    let n = self.non_negative(&v, r, "`indent`")?;
+                    // Every line of the file repeats it: a bound, so that no file is mostly spaces.
+                    if n > MAX_INDENT {
+                        let message = format!("`indent` is at most {MAX_INDENT} spaces, not {n}");
+                        self.error(Code::WrongKind, r, message);
+                        return None;
+                    }
+                    Some(n as u32)
+                }
             },
         };
         let range = value.syntax().text_range();
