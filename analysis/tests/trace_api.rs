@@ -97,6 +97,7 @@ c = program.trace.print_sumary()
 d = program.trace.summary
 e = program.trace.get_task_events().keys()
 f = len(program)
+g = program.trace.print_summary()
 "#,
         expect![[r#"
             WSP101 `"dbI"`: the program runs no kernel `dbI`; did you mean `dbl`? (it runs `dbl`)
@@ -105,6 +106,7 @@ f = len(program)
             WSP102 `summary`: `.summary` of the trace of `program` is only usable as a call: `.summary()`
             WSP102 `keys`: a list of trace events has no method `keys`; it is read whole, printed or written with `json.dump`
             WSP210 `program`: `len` takes a list, a tuple, a string or a trace's events, not a compiled program
+            WSP002 `program.trace.print_summary()`: `print_summary()` prints when it stands as a statement of its own; bound to a name it prints nothing here
         "#]],
     );
 }

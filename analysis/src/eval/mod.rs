@@ -116,7 +116,18 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         // `B, S = 2, 16`: this item's own value.
         Some(_) if let Some(e) = &part => eval.expr(e),
         Some(ast::Stmt::AssignStmt(a)) => match a.value() {
-            Some(e) => eval.expr(&e),
+            Some(e) => match eval.expr(&e) {
+                // Python prints, then binds None: here a statement prints, so say where.
+                Value::Trace(t) if t.1 == wsp_ir::TraceQuery::PrintSummary => {
+                    eval.error(
+                        Code::OutsideSubset,
+                        e.syntax().text_range(),
+                        "`print_summary()` prints when it stands as a statement of its own; bound to a name it prints nothing here",
+                    );
+                    Value::Unknown
+                }
+                v => v,
+            },
             None => Value::Unknown,
         },
         Some(ast::Stmt::ExprStmt(s)) => match s.expr() {
