@@ -217,3 +217,24 @@ M = TensorLayout((TensorReplicate(), TensorReplicate()), mem=3)
         "#]],
     );
 }
+
+/// The spec's typed channel, `Channel[Tile](depth=2)`: the same channel (it carries tasks'
+/// completions; the element type adds nothing).
+#[test]
+fn a_typed_channel_is_a_channel() {
+    check(
+        &format!("load_to_compute = Channel[Tile](depth=2)\nevent = Channel(depth=0)\n{PIPELINE}"),
+        expect![[r#"
+
+            workload #0 pipeline(tiles)
+              pipeline
+                loop Sequential i in tiles Dense x4
+                  task #0 load_tile[i] fields (i) (src: In X[i], dst: Out T0[i])
+                  send load_to_compute task #0
+                consume load_to_compute as t
+                  task #1 square_tile[t] fields (t) (src: In T0[t], dst: Out Y[t])
+
+            root #0
+        "#]],
+    );
+}

@@ -663,6 +663,14 @@ impl<'db> Eval<'db> {
                     None => Value::Unknown,
                 }
             }
+            // The spec's typed channel, `Channel[Tile](depth=2)`: a channel carries tasks' completions
+            // here, so the element type says nothing more.
+            Value::Builtin(Builtin::Channel) => {
+                for index in &indices {
+                    self.expr(index);
+                }
+                Value::Builtin(Builtin::Channel)
+            }
             base => self.subscript_value(base, s),
         }
     }
