@@ -238,3 +238,20 @@ fn a_typed_channel_is_a_channel() {
         "#]],
     );
 }
+
+/// `(TensorReplicate(),) * 3` and `[0] * n` repeat a sequence as Python does, up to a bound.
+#[test]
+fn a_repeated_sequence_is_built_when_checked() {
+    expect![[r#"
+        WSP002 `[0] * 100000`: a repeated sequence of 100000 items is more than the 65536 a file may build
+    "#]]
+    .assert_eq(&common::diagnostics_shown(&format!(
+        "{HEADER}L = TensorLayout((TensorReplicate(),) * 3)\nZ = Tensor((4, 16, 16), F32, layout=L)\nN = [1, 2] * 2\nM = 2 * (1,)\nB = [0] * 100000\n"
+    )));
+    expect![[r#"
+        Print([Text("[1, 2, 1, 2]"), Text("(1, 1)"), Text("[]")])
+    "#]]
+    .assert_eq(&common::diagnostics_or_actions(&format!(
+        "{HEADER}print([1, 2] * 2, 2 * (1,), [0] * 0)\n"
+    )));
+}

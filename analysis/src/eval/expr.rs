@@ -12,6 +12,9 @@ use crate::values::{AxisKind, F64, Policy, Value, WindowMode};
 use crate::vocabulary::Builtin;
 use wsp_ir::{Affine, ScalarExpr, ScalarOp};
 
+/// The most items `seq * n` builds.
+const MAX_REPEATED: u64 = 1 << 16;
+
 impl<'db> Eval<'db> {
     pub(crate) fn expr(&mut self, e: &Expr) -> Value<'db> {
         let value = wsp_syntax::grow_stack(|| self.expr_here(e));
@@ -192,6 +195,25 @@ impl<'db> Eval<'db> {
                     K::PIPE => a | b,
                     _ => a ^ b,
                 })
+            }
+            // `(TensorReplicate(),) * 3`, `[0] * n`: a sequence repeated, as Python does, up to
+            // a bound (the list is built when the file is checked).
+            (Some(K::STAR), Value::Tuple(items) | Value::List(items), Value::Int(n))
+            | (Some(K::STAR), Value::Int(n), Value::Tuple(items) | Value::List(items)) => {
+                let n = (*n).max(0) as u64;
+                let total = (items.len() as u64).saturating_mul(n);
+                if total > MAX_REPEATED {
+                    let message = format!(
+                        "a repeated sequence of {total} items is more than the {MAX_REPEATED} a file may build"
+                    );
+                    self.error(Code::OutsideSubset, range, message);
+                    return Value::Unknown;
+                }
+                let out: Vec<Value<'db>> = (0..n).flat_map(|_| items.iter().cloned()).collect();
+                match (&l, &r) {
+                    (Value::List(_), _) | (_, Value::List(_)) => Value::List(out),
+                    _ => Value::Tuple(out),
+                }
             }
             (Some(op), Value::Int(a), Value::Int(b)) => {
                 let (a, b) = (*a, *b);
