@@ -205,3 +205,33 @@ pub(crate) fn def_decorator(f: &ast::FunctionDef) -> Option<String> {
         _ => None,
     }
 }
+
+/// Whether a statement is a def's docstring: a plain string as the first statement of its body,
+/// which Python keeps as documentation and runs as nothing.
+pub(crate) fn is_docstring(stmt: &Stmt) -> bool {
+    let Stmt::ExprStmt(s) = stmt else {
+        return false;
+    };
+    let Some(Expr::Literal(l)) = s.expr() else {
+        return false;
+    };
+    let plain = matches!(
+        l.kind(),
+        Some(ast::LiteralKind::String {
+            bytes: false,
+            fstring: false,
+            ..
+        })
+    );
+    let block = stmt.syntax().parent();
+    let first = block
+        .as_ref()
+        .cloned()
+        .and_then(ast::Block::cast)
+        .and_then(|b| b.statements().next())
+        .is_some_and(|f| f.syntax() == stmt.syntax());
+    let of_def = block
+        .and_then(|b| b.parent())
+        .is_some_and(|d| ast::FunctionDef::can_cast(d.kind()));
+    plain && first && of_def
+}

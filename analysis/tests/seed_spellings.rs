@@ -255,3 +255,33 @@ fn a_repeated_sequence_is_built_when_checked() {
         "{HEADER}print([1, 2] * 2, 2 * (1,), [0] * 0)\n"
     )));
 }
+
+/// The tutorial's `"""Tiled matrix multiplication."""`: a def's docstring is documentation, in
+/// kernels, `cpp_src` kernels and workloads; a string anywhere else in a body is still not a
+/// statement WSP runs.
+#[test]
+fn a_docstring_documents_and_does_nothing() {
+    expect![[r#"
+        WSP002 `"""not a docstring"""`: a workload statement is a task `kernel[i](...)`, `send(...)` or `slot_load_u64(...)`
+    "#]]
+    .assert_eq(&common::diagnostics_shown(&format!(
+        r#"{HEADER}
+@kernel
+def dbl(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    """Doubles x."""
+    pto.store(y, pto.add(x, x))
+
+@kernel(cpp_src="y[0] = 1;")
+def custom(y: Out[Tile[16, 16, F32]]):
+    """Custom."""
+    pass
+
+@workload
+def w():
+    """Every tile."""
+    for b in P(Dense[4]):
+        """not a docstring"""
+        dbl[b](x=X[b], y=Y[b])
+"#
+    )));
+}

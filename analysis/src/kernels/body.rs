@@ -104,6 +104,7 @@ impl<'db> BodyChecker<'db> {
             let range = stmt.syntax().text_range();
             match &stmt {
                 Stmt::PassStmt(_) => {}
+                _ if crate::items::is_docstring(&stmt) => {}
                 _ if cpp => {
                     self.eval.error(
                         Code::WrongKind,

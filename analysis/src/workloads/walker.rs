@@ -115,7 +115,10 @@ impl<'db> Walker<'db> {
     fn block(&mut self, block: &ast::Block) -> Vec<PlanNode<'db>> {
         let mut out = Vec::new();
         let mut pending_when: Option<(Vec<Branch<'db>>, Span<'db>)> = None;
-        for stmt in block.statements() {
+        for stmt in block
+            .statements()
+            .filter(|s| !crate::items::is_docstring(s))
+        {
             let is_branch = matches!(&stmt, Stmt::WithStmt(w) if self.with_kind(w).is_some_and(|k| k == "otherwise" || k == "when"));
             if !is_branch && let Some((branches, span)) = pending_when.take() {
                 out.push(PlanNode::Conditional { branches, span });
