@@ -285,3 +285,24 @@ def w():
 "#
     )));
 }
+
+/// The spec's `tiered_attention(batch, seq_lens)`: a predicate on a workload parameter is read
+/// once the workload is called; checked for any arguments, its `P.otherwise()` still follows a
+/// `P.when(...)` (it was WSP210 there).
+#[test]
+fn a_predicate_on_a_parameter_still_opens_a_when_chain() {
+    expect![[r#""#]].assert_eq(&common::diagnostics_shown(&format!(
+        r#"{HEADER}
+I32 = DType.I32
+SeqLens = Tensor((4,), I32, init=arange())
+
+@workload
+def tiered(batch, seq_lens):
+    for b in P(batch):
+        with P.when(seq_lens[b] <= 2048):
+            load_tile[b](src=X[b], dst=Y[b])
+        with P.otherwise():
+            square_tile[b](src=X[b], dst=Y[b])
+"#
+    )));
+}

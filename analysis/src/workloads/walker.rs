@@ -114,13 +114,16 @@ impl<'db> Walker<'db> {
 
     fn block(&mut self, block: &ast::Block) -> Vec<PlanNode<'db>> {
         let mut out = Vec::new();
-        let mut pending_when: Option<(Vec<Branch<'db>>, Span<'db>)> = None;
+        // The open `when` chain: its branches, its span, and whether an `otherwise` closed it
+        // (a predicate that could not be read, a parameter in a body checked for any
+        // arguments, still opens one).
+        let mut pending_when: Option<(Vec<Branch<'db>>, Span<'db>, bool)> = None;
         for stmt in block
             .statements()
             .filter(|s| !crate::items::is_docstring(s))
         {
             let is_branch = matches!(&stmt, Stmt::WithStmt(w) if self.with_kind(w).is_some_and(|k| k == "otherwise" || k == "when"));
-            if !is_branch && let Some((branches, span)) = pending_when.take() {
+            if !is_branch && let Some((branches, span, _)) = pending_when.take() {
                 out.push(PlanNode::Conditional { branches, span });
             }
             match &stmt {
@@ -128,7 +131,7 @@ impl<'db> Walker<'db> {
                 Stmt::WithStmt(w) => match self.with_kind(w).as_deref() {
                     Some("when") => {
                         self.push_with_block(w, BlockKind::Conditional, Vec::new());
-                        if let Some((branches, span)) = pending_when.take() {
+                        if let Some((branches, span, _)) = pending_when.take() {
                             out.push(PlanNode::Conditional { branches, span });
                         }
                         let pred = self.predicate(w);
@@ -142,15 +145,15 @@ impl<'db> Walker<'db> {
                                 span,
                             }],
                             self.eval.span_of(w),
+                            false,
                         ));
                     }
                     Some("otherwise") => {
                         self.push_with_block(w, BlockKind::Conditional, Vec::new());
                         let body = w.body().map(|b| self.block(&b)).unwrap_or_default();
                         match pending_when.as_mut() {
-                            Some((branches, _))
-                                if branches.last().is_some_and(|b| b.predicate.is_some()) =>
-                            {
+                            Some((branches, _, closed)) if !*closed => {
+                                *closed = true;
                                 branches.push(Branch {
                                     predicate: None,
                                     body,
@@ -192,7 +195,7 @@ impl<'db> Walker<'db> {
                 }
             }
         }
-        if let Some((branches, span)) = pending_when.take() {
+        if let Some((branches, span, _)) = pending_when.take() {
             out.push(PlanNode::Conditional { branches, span });
         }
         out
