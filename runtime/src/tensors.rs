@@ -200,18 +200,9 @@ impl TensorData {
                     }
                 }
                 let (from, to) = (logical.bytes(), self.bytes_mut());
-                let mut index = vec![0u64; shape.len()];
-                for i in 0..logical.len() {
-                    let o: u64 = index.iter().zip(&at).map(|(x, s)| x * s).sum();
+                for (i, o) in strided_offsets(shape, &at).enumerate() {
                     let (src, dst) = (i * size, o as usize * size);
                     to[dst..dst + size].copy_from_slice(&from[src..src + size]);
-                    for d in (0..shape.len()).rev() {
-                        index[d] += 1;
-                        if index[d] < shape[d] {
-                            break;
-                        }
-                        index[d] = 0;
-                    }
                 }
             }
         }
@@ -306,19 +297,8 @@ impl TensorData {
         // Walk the tensor's elements in row-major order, keeping the index and its position
         // in the file.
         let shape = self.shape.clone();
-        let mut index = vec![0u64; shape.len()];
-        let mut at = 0u64;
-        for i in 0..self.len() {
+        for (i, at) in strided_offsets(&shape, &file_strides).enumerate() {
             self.set(i, values[at as usize]);
-            for d in (0..shape.len()).rev() {
-                index[d] += 1;
-                at += file_strides[d];
-                if index[d] < shape[d] {
-                    break;
-                }
-                at -= index[d] * file_strides[d];
-                index[d] = 0;
-            }
         }
         Ok(())
     }
@@ -393,6 +373,27 @@ fn write<T: npyz::AutoSerialize>(
         .begin_nd()?;
     w.extend(values)?;
     w.finish()
+}
+
+/// The element offset, under `strides`, of each index of `shape` in turn, in row-major order:
+/// walking a permuted or strided layout (a Fortran-order file, a memory order, a view).
+fn strided_offsets<'a>(shape: &'a [u64], strides: &'a [u64]) -> impl Iterator<Item = u64> + 'a {
+    let total: u64 = shape.iter().product();
+    let mut index = vec![0u64; shape.len()];
+    let mut at = 0u64;
+    (0..total).map(move |_| {
+        let here = at;
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            at += strides[d];
+            if index[d] < shape[d] {
+                break;
+            }
+            at -= index[d] * strides[d];
+            index[d] = 0;
+        }
+        here
+    })
 }
 
 /// Row-major strides, in elements.
@@ -473,7 +474,6 @@ impl Tensors {
         Some(base.get(at as usize))
     }
 
-    /// The shape and dtype of a tensor or a view.
     /// A view's values as a tensor of its own (row-major, in the view's order): what
     /// `save_npy` writes and `--dump-tensors` dumps of it.
     pub fn view_data(&self, name: &str) -> Option<TensorData> {
@@ -483,22 +483,14 @@ impl Tensors {
         let mut t = TensorData::new(name, base.dtype, &v.shape, None, Path::new(""), 1).ok()?;
         let size = base.dtype.size_bytes() as usize;
         let (from, to) = (base.bytes(), t.bytes_mut());
-        let mut index = vec![0u64; v.shape.len()];
-        for i in 0..to.len() / size.max(1) {
-            let o: u64 = index.iter().zip(&strides).map(|(x, s)| x * s).sum();
+        for (i, o) in strided_offsets(&v.shape, &strides).enumerate() {
             let src = o as usize * size;
             to[i * size..(i + 1) * size].copy_from_slice(&from[src..src + size]);
-            for d in (0..index.len()).rev() {
-                index[d] += 1;
-                if index[d] < v.shape[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
         }
         Some(t)
     }
 
+    /// The shape and dtype of a tensor or a view.
     pub fn shape_of(&self, name: &str) -> Option<(&[u64], DType)> {
         if let Some(t) = self.get(name) {
             return Some((&t.shape, t.dtype));
