@@ -70,14 +70,8 @@ pub fn runtime_symbols(db: &dyn salsa::Database, s: &Schedule<'_>) -> Vec<(Strin
             }
         }
     }
-    for d in &s.directives {
-        match &d.detail {
-            DirectiveDetail::Key(k)
-            | DirectiveDetail::Policy(
-                Policy::Affinity(k, _) | Policy::Hash(k, _) | Policy::DispatchBy(k, _),
-            ) => k.expr.symbols(&mut named),
-            _ => {}
-        }
+    for (k, _) in s.directives.iter().filter_map(|d| d.key()) {
+        k.expr.symbols(&mut named);
     }
     for name in named {
         if !out.iter().any(|(n, _)| *n == name) {

@@ -10,7 +10,7 @@ use crate::files::File;
 use crate::items::{Item, ItemKind, module_items};
 use crate::lower::runtime_symbols;
 use crate::values::schedule::{DirectiveDetail, DirectiveKind, Target};
-use crate::values::{CompileTarget, Policy, Schedule, Value};
+use crate::values::{CompileTarget, Schedule, Value};
 use crate::workloads::{PlanNode, TaskArg, plan_nodes, workload_instance};
 use wsp_ir::{ScalarExpr, memory};
 
@@ -398,22 +398,9 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     }
     let extents = crate::workloads::field_extents(db, s);
     for d in &s.directives {
-        let key = match &d.detail {
-            DirectiveDetail::Key(k) => Some(k),
-            DirectiveDetail::Policy(
-                Policy::Affinity(k, _) | Policy::Hash(k, _) | Policy::DispatchBy(k, _),
-            ) => Some(k),
-            _ => None,
-        };
-        // A tuple key's parts combine row-major, except for `hash`, which hashes them.
-        let row_major = matches!(
-            &d.detail,
-            DirectiveDetail::Key(_)
-                | DirectiveDetail::Policy(Policy::Affinity(..) | Policy::DispatchBy(..))
-        );
+        let key = d.key();
         // A part that is no task field at all is reported below.
-        if let Some(k) = key
-            && row_major
+        if let Some((k, true)) = key
             && let Err(part) = k.row_major(|f| extents.get(f).copied())
             && !matches!(&part, wsp_ir::ScalarExpr::Var(f) if !fields.contains(f))
         {
@@ -430,7 +417,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 ),
             ));
         }
-        if let Some(k) = key {
+        if let Some((k, _)) = key {
             let mut used = Vec::new();
             key_vars(&k.expr, &mut used);
             for v in used {

@@ -34,6 +34,22 @@ pub struct Directive<'db> {
     pub detail: DirectiveDetail,
 }
 
+impl Directive<'_> {
+    /// The task key the directive dispatches or streams by (`stream_by`, `affinity`, `hash`,
+    /// `dispatch_by`), and whether a tuple key's parts combine row-major: every one's but
+    /// `hash`'s, which hashes them whole.
+    pub fn key(&self) -> Option<(&super::Key, bool)> {
+        match &self.detail {
+            DirectiveDetail::Key(k)
+            | DirectiveDetail::Policy(Policy::Affinity(k, _) | Policy::DispatchBy(k, _)) => {
+                Some((k, true))
+            }
+            DirectiveDetail::Policy(Policy::Hash(k, _)) => Some((k, false)),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum DirectiveDetail {
     None,
