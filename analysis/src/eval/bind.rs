@@ -381,9 +381,19 @@ impl<'db> Eval<'db> {
             }
             values.push(v);
         }
-        let call = WorkloadCall::new(db, w, values, self.span(c.syntax().text_range()));
-        // Its body is checked for these arguments by whoever owns this evaluation (`check`), so
-        // that the evaluator does not depend on the workload walker.
+        self.call_schedule(w, values, c.syntax().text_range())
+    }
+
+    /// A call of `workload` with `args` at `range`, as a schedule of that one call. Its body is
+    /// checked for these arguments by whoever owns this evaluation (`check`), so that the
+    /// evaluator does not depend on the workload walker.
+    pub(crate) fn call_schedule(
+        &mut self,
+        workload: Item<'db>,
+        args: Vec<Value<'db>>,
+        range: TextRange,
+    ) -> Value<'db> {
+        let call = WorkloadCall::new(self.db, workload, args, self.span(range));
         self.calls.push(call);
         Value::Schedule(Box::new(Schedule {
             root: Composite::Call(call),

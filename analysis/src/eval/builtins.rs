@@ -9,7 +9,7 @@ use wsp_syntax::ast::{self, AstNode, Expr};
 use crate::diagnostics::Code;
 use crate::values::{
     AxisKind, Channel, Composite, DimLayout, F64, Init, Layout, Policy, Schedule, Value, Window,
-    WindowMode, WorkloadCall,
+    WindowMode,
 };
 use crate::vocabulary::Builtin;
 use wsp_ir::ScalarOp;
@@ -164,13 +164,7 @@ impl<'db> Eval<'db> {
         mut args: Vec<Value<'db>>,
     ) -> Value<'db> {
         args.insert(0, Value::Builtin(b));
-        let call = WorkloadCall::new(self.db, self.item, args, self.span(c.syntax().text_range()));
-        self.calls.push(call);
-        Value::Schedule(Box::new(Schedule {
-            root: Composite::Call(call),
-            directives: Vec::new(),
-            target: None,
-        }))
+        self.call_schedule(self.item, args, c.syntax().text_range())
     }
 
     /// `cond(predicate, then, otherwise)`: each branch one workload call (a task, a slot load,

@@ -5,7 +5,7 @@
 
 use super::Eval;
 use crate::diagnostics::Code;
-use crate::values::{Channel, Composite, Process, Schedule, Value, WorkloadCall};
+use crate::values::{Channel, Process, Value};
 use crate::vocabulary::{Builtin, PROCESS_METHODS};
 use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode};
@@ -195,18 +195,8 @@ impl<'db> Eval<'db> {
             return None;
         }
         self.unlisted_channels(&processes, &channels, cr);
-        let call = WorkloadCall::new(
-            self.db,
-            self.item,
-            vec![Value::List(processes), Value::List(channels)],
-            self.span(range),
-        );
-        self.calls.push(call);
-        Some(Value::Schedule(Box::new(Schedule {
-            root: Composite::Call(call),
-            directives: Vec::new(),
-            target: None,
-        })))
+        let args = vec![Value::List(processes), Value::List(channels)];
+        Some(self.call_schedule(self.item, args, range))
     }
 
     /// The processes of `connect`'s first argument (a list, with `replicate`'s lists inside),
