@@ -330,5 +330,13 @@ inline std::vector<char> view_values(const TensorPlan& v, const TensorPlan& base
     return out;
 }
 
+// Whether a dump of every tensor (`wsp run --dump-tensors`) writes tensor `t`: every tensor,
+// and of the views only a tensor in another memory order, whose base is its storage
+// `NAME.storage` (`wsp_ir::plan::storage_name`); a view such as `X.T` is written as its base.
+inline bool dumped(const TensorPlan* tensors, uint32_t t) {
+    const TensorPlan& tp = tensors[t];
+    return tp.base < 0 || std::string(tensors[tp.base].name) == std::string(tp.name) + ".storage";
+}
+
 } // namespace npy
 } // namespace pto_wsp

@@ -348,13 +348,9 @@ int main(int argc, char** argv) {
     }
     if (host.dumping && !write_dump(host, dump_path, &err)) return fail(err);
     if (!out_dir.empty()) {
-        // Every tensor, and a tensor in another memory order in its own order beside its
-        // storage, as `wsp run --dump-tensors` (a view such as `X.T` is written as its base).
         for (uint32_t t = 0; t < kPlan.tensor_count; ++t) {
-            const TensorPlan& tp = kPlan.tensors[t];
-            if (tp.base >= 0 && std::string(kPlan.tensors[tp.base].name) != std::string(tp.name) + ".storage")
-                continue;
-            if (!save_tensor(out_dir + "/" + tp.name + ".npy", t, &err)) return fail(err);
+            if (!npy::dumped(kPlan.tensors, t)) continue;
+            if (!save_tensor(out_dir + "/" + kPlan.tensors[t].name + ".npy", t, &err)) return fail(err);
         }
     }
     // As `wsp run`'s task_count: kernel tasks; barriers and collectives apart.

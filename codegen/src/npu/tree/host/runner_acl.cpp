@@ -198,12 +198,8 @@ public:
             }
         }
         if (!synchronize(err)) return false;
-        // Every tensor, and a tensor in another memory order in its own order beside its
-        // storage, as `wsp run --dump-tensors` (a view such as `X.T` is written as its base).
         for (uint32_t i = 0; i < kPlan.tensor_count; ++i) {
-            const TensorPlan& tp = kPlan.tensors[i];
-            if (tp.base >= 0 && std::string(kPlan.tensors[tp.base].name) != std::string(tp.name) + ".storage")
-                continue;
+            if (!npy::dumped(kPlan.tensors, i)) continue;
             fs::path path = fs::path(options_.out) / (std::string(kPlan.tensors[i].name) + ".npy");
             if (!save(i, path, err)) return false;
         }
