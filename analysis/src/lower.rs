@@ -810,11 +810,10 @@ fn kernel_ir<'db>(db: &'db dyn salsa::Database, v: &Value<'db>) -> Option<Value<
         ),
         IrPart::Params => Value::List(
             kernel
-                .param_texts()
-                .into_iter()
-                .zip(&kernel.params)
-                .map(|(t, p)| {
-                    let ty = t[p.name.len()..].trim_start_matches(": ").to_string();
+                .params
+                .iter()
+                .map(|p| {
+                    let ty = wsp_ir::text::type_text(&p.ty);
                     Value::Tuple(vec![Value::Str(p.name.clone()), Value::Str(ty)])
                 })
                 .collect(),

@@ -20,7 +20,7 @@ pub mod pyformat;
 mod scalar;
 pub mod schedule;
 pub mod split;
-mod text;
+pub mod text;
 mod types;
 pub mod widen;
 

@@ -122,17 +122,7 @@ impl Kernel {
     pub fn param_texts(&self) -> Vec<String> {
         self.params
             .iter()
-            .map(|p| match &p.ty {
-                ParamType::Tile(d, t) => format!("{}: {} Tile{t}", p.name, d.name()),
-                ParamType::Scalar(d, default) => match default {
-                    Some(v) => format!("{}: Scalar {d} = {}", p.name, v.0),
-                    None => format!("{}: Scalar {d}", p.name),
-                },
-                ParamType::Constexpr(default) => match default {
-                    Some(v) => format!("{}: Constexpr = {}", p.name, v.0),
-                    None => format!("{}: Constexpr", p.name),
-                },
-            })
+            .map(|p| format!("{}: {}", p.name, type_text(&p.ty)))
             .collect()
     }
 
@@ -154,6 +144,21 @@ impl Kernel {
                 }
             })
             .collect()
+    }
+}
+
+/// A parameter's type as the kernel's text shows it: `In Tile[32x128 F16]`, `Scalar F32 = 1`.
+pub fn type_text(ty: &ParamType) -> String {
+    match ty {
+        ParamType::Tile(d, t) => format!("{} Tile{t}", d.name()),
+        ParamType::Scalar(d, default) => match default {
+            Some(v) => format!("Scalar {d} = {}", v.0),
+            None => format!("Scalar {d}"),
+        },
+        ParamType::Constexpr(default) => match default {
+            Some(v) => format!("Constexpr = {}", v.0),
+            None => "Constexpr".to_string(),
+        },
     }
 }
 
