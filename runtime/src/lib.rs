@@ -982,23 +982,16 @@ fn run_job(
         runs: HashMap::new(),
         levels: traces.levels.clone(),
     };
-    for (program, (prior, from)) in &trace_start {
-        let at = TraceAt {
-            program: program.clone(),
-            prior: *prior,
-            from: *from,
-            upto: ranges.len(),
-        };
-        let runs: Vec<profile::TracedRun> = runs_at(&at).into_iter().cloned().collect();
-        after.runs.insert(program.clone(), runs);
-    }
-    for (i, r) in recorded.iter().enumerate() {
-        let name = &ranges[i].0.name;
-        if r.is_some() && !trace_start.contains_key(name) {
+    let recorded_programs = recorded
+        .iter()
+        .zip(&ranges)
+        .filter(|(r, _)| r.is_some())
+        .map(|(_, range)| &range.0.name);
+    for name in trace_start.keys().chain(recorded_programs) {
+        if !after.runs.contains_key(name) {
             let at = trace_at(&trace_start, name, ranges.len());
-            after
-                .runs
-                .insert(name.clone(), runs_at(&at).into_iter().cloned().collect());
+            let runs = runs_at(&at).into_iter().cloned().collect();
+            after.runs.insert(name.clone(), runs);
         }
     }
     report.traces = after;
