@@ -1293,33 +1293,15 @@ impl<'db> Walker<'db> {
         let name = param.name.clone();
         let shape = view.shape();
         if shape != tile.shape() || view.tensor.dtype != tile.dtype {
-            let code = Code::TaskArgument;
-            let d = Diag::new(
-                code,
-                self.eval.span(vr),
-                format!(
-                    "`{name}` is a tile {} {} but `{}` is {} {}",
-                    shape_text(&tile.shape()),
-                    tile.dtype,
-                    view.text(),
-                    shape_text(&shape),
-                    view.tensor.dtype
-                ),
-            )
-            .with_related(
-                Span {
-                    item: kernel.item,
-                    range: param.range,
-                },
-                format!(
-                    "`{name}` is declared `{}[Tile[{}, {}, {}]]` here",
-                    dir.name(),
-                    tile.rows,
-                    tile.cols,
-                    tile.dtype
-                ),
+            let why = format!(
+                "`{name}` is a tile {} {} but `{}` is {} {}",
+                shape_text(&tile.shape()),
+                tile.dtype,
+                view.text(),
+                shape_text(&shape),
+                view.tensor.dtype
             );
-            self.eval.push(d);
+            self.refuse_view(kernel, param, vr, why);
             return None;
         }
         Some(TaskArg::Tile {
@@ -1327,6 +1309,26 @@ impl<'db> Walker<'db> {
             direction: dir,
             view: Box::new(view),
         })
+    }
+
+    /// WSP206 at a view a tile parameter cannot take (`why`), with where the parameter is
+    /// declared and as what.
+    fn refuse_view(
+        &mut self,
+        kernel: &TaskKernel<'db>,
+        param: &KernelParam,
+        vr: TextRange,
+        why: String,
+    ) {
+        let declared = Span {
+            item: kernel.item,
+            range: param.range,
+        };
+        let d = Diag::new(Code::TaskArgument, self.eval.span(vr), why).with_related(
+            declared,
+            format!("`{}` is declared `{}` here", param.name, param.ty),
+        );
+        self.eval.push(d);
     }
 
     /// A view for a JIT-style parameter (`In[Tensor]`): 2-D, of the dtype it names if any; its
@@ -1342,10 +1344,6 @@ impl<'db> Walker<'db> {
     ) -> Option<TaskArg<'db>> {
         let name = param.name.clone();
         let shape = view.shape();
-        let declared = Span {
-            item: kernel.item,
-            range: param.range,
-        };
         let why = if shape.len() != 2 {
             Some(format!(
                 "`{name}` takes its tile from the view, a 2-D one, but `{}` is {}: index it down to two dimensions",
@@ -1362,11 +1360,7 @@ impl<'db> Walker<'db> {
             })
         };
         if let Some(why) = why {
-            let d = Diag::new(Code::TaskArgument, self.eval.span(vr), why).with_related(
-                declared,
-                format!("`{name}` is declared `{}` here", param.ty),
-            );
-            self.eval.push(d);
+            self.refuse_view(kernel, param, vr, why);
             return None;
         }
         Some(TaskArg::Tile {
