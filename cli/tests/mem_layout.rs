@@ -7,10 +7,9 @@ mod common;
 
 #[test]
 fn a_column_major_tensor_reads_and_saves_in_its_own_order() {
-    let dir = common::scratch("mem_layout", "col_major");
-    let file = dir.join("m.wsp");
-    std::fs::write(
-        &file,
+    let (dir, stdout) = common::wsp_run(
+        "mem_layout",
+        "col_major",
         r#"from pto_wsp import *
 
 F32 = DType.F32
@@ -32,23 +31,10 @@ program.execute()
 print(Xc)
 print(Y)
 "#,
-    )
-    .unwrap();
-    let dump = dir.join("dump");
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tensors")
-        .arg(&dump)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &["--dump-tensors", "dump"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let printed = &stdout[..stdout.find("program, execute").unwrap()];
+    let dump = dir.join("dump");
+    let printed = format!("{}\n", common::printed(&stdout));
     expect_test::expect![[r#"
         [[ 0.  1.  2.  3.]
          [ 4.  5.  6.  7.]
@@ -68,7 +54,7 @@ print(Y)
           [48. 50. 52. 54.]
           [56. 58. 60. 62.]]]
     "#]]
-    .assert_eq(printed);
+    .assert_eq(&printed);
     // The storage is the transpose, as NumPy's Fortran order keeps it.
     for name in ["Xc.npy", "Xc.storage.npy", "Y.npy"] {
         assert!(dump.join(name).is_file(), "{name}");

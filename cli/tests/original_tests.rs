@@ -8,21 +8,7 @@ mod common;
 
 /// What `wsp run` prints of `program`.
 fn printed(name: &str, program: &str) -> String {
-    let dir = common::scratch("original_tests", name);
-    let file = dir.join("t.wsp");
-    std::fs::write(&file, program).unwrap();
-    let out = common::wsp().arg("run").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let own: Vec<&str> = stdout
-        .lines()
-        .filter(|l| !l.contains(", execute #") && !l.starts_with("whole run:"))
-        .collect();
-    own.join("\n")
+    common::printed(&common::wsp_run("original_tests", name, program, &[]).1)
 }
 
 const MARK: &str = r#"from pto_wsp import *

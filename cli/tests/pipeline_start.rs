@@ -22,16 +22,8 @@ fn y(name: &str, tail: &str) -> Vec<u8> {
     let example =
         std::fs::read_to_string(common::root().join("examples/ported/csp_pipeline.wsp")).unwrap();
     let head = &example[..example.find("\nprogram = (").unwrap()];
-    let dir = common::scratch("pipeline_start", name);
-    let file = dir.join("p.wsp");
-    std::fs::write(&file, format!("{head}\n{tail}")).unwrap();
-    let out = common::wsp().arg("run").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("execute #1: {'task_count': 24"));
+    let (dir, stdout) = common::wsp_run("pipeline_start", name, &format!("{head}\n{tail}"), &[]);
+    assert!(stdout.contains("execute #1: {'task_count': 24"));
     std::fs::read(dir.join("y.npy")).unwrap()
 }
 

@@ -56,22 +56,13 @@ def wl():
 
 /// Runs `body` after the header; the folder (with `tasks.txt`, the task stream) and stdout.
 fn run(name: &str, body: &str) -> (std::path::PathBuf, String) {
-    let dir = common::scratch("scalar_exprs", name);
-    let file = dir.join("s.wsp");
-    std::fs::write(&file, format!("{HEADER}{body}")).unwrap();
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .arg("--dump-tasks")
-        .arg(dir.join("tasks.txt"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (dir, String::from_utf8_lossy(&out.stdout).into_owned())
+    let program = format!("{HEADER}{body}");
+    common::wsp_run(
+        "scalar_exprs",
+        name,
+        &program,
+        &["--dump-tasks", "tasks.txt"],
+    )
 }
 
 /// Each `copy_tile` task's AICPU, per execution, from the task stream.

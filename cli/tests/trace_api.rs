@@ -33,31 +33,8 @@ program = w().compile(target="cpu_sim")
 /// Runs `body` after the header with `args`; its folder and what it printed (without
 /// `wsp run`'s own stats lines).
 fn run(name: &str, body: &str, args: &[&str]) -> (PathBuf, String) {
-    let dir = common::scratch("trace_api", name);
-    let file = dir.join("t.wsp");
-    std::fs::write(&file, format!("{HEADER}{body}")).unwrap();
-    let out = common::wsp()
-        .arg("run")
-        .arg(&file)
-        .args(args)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let printed: Vec<&str> = stdout
-        .lines()
-        .filter(|l| {
-            !l.starts_with("program, execute #")
-                && !l.starts_with("whole run:")
-                && !l.starts_with("scheduler overhead")
-        })
-        .collect();
-    (dir, printed.join("\n"))
+    let (dir, stdout) = common::wsp_run("trace_api", name, &format!("{HEADER}{body}"), args);
+    (dir, common::printed(&stdout))
 }
 
 fn json(path: &Path) -> serde_json::Value {

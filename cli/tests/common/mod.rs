@@ -148,3 +148,42 @@ pub fn run_and_check(group: &str, name: &str, program: &str, args: &[&str], chec
         String::from_utf8_lossy(&checked.stderr)
     );
 }
+
+/// Writes `program` as `group/name/name.wsp` and runs it with `wsp run ARGS` in that folder;
+/// the folder and what it wrote on standard output. Fails with standard error unless it
+/// succeeds.
+#[allow(dead_code)]
+pub fn wsp_run(group: &str, name: &str, program: &str, args: &[&str]) -> (PathBuf, String) {
+    let dir = scratch(group, name);
+    let file = dir.join(format!("{name}.wsp"));
+    std::fs::write(&file, program).unwrap();
+    let out = wsp()
+        .arg("run")
+        .arg(&file)
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("run wsp");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What the program printed: standard output without `wsp run`'s own lines (each execution's
+/// stats, the whole run's, the scheduler overhead).
+#[allow(dead_code)]
+pub fn printed(stdout: &str) -> String {
+    let own: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            let stats = l
+                .split_once(", execute #")
+                .is_some_and(|(program, _)| !program.contains(' '));
+            !stats && !l.starts_with("whole run:") && !l.starts_with("scheduler overhead")
+        })
+        .collect();
+    own.join("\n")
+}
