@@ -156,3 +156,53 @@ fn views_read_and_write_their_bases_bytes() {
         VIEWS_CHECK,
     );
 }
+
+/// The tutorial's three collectives on a 2-device mesh, each read by a task: `allreduce` and
+/// `reduce_scatter` sum the partials over the sharded dimension (one memory holds every
+/// device's data, so their values are the same), `allgather` keeps every shard.
+const COLLECTIVES: &str = r#"from pto_wsp import *
+
+F32 = DType.F32
+Part = Tensor((2, 64, 16), F32, init=randn(seed=1), layout=TensorLayout.sharded(dim=0, rank=3, mesh_axis=0))
+result = allreduce(Part, op="sum", mesh_axis=0)
+gathered = allgather(Part, mesh_axis=0)
+scattered = reduce_scatter(Part, op="sum", mesh_axis=0)
+R = Tensor((64, 16), F32)
+G = Tensor((2, 64, 16), F32)
+S = Tensor((64, 16), F32)
+
+@kernel
+def copy(x: In[Tile[64, 16, F32]], y: Out[Tile[64, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+@workload
+def read_results():
+    copy[0](x=result, y=R)
+    for d in P(Dense[2]):
+        copy[d](x=gathered[d], y=G[d])
+    copy[0](x=scattered, y=S)
+
+program = read_results().spatial_map(grid=(2,)).compile()
+program.execute()
+"#;
+
+const COLLECTIVES_CHECK: &str = r#"
+import sys, numpy as np
+d = sys.argv[1]
+Part, R, G, S = (np.load(f"{d}/{n}.npy") for n in ("Part", "R", "G", "S"))
+assert np.allclose(R, Part.sum(0), rtol=1e-6), abs(R - Part.sum(0)).max()
+assert np.array_equal(G, Part)
+assert np.array_equal(S, R)
+print("ok")
+"#;
+
+#[test]
+fn collectives_sum_and_gather_the_shards() {
+    common::run_and_check(
+        "parity_numbers",
+        "collectives",
+        COLLECTIVES,
+        &[],
+        COLLECTIVES_CHECK,
+    );
+}

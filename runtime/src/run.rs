@@ -176,8 +176,10 @@ impl Run {
         let (s, d) = (&self.tensors.data[src], &self.tensors.data[dst]);
         let reduce_dim = match op {
             "relayout" | "allgather" if s.shape == d.shape => None,
-            "allreduce" if s.shape == d.shape => None,
-            "allreduce" if s.shape.len() == d.shape.len() + 1 => {
+            // Every device's data is in one memory here, so a reduce-scatter's values are an
+            // allreduce's; only their layout (sharded) differs.
+            "allreduce" | "reduce_scatter" if s.shape == d.shape => None,
+            "allreduce" | "reduce_scatter" if s.shape.len() == d.shape.len() + 1 => {
                 // The dimension whose removal leaves the destination's shape.
                 (0..s.shape.len()).find(|&i| {
                     let mut rest = s.shape.clone();
@@ -187,14 +189,18 @@ impl Run {
             }
             _ => {
                 return Err(RunError::Invalid(format!(
-                    "`{}` = {op}(`{}`): the CPU simulator computes relayout, allgather and allreduce over one sharded dimension; {:?} → {:?} is not one of them",
+                    "`{}` = {op}(`{}`): the CPU simulator computes relayout, allgather, allreduce and reduce_scatter over one sharded dimension; {:?} → {:?} is not one of them",
                     d.name, s.name, s.shape, d.shape
                 )));
             }
         };
-        if op == "allreduce" && s.shape.len() == d.shape.len() + 1 && reduce_dim.is_none() {
+        if op != "relayout"
+            && op != "allgather"
+            && s.shape.len() == d.shape.len() + 1
+            && reduce_dim.is_none()
+        {
             return Err(RunError::Invalid(format!(
-                "`{}` = allreduce(`{}`): shape {:?} does not follow from {:?}",
+                "`{}` = {op}(`{}`): shape {:?} does not follow from {:?}",
                 d.name, s.name, d.shape, s.shape
             )));
         }

@@ -894,8 +894,9 @@ impl ProgramTables {
 fn collective(op: &str, src: &wsp_ir::Tensor, dst: &wsp_ir::Tensor) -> (i64, Option<String>) {
     let (s, d) = (&src.shape, &dst.shape);
     match op {
-        "relayout" | "allgather" | "allreduce" if s == d => (-1, None),
-        "allreduce" if s.len() == d.len() + 1 => {
+        "relayout" | "allgather" | "allreduce" | "reduce_scatter" if s == d => (-1, None),
+        // One memory holds every device's data, so a reduce-scatter computes an allreduce.
+        "allreduce" | "reduce_scatter" if s.len() == d.len() + 1 => {
             let dim = (0..s.len()).find(|&i| {
                 let mut rest = s.clone();
                 rest.remove(i);
@@ -906,7 +907,7 @@ fn collective(op: &str, src: &wsp_ir::Tensor, dst: &wsp_ir::Tensor) -> (i64, Opt
                 None => (
                     -1,
                     Some(format!(
-                        "`{}` = allreduce(`{}`): shape {d:?} does not follow from {s:?}",
+                        "`{}` = {op}(`{}`): shape {d:?} does not follow from {s:?}",
                         dst.name, src.name
                     )),
                 ),
@@ -915,7 +916,7 @@ fn collective(op: &str, src: &wsp_ir::Tensor, dst: &wsp_ir::Tensor) -> (i64, Opt
         _ => (
             -1,
             Some(format!(
-                "`{}` = {op}(`{}`): the CPU simulator computes relayout, allgather and allreduce over one sharded dimension; {s:?} → {d:?} is not one of them",
+                "`{}` = {op}(`{}`): the CPU simulator computes relayout, allgather, allreduce and reduce_scatter over one sharded dimension; {s:?} → {d:?} is not one of them",
                 dst.name, src.name
             )),
         ),
@@ -1399,7 +1400,7 @@ mod tests {
         p.tensors[3].shape = vec![5];
         let src = plan_source(&[p], &[], &Default::default()).unwrap();
         assert!(
-            src.contains("\"`Z` = allreduce(`Y`): the CPU simulator computes relayout, allgather and allreduce over one sharded dimension; [4, 16, 32] \\342\\206\\222 [5] is not one of them\""),
+            src.contains("\"`Z` = allreduce(`Y`): the CPU simulator computes relayout, allgather, allreduce and reduce_scatter over one sharded dimension; [4, 16, 32] \\342\\206\\222 [5] is not one of them\""),
             "{src}"
         );
     }
