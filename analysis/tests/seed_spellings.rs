@@ -306,3 +306,34 @@ def tiered(batch, seq_lens):
 "#
     )));
 }
+
+/// The spec's `combine(rms_norm, attention, ffn)` and `sequential(load, compute, store)`: a
+/// workload without parameters, uncalled, stands for its one call; one with parameters is
+/// still refused.
+#[test]
+fn composition_takes_a_parameterless_workload_uncalled() {
+    check(
+        r#"
+@workload
+def load():
+    for t in P(tiles):
+        load_tile[t](src=X[t], dst=T0[t])
+
+@workload
+def square():
+    for t in P(tiles):
+        square_tile[t](src=T0[t], dst=Y[t])
+
+@workload
+def square_of(n):
+    for t in P(n):
+        square_tile[t](src=T0[t], dst=Y[t])
+
+a = sequential(load, square).compile()
+b = sequential(load, square_of).compile()
+"#,
+        expect![[r#"
+            WSP210 `square_of`: `sequential` takes workload calls, not a workload with parameters: call it with its arguments
+        "#]],
+    );
+}

@@ -497,12 +497,29 @@ impl<'db> Eval<'db> {
             let v = arg.value().map_or(Value::Unknown, |e| self.expr(&e));
             match v {
                 Value::Schedule(s) if s.directives.is_empty() => parts.push(s.root),
+                // The spec's `combine(rms_norm, attention, ffn)`: a workload without parameters
+                // stands for its one call.
+                Value::Workload(w) if super::workload_params(self.db, w).0.is_empty() => {
+                    let range = arg.syntax().text_range();
+                    if let Value::Schedule(s) = self.call_schedule(w, Vec::new(), range) {
+                        parts.push(s.root);
+                    }
+                }
                 Value::Unknown => ok = false,
                 v => {
+                    let also = if matches!(v, Value::Workload(_)) {
+                        " with parameters: call it with its arguments"
+                    } else {
+                        ""
+                    };
                     self.error(
                         Code::WrongKind,
                         arg.syntax().text_range(),
-                        format!("`{}` takes workload calls, not {}", b.name(), v.describe()),
+                        format!(
+                            "`{}` takes workload calls, not {}{also}",
+                            b.name(),
+                            v.describe()
+                        ),
                     );
                     ok = false;
                 }
