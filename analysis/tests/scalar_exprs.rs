@@ -142,3 +142,74 @@ worse = cond(slot_u64(0) != 0, then, 3)
         "#]],
     );
 }
+
+/// The spec's `with P.when(seq_lens[b] <= 2048)` with `seq_lens` a list: a lookup of its
+/// integers by the loop variable, a balanced tree of selects, when every value of `b` the
+/// call's extents give is inside the list.
+#[test]
+fn a_list_indexed_by_a_loop_variable_is_a_run_time_lookup() {
+    check(
+        r#"
+seq_lens = [512, 2048, 8192, 32768, 128]
+
+@workload
+def tiered(batch, seq_lens):
+    for b in P(batch):
+        with P.when(seq_lens[b] <= 2048):
+            k[b](x=X[b], y=Y[b])
+        with P.when(seq_lens[-1] + seq_lens[1:3][0] == len(seq_lens[:2]) * 1088):
+            k[b](x=X[b], y=Y[b])
+
+program = tiered(Dense[4], seq_lens).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            program program target cpu_sim (ir v1)
+
+            workload #0 tiered(Dense[4], seq_lens)
+              loop Independent b in range Dense x4
+                when (((512 if (b < 1) else 2048) if (b < 2) else (8192 if (b < 3) else (32768 if (b < 4) else 128))) <= 2048)
+                  task #0 k[b] fields (b) (x: In X[b], y: Out Y[b])
+                when 1
+                  task #1 k[b] fields (b) (x: In X[b], y: Out Y[b])
+
+            root #0
+        "#]],
+    );
+}
+
+/// Out of range, for a constant or for some value of the loop variable; an extent known only
+/// at run time; items that are not integers; a step.
+#[test]
+fn list_indices_out_of_range_or_unknown_are_located() {
+    check(
+        r#"
+seq_lens = [512, 2048]
+names = ["a", "b", "c", "d"]
+
+@workload
+def tiered(batch, seq_lens):
+    for b in P(batch):
+        with P.when(seq_lens[b] <= 2048):
+            k[b](x=X[b], y=Y[b])
+
+@workload
+def named(batch):
+    for b in P(batch):
+        with P.when(names[b] == 1):
+            k[b](x=X[b], y=Y[b])
+
+x = seq_lens[2]
+y = seq_lens[::2]
+a = tiered(Dense[4], seq_lens).compile(target="cpu_sim")
+c = tiered(rows, seq_lens).compile(target="cpu_sim")
+d = named(Dense[4]).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            WSP210 `b`: a list indexed by a loop variable holds integers (its item is read when the task runs)
+            WSP208 `2`: index 2 is out of range for a list of 2 items
+            WSP002 `::2`: a list slice has no step here: `lo:hi`
+            WSP208 `tiered(Dense[4], seq_lens)`: in this call of `tiered`: `b` reaches 3, out of range for a list of 2 items
+            WSP210 `tiered(rows, seq_lens)`: in this call of `tiered`: `b` indexes a list, so its values must be known when the file is checked (a static axis, `Dense[n]`); for lengths bound at run time, read an integer tensor (`SeqLens[b]`)
+        "#]],
+    );
+}

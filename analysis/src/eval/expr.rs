@@ -706,6 +706,9 @@ impl<'db> Eval<'db> {
         if let Value::Trace(t) = base {
             return self.trace_subscript(*t, s);
         }
+        if let Value::List(items) | Value::Tuple(items) = base {
+            return self.sequence_subscript(items, s);
+        }
         if let Some(view) = self.view_subscript(base.clone(), s) {
             return view;
         }
@@ -716,6 +719,124 @@ impl<'db> Eval<'db> {
             format!("{} cannot be indexed here", base.describe()),
         );
         Value::Unknown
+    }
+
+    /// `LIST[i]` of a list or tuple known when the file is checked, as Python indexes it: a
+    /// constant index (negative from the end) or a constant slice `lo:hi` gives the item or
+    /// items now. An index of loop variables whose every value the call's extents keep inside
+    /// the list gives a run-time lookup of its integers (the spec's `seq_lens[b] <= 2048`),
+    /// a balanced tree of selects, so its depth grows as the log of the length.
+    fn sequence_subscript(&mut self, items: Vec<Value<'db>>, s: &ast::SubscriptExpr) -> Value<'db> {
+        let range = s.syntax().text_range();
+        let n = items.len() as i64;
+        let indices = s.indices();
+        let [index] = indices.as_slice() else {
+            self.error(Code::WrongArguments, range, "a list takes one index");
+            return Value::Unknown;
+        };
+        let r = index.syntax().text_range();
+        if let Expr::Slice(sl) = index {
+            let [lo, hi, step] = sl.parts();
+            let mut bound = |e: Option<Expr>, default: i64| -> Option<i64> {
+                match e.map(|e| self.expr(&e)) {
+                    None => Some(default),
+                    Some(Value::Int(i)) => Some(if i < 0 { (n + i).max(0) } else { i.min(n) }),
+                    Some(Value::Unknown) => None,
+                    Some(v) => {
+                        let m = format!(
+                            "a list's slice bounds are integers known when the file is checked, not {}",
+                            v.describe()
+                        );
+                        self.error(Code::WrongKind, r, m);
+                        None
+                    }
+                }
+            };
+            let (Some(lo), Some(hi)) = (bound(lo, 0), bound(hi, n)) else {
+                return Value::Unknown;
+            };
+            if step.is_some() {
+                self.error(
+                    Code::OutsideSubset,
+                    r,
+                    "a list slice has no step here: `lo:hi`",
+                );
+                return Value::Unknown;
+            }
+            return Value::List(items[lo.min(hi) as usize..hi as usize].to_vec());
+        }
+        match self.expr(index) {
+            Value::Unknown => Value::Unknown,
+            Value::Int(i) => {
+                let at = if i < 0 { n + i } else { i };
+                if at < 0 || at >= n {
+                    let m = format!("index {i} is out of range for a list of {n} items");
+                    self.error(Code::IndexOutOfRange, r, m);
+                    return Value::Unknown;
+                }
+                items[at as usize].clone()
+            }
+            Value::Index(a) => {
+                let Some(ints) = items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(i) => Some(*i),
+                        Value::Bool(b) => Some(*b as i64),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<i64>>>()
+                else {
+                    let m = "a list indexed by a loop variable holds integers (its item is read when the task runs)";
+                    self.error(Code::WrongKind, r, m);
+                    return Value::Unknown;
+                };
+                match a.bounds(|v| self.extent_of(v)) {
+                    Some((lo, hi)) if lo >= 0 && hi < n => {}
+                    Some((lo, hi)) => {
+                        let shown = if lo < 0 { lo } else { hi };
+                        let m =
+                            format!("`{a}` reaches {shown}, out of range for a list of {n} items");
+                        self.error(Code::IndexOutOfRange, r, m);
+                        return Value::Unknown;
+                    }
+                    None => {
+                        let m = format!(
+                            "`{a}` indexes a list, so its values must be known when the file is checked (a static axis, `Dense[n]`); for lengths bound at run time, read an integer tensor (`SeqLens[b]`)"
+                        );
+                        self.error(Code::WrongKind, r, m);
+                        return Value::Unknown;
+                    }
+                }
+                let Some(key) = self.to_scalar(&Value::Index(a)) else {
+                    return Value::Unknown;
+                };
+                fn lookup(key: &ScalarExpr, ints: &[i64], lo: usize) -> ScalarExpr {
+                    if ints.len() == 1 {
+                        return ScalarExpr::Const(ints[0]);
+                    }
+                    let mid = ints.len() / 2;
+                    let below = ScalarExpr::Binary(
+                        ScalarOp::Lt,
+                        Box::new(key.clone()),
+                        Box::new(ScalarExpr::Const((lo + mid) as i64)),
+                    );
+                    ScalarExpr::Select(Box::new([
+                        below,
+                        lookup(key, &ints[..mid], lo),
+                        lookup(key, &ints[mid..], lo + mid),
+                    ]))
+                }
+                Value::Runtime(Box::new(lookup(&key, &ints, 0)))
+            }
+            v => {
+                let m = format!(
+                    "a list index is an integer or an expression of loop variables, not {}",
+                    v.describe()
+                );
+                self.error(Code::WrongKind, r, m);
+                Value::Unknown
+            }
+        }
     }
 
     pub(crate) fn call(&mut self, c: &ast::CallExpr) -> Value<'db> {
