@@ -1,0 +1,1 @@
+layer = combine(rms_norm, attention, ffn)  # Type: Combined

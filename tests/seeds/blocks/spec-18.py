@@ -1,0 +1,1 @@
+pipeline = sequential(load, compute, store)  # Type: Sequential

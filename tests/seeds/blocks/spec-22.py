@@ -1,0 +1,1 @@
+connect([generator, replicate(worker, 4)], [work_queue])
