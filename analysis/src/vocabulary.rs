@@ -333,6 +333,15 @@ vocabulary! {
         call!("single", [], "One pool of workers for every task."),
         call!("by_exec_unit", [], "One pool per execution unit (cube, vector)."),
     ]: "";
+    StartPolicy = "StartPolicy" [
+        call!("after_orchestration", [], "Tasks start once every task is submitted (the original's default)."),
+        call!("threshold", [req("n", K::Int)], "Tasks start once `n` are ready, while the rest are still being built."),
+    ]: "";
+    TracePolicy = "TracePolicy" [
+        call!("none", [], "No cycle-level simulation (the original's default)."),
+        call!("cycles", [opt("cost_fn", "None", K::Key)], "Cycle-level simulation; `cost_fn` gives each task's cycles."),
+    ]: "";
+    Program = "Program": "the type of a compiled program: `.compile()` makes one.";
     TraceLevel = "TraceLevel" [
         value("NONE", "No trace."),
         value("SUMMARY", "Counts only."),
@@ -500,6 +509,8 @@ pub const SCHEDULE_METHODS: &[Member] = &[
             opt("deps", "Deps()", K::Policy),
             opt("ready", "ReadyPolicy.fifo()", K::Policy),
             opt("pools", "Pools.single()", K::Policy),
+            opt("start", "StartPolicy.after_orchestration()", K::Policy),
+            opt("trace", "TracePolicy.none()", K::Policy),
         ],
         "Task-graph execution: window, dependency mode, ready policy, pools.",
     ),

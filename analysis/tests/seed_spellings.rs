@@ -337,3 +337,39 @@ b = sequential(load, square_of).compile()
         "#]],
     );
 }
+
+/// The spec's task-graph imports: `StartPolicy` and `TracePolicy` are accepted in
+/// `task_graph(start=..., trace=...)` with what each target does instead (WSP501), their
+/// arguments checked; `Program` is importable and not callable.
+#[test]
+fn start_and_trace_policies_say_what_runs_instead() {
+    check(
+        r#"
+from pto_wsp import StartPolicy, TracePolicy, Program
+
+@workload
+def w():
+    for t in P(tiles):
+        load_tile[t](src=X[t], dst=Y[t])
+
+a = (w()
+    .task_graph(start=StartPolicy.threshold(100), trace=TracePolicy.cycles(lambda t: t.t * 10))
+    .compile(target="cpu_sim"))
+b = w().task_graph(start=StartPolicy.after_orchestration(), trace=TracePolicy.none()).compile(target="ascend_npu")
+c = w().task_graph(start=StartPolicy.threshold(0)).compile()
+d = w().task_graph(trace=TracePolicy.cycles(lambda t: t.zz)).compile()
+e = w().task_graph(start=TracePolicy.none()).compile()
+q = Program()
+"#,
+        expect![[r#"
+            WSP501 `task_graph(start=StartPolicy.threshold(100), trace=TracePolicy.cycles(lambda t: t.t * 10))`: `task_graph(start=...)` is only partly enforced on cpu_sim: each task starts once it is dispatched and its dependencies are done, while later tasks are still being built; the start policy is ignored
+            WSP501 `task_graph(start=StartPolicy.threshold(100), trace=TracePolicy.cycles(lambda t: t.t * 10))`: `task_graph(trace=...)` is only partly enforced on cpu_sim: the simulated clock always runs, with the target's cost model (a `cost_fn` is not used); `program.enable_tracing(...)` chooses what is recorded
+            WSP501 `task_graph(start=StartPolicy.after_orchestration(), trace=TracePolicy.none())`: `task_graph(start=...)` is only partly enforced on ascend_npu: the emitted expander issues each task as soon as it is expanded; the start policy is ignored
+            WSP501 `task_graph(start=StartPolicy.after_orchestration(), trace=TracePolicy.none())`: `task_graph(trace=...)` is only partly enforced on ascend_npu: the tree runs on the device, which keeps no cycle trace; the policy is ignored
+            WSP210 `0`: a task count must be a positive integer, not 0
+            WSP501 `task_graph(trace=TracePolicy.cycles(lambda t: t.zz))`: `task_graph(trace=...)` is only partly enforced on cpu_sim: the simulated clock always runs, with the target's cost model (a `cost_fn` is not used); `program.enable_tracing(...)` chooses what is recorded
+            WSP503 `TracePolicy.none()`: this argument takes a StartPolicy, not a policy
+            WSP210 `Program`: `Program` is not called here: the type of a compiled program: `.compile()` makes one.
+        "#]],
+    );
+}

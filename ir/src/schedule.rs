@@ -55,6 +55,8 @@ pub enum DirectiveKind {
     Deps,
     Ready,
     Pools,
+    Start,
+    Trace,
     SpatialMap,
 }
 
@@ -79,6 +81,8 @@ impl DirectiveKind {
             DirectiveKind::Deps => "task_graph(deps=...)",
             DirectiveKind::Ready => "task_graph(ready=...)",
             DirectiveKind::Pools => "task_graph(pools=...)",
+            DirectiveKind::Start => "task_graph(start=...)",
+            DirectiveKind::Trace => "task_graph(trace=...)",
             DirectiveKind::SpatialMap => "spatial_map",
         }
     }
@@ -170,6 +174,22 @@ pub const APPLICABILITY: &[(DirectiveKind, Applicability, Applicability)] = &[
         Partial(
             "each kernel runs on the core kind its ops need (cube with a matmul, else vector); the pools are ignored",
         ),
+    ),
+    (
+        D::Start,
+        Partial(
+            "each task starts once it is dispatched and its dependencies are done, while later tasks are still being built; the start policy is ignored",
+        ),
+        Partial(
+            "the emitted expander issues each task as soon as it is expanded; the start policy is ignored",
+        ),
+    ),
+    (
+        D::Trace,
+        Partial(
+            "the simulated clock always runs, with the target's cost model (a `cost_fn` is not used); `program.enable_tracing(...)` chooses what is recorded",
+        ),
+        Partial("the tree runs on the device, which keeps no cycle trace; the policy is ignored"),
     ),
     (
         D::SpatialMap,

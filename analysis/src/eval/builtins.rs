@@ -636,7 +636,10 @@ impl<'db> Eval<'db> {
             }
             (Builtin::TimingPolicy, "batched" | "interleaved") => self.counted_timing(b, m, c),
             (Builtin::TimingPolicy, "rate_limit") => self.rate_limit(b, m, c),
-            (Builtin::ReadyPolicy | Builtin::Pools, _) => self.task_graph_policy(b, m, c),
+            (
+                Builtin::ReadyPolicy | Builtin::Pools | Builtin::StartPolicy | Builtin::TracePolicy,
+                _,
+            ) => self.task_graph_policy(b, m, c),
             (Builtin::TensorLayout, "default" | "replicated") => self.default_layout(b, m, c),
             (Builtin::TensorLayout, "sharded") => self.sharded_layout(b, m, c),
             (Builtin::MemLayout, _) => self.mem_layout(b, Some(m), c),
@@ -779,20 +782,28 @@ impl<'db> Eval<'db> {
         }
     }
 
-    /// A `ReadyPolicy` or `Pools` member: a task-graph policy named by the member.
+    /// A `ReadyPolicy`, `Pools`, `StartPolicy` or `TracePolicy` member: a task-graph policy
+    /// named by the member. Their arguments are checked (a `cost_fn` as a key) and then not
+    /// used: the applicability table says what each target does instead.
     fn task_graph_policy(
         &mut self,
         b: Builtin,
         m: &'static str,
         c: &ast::CallExpr,
     ) -> Option<Value<'db>> {
-        self.bind_member(c, b, m)?;
+        let args = self.bind_member(c, b, m)?;
+        match (b, m) {
+            (Builtin::StartPolicy, "threshold") => {
+                let (v, r) = args.get(0)?.clone();
+                self.positive(&v, r, "a task count")?;
+            }
+            (Builtin::TracePolicy, "cycles") if args.get(0).is_some() => {
+                self.key_arg(&args, 0)?;
+            }
+            _ => {}
+        }
         Some(Value::Policy(Box::new(Policy::TaskGraph(
-            if b == Builtin::Pools {
-                "Pools"
-            } else {
-                "ReadyPolicy"
-            },
+            b.name(),
             m.to_string(),
         ))))
     }

@@ -544,10 +544,15 @@ impl<'db> Eval<'db> {
     ) -> Option<Vec<(DirectiveKind, DirectiveDetail)>> {
         let args = self.bind_method(c, what, SCHEDULE_METHODS, "task_graph")?;
         let mut added = Vec::new();
-        for (i, expected) in ["TaskWindow", "Deps", "ReadyPolicy", "Pools"]
-            .iter()
-            .enumerate()
-        {
+        let expected = [
+            "TaskWindow",
+            "Deps",
+            "ReadyPolicy",
+            "Pools",
+            "StartPolicy",
+            "TracePolicy",
+        ];
+        for (i, expected) in expected.iter().enumerate() {
             match args.get(i).cloned() {
                 None => {}
                 Some((Value::Window(w), _)) if i == 0 => {

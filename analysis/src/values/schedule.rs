@@ -20,6 +20,8 @@ pub fn kind_of_policy(policy: &Policy) -> DirectiveKind {
         Policy::RateLimit(_) => DirectiveKind::RateLimit,
         Policy::TaskGraph("Deps", _) => DirectiveKind::Deps,
         Policy::TaskGraph("Pools", _) => DirectiveKind::Pools,
+        Policy::TaskGraph("StartPolicy", _) => DirectiveKind::Start,
+        Policy::TaskGraph("TracePolicy", _) => DirectiveKind::Trace,
         Policy::TaskGraph(..) => DirectiveKind::Ready,
     }
 }
