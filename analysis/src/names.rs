@@ -266,22 +266,22 @@ fn check_import<'db>(
     match item.stmt(db) {
         Some(Stmt::FromImportStmt(imp)) => {
             let module = imp.module().map(|m| m.text()).unwrap_or_default();
-            // The original's `pto_wsp.scalar_expr` (`axis`, `symbol_u64`, ...): its names are
-            // `pto_wsp`'s here.
-            if module == "pto_wsp.scalar_expr" && imp.level() == 0 {
+            // The original's submodules (`pto_wsp.scalar_expr`, `pto_wsp.csp`, ...): their names
+            // are `pto_wsp`'s here.
+            if let Some((_, exported)) = Builtin::SUBMODULES.iter().find(|(m, _)| *m == module)
+                && imp.level() == 0
+            {
                 for alias in imp.names() {
                     let Some(path) = alias.path() else { continue };
                     let range = alias.path_range().unwrap_or(alias.syntax().text_range());
-                    if !Builtin::SCALAR_EXPR.iter().any(|b| b.name() == path) {
-                        let names: Vec<String> = Builtin::SCALAR_EXPR
-                            .iter()
-                            .map(|b| format!("`{}`", b.name()))
-                            .collect();
+                    if !exported.iter().any(|b| b.name() == path) {
+                        let names: Vec<String> =
+                            exported.iter().map(|b| format!("`{}`", b.name())).collect();
                         diags.push(Diag::new(
                             Code::UnknownName,
                             span(range),
                             format!(
-                                "`pto_wsp.scalar_expr` has no `{path}` here; it has {}",
+                                "`{module}` has no `{path}` here; it has {}",
                                 names.join(", ")
                             ),
                         ));

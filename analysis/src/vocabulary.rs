@@ -291,6 +291,7 @@ vocabulary! {
     Process = "process"(req("name", K::Str)): "a CSP process: `process(\"loader\").produces(ch).body(...)`; `connect` runs processes as a pipeline.";
     ForEach = "for_each"(req("axis", K::Axis), req("body", K::Body)): "a process body's sequential loop: `for_each(axis, lambda t: ...)`, each iteration after the one before.";
     Task = "task"(req("kernel", K::Value), req("params", K::Value), req("resources", K::Value)): "a task in a process body: `task(kernel, [i], {\"param\": X[i], ...})`, the same as `kernel[i](param=X[i], ...)`.";
+    WorkloadNode = "Workload"(req("kind", K::Str), opt("kernel", "None", K::Value), opt("params", "None", K::Value), opt("resources", "None", K::Value)): "the original's workload constructor; `Workload(\"task\", kernel=k, params=[i], resources={...})` is `task(k, [i], {...})`.";
     Connect = "connect"(req("processes", K::Value), req("channels", K::Value)): "processes run concurrently as one pipeline workload, linked by channels (`with P.pipe()` in builder form).";
     Replicate = "replicate"(req("process", K::Value), req("count", K::Int)): "`count` workers sharing the channels a consuming process takes tasks from.";
     Combine = "combine"(many("workloads", K::Workload)): "workloads whose order the schedule decides.";
@@ -399,13 +400,42 @@ vocabulary! {
 }
 
 impl Builtin {
-    /// What `from pto_wsp.scalar_expr import ...` may import (the original's module of
-    /// run-time scalar expressions).
-    pub const SCALAR_EXPR: [Builtin; 4] = [
-        Builtin::AxisVar,
-        Builtin::SymbolU64,
-        Builtin::SlotU64,
-        Builtin::SlotI64,
+    /// The original's submodules a file may import from (`from pto_wsp.csp import send`), each
+    /// with the names it has here; they are `pto_wsp`'s own names.
+    pub const SUBMODULES: [(&'static str, &'static [Builtin]); 4] = [
+        (
+            "pto_wsp.scalar_expr",
+            &[
+                Builtin::AxisVar,
+                Builtin::SymbolU64,
+                Builtin::SlotU64,
+                Builtin::SlotI64,
+            ],
+        ),
+        (
+            "pto_wsp.primitives",
+            &[
+                Builtin::ForEach,
+                Builtin::Cond,
+                Builtin::Task,
+                Builtin::Combine,
+                Builtin::Sequential,
+                Builtin::SlotLoadU64,
+            ],
+        ),
+        (
+            "pto_wsp.csp",
+            &[
+                Builtin::Channel,
+                Builtin::Event,
+                Builtin::Process,
+                Builtin::Send,
+                Builtin::Consume,
+                Builtin::Connect,
+                Builtin::Replicate,
+            ],
+        ),
+        ("pto_wsp.workload", &[Builtin::WorkloadNode]),
     ];
 
     pub fn lookup(name: &str) -> Option<Builtin> {

@@ -373,3 +373,53 @@ q = Program()
         "#]],
     );
 }
+
+/// The original's `Workload("task", kernel=..., params=[...], resources=...)`, imported from its
+/// submodule as its tests do, is `task(...)`: at module level, in a process body; another kind,
+/// a missing or unknown argument, and a name a submodule does not have here are located.
+#[test]
+fn the_originals_workload_constructor_is_a_task() {
+    check(
+        r#"
+from pto_wsp.csp import Channel, send, record
+from pto_wsp.workload import Workload
+
+a = Workload("cond", kernel=load_tile, params=[0], resources={"src": X[0], "dst": T0[0]})
+b = Workload("task", kernel=load_tile, params=[0])
+c = Workload("task", kernel=load_tile, params=[0], resources=[X[0], T0[0]], extra=1)
+ch = Channel("ch", depth=1)
+loader = process("loader").produces(ch).body(
+    for_each(tiles, lambda t: send(ch, Workload("task", kernel=load_tile, params=[t], resources=[X[t], T0[t]]))))
+storer = process("storer").consumes(ch).body(
+    consume(ch, lambda t: Workload("nope", kernel=square_tile, params=[t], resources=[T0[t], Y[t]])))
+q = connect([loader, storer], [ch]).compile()
+"#,
+        expect![[r#"
+            WSP101 `record`: `pto_wsp.csp` has no `record` here; it has `Channel`, `Event`, `process`, `send`, `consume`, `connect`, `replicate`
+            WSP210 `"cond"`: `Workload(...)` here builds a task, `Workload("task", kernel=k, params=[i], resources={...})`, not `"cond"`: write a `@workload`, `sequential(...)`, `combine(...)` or `cond(...)` for the others
+            WSP203 `("task", kernel=load_tile, params=[0])`: `Workload` is missing `resources`
+            WSP203 `extra=1`: `Workload` has no parameter `extra`
+            WSP210 `"nope"`: `Workload(...)` here builds a task: `Workload("task", kernel=k, params=[i], resources={...})`
+        "#]],
+    );
+    check(
+        r#"
+from pto_wsp.primitives import sequential
+from pto_wsp.workload import Workload
+
+first = Workload("task", kernel=load_tile, params=[0], resources={"src": X[0], "dst": T0[0]})
+second = Workload("task", kernel=square_tile, params=[0], resources=[T0[0], Y[0]])
+program = sequential(first, second).compile()
+"#,
+        expect![[r#"
+
+            workload #0 first("task", kernel=load_tile, params=[0], resources={"src": X[0], "dst": T0[0]})
+              task #0 load_tile[0] fields (i0) (src: In X[0], dst: Out T0[0])
+
+            workload #1 second("task", kernel=square_tile, params=[0], resources=[T0[0], Y[0]])
+              task #0 square_tile[0] fields (i0) (src: In T0[0], dst: Out Y[0])
+
+            root sequential(#0, #1)
+        "#]],
+    );
+}

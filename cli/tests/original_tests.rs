@@ -222,8 +222,9 @@ print(program.stats.total_cycles)
     );
 }
 
-/// test_codegen_slots_tensor_predicate.py: module-level `task(...)`, `slot_load_u64(...)` and
-/// `cond(...)` composed with `sequential(...)`; `cpp_src` bodies on the original's descriptor
+/// test_codegen_slots_tensor_predicate.py, with its imports from the original's submodules:
+/// module-level `Workload("task", ...)`, `slot_load_u64(...)` and `cond(...)` composed with
+/// `sequential(...)`; `cpp_src` bodies on the original's descriptor
 /// with `#if defined(__CPU_SIM)`; the slot a kernel's output fills picks the branch.
 #[test]
 fn module_level_tasks_slot_loads_and_cond_compose() {
@@ -234,7 +235,10 @@ fn module_level_tasks_slot_loads_and_cond_compose() {
     .assert_eq(&out);
 }
 
-const SLOTS: &str = r#"from pto_wsp import *
+const SLOTS: &str = r#"from pto_wsp import DType, Dense, In, Out, Tensor, Tile, kernel
+from pto_wsp.primitives import cond, sequential, slot_load_u64
+from pto_wsp.scalar_expr import slot_u64
+from pto_wsp.workload import Workload
 
 F32 = DType.F32
 I32 = DType.I32
@@ -290,10 +294,10 @@ def fill_false(y_out: Out[Tile[1, 1, I32]]):
     pass
 
 # Sequential: 1) write flag tensor from x; 2) load flag[0,0] -> slot 0; 3) branch on slot 0
-write = task(write_flag, [0], {"x_in": x[0][0], "flag_out": flag[0][0]})
+write = Workload("task", kernel=write_flag, params=[0], resources={"x_in": x[0][0], "flag_out": flag[0][0]})
 load = slot_load_u64(0, flag[0][0], row=0, col=0)
-t = task(fill_true, [0], {"y_out": y[0][0]})
-f = task(fill_false, [0], {"y_out": y[0][0]})
+t = Workload("task", kernel=fill_true, params=[0], resources={"y_out": y[0][0]})
+f = Workload("task", kernel=fill_false, params=[0], resources={"y_out": y[0][0]})
 br = cond(slot_u64(0) != 0, t, f)
 program = sequential(write, load, br).named("slot_tensor_predicate").compile(target="cpu_sim")
 
@@ -303,7 +307,7 @@ program.synchronize()
 print(flag, y)
 
 # Run 2: x > 0 -> true branch (the original refills x in place; here another tensor holds it).
-write_pos = task(write_flag, [0], {"x_in": x_pos[0][0], "flag_out": flag[0][0]})
+write_pos = Workload("task", kernel=write_flag, params=[0], resources={"x_in": x_pos[0][0], "flag_out": flag[0][0]})
 again = sequential(write_pos, load, br).compile(target="cpu_sim")
 again.execute()
 print(flag, y)

@@ -121,17 +121,17 @@ fn keywords_and_names_in_scope() {
         ],
         expect![[r#"
             "$0": x= (In[Tile[16, 128, F32]]), y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 70 pto_wsp names
+                + 71 pto_wsp names
             "x=X[b], $0": y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 70 pto_wsp names
+                + 71 pto_wsp names
             "x=$0": b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 70 pto_wsp names
+                + 71 pto_wsp names
             "    s$0\n": b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 70 pto_wsp names
+                + 71 pto_wsp names
             "    u = pto.add($0": t (Tile[16,128] F32), y (Out[Tile[16, 128, F32]]), x (In[Tile[16, 128, F32]]), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4)
-                + 70 pto_wsp names
+                + 71 pto_wsp names
             "program = run($0": ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), run (workload(b_axis)), scale (kernel(x, y))
-                + 70 pto_wsp names
+                + 71 pto_wsp names
         "#]],
     );
 }

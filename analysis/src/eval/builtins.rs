@@ -68,6 +68,7 @@ impl<'db> Eval<'db> {
             // The original's module-level workloads of one statement, composed with
             // `sequential(...)`: walked as the statement (`workloads::walker`).
             Builtin::Task | Builtin::SlotLoadU64 => Some(self.statement_workload(b, c, Vec::new())),
+            Builtin::WorkloadNode => self.workload_node(c),
             Builtin::Cond => self.cond(b, c),
             Builtin::Connect => self.connect(b, c),
             Builtin::Replicate => self.replicate(b, c),
@@ -165,6 +166,38 @@ impl<'db> Eval<'db> {
     ) -> Value<'db> {
         args.insert(0, Value::Builtin(b));
         self.call_schedule(self.item, args, c.syntax().text_range())
+    }
+
+    /// The original's `Workload("task", kernel=..., params=..., resources=...)`: a task, as
+    /// `task(...)` is. Its other kinds are built by this language's own forms.
+    fn workload_node(&mut self, c: &ast::CallExpr) -> Option<Value<'db>> {
+        // Only the kind is read here: the walker reads the rest as it reads `task(...)`'s.
+        let params = [
+            ("kind", false),
+            ("kernel", false),
+            ("params", false),
+            ("resources", false),
+        ];
+        let bound = self.bind_syntax(c, "`Workload`", &params, "");
+        let kind = bound.slots[0].clone().filter(|_| bound.ok)?;
+        let r = kind.syntax().text_range();
+        match self.expr(&kind) {
+            Value::Str(k) if k == "task" => {
+                Some(self.statement_workload(Builtin::Task, c, Vec::new()))
+            }
+            Value::Unknown => None,
+            v => {
+                let kind = match v {
+                    Value::Str(s) => format!("`\"{s}\"`"),
+                    v => v.describe(),
+                };
+                let message = format!(
+                    "`Workload(...)` here builds a task, `Workload(\"task\", kernel=k, params=[i], resources={{...}})`, not {kind}: write a `@workload`, `sequential(...)`, `combine(...)` or `cond(...)` for the others"
+                );
+                self.error(Code::WrongKind, r, message);
+                None
+            }
+        }
     }
 
     /// `cond(predicate, then, otherwise)`: each branch one workload call (a task, a slot load,

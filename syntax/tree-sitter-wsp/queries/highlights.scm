@@ -26,7 +26,7 @@
   (#any-of? @type.builtin
     "Tile" "Tensor" "Scalar" "Constexpr" "In" "Out" "InOut" "Dense" "DenseDyn" "Ragged" "Sparse" "DType"
     "Channel" "Event" "TensorLayout" "TensorShard" "TensorReplicate" "MemLayout" "DispatchPolicy"
-    "TimingPolicy" "TaskWindow" "WindowMode" "StartPolicy" "TracePolicy" "Program"))
+    "TimingPolicy" "TaskWindow" "WindowMode" "StartPolicy" "TracePolicy" "Program" "Workload"))
 
 (call
   function: (identifier) @function.call)

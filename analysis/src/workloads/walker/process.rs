@@ -208,32 +208,64 @@ impl<'db> Walker<'db> {
         }
     }
 
-    /// Whether a call is of the builtin `task` (a module name may shadow it).
+    /// Whether a call is of the builtin `task`, or of `Workload` (the original's
+    /// `Workload("task", ...)`); a module name may shadow either.
     pub(super) fn is_task_builtin(&mut self, c: &ast::CallExpr) -> bool {
+        self.task_builtin_kind(c).is_some()
+    }
+
+    fn task_builtin_kind(&mut self, c: &ast::CallExpr) -> Option<Builtin> {
         let Some(Expr::NameExpr(n)) = c.callee() else {
-            return false;
+            return None;
         };
-        if n.text() != "task" {
-            return false;
+        if n.text() != "task" && n.text() != "Workload" {
+            return None;
         }
         let before = self.eval.diags.len();
-        let is = matches!(
-            self.eval.expr(&Expr::NameExpr(n)),
-            Value::Builtin(Builtin::Task)
-        );
+        let callee = self.eval.expr(&Expr::NameExpr(n));
         self.eval.diags.truncate(before);
-        is
+        match callee {
+            Value::Builtin(b @ (Builtin::Task | Builtin::WorkloadNode)) => Some(b),
+            _ => None,
+        }
     }
 
     /// `task(kernel, [i, j], {"param": view, ...})`, the original's spelling of
-    /// `kernel[i, j](param=view, ...)`; resources may also be a list in parameter order.
+    /// `kernel[i, j](param=view, ...)`; resources may also be a list in parameter order. The
+    /// original's `Workload("task", kernel=..., params=..., resources=...)` is the same task.
     pub(super) fn task_builtin(&mut self, c: &ast::CallExpr) -> Option<PlanNode<'db>> {
-        let params = [("kernel", false), ("params", false), ("resources", false)];
-        let bound = self.eval.bind_syntax(c, "`task`", &params, "");
+        let constructor = self.task_builtin_kind(c) == Some(Builtin::WorkloadNode);
+        let (what, params): (_, &[(&str, bool)]) = if constructor {
+            let params = &[
+                ("kind", false),
+                ("kernel", false),
+                ("params", false),
+                ("resources", false),
+            ];
+            ("`Workload`", params)
+        } else {
+            (
+                "`task`",
+                &[("kernel", false), ("params", false), ("resources", false)],
+            )
+        };
+        let bound = self.eval.bind_syntax(c, what, params, "");
         if !bound.ok {
             return None;
         }
-        let [Some(k), Some(ix), Some(res)] = [0, 1, 2].map(|i| bound.slots[i].clone()) else {
+        let first = usize::from(constructor);
+        if constructor {
+            let kind = bound.slots[0].clone()?;
+            if self.eval.expr(&kind) != Value::Str("task".into()) {
+                let message = "`Workload(...)` here builds a task: `Workload(\"task\", kernel=k, params=[i], resources={...})`";
+                self.eval
+                    .error(Code::WrongKind, kind.syntax().text_range(), message);
+                return None;
+            }
+        }
+        let [Some(k), Some(ix), Some(res)] =
+            [first, first + 1, first + 2].map(|i| bound.slots[i].clone())
+        else {
             return None;
         };
         let item = match self.eval.expr(&k) {
