@@ -324,7 +324,10 @@ fn program_of<'db>(
         kernels: kernels.iter().map(|&k| lower_instance(db, k)).collect(),
         workloads,
         root: lower_composite(&schedule.root, &call_list),
-        schedule: lower_schedule(schedule, &crate::workloads::field_extents(db, schedule)),
+        schedule: {
+            let (schedule, _) = crate::workloads::resolve_task_params(db, schedule);
+            lower_schedule(&schedule, &crate::workloads::field_extents(db, &schedule))
+        },
     })
 }
 

@@ -213,3 +213,57 @@ d = named(Dense[4]).compile(target="cpu_sim")
         "#]],
     );
 }
+
+/// The original's `t.params[k]`: each task's k-th index field, once the program's tasks are
+/// known; a position some task lacks, or where tasks have different fields, is located at the
+/// directive.
+#[test]
+fn task_params_name_each_tasks_index_fields() {
+    check(
+        r#"
+@workload
+def w():
+    for b in P(Dense[4]):
+        k[b](x=X[b], y=Y[b])
+
+@workload
+def v():
+    for h in P(Dense[4]):
+        k[h](x=X[h], y=Y[h])
+
+a = w().dispatch(DispatchPolicy.affinity(lambda t: (t.params[0] & 1, t.params[0]))).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            program a target cpu_sim (ir v1)
+
+            workload #0 w()
+              loop Independent b in range Dense x4
+                task #0 k[b] fields (b) (x: In X[b], y: Out Y[b])
+
+            root #0
+            schedule dispatch affinity((((b & 1) * 4) + b))
+        "#]],
+    );
+    check(
+        r#"
+@workload
+def w():
+    for b in P(Dense[4]):
+        k[b](x=X[b], y=Y[b])
+
+@workload
+def v():
+    for h in P(Dense[4]):
+        k[h](x=X[h], y=Y[h])
+
+a = w().dispatch(DispatchPolicy.hash(lambda t: t.params[1])).compile(target="cpu_sim")
+b = sequential(w(), v()).dispatch(DispatchPolicy.dispatch_by(lambda t: t.params[0])).compile(target="cpu_sim")
+c = w().stream_by(lambda t: t.params["b"]).compile(target="cpu_sim")
+"#,
+        expect![[r#"
+            WSP504 `dispatch(DispatchPolicy.hash(lambda t: t.params[1]))`: `t.params[1]` is a task's parameter 1 (counted from 0), and the tasks of `k` have 1 parameter
+            WSP504 `dispatch(DispatchPolicy.dispatch_by(lambda t: t.params[0]))`: `t.params[0]` is a different field in different tasks (`b`, `h`); name the field (`t.b`)
+            WSP504 `t.params["b"]`: a parameter numbered by a string in a key: a key may use task fields (`t.b`, `t.get("b")`), integer constants and `slot_u64(i)`
+        "#]],
+    );
+}

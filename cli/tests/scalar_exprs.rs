@@ -1,7 +1,7 @@
 //! The original's run-time scalar expressions (its `tests/test_codegen_cond.py` and
 //! `test_codegen_scalar_expr_eval.py`, ported): `axis("b")`, `symbol_u64("cut")` bound
 //! without a rebuild, `&`, `|`, `^`, `<<`, `>>`, `~`, `x if c else y`, `c.where(x, y)`,
-//! `.cast_u64()`, and task tags; in predicates (which tasks run) and keys (where they run),
+//! `.cast_u64()`, task tags and parameters (`t.params[0]`); in predicates (which tasks run) and keys (where they run),
 //! the same in `wsp run` and the emitted expander's replay.
 
 mod common;
@@ -166,12 +166,12 @@ fn keys_read_tags_symbols_and_select_without_a_rebuild() {
     let (dir, _) = run(
         "keys",
         r#"
-p1 = wl().dispatch(DispatchPolicy.affinity(lambda t: (t.tags["mask"] & t.t.cast_u64()), num_aicpus=2)).compile(target="cpu_sim")
+p1 = wl().dispatch(DispatchPolicy.affinity(lambda t: (t.tags["mask"] & t.params[0].cast_u64()), num_aicpus=2)).compile(target="cpu_sim")
 p1.set_symbol_u64("mask", 0)
 p1.execute()
 p1.set_symbol_u64("mask", 1)
 p1.execute()
-p2 = wl().dispatch(DispatchPolicy.affinity(lambda t: (t.t == symbol_u64("special").cast_i64()).where(0, 1).cast_u64(), num_aicpus=2)).compile(target="cpu_sim")
+p2 = wl().dispatch(DispatchPolicy.affinity(lambda t: (t.params[0] == symbol_u64("special").cast_i64()).where(0, 1).cast_u64(), num_aicpus=2)).compile(target="cpu_sim")
 p2.execute(special=0)
 p2.execute(special=7)
 p3 = wl().dispatch(DispatchPolicy.dispatch_by(lambda t: 0 if t.t < 3 else 1)).compile(target="cpu_sim")

@@ -372,6 +372,11 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     };
     let mut out = Vec::new();
     out.extend(super::applicability::check(db, item, s));
+    let (s, unresolved) = crate::workloads::resolve_task_params(db, s);
+    let s = &s;
+    for (span, message) in unresolved {
+        out.push(Diag::new(Code::KeyExpression, span, message));
+    }
     // Keys use task fields.
     let mut fields: Vec<String> = Vec::new();
     let mut tensors = Vec::new();
@@ -421,7 +426,8 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
             let mut used = Vec::new();
             key_vars(&k.expr, &mut used);
             for v in used {
-                if !fields.contains(&v) {
+                // An unresolved `t.params[k]` is reported above.
+                if !fields.contains(&v) && !v.starts_with("params[") {
                     let list = if fields.is_empty() {
                         "the program has no tasks".to_string()
                     } else {

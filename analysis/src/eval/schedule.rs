@@ -156,6 +156,25 @@ impl<'db> Eval<'db> {
                 let b = self.key_expr(task, &c.else_branch()?)?;
                 Some(ScalarExpr::Select(Box::new([cond, a, b])))
             }
+            // `t.params[k]`: the original's task parameters, its index in order; each task's k-th
+            // field once the program's tasks are known (`workloads::resolve_task_params`).
+            Expr::SubscriptExpr(s)
+                if matches!(s.base(), Some(Expr::AttributeExpr(a))
+                    if matches!(a.receiver(), Some(Expr::NameExpr(n)) if n.text() == task)
+                        && a.attr().is_some_and(|t| t.text() == "params")) =>
+            {
+                match s.indices().as_slice() {
+                    [i] => match self.expr(i) {
+                        Value::Int(k) if k >= 0 => Some(ScalarExpr::Var(format!("params[{k}]"))),
+                        v => self.not_in_key(
+                            task,
+                            range,
+                            format!("a parameter numbered by {}", v.describe()),
+                        ),
+                    },
+                    _ => self.not_in_key(task, range, "a parameter without one number".into()),
+                }
+            }
             // `t.tags["mask"]`: the original's task tags are named run-time symbols.
             Expr::SubscriptExpr(s)
                 if matches!(s.base(), Some(Expr::AttributeExpr(a))

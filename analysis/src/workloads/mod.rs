@@ -173,6 +173,111 @@ pub fn field_extents(
     out
 }
 
+/// `s` with each key's `t.params[k]` (the original's task parameters: a task's index, in
+/// order) made the field every task of the program has at position k, and where they differ
+/// or a task has none there, what to report at the directive.
+pub fn resolve_task_params<'db>(
+    db: &'db dyn salsa::Database,
+    s: &crate::values::Schedule<'db>,
+) -> (
+    crate::values::Schedule<'db>,
+    Vec<(crate::diagnostics::Span<'db>, String)>,
+) {
+    use crate::values::schedule::DirectiveDetail;
+    use crate::values::{Key, Policy};
+    let mut tasks: Vec<(String, Vec<String>)> = Vec::new();
+    for call in s.calls() {
+        for n in plan_nodes(&workload_instance(db, call).0.body) {
+            if let PlanNode::Task(t) = n {
+                tasks.push((t.kernel.name(db).clone(), t.fields.clone()));
+            }
+        }
+    }
+    // The field at position k, or why there is none.
+    let field = |k: usize| -> Result<String, String> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (kernel, fields) in &tasks {
+            let Some(f) = fields.get(k) else {
+                return Err(format!(
+                    "`t.params[{k}]` is a task's parameter {k} (counted from 0), and the tasks of `{kernel}` have {} parameter{}",
+                    fields.len(),
+                    if fields.len() == 1 { "" } else { "s" }
+                ));
+            };
+            if !seen.contains(&f.as_str()) {
+                seen.push(f);
+            }
+        }
+        match seen.as_slice() {
+            [f] => Ok(f.to_string()),
+            [] => Err(format!(
+                "`t.params[{k}]` names no field: the program has no tasks"
+            )),
+            many => Err(format!(
+                "`t.params[{k}]` is a different field in different tasks ({}); name the field (`t.{}`)",
+                many.iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                many[0]
+            )),
+        }
+    };
+    fn substitute(
+        e: &mut ScalarExpr,
+        field: &dyn Fn(usize) -> Result<String, String>,
+        errors: &mut Vec<String>,
+    ) {
+        if let ScalarExpr::Var(v) = e
+            && let Some(k) = v
+                .strip_prefix("params[")
+                .and_then(|r| r.strip_suffix(']'))
+                .and_then(|k| k.parse::<usize>().ok())
+        {
+            match field(k) {
+                Ok(f) => *v = f,
+                Err(m) if !errors.contains(&m) => errors.push(m),
+                Err(_) => {}
+            }
+            return;
+        }
+        match e {
+            ScalarExpr::Const(_)
+            | ScalarExpr::Var(_)
+            | ScalarExpr::Slot(_)
+            | ScalarExpr::Symbol(_) => {}
+            ScalarExpr::Element(_, idx) => {
+                idx.iter_mut().for_each(|i| substitute(i, field, errors))
+            }
+            ScalarExpr::Not(x) | ScalarExpr::Neg(x) => substitute(x, field, errors),
+            ScalarExpr::Binary(_, a, b) => {
+                substitute(a, field, errors);
+                substitute(b, field, errors);
+            }
+            ScalarExpr::Select(abc) => abc.iter_mut().for_each(|x| substitute(x, field, errors)),
+        }
+    }
+    let mut out = s.clone();
+    let mut reports = Vec::new();
+    for d in &mut out.directives {
+        let key: Option<&mut Key> = match &mut d.detail {
+            DirectiveDetail::Key(k)
+            | DirectiveDetail::Policy(
+                Policy::Affinity(k, _) | Policy::DispatchBy(k, _) | Policy::Hash(k, _),
+            ) => Some(k),
+            _ => None,
+        };
+        let Some(key) = key else { continue };
+        let mut errors = Vec::new();
+        substitute(&mut key.expr, &field, &mut errors);
+        for p in &mut key.parts {
+            substitute(p, &field, &mut errors);
+        }
+        reports.extend(errors.into_iter().map(|m| (d.span, m)));
+    }
+    (out, reports)
+}
+
 /// What orders the iterations or branches of a block: its dependency kind.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum BlockKind {
