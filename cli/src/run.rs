@@ -422,18 +422,19 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         scheduler_overhead: report.overhead,
     };
     let cache_hit = if stats.cache_hit { "True" } else { "False" };
-    // One line per execution the program did not print, labelled; with several executions,
+    // `wsp run`'s own summary, on standard error, where standard output holds only what the
+    // program prints. One line per execution the program did not print, labelled; with several executions,
     // the whole run's after them, with `cache_hit` (else on the one execution's line).
     let several = report.executions.len() > 1;
     for (label, s) in &lines {
         if several {
-            println!("{label}: {}", s.dict());
+            eprintln!("{label}: {}", s.dict());
         } else {
-            println!("{label}: {}", s.dict_with(&[("cache_hit", cache_hit)]));
+            eprintln!("{label}: {}", s.dict_with(&[("cache_hit", cache_hit)]));
         }
     }
     if several {
-        println!(
+        eprintln!(
             "whole run: {}",
             whole_run.dict_with(&[("cache_hit", cache_hit)])
         );
@@ -444,10 +445,10 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             .iter()
             .map(|k| format!("{} {} ({})", k.name, k.cycles, k.source))
             .collect();
-        println!("kernel cycles with {}: {}", path.display(), each.join(", "));
+        eprintln!("kernel cycles with {}: {}", path.display(), each.join(", "));
     }
     if let Some(o) = &report.overhead {
-        println!(
+        eprintln!(
             "scheduler overhead (simpler's model, of {} cycles): AIC {:.1}%, AIV {:.1}%, all {:.1}%, has {:.1}%",
             report.total_cycles,
             o.aic * 100.0,

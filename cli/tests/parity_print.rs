@@ -34,8 +34,9 @@ print(p1.stats.task_count); print(p2.stats.task_count)
 print(p2.stats.task_count, "tasks", 1.5, (1, 2), [True, None])
 "#;
 
-/// What `wsp run` prints for `program`, which must run.
-fn run(name: &str, program: &str) -> String {
+/// What `wsp run` prints for `program`, which must run: standard output (the program's
+/// prints) and standard error (`wsp run`'s own summary).
+fn run_both(name: &str, program: &str) -> (String, String) {
     let dir = common::scratch("parity_print", name);
     let file = dir.join(format!("{name}.wsp"));
     std::fs::write(&file, program).unwrap();
@@ -45,17 +46,25 @@ fn run(name: &str, program: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// What the program printed.
+fn run(name: &str, program: &str) -> String {
+    run_both(name, program).0
 }
 
 #[test]
 fn each_print_prints_its_own_values_in_order() {
-    let stdout = run("two", TWO);
-    // The last three lines are `wsp run`'s own: each execution's stats, then the whole run's.
-    let printed: Vec<&str> = stdout.lines().collect();
-    let own: Vec<&str> = printed[printed.len() - 3..]
-        .iter()
-        .map(|l| l.split_once(": {").map_or(*l, |(label, _)| label))
+    let (stdout, stderr) = run_both("two", TWO);
+    // `wsp run`'s own lines are on standard error: each execution's stats, then the whole
+    // run's; standard output is the program's prints alone.
+    let own: Vec<&str> = stderr
+        .lines()
+        .map(|l| l.split_once(": {").map_or(l, |(label, _)| label))
         .collect();
     assert_eq!(own, ["p1, execute #1", "p2, execute #1", "whole run"]);
     expect_test::expect![[r#"
@@ -65,7 +74,7 @@ fn each_print_prints_its_own_values_in_order() {
         2
         4
         4 tasks 1.5 (1, 2) [True, None]"#]]
-    .assert_eq(&printed[..printed.len() - 3].join("\n"));
+    .assert_eq(stdout.trim_end());
 }
 
 /// The seeds' tutorial prints with f-strings: fields known when the file is checked are

@@ -22,8 +22,14 @@ fn y(name: &str, tail: &str) -> Vec<u8> {
     let example =
         std::fs::read_to_string(common::root().join("examples/ported/csp_pipeline.wsp")).unwrap();
     let head = &example[..example.find("\nprogram = (").unwrap()];
-    let (dir, stdout) = common::wsp_run("pipeline_start", name, &format!("{head}\n{tail}"), &[]);
-    assert!(stdout.contains("execute #1: {'task_count': 24"));
+    let (dir, _) = common::wsp_run(
+        "pipeline_start",
+        name,
+        &format!("{head}\n{tail}"),
+        &["--stats-json", "stats.json"],
+    );
+    let stats = std::fs::read_to_string(dir.join("stats.json")).unwrap();
+    assert!(stats.contains("\"task_count\": 24"), "{stats}");
     std::fs::read(dir.join("y.npy")).unwrap()
 }
 

@@ -1702,9 +1702,10 @@ fn a_channel_latency_delays_each_delivery_without_a_rebuild() {
     assert!(totals[0] < totals[1] && totals[1] < totals[2], "{totals:?}");
 }
 
-/// Two programs, three executions: `wsp run` prints a labelled line per execution the program
-/// did not print itself (`pb`'s is printed by the program, once), then the whole run's with
-/// `cache_hit`; `--stats-json` has each execution beside the totals.
+/// Two programs, three executions: `wsp run` prints on standard error a labelled line per
+/// execution the program did not print itself (`pb`'s is printed by the program, once, on
+/// standard output), then the whole run's with `cache_hit`; `--stats-json` has each execution
+/// beside the totals.
 #[test]
 fn stats_are_printed_once_per_program_and_execution() {
     let dir = scratch("stats-executions");
@@ -1743,27 +1744,22 @@ print(pb.stats)
     let json = dir.join("stats.json");
     let out = wsp_run(&file, &["--stats-json", json.to_str().unwrap()]);
     ok(&out);
+    // The program's print on standard output; `wsp run`'s own lines on standard error.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let labels: Vec<&str> = stdout
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("{'task_count': 2"), "{stdout}");
+    let labels: Vec<&str> = stderr
         .lines()
-        .map(|l| match l.starts_with('{') {
-            true => "(program's print)",
-            false => l.split_once(": {").map_or(l, |(l, _)| l),
-        })
+        .map(|l| l.split_once(": {").map_or(l, |(l, _)| l))
         .collect();
     assert_eq!(
         labels,
-        [
-            "(program's print)",
-            "pa, execute #1",
-            "pa, execute #2",
-            "whole run"
-        ],
-        "{stdout}"
+        ["pa, execute #1", "pa, execute #2", "whole run"],
+        "{stderr}"
     );
-    assert!(stdout.lines().next().unwrap().contains("'task_count': 2"));
-    assert!(stdout.lines().last().unwrap().contains("'task_count': 10"));
-    assert!(stdout.lines().last().unwrap().contains("'cache_hit'"));
+    assert!(stderr.lines().last().unwrap().contains("'task_count': 10"));
+    assert!(stderr.lines().last().unwrap().contains("'cache_hit'"));
     let s: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(s["task_count"], 10);
     let each: Vec<(String, u64, u64)> = s["executions"]
@@ -2032,4 +2028,63 @@ fn a_swimlane_is_written_in_simplers_formats() {
     // Without a trace or a swimlane the timeline is not kept, and no shares are given.
     let plain = stats(&root().join("examples/transformer_layer.wsp"), &dir, &[]);
     assert!(plain.get("scheduler_overhead").is_none());
+}
+
+/// Standard output is the program's alone: a file with a check error prints nothing there,
+/// and its diagnostic on standard error; a file that runs prints its `print`s there and
+/// `wsp run`'s own summary on standard error.
+#[test]
+fn standard_output_holds_only_what_the_program_prints() {
+    let dir = scratch("stdout-only");
+    let file = dir.join("bad.wsp");
+    std::fs::write(
+        &file,
+        "from pto_wsp import *\nprint(\"hello\")\nx = undefined_name\n",
+    )
+    .unwrap();
+    let out = wsp_run(&file, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[WSP101]") && stderr.contains("undefined_name"),
+        "{stderr}"
+    );
+
+    let good = dir.join("good.wsp");
+    std::fs::write(
+        &good,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((2, 16, 16), F32, init=ones())
+Y = Tensor((2, 16, 16), F32)
+
+@kernel
+def copy(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.load(x))
+
+@workload
+def w():
+    for i in P(Dense[2]):
+        copy[i](x=X[i], y=Y[i])
+
+program = w().compile(target="cpu_sim")
+program.execute()
+print("done", program.stats.task_count)
+"#,
+    )
+    .unwrap();
+    let out = wsp_run(&good, &[]);
+    ok(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "done 2\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("program, execute #1: {'task_count': 2"),
+        "{stderr}"
+    );
 }
