@@ -157,5 +157,5 @@ pub fn diagnostics_with_data_files(db: &crate::Database, file: File) -> Vec<Diag
     let mut all = crate::check::file_diagnostics(db, file).clone();
     all.extend(data_file_diagnostics(db, file, &read_npy_header));
     all.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
-    all
+    crate::suppress::apply_suppressions(db, file, all, true)
 }

@@ -58,6 +58,7 @@ macro_rules! codes {
 codes! {
     Syntax = "WSP001", Error, "syntax error";
     OutsideSubset = "WSP002", Error, "valid Python, but outside the WSP subset";
+    UnusedSuppression = "WSP003", Warning, "suppression comment that drops no diagnostic";
     UnknownName = "WSP101", Error, "unknown name";
     UnknownMember = "WSP102", Error, "unknown attribute, op, method or keyword value";
     Duplicate = "WSP103", Error, "duplicate definition";

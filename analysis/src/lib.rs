@@ -11,7 +11,8 @@
 //! - `eval`: the evaluator of module-level values, split by concern;
 //! - `kernels` (signatures, bodies, their IR) and `workloads` (plans of loops and tasks);
 //! - `checks`: flow and program rules, one file each;
-//! - `check` (`file_diagnostics`), `lower` (`lower_file`) and `semantic` (the IDE's door).
+//! - `check` (`file_diagnostics`), `suppress` (`# noqa` comments), `lower` (`lower_file`) and
+//!   `semantic` (the IDE's door).
 
 mod check;
 mod checks;
@@ -25,6 +26,7 @@ mod kernels;
 mod lower;
 mod names;
 pub mod semantic;
+mod suppress;
 mod symbols;
 mod types;
 mod values;
@@ -43,6 +45,7 @@ pub use crate::diagnostics::{
 };
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::lower::{LoweredFile, lower_program};
+pub use crate::suppress::{apply_suppressions, suppress_edit};
 pub use crate::types::{DType, TileType};
 pub use crate::work::steps as work_steps;
 pub use wsp_ir::schedule::Target;

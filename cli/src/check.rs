@@ -116,12 +116,10 @@ pub(crate) fn check_and_lower(
     let mut diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
     if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
         // What `--bind` makes the run reach is known now, before a build.
-        diagnostics.extend(wsp_analysis::binding_diagnostics(
-            &db,
-            file,
-            bindings,
-            &|n, v| format!("`--bind {n}={v}`"),
-        ));
+        let bound = wsp_analysis::binding_diagnostics(&db, file, bindings, &|n, v| {
+            format!("`--bind {n}={v}`")
+        });
+        diagnostics.extend(wsp_analysis::apply_suppressions(&db, file, bound, false));
     }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         return (None, diagnostics);

@@ -14,9 +14,20 @@ pub struct Fix {
     pub diagnostic: Diagnostic,
 }
 
+/// The diagnostics shown for `file`: a suppressed one offers no fix; an unused suppression
+/// (WSP003) does.
+fn shown(db: &dyn salsa::Database, file: File) -> Vec<Diagnostic> {
+    wsp_analysis::apply_suppressions(
+        db,
+        file,
+        wsp_analysis::file_diagnostics(db, file).clone(),
+        true,
+    )
+}
+
 /// The fixes of the diagnostics in `file` that touch `range`, in the diagnostics' order.
 pub fn fixes(db: &dyn salsa::Database, file: File, range: TextRange) -> Vec<Fix> {
-    wsp_analysis::file_diagnostics(db, file)
+    shown(db, file)
         .iter()
         .filter(|d| d.range.intersect(range).is_some())
         .filter_map(|d| {
@@ -29,4 +40,29 @@ pub fn fixes(db: &dyn salsa::Database, file: File, range: TextRange) -> Vec<Fix>
             })
         })
         .collect()
+}
+
+/// "Suppress WSPnnn on this line" (a `# noqa: WSPnnn` comment) for each code of the shown
+/// diagnostics that touch `range`, once per line and code. Never preferred: it hides a
+/// diagnostic rather than fixing it.
+pub fn suppressions(db: &dyn salsa::Database, file: File, range: TextRange) -> Vec<Fix> {
+    let mut out: Vec<Fix> = Vec::new();
+    for d in shown(db, file) {
+        if d.range.intersect(range).is_none() {
+            continue;
+        }
+        let Some(edit) = wsp_analysis::suppress_edit(db, file, d.range.start(), d.code) else {
+            continue;
+        };
+        if out.iter().any(|f| f.edits[0] == edit) {
+            continue;
+        }
+        out.push(Fix {
+            title: format!("suppress {} on this line", d.code.as_str()),
+            edits: vec![edit],
+            applicability: Applicability::MaybeIncorrect,
+            diagnostic: d,
+        });
+    }
+    out
 }

@@ -67,8 +67,12 @@ const FRAGMENTS: &[&str] = &[
     "TensorLayout.sharded(dim=0, rank=3, mesh_axis=1)",
     "tl.",
     "é",
+    "⊔",
     "\"",
     "#",
+    "  # noqa: WSP101, WSP210",
+    "# wsp: noqa",
+    "# wsp: noqa-file: WSP104",
 ];
 
 #[derive(Debug, Clone)]
@@ -166,6 +170,25 @@ fn from_scratch(text: &str) -> Vec<Diagnostic> {
         assert!(!d.message.is_empty());
         for (r, _) in &d.related {
             assert!(r.end() <= len, "related location past the end: {d:?}");
+        }
+    }
+    // Suppressions, their WSP003 warnings and every fix and suppression edit stay within the
+    // text, on character boundaries.
+    let everything = wsp_syntax::TextRange::up_to(len);
+    let shown = wsp_analysis::apply_suppressions(&db, file, diagnostics.clone(), true);
+    let fixes = wsp_ide::fixes(&db, file, everything);
+    let suppressions = wsp_ide::suppressions(&db, file, everything);
+    for d in &shown {
+        assert!(d.range.end() <= len, "diagnostic past the end: {d:?}");
+    }
+    for fix in fixes.iter().chain(&suppressions) {
+        for (r, _) in &fix.edits {
+            assert!(
+                r.end() <= len
+                    && text.is_char_boundary(r.start().into())
+                    && text.is_char_boundary(r.end().into()),
+                "{fix:?}"
+            );
         }
     }
     diagnostics

@@ -174,6 +174,8 @@ impl Notebook {
                 &self.db, self.file, &header,
             ));
             diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+            let diagnostics =
+                wsp_analysis::apply_suppressions(&self.db, self.file, diagnostics, true);
             let spans = spans(&cells);
             let in_cell = |i: usize, d: &Diagnostic| {
                 spans[i].contains(&usize::from(d.range.start()))

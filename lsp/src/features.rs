@@ -365,13 +365,16 @@ pub fn folding_ranges(db: &Database, file: File) -> Vec<FoldingRange> {
         .collect()
 }
 
-/// The analyzer's fixes of the diagnostics that touch `range`, as quick fixes.
+/// The analyzer's fixes of the diagnostics that touch `range`, as quick fixes, then a
+/// suppression comment for each of their codes.
 pub fn code_actions(db: &Database, file: File, uri: &Uri, range: Range) -> CodeActionResponse {
     let lines = Lines::new(file.text(db));
     let (start, end) = (lines.offset(range.start), lines.offset(range.end));
     let wanted = TextRange::new(start, end.max(start));
+    let suppressions = wsp_ide::suppressions(db, file, wanted);
     wsp_ide::fixes(db, file, wanted)
         .into_iter()
+        .chain(suppressions)
         .map(|fix| {
             let edits = fix
                 .edits

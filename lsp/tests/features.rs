@@ -264,6 +264,30 @@ async fn quick_fixes_apply_the_analyzers_fix() {
     let edit = &action["edit"]["changes"][URI][0];
     assert_eq!(edit["newText"], "mul", "{actions}");
     assert_eq!(edit["range"], diag["range"]);
+    // Then "suppress WSP102 on this line", never preferred; applied, the diagnostic is gone and
+    // none takes its place.
+    let suppress = &actions["result"][1];
+    assert_eq!(
+        suppress["title"], "suppress WSP102 on this line",
+        "{actions}"
+    );
+    assert_eq!(suppress["isPreferred"], false);
+    let edit = &suppress["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], "  # noqa: WSP102", "{actions}");
+    let line = diag["range"]["start"]["line"].as_u64().unwrap() as usize;
+    assert_eq!(
+        edit["range"]["start"]["character"].as_u64().unwrap() as usize,
+        text.lines().nth(line).unwrap().len()
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+            {"range": edit["range"], "text": edit["newText"]}
+        ]}),
+    )
+    .await;
+    let published = c.notification("textDocument/publishDiagnostics").await;
+    assert_eq!(published["params"]["diagnostics"], json!([]), "{published}");
 }
 
 const RATE_LIMITED: &str = r#"from pto_wsp import *
