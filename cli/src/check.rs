@@ -114,6 +114,23 @@ pub(crate) fn check_and_lower(
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
     let mut diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
+    // A suppression comment hides an error from reports, not from the build: a file with errors
+    // is not lowered, so each suppressed error is shown here, saying why.
+    let mut raw = wsp_analysis::file_diagnostics(&db, file).clone();
+    raw.extend(wsp_analysis::data_file_diagnostics(
+        &db,
+        file,
+        &wsp_analysis::read_npy_header,
+    ));
+    for mut d in raw {
+        if d.severity == Severity::Error && !diagnostics.contains(&d) {
+            d.message.push_str(
+                " (a `# noqa` comment suppresses it in reports, but a file with errors does not run)",
+            );
+            diagnostics.push(d);
+        }
+    }
+    diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
         // What `--bind` makes the run reach is known now, before a build.
         let bound = wsp_analysis::binding_diagnostics(&db, file, bindings, &|n, v| {

@@ -2088,3 +2088,30 @@ print("done", program.stats.task_count)
         "{stderr}"
     );
 }
+
+/// A `# noqa` comment hides an error from `wsp check`, not from the build: `wsp run` shows the
+/// error, says why, and runs nothing.
+#[test]
+fn a_suppressed_error_still_stops_the_run_and_says_so() {
+    let dir = scratch("suppressed-error");
+    let file = dir.join("noqa.wsp");
+    let text = "from pto_wsp import *\nprint(\"hi\")\nx = undefined_q  # noqa: WSP101\n";
+    std::fs::write(&file, text).unwrap();
+    let check = common::wsp().arg("check").arg(&file).output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let out = wsp_run(&file, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[WSP101]")
+            && stderr.contains(
+                "a `# noqa` comment suppresses it in reports, but a file with errors does not run"
+            ),
+        "{stderr}"
+    );
+}

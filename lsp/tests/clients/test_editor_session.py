@@ -219,10 +219,15 @@ async def test_an_edit_fixes_the_error_and_the_version_follows(client: LanguageC
             context=t.CodeActionContext(diagnostics=[diag]),
         )
     )
-    [action] = actions
+    # The analyzer's fix, preferred; then a suppression comment, never preferred.
+    action, suppress = actions
     assert action.kind == t.CodeActionKind.QuickFix
     [edit] = action.edit.changes[uri]
     assert edit.new_text == "F32"
+    assert suppress.title == f"suppress {diag.code} on this line"
+    assert not suppress.is_preferred
+    [edit] = suppress.edit.changes[uri]
+    assert edit.new_text == f"  # noqa: {diag.code}"
 
 
 async def test_hover_definition_references_and_rename(client: LanguageClient):
