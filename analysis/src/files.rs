@@ -40,11 +40,30 @@ pub struct WorkspaceConfig {
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CheckConfig {
     /// Targets every program is checked against, e.g. `["cpu_sim", "ascend_npu"]`.
     #[serde(default)]
     pub targets: Vec<String>,
+    /// The codes (or prefixes) reported; every code when absent (`selection`).
+    #[serde(default)]
+    pub select: Option<Vec<String>>,
+    /// Codes (or prefixes) reported besides `select`'s.
+    #[serde(default)]
+    pub extend_select: Vec<String>,
+    /// Codes (or prefixes) not reported.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// Globs (relative to the `wsp.toml`'s folder, or file names) and the codes not reported
+    /// in the files they match.
+    #[serde(default)]
+    pub per_file_ignores: std::collections::BTreeMap<String, Vec<String>>,
+    /// Every warning is reported as an error (unless `severity` says otherwise for its code).
+    #[serde(default)]
+    pub warnings_as_errors: bool,
+    /// Per code or prefix: `"error"` or `"warning"`.
+    #[serde(default)]
+    pub severity: std::collections::BTreeMap<String, String>,
 }
 
 impl WorkspaceConfig {
@@ -63,6 +82,12 @@ impl WorkspaceConfig {
 
     /// The nearest `wsp.toml` at or above `start`, read and checked.
     pub fn find(start: &Path) -> Result<Option<WorkspaceConfig>, String> {
+        Ok(WorkspaceConfig::find_with_folder(start)?.map(|(c, _)| c))
+    }
+
+    /// The nearest `wsp.toml` at or above `start`, read and checked, with its folder (what
+    /// `per-file-ignores` globs are relative to).
+    pub fn find_with_folder(start: &Path) -> Result<Option<(WorkspaceConfig, PathBuf)>, String> {
         let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
         for dir in start.ancestors() {
             let candidate = dir.join("wsp.toml");
@@ -71,7 +96,7 @@ impl WorkspaceConfig {
                     .map_err(|e| format!("cannot read {}: {e}", candidate.display()))?;
                 let config = WorkspaceConfig::parse(&text)
                     .map_err(|e| format!("{}: {e}", candidate.display()))?;
-                return Ok(Some(config));
+                return Ok(Some((config, dir.to_path_buf())));
             }
         }
         Ok(None)

@@ -6,8 +6,9 @@
 //!
 //! Layers, each using only those above it:
 //! - leaf facts: `db`, `work` (the step counter), `files`, `items` (one item per top-level
-//!   statement), `diagnostics`, `types`, `vocabulary` (the builtin table), `symbols` (what a
-//!   name refers to), `values`, `names` (module scope);
+//!   statement), `diagnostics`, `selection` (what `wsp.toml` and the command line report),
+//!   `types`, `vocabulary` (the builtin table), `symbols` (what a name refers to), `values`,
+//!   `names` (module scope);
 //! - `eval`: the evaluator of module-level values, split by concern;
 //! - `kernels` (signatures, bodies, their IR) and `workloads` (plans of loops and tasks);
 //! - `checks`: flow and program rules, one file each;
@@ -25,6 +26,7 @@ mod items;
 mod kernels;
 mod lower;
 mod names;
+mod selection;
 pub mod semantic;
 mod suppress;
 mod symbols;
@@ -45,6 +47,7 @@ pub use crate::diagnostics::{
 };
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::lower::{LoweredFile, lower_program};
+pub use crate::selection::{Selection, Selectors};
 pub use crate::suppress::{apply_suppressions, suppress_edit};
 pub use crate::types::{DType, TileType};
 pub use crate::work::steps as work_steps;

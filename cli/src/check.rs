@@ -1,28 +1,82 @@
 //! `wsp check`: find the `.wsp` files, analyze them in parallel on one incremental database,
 //! print what was found, set the exit code.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use codespan_reporting::term::termcolor::{self, WriteColor};
 use rayon::prelude::*;
-use wsp_analysis::{Database, File, Severity, Target, Workspace, WorkspaceConfig};
+use wsp_analysis::{
+    Database, File, Selection, Selectors, Severity, Target, Workspace, WorkspaceConfig,
+};
 
 use crate::Format;
 use crate::report::{Checked, Stream};
 
-pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -> ExitCode {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        paths
-    };
-    let targets = match targets(&paths, target) {
-        Ok(t) => t,
+#[derive(clap::Args)]
+pub(crate) struct CheckArgs {
+    /// Files or folders (searched for `*.wsp`); the current folder if none.
+    paths: Vec<PathBuf>,
+    /// How to print the diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Also check every program against this target's applicability rules
+    /// (`cpu_sim` or `ascend_npu`); overrides `[check] targets` in `wsp.toml`.
+    #[arg(long)]
+    target: Option<String>,
+    /// Report only these codes or prefixes (`WSP3,WSP501`), instead of `[check] select`.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    select: Option<Vec<String>>,
+    /// Also report these codes or prefixes.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    extend_select: Vec<String>,
+    /// Do not report these codes or prefixes.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    ignore: Vec<String>,
+    /// Exit 0 even if errors are reported (a path that cannot be read still exits 2).
+    #[arg(long)]
+    exit_zero: bool,
+    /// Print how many diagnostics each code has, instead of the diagnostics (text, or JSON
+    /// with `--format json`).
+    #[arg(long)]
+    statistics: bool,
+    /// Write the report to this file (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    output_file: Option<PathBuf>,
+    /// Print the diagnostics and nothing else (no count of files, errors and warnings).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub(crate) fn run(args: CheckArgs) -> ExitCode {
+    match check(args) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
+            ExitCode::from(2)
         }
+    }
+}
+
+fn check(args: CheckArgs) -> Result<ExitCode, String> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
     };
+    if args.statistics && matches!(args.format, Format::Sarif | Format::Github) {
+        return Err("`--statistics` prints text or JSON (`--format human` or `json`)".into());
+    }
+    let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    let config = WorkspaceConfig::find_with_folder(&start)?;
+    let targets = targets(config.as_ref().map(|(c, _)| c), args.target.clone())?;
+    let cli = Selectors {
+        select: args.select.clone(),
+        extend_select: args.extend_select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    let selection = Selection::new(config.as_ref().map(|(c, d)| (c, d.as_path())), cli)?;
     let mut unreadable = 0;
     let mut found = Vec::new();
     for path in &paths {
@@ -51,9 +105,13 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
     let checked: Vec<Checked> = inputs
         .par_iter()
         .map_with(db.clone(), |db, &file| {
-            let diagnostics = wsp_analysis::diagnostics_with_data_files(db, file);
+            let path = file.path(db).clone();
+            let diagnostics = selection.apply(
+                &absolute(&path),
+                wsp_analysis::diagnostics_with_data_files(db, file),
+            );
             Checked {
-                path: file.path(db).clone(),
+                path,
                 // For the positions of the diagnostics; a clean file needs none (a copy of a
                 // 50 MB file costs 50 MB).
                 text: if diagnostics.is_empty() {
@@ -71,31 +129,69 @@ pub(crate) fn run(paths: Vec<PathBuf>, format: Format, target: Option<String>) -
         .flat_map(|c| &c.diagnostics)
         .filter(|d| d.severity == Severity::Error)
         .count();
-    match format {
-        Format::Human => crate::report::print_human(&checked, unreadable, Stream::Stdout),
-        Format::Json => crate::report::print_json(&checked, Stream::Stdout),
-        Format::Sarif => crate::report::print_sarif(&checked),
-        Format::Github => crate::report::print_github(&checked),
+    let report = |out: &mut dyn WriteColor| {
+        if args.statistics {
+            crate::report::print_statistics(&checked, args.format, out);
+            return;
+        }
+        match args.format {
+            Format::Human => crate::report::print_human(&checked, unreadable, out, args.quiet),
+            Format::Json => crate::report::print_json(&checked, out),
+            Format::Sarif => crate::report::print_sarif(&checked, out),
+            Format::Github => crate::report::print_github(&checked, out),
+        }
+    };
+    match &args.output_file {
+        Some(path) => {
+            let mut buffer = termcolor::Buffer::no_color();
+            report(&mut buffer);
+            wsp_files::write_atomically(path, |out| out.write_all(buffer.as_slice()))?;
+        }
+        None => {
+            let mut out = Stream::Stdout.buffered();
+            report(&mut out);
+            let _ = out.flush();
+        }
     }
-    if unreadable > 0 {
+    Ok(if unreadable > 0 {
         ExitCode::from(2)
-    } else if errors > 0 {
+    } else if errors > 0 && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
-/// The targets every program is also checked against: `--target`, else the nearest
-/// `wsp.toml`'s `[check] targets`.
-fn targets(paths: &[PathBuf], target: Option<String>) -> Result<Vec<Target>, String> {
+/// What `wsp run` and `wsp emit` report of `file`: the nearest `wsp.toml`'s selection.
+pub(crate) fn selection_for(file: &Path) -> Result<Selection, String> {
+    let folder = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let config = WorkspaceConfig::find_with_folder(folder)?;
+    Selection::new(
+        config.as_ref().map(|(c, d)| (c, d.as_path())),
+        Selectors::default(),
+    )
+}
+
+/// `path` from the root, for `per-file-ignores` globs relative to the `wsp.toml`'s folder.
+fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The targets every program is also checked against: `--target`, else the `wsp.toml`'s
+/// `[check] targets`.
+fn targets(
+    config: Option<&WorkspaceConfig>,
+    target: Option<String>,
+) -> Result<Vec<Target>, String> {
     if let Some(t) = target {
         return Target::from_name(&t)
             .map(|t| vec![t])
             .ok_or_else(|| format!("unknown target `{t}` (expected {})", Target::names()));
     }
-    let start = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
-    Ok(WorkspaceConfig::find(&start)?.map_or_else(Vec::new, |c| c.targets()))
+    Ok(config.map_or_else(Vec::new, |c| c.targets()))
 }
 
 /// One file as `wsp run` and `wsp emit` take it: analyzed (also for `targets`, and for the
@@ -106,6 +202,7 @@ pub(crate) fn check_and_lower(
     text: &str,
     targets: Vec<Target>,
     bindings: &[(String, u64)],
+    selection: &Selection,
 ) -> (
     Option<wsp_analysis::LoweredFile>,
     Vec<wsp_analysis::Diagnostic>,
@@ -113,9 +210,13 @@ pub(crate) fn check_and_lower(
     let db = Database::default();
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
-    let mut diagnostics = wsp_analysis::diagnostics_with_data_files(&db, file);
-    // A suppression comment hides an error from reports, not from the build: a file with errors
-    // is not lowered, so each suppressed error is shown here, saying why.
+    // What `wsp check` reports, at the codes' own severities: only errors stop the build.
+    let mut diagnostics: Vec<_> = wsp_analysis::diagnostics_with_data_files(&db, file)
+        .into_iter()
+        .filter(|d| selection.is_selected(d.code, &absolute(path)))
+        .collect();
+    // A suppression hides an error from reports, not from the build: a file with errors is not
+    // lowered, so each suppressed error is shown here, saying why.
     let mut raw = wsp_analysis::file_diagnostics(&db, file).clone();
     raw.extend(wsp_analysis::data_file_diagnostics(
         &db,
@@ -125,7 +226,7 @@ pub(crate) fn check_and_lower(
     for mut d in raw {
         if d.severity == Severity::Error && !diagnostics.contains(&d) {
             d.message.push_str(
-                " (a `# noqa` comment suppresses it in reports, but a file with errors does not run)",
+                " (suppressed in reports, by a `# noqa` comment or `wsp.toml`, but a file with errors does not run)",
             );
             diagnostics.push(d);
         }

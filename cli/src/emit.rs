@@ -51,15 +51,22 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let (lowered, diagnostics) =
-        crate::check::check_and_lower(&args.file, &text, vec![target], &[]);
+    let (lowered, diagnostics) = crate::check::check_and_lower(
+        &args.file,
+        &text,
+        vec![target],
+        &[],
+        &crate::check::selection_for(&args.file)?,
+    );
     if !diagnostics.is_empty() {
         let checked = crate::report::Checked {
             path: args.file.clone(),
             text: text.clone(),
             diagnostics,
         };
-        crate::report::print_human(&[checked], 0, crate::report::Stream::Stderr);
+        let mut out = crate::report::Stream::Stderr.buffered();
+        crate::report::print_human(&[checked], 0, &mut out, false);
+        let _ = std::io::Write::flush(&mut out);
     }
     let Some(lowered) = lowered else {
         return Ok(ExitCode::from(1));

@@ -22,17 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check files and folders of `.wsp` programs; exit 1 if any has an error.
-    Check {
-        /// Files or folders (searched for `*.wsp`); the current folder if none.
-        paths: Vec<PathBuf>,
-        /// How to print the diagnostics.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        /// Also check every program against this target's applicability rules
-        /// (`cpu_sim` or `ascend_npu`); overrides `[check] targets` in `wsp.toml`.
-        #[arg(long)]
-        target: Option<String>,
-    },
+    Check(check::CheckArgs),
     /// Compile a file's programs for cpu_sim, run them, print their stats.
     Run(run::RunArgs),
     /// Write the Ascend NPU source tree of a file's programs (AICore kernels, AICPU expander,
@@ -110,11 +100,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check {
-            paths,
-            format,
-            target,
-        } => check::run(paths, format, target),
+        Command::Check(args) => check::run(args),
         Command::Run(args) => {
             child::catch_signals();
             let code = run::run(args);

@@ -46,7 +46,7 @@ pub(crate) enum Stream {
 
 impl Stream {
     /// Colours on a terminal, unless NO_COLOR is set.
-    fn buffered(self) -> termcolor::BufferedStandardStream {
+    pub(crate) fn buffered(self) -> termcolor::BufferedStandardStream {
         let terminal = match self {
             Stream::Stdout => std::io::stdout().is_terminal(),
             Stream::Stderr => std::io::stderr().is_terminal(),
@@ -201,8 +201,14 @@ pub(crate) enum RunFormat {
     Json,
 }
 
-pub(crate) fn print_human(checked: &[Checked], unreadable: usize, stream: Stream) {
-    let mut out = stream.buffered();
+/// The diagnostics with source snippets, then (unless `quiet`) the count of files, errors and
+/// warnings.
+pub(crate) fn print_human(
+    checked: &[Checked],
+    unreadable: usize,
+    out: &mut dyn termcolor::WriteColor,
+    quiet: bool,
+) {
     let config = term::Config::default();
     let (mut errors, mut warnings) = (0, 0);
     for file in checked {
@@ -231,16 +237,19 @@ pub(crate) fn print_human(checked: &[Checked], unreadable: usize, stream: Stream
                 .with_message(&d.message)
                 .with_labels(labels)
                 .with_notes(notes);
-            if term::emit_to_write_style(&mut out, &config, &source, &rendered).is_err() {
+            if term::emit_to_write_style(out, &config, &source, &rendered).is_err() {
                 return;
             }
         }
         if hidden > 0 {
             let note = Rendered::note().with_message(not_shown(file, hidden));
-            if term::emit_to_write_style(&mut out, &config, &source, &note).is_err() {
+            if term::emit_to_write_style(out, &config, &source, &note).is_err() {
                 return;
             }
         }
+    }
+    if quiet {
+        return;
     }
     let files = checked.len();
     // A path that could not be read was said on stderr; the count must not read as clean.
@@ -259,7 +268,36 @@ pub(crate) fn print_human(checked: &[Checked], unreadable: usize, stream: Stream
         plural(errors),
         plural(warnings)
     );
-    let _ = out.flush();
+}
+
+/// How many reported diagnostics each code has, most first (ties by code): `COUNT  CODE
+/// title` lines, or with `--format json` an array of `{"code", "count", "title"}`.
+pub(crate) fn print_statistics(
+    checked: &[Checked],
+    format: crate::Format,
+    out: &mut dyn termcolor::WriteColor,
+) {
+    let mut counts: Vec<(Code, usize)> = Vec::new();
+    for d in checked.iter().flat_map(|c| &c.diagnostics) {
+        match counts.iter_mut().find(|(c, _)| *c == d.code) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((d.code, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
+    if let crate::Format::Json = format {
+        let all: Vec<serde_json::Value> = counts
+            .iter()
+            .map(|(c, n)| serde_json::json!({"code": c.as_str(), "count": n, "title": c.title()}))
+            .collect();
+        let _ = serde_json::to_writer_pretty(&mut *out, &all);
+        let _ = writeln!(out);
+        return;
+    }
+    let width = counts.first().map_or(1, |(_, n)| n.to_string().len());
+    for (code, n) in &counts {
+        let _ = writeln!(out, "{n:>width$}  {}  {}", code.as_str(), code.title());
+    }
 }
 
 fn not_shown(file: &Checked, hidden: usize) -> String {
@@ -339,7 +377,7 @@ fn json_diagnostic<'a>(
     }
 }
 
-pub(crate) fn print_json(checked: &[Checked], stream: Stream) {
+pub(crate) fn print_json(checked: &[Checked], out: &mut dyn Write) {
     let mut all = Vec::new();
     for file in checked {
         let pos = Positions::new(&file.text);
@@ -356,12 +394,12 @@ pub(crate) fn print_json(checked: &[Checked], stream: Stream) {
             ));
         }
     }
-    stream.write_json(&all);
+    let _ = serde_json::to_writer_pretty(&mut *out, &all);
+    let _ = writeln!(out);
 }
 
 /// `::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=WSP201::message`
-pub(crate) fn print_github(checked: &[Checked]) {
-    let mut out = std::io::stdout().lock();
+pub(crate) fn print_github(checked: &[Checked], out: &mut dyn Write) {
     for file in checked {
         let pos = Positions::new(&file.text);
         for d in shown_noted(file) {
@@ -418,7 +456,7 @@ fn sarif_location(uri: &str, region: sarif::Region, message: Option<&str>) -> sa
     }
 }
 
-pub(crate) fn print_sarif(checked: &[Checked]) {
+pub(crate) fn print_sarif(checked: &[Checked], out: &mut dyn Write) {
     let rules: Vec<sarif::ReportingDescriptor> = Code::ALL
         .iter()
         .map(|c| {
@@ -516,7 +554,6 @@ pub(crate) fn print_sarif(checked: &[Checked]) {
         .schema(sarif::SCHEMA_URL)
         .runs(vec![run])
         .build();
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, &log);
+    let _ = serde_json::to_writer_pretty(&mut *out, &log);
     let _ = writeln!(out);
 }

@@ -87,7 +87,9 @@ impl Shown {
                     text: self.text.clone(),
                     diagnostics,
                 };
-                crate::report::print_human(&[checked], 0, Stream::Stderr);
+                let mut out = Stream::Stderr.buffered();
+                crate::report::print_human(&[checked], 0, &mut out, false);
+                let _ = std::io::Write::flush(&mut out);
             }
             RunFormat::Json => self
                 .gathered
@@ -238,8 +240,13 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let (lowered, diagnostics) =
-        crate::check::check_and_lower(&args.file, &text, Vec::new(), &bindings);
+    let (lowered, diagnostics) = crate::check::check_and_lower(
+        &args.file,
+        &text,
+        Vec::new(),
+        &bindings,
+        &crate::check::selection_for(&args.file)?,
+    );
     shown.check(diagnostics);
     let Some(mut lowered) = lowered else {
         return Ok(ExitCode::from(1));

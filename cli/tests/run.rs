@@ -2110,7 +2110,7 @@ fn a_suppressed_error_still_stops_the_run_and_says_so() {
     assert!(
         stderr.contains("error[WSP101]")
             && stderr.contains(
-                "a `# noqa` comment suppresses it in reports, but a file with errors does not run"
+                "suppressed in reports, by a `# noqa` comment or `wsp.toml`, but a file with errors does not run"
             ),
         "{stderr}"
     );

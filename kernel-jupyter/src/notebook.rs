@@ -106,6 +106,18 @@ pub struct Notebook {
 }
 
 impl Notebook {
+    /// The selection of the `wsp.toml` nearest the notebook's folder; everything when there is
+    /// none or it is bad.
+    fn selection(&self) -> wsp_analysis::Selection {
+        match wsp_analysis::WorkspaceConfig::find_with_folder(&self.base_dir) {
+            Ok(Some((config, dir))) => {
+                wsp_analysis::Selection::new(Some((&config, &dir)), Default::default())
+                    .unwrap_or_default()
+            }
+            _ => wsp_analysis::Selection::default(),
+        }
+    }
+
     pub fn new(base_dir: PathBuf) -> std::io::Result<Notebook> {
         let db = Database::default();
         let workspace = Workspace::new(&db, Vec::new());
@@ -176,6 +188,15 @@ impl Notebook {
             diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
             let diagnostics =
                 wsp_analysis::apply_suppressions(&self.db, self.file, diagnostics, true);
+            // The warnings `wsp check` would report in the notebook's folder (its `wsp.toml`);
+            // errors always show, since a cell with errors does not run.
+            let selection = self.selection();
+            let diagnostics: Vec<Diagnostic> = diagnostics
+                .into_iter()
+                .filter(|d| {
+                    d.severity == Severity::Error || selection.is_selected(d.code, &self.base_dir)
+                })
+                .collect();
             let spans = spans(&cells);
             let in_cell = |i: usize, d: &Diagnostic| {
                 spans[i].contains(&usize::from(d.range.start()))

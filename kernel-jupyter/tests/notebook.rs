@@ -269,3 +269,23 @@ program = w(seqs).compile(target="cpu_sim")"#;
     "#]]
     .assert_eq(&strip_ansi(&e.traceback[0]));
 }
+
+/// The notebook reads its folder's `wsp.toml` and the cells' `# noqa` comments, as `wsp check`
+/// does: an ignored warning is not shown, an unused suppression is, and an error always is.
+#[test]
+fn the_folders_configuration_and_noqa_comments_choose_the_warnings_shown() {
+    let dir = std::env::temp_dir().join(format!("wsp-notebook-config-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("wsp.toml"), "[check]\nignore = [\"WSP104\"]\n").unwrap();
+    let mut nb = Notebook::new(dir.clone()).expect("a notebook");
+    let kernel = "@kernel\ndef act(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):\n    pto.store(y, tl.relu(x))";
+    let o = exec(&mut nb, kernel, "a");
+    assert!(o.error.is_none(), "{}", value(&o));
+    assert_eq!(stderr(&o), "", "WSP104 is ignored");
+    let o = exec(&mut nb, "N = 4  # noqa: WSP101", "b");
+    assert!(stderr(&o).contains("warning[WSP003]"), "{}", stderr(&o));
+    let o = exec(&mut nb, "M = undefined  # noqa: WSP102", "c");
+    assert_eq!(o.error.as_ref().map(|e| e.ename.as_str()), Some("WSP101"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

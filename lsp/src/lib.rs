@@ -428,10 +428,15 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
                 continue;
             };
             let target = link.clone();
+            // What `wsp check` would report: the nearest `wsp.toml`'s selection and severities
+            // (a bad one was shown when the folder was opened, and reports everything here).
+            let selection = selection_for(&path);
+            let file_path = path.clone();
             let diagnostics = run_query(&client, db, move |db| {
                 let lines = Lines::new(file.text(db));
                 // `.npy` headers are read here, on each publish: a few microseconds a file.
                 let all = wsp_analysis::diagnostics_with_data_files(db, file);
+                let all = selection.apply(&file_path, all);
                 convert::diagnostics(&all, &lines, &link)
             })
             .await;
@@ -454,6 +459,19 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
                 Err(_) => {}
             }
         }
+    }
+}
+
+/// The selection of the `wsp.toml` nearest the file at `path`; everything when there is none
+/// or it is bad.
+fn selection_for(path: &Path) -> wsp_analysis::Selection {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    match WorkspaceConfig::find_with_folder(folder) {
+        Ok(Some((config, dir))) => {
+            wsp_analysis::Selection::new(Some((&config, &dir)), Default::default())
+                .unwrap_or_default()
+        }
+        _ => wsp_analysis::Selection::default(),
     }
 }
 

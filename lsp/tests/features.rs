@@ -390,6 +390,35 @@ async fn workspace_folders_settings_and_files_not_open() {
     let closed = published(&mut c, 1).await;
     assert_eq!(closed[0].1, Vec::<String>::new());
     assert_eq!(closed[0].2, Value::Null);
+
+    // wsp.toml ignores WSP102 and makes warnings errors: the editor shows what `wsp check`
+    // reports.
+    std::fs::write(
+        root.join("wsp.toml"),
+        "[check]\nignore = [\"WSP102\"]\nwarnings-as-errors = true\n",
+    )
+    .unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("{root_uri}/wsp.toml"), "type": 2}]}),
+    )
+    .await;
+    published(&mut c, 2).await;
+    c.open(&uri, &PROGRAM.replace("pto.mul", "pto.mull")).await;
+    assert_eq!(published(&mut c, 1).await[0].1, Vec::<String>::new());
+    let with_warning = PROGRAM.replace("pto.mul(x, x)", "tl.mul(x, x)");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": with_warning}]}),
+    )
+    .await;
+    let p = c.notification("textDocument/publishDiagnostics").await;
+    let d = &p["params"]["diagnostics"][0];
+    assert_eq!(
+        (d["code"].as_str(), d["severity"].as_u64()),
+        (Some("WSP104"), Some(1)),
+        "{p}"
+    );
 }
 
 #[tokio::test]
