@@ -220,15 +220,55 @@ pub struct FileFix {
 impl FileFix {
     /// `text` with the fix applied (edits never overlap; they are applied back to front).
     pub fn apply(&self, text: &str) -> String {
-        let mut edits = self.edits.clone();
-        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start()));
-        let mut out = text.to_string();
-        for (range, insert) in edits {
-            let (s, e) = (usize::from(range.start()), usize::from(range.end()));
-            if e <= out.len() && out.is_char_boundary(s) && out.is_char_boundary(e) {
-                out.replace_range(s..e, &insert);
-            }
-        }
-        out
+        apply_edits(text, &self.edits)
     }
+}
+
+/// `text` with `edits` applied: they do not overlap, and are applied back to front; an edit
+/// outside the text or off a character boundary is left out.
+pub fn apply_edits(text: &str, edits: &[(TextRange, String)]) -> String {
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start()));
+    let mut out = text.to_string();
+    for (range, insert) in edits {
+        let (s, e) = (usize::from(range.start()), usize::from(range.end()));
+        if e <= out.len() && out.is_char_boundary(s) && out.is_char_boundary(e) {
+            out.replace_range(s..e, &insert);
+        }
+    }
+    out
+}
+
+/// The fixes of `diagnostics` that apply together in one pass: the safe ones, and with
+/// `unsafe_fixes` the guesses too, in order, each whole or not at all, leaving out one whose
+/// edits overlap those taken (a later pass, on the fixed text, may take it). Their edits, and
+/// how many fixes they are.
+pub fn applicable_fixes(
+    diagnostics: &[Diagnostic],
+    unsafe_fixes: bool,
+) -> (Vec<(TextRange, String)>, usize) {
+    let mut taken: Vec<(TextRange, String)> = Vec::new();
+    let mut count = 0;
+    let overlaps = |a: TextRange, b: TextRange| {
+        a.start() < b.end() && b.start() < a.end()
+            // Two insertions at one place would need an order.
+            || (a.is_empty() && b.is_empty() && a.start() == b.start())
+            || (a.is_empty() && b.start() < a.start() && a.start() < b.end())
+            || (b.is_empty() && a.start() < b.start() && b.start() < a.end())
+    };
+    for fix in diagnostics.iter().filter_map(|d| d.fix.as_ref()) {
+        if fix.applicability == Applicability::MaybeIncorrect && !unsafe_fixes {
+            continue;
+        }
+        if fix
+            .edits
+            .iter()
+            .any(|(r, _)| taken.iter().any(|(t, _)| overlaps(*r, *t)))
+        {
+            continue;
+        }
+        taken.extend(fix.edits.iter().cloned());
+        count += 1;
+    }
+    (taken, count)
 }

@@ -43,7 +43,8 @@ pub use crate::data_files::{
 };
 pub use crate::db::Database;
 pub use crate::diagnostics::{
-    Applicability, Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, not_shown, shown,
+    Applicability, Code, Diagnostic, FileFix, SHOWN_PER_FILE, Severity, applicable_fixes,
+    apply_edits, not_shown, shown,
 };
 pub use crate::files::{File, Workspace, WorkspaceConfig, wsp_files};
 pub use crate::lower::{LoweredFile, lower_program};

@@ -47,7 +47,22 @@ pub(crate) struct CheckArgs {
     /// Print the diagnostics and nothing else (no count of files, errors and warnings).
     #[arg(long, short)]
     quiet: bool,
+    /// Apply the safe fixes, re-checking until none is left (at most 10 passes), write each
+    /// changed file atomically, then report what remains.
+    #[arg(long)]
+    fix: bool,
+    /// With `--fix` or `--diff`, also apply the fixes that are guesses (from spelling).
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Print the fixes `--fix` would make as a unified diff and write nothing; exit 1 if
+    /// there is any.
+    #[arg(long, conflicts_with = "fix")]
+    diff: bool,
 }
+
+/// Passes of fixing a file, each on the text the one before left: a fix may enable another
+/// (or overlap one), and the bound keeps a fix that undoes another from looping.
+const FIX_PASSES: usize = 10;
 
 pub(crate) fn run(args: CheckArgs) -> ExitCode {
     match check(args) {
@@ -101,16 +116,37 @@ fn check(args: CheckArgs) -> Result<ExitCode, String> {
             }
         }
     }
+    let fixing = args.fix || args.diff;
     // Files are independent: each worker analyzes some on its own handle to the database.
-    let checked: Vec<Checked> = inputs
+    let results: Vec<(Checked, Option<Fixed>)> = inputs
         .par_iter()
         .map_with(db.clone(), |db, &file| {
             let path = file.path(db).clone();
+            let absolute = absolute(&path);
             let diagnostics = selection.apply(
-                &absolute(&path),
+                &absolute,
                 wsp_analysis::diagnostics_with_data_files(db, file),
             );
-            Checked {
+            if fixing && wsp_analysis::applicable_fixes(&diagnostics, args.unsafe_fixes).1 > 0 {
+                let original = file.text(db).clone();
+                let (checked, fixed) = fix_file(
+                    path,
+                    &absolute,
+                    original.clone(),
+                    diagnostics,
+                    &selection,
+                    file.workspace(db).extra_targets(db).clone(),
+                    args.unsafe_fixes,
+                );
+                return (
+                    checked,
+                    Some(Fixed {
+                        original,
+                        count: fixed,
+                    }),
+                );
+            }
+            let checked = Checked {
                 path,
                 // For the positions of the diagnostics; a clean file needs none (a copy of a
                 // 50 MB file costs 50 MB).
@@ -120,9 +156,41 @@ fn check(args: CheckArgs) -> Result<ExitCode, String> {
                     file.text(db).clone()
                 },
                 diagnostics,
-            }
+            };
+            (checked, None)
         })
         .collect();
+    let mut checked = Vec::with_capacity(results.len());
+    let (mut fixes, mut files_fixed) = (0, 0);
+    let mut diff = String::new();
+    for (c, fixed) in results {
+        if let Some(f) = fixed.filter(|f| f.original != c.text) {
+            fixes += f.count;
+            files_fixed += 1;
+            if args.diff {
+                diff.push_str(&unified_diff(&c.path, &f.original, &c.text));
+            } else {
+                wsp_files::write_atomically(&c.path, |out| out.write_all(c.text.as_bytes()))?;
+            }
+        }
+        checked.push(c);
+    }
+    if args.diff {
+        print!("{diff}");
+        eprintln!(
+            "{fixes} fix{} would change {files_fixed} file{}",
+            if fixes == 1 { "" } else { "es" },
+            plural(files_fixed)
+        );
+        return Ok(ExitCode::from(if files_fixed > 0 { 1 } else { 0 }));
+    }
+    if args.fix {
+        eprintln!(
+            "applied {fixes} fix{} in {files_fixed} file{}",
+            if fixes == 1 { "" } else { "es" },
+            plural(files_fixed)
+        );
+    }
 
     let errors = checked
         .iter()
@@ -173,6 +241,63 @@ pub(crate) fn selection_for(file: &Path) -> Result<Selection, String> {
         config.as_ref().map(|(c, d)| (c, d.as_path())),
         Selectors::default(),
     )
+}
+
+/// A file `--fix` or `--diff` changed: its text before, and the fixes applied.
+struct Fixed {
+    original: String,
+    count: usize,
+}
+
+/// `text` fixed pass after pass, each on its own analysis of the text the one before left,
+/// until no fix is left or `FIX_PASSES` have run: the file as it ends, with what it still
+/// reports, and how many fixes were applied.
+fn fix_file(
+    path: PathBuf,
+    absolute: &Path,
+    mut text: String,
+    mut diagnostics: Vec<wsp_analysis::Diagnostic>,
+    selection: &Selection,
+    targets: Vec<Target>,
+    unsafe_fixes: bool,
+) -> (Checked, usize) {
+    let db = Database::default();
+    let workspace = Workspace::new(&db, targets);
+    let mut count = 0;
+    for _ in 0..FIX_PASSES {
+        let (edits, n) = wsp_analysis::applicable_fixes(&diagnostics, unsafe_fixes);
+        if n == 0 {
+            break;
+        }
+        text = wsp_analysis::apply_edits(&text, &edits);
+        count += n;
+        let file = File::on_disk(&db, workspace, path.clone(), text.clone());
+        diagnostics = selection.apply(
+            absolute,
+            wsp_analysis::diagnostics_with_data_files(&db, file),
+        );
+    }
+    let checked = Checked {
+        path,
+        text,
+        diagnostics,
+    };
+    (checked, count)
+}
+
+/// The unified diff of `path` from `before` to `after`, as `patch -p1` applies it.
+fn unified_diff(path: &Path, before: &str, after: &str) -> String {
+    let name = path.display().to_string();
+    let name = name.trim_start_matches("./");
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// `path` from the root, for `per-file-ignores` globs relative to the `wsp.toml`'s folder.

@@ -330,6 +330,53 @@ struct JsonDiagnostic<'a> {
     message: &'a str,
     /// The notes at other places of the same file, as SARIF's related locations.
     related: Vec<JsonRelated<'a>>,
+    /// Its fix, if it has one (docs/wsp-check.schema.json).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    title: &'a str,
+    /// `safe` keeps the meaning the text evidently has (`--fix` applies it); `unsafe` is a
+    /// guess from spelling (only `--unsafe-fixes` applies it).
+    applicability: &'static str,
+    /// Replace each range with its content; ranges do not overlap.
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    content: &'a str,
+}
+
+fn json_fix<'a>(pos: &Positions, fix: &'a wsp_analysis::FileFix) -> JsonFix<'a> {
+    JsonFix {
+        title: &fix.title,
+        applicability: match fix.applicability {
+            Applicability::MachineApplicable => "safe",
+            Applicability::MaybeIncorrect => "unsafe",
+        },
+        edits: fix
+            .edits
+            .iter()
+            .map(|(r, content)| {
+                let (line, column) = pos.at(r.start());
+                let (end_line, end_column) = pos.at(r.end());
+                JsonEdit {
+                    line,
+                    column,
+                    end_line,
+                    end_column,
+                    content,
+                }
+            })
+            .collect(),
+    }
 }
 
 #[derive(Serialize)]
@@ -374,6 +421,7 @@ fn json_diagnostic<'a>(
                 }
             })
             .collect(),
+        fix: None,
     }
 }
 
@@ -383,7 +431,7 @@ pub(crate) fn print_json(checked: &[Checked], out: &mut dyn Write) {
         let pos = Positions::new(&file.text);
         let path = file.path.display().to_string();
         for d in shown_noted(file) {
-            all.push(json_diagnostic(
+            let mut shown = json_diagnostic(
                 &pos,
                 &path,
                 d.code.as_str(),
@@ -391,7 +439,9 @@ pub(crate) fn print_json(checked: &[Checked], out: &mut dyn Write) {
                 d.range,
                 &d.message,
                 d.related.iter().map(|(r, m)| (*r, m.as_str())),
-            ));
+            );
+            shown.fix = d.fix.as_ref().map(|f| json_fix(&pos, f));
+            all.push(shown);
         }
     }
     let _ = serde_json::to_writer_pretty(&mut *out, &all);

@@ -134,7 +134,20 @@ fn json_output_follows_the_contract() {
                 "end_column": 23,
                 "message": "for this call"
               }
-            ]
+            ],
+            "fix": {
+              "title": "make the loop sequential: `P` → `P.seq`",
+              "applicability": "safe",
+              "edits": [
+                {
+                  "line": 18,
+                  "column": 18,
+                  "end_line": 18,
+                  "end_column": 19,
+                  "content": "P.seq"
+                }
+              ]
+            }
           }
         ]
     "#]].assert_eq(&stdout(&out));

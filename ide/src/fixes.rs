@@ -66,3 +66,17 @@ pub fn suppressions(db: &dyn salsa::Database, file: File, range: TextRange) -> V
     }
     out
 }
+
+/// "Fix all": the safe fixes of the shown diagnostics that `keep` reports, as one set of
+/// edits that apply together, and how many fixes they are (`wsp_analysis::applicable_fixes`,
+/// as `wsp check --fix` takes them; a fix that overlaps one taken waits for the next request).
+/// `None` when there is none.
+pub fn fix_all(
+    db: &dyn salsa::Database,
+    file: File,
+    keep: &dyn Fn(&Diagnostic) -> bool,
+) -> Option<(Vec<(TextRange, String)>, usize)> {
+    let shown: Vec<Diagnostic> = shown(db, file).into_iter().filter(|d| keep(d)).collect();
+    let (edits, n) = wsp_analysis::applicable_fixes(&shown, false);
+    (n > 0).then_some((edits, n))
+}

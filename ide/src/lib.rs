@@ -13,7 +13,7 @@ mod signature_help;
 mod symbols;
 
 pub use crate::completion::{Completion, CompletionKind, completions};
-pub use crate::fixes::{Fix, fixes, suppressions};
+pub use crate::fixes::{Fix, fix_all, fixes, suppressions};
 pub use crate::folding::{FoldKind, folding_ranges};
 pub use crate::highlight::{Highlight, TokenClass, highlights};
 pub use crate::hover::{Hover, hover};

@@ -72,7 +72,7 @@ pub fn capabilities() -> ServerCapabilities {
         )),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, FIX_ALL]),
             ..Default::default()
         })),
         workspace: Some(WorkspaceServerCapabilities {
@@ -365,10 +365,64 @@ pub fn folding_ranges(db: &Database, file: File) -> Vec<FoldingRange> {
         .collect()
 }
 
-/// The analyzer's fixes of the diagnostics that touch `range`, as quick fixes, then a
-/// suppression comment for each of their codes.
-pub fn code_actions(db: &Database, file: File, uri: &Uri, range: Range) -> CodeActionResponse {
+/// "Fix all" (`editor.codeActionsOnSave: {"source.fixAll.wsp": "explicit"}` in VS Code).
+pub const FIX_ALL: CodeActionKind = CodeActionKind::new("source.fixAll.wsp");
+
+/// The actions of the kinds `only` asks for (every kind when `None`): the analyzer's fixes of
+/// the diagnostics that touch `range` and a suppression comment for each of their codes, as
+/// quick fixes; then "fix all" of the file's safe fixes (those of the codes its `wsp.toml`
+/// reports), as `wsp check --fix` applies them.
+pub fn code_actions(
+    db: &Database,
+    file: File,
+    uri: &Uri,
+    range: Range,
+    only: Option<&[CodeActionKind]>,
+) -> CodeActionResponse {
+    let wants = |kind: &CodeActionKind| {
+        only.is_none_or(|only| {
+            only.iter().any(|o| {
+                let o = o.as_str();
+                kind.as_str() == o || kind.as_str().starts_with(&format!("{o}."))
+            })
+        })
+    };
     let lines = Lines::new(file.text(db));
+    let mut out = Vec::new();
+    if wants(&CodeActionKind::QUICKFIX) {
+        out = quick_fixes(db, file, uri, range, &lines);
+    }
+    if wants(&FIX_ALL) {
+        let path = file.path(db).clone();
+        let selection = crate::selection_for(&path);
+        if let Some((edits, n)) =
+            wsp_ide::fix_all(db, file, &|d| selection.is_selected(d.code, &path))
+        {
+            let edits = edits
+                .iter()
+                .map(|(r, new)| TextEdit::new(lines.range(*r), new.clone()))
+                .collect();
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!(
+                    "fix all: apply {n} safe fix{}",
+                    if n == 1 { "" } else { "es" }
+                ),
+                kind: Some(FIX_ALL),
+                edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
+                ..Default::default()
+            }));
+        }
+    }
+    out
+}
+
+fn quick_fixes(
+    db: &Database,
+    file: File,
+    uri: &Uri,
+    range: Range,
+    lines: &Lines,
+) -> CodeActionResponse {
     let (start, end) = (lines.offset(range.start), lines.offset(range.end));
     let wanted = TextRange::new(start, end.max(start));
     let suppressions = wsp_ide::suppressions(db, file, wanted);
@@ -384,7 +438,7 @@ pub fn code_actions(db: &Database, file: File, uri: &Uri, range: Range) -> CodeA
             CodeActionOrCommand::CodeAction(CodeAction {
                 title: fix.title,
                 kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![convert::diagnostic(&fix.diagnostic, &lines, uri)]),
+                diagnostics: Some(vec![convert::diagnostic(&fix.diagnostic, lines, uri)]),
                 edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
                 // Only a fix that keeps the meaning may be applied unasked ("fix all").
                 is_preferred: Some(fix.applicability == Applicability::MachineApplicable),

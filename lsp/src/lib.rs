@@ -464,7 +464,7 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
 
 /// The selection of the `wsp.toml` nearest the file at `path`; everything when there is none
 /// or it is bad.
-fn selection_for(path: &Path) -> wsp_analysis::Selection {
+pub(crate) fn selection_for(path: &Path) -> wsp_analysis::Selection {
     let folder = path.parent().unwrap_or(Path::new("."));
     match WorkspaceConfig::find_with_folder(folder) {
         Ok(Some((config, dir))) => {
@@ -821,8 +821,9 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let range = params.range;
+        let only = params.context.only;
         self.on_doc(&params.text_document.uri, move |db, file, uri| {
-            features::code_actions(db, file, uri, range)
+            features::code_actions(db, file, uri, range, only.as_deref())
         })
         .await
     }

@@ -288,6 +288,43 @@ async fn quick_fixes_apply_the_analyzers_fix() {
     .await;
     let published = c.notification("textDocument/publishDiagnostics").await;
     assert_eq!(published["params"]["diagnostics"], json!([]), "{published}");
+
+    // "Fix all" (asked for on save) takes the safe fixes only: `tl.` twice, not the guess.
+    let text = PROGRAM.replace("pto.mul(x, x)", "tl.mul(tl.exp(x), pto.mull(x, x))");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 3}, "contentChanges": [{"text": text}]}),
+    )
+    .await;
+    c.notification("textDocument/publishDiagnostics").await;
+    let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+    let all = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": URI}, "range": whole, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    let [action] = all["result"].as_array().unwrap().as_slice() else {
+        panic!("{all}");
+    };
+    assert_eq!(action["kind"], "source.fixAll.wsp");
+    assert_eq!(action["title"], "fix all: apply 2 safe fixes");
+    let edits = texts(&action["edit"]["changes"][URI], "newText");
+    assert_eq!(edits, ["pto", "pto"]);
+    let quick = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": URI}, "range": whole, "context": {"diagnostics": [], "only": ["quickfix"]}}),
+        )
+        .await;
+    assert!(
+        quick["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["kind"] == "quickfix"),
+        "{quick}"
+    );
 }
 
 const RATE_LIMITED: &str = r#"from pto_wsp import *
