@@ -190,7 +190,20 @@ WSP1 = "error"
             "end_line": 9,
             "end_column": 20,
             "message": "`tl.*` is a deprecated spelling of `pto.*`",
-            "related": []
+            "related": [],
+            "fix": {
+              "title": "replace `tl` with `pto`",
+              "applicability": "safe",
+              "edits": [
+                {
+                  "line": 9,
+                  "column": 18,
+                  "end_line": 9,
+                  "end_column": 20,
+                  "content": "pto"
+                }
+              ]
+            }
           },
           {
             "file": "./a.wsp",
@@ -223,7 +236,20 @@ WSP1 = "error"
             "end_line": 9,
             "end_column": 20,
             "message": "`tl.*` is a deprecated spelling of `pto.*`",
-            "related": []
+            "related": [],
+            "fix": {
+              "title": "replace `tl` with `pto`",
+              "applicability": "safe",
+              "edits": [
+                {
+                  "line": 9,
+                  "column": 18,
+                  "end_line": 9,
+                  "end_column": 20,
+                  "content": "pto"
+                }
+              ]
+            }
           },
           {
             "file": "./sub/b.wsp",
