@@ -62,6 +62,29 @@ const classes = Object.fromEntries(
 /** An enum whose members are only compared, never inspected: every member is its own name. */
 const anyEnum = (name) => new Proxy({}, { get: (_, key) => (typeof key === "string" ? `${name}.${key}` : undefined) });
 
+/** VS Code's `CodeActionKind`: hierarchical kinds, of which the client builds the server's own
+ * (`source.fixAll.wsp`) with `append`. */
+function codeActionKinds() {
+  const kind = (value) => ({
+    value,
+    append: (part) => kind(value ? `${value}.${part}` : part),
+    contains: (other) => value === "" || other.value === value || other.value.startsWith(`${value}.`),
+    intersects(other) { return this.contains(other) || other.contains(this); },
+  });
+  const Empty = kind("");
+  return {
+    Empty,
+    QuickFix: Empty.append("quickfix"),
+    Refactor: Empty.append("refactor"),
+    RefactorExtract: Empty.append("refactor.extract"),
+    RefactorInline: Empty.append("refactor.inline"),
+    RefactorRewrite: Empty.append("refactor.rewrite"),
+    Source: Empty.append("source"),
+    SourceOrganizeImports: Empty.append("source.organizeImports"),
+    SourceFixAll: Empty.append("source.fixAll"),
+  };
+}
+
 /** Fails loudly on a name the stub does not provide (`then` stays undefined: the stub is no promise). */
 function strict(name, target) {
   return new Proxy(target, {
@@ -188,7 +211,7 @@ function createVscode(settings = {}) {
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     DiagnosticTag: { Unnecessary: 1, Deprecated: 2 },
     CompletionItemKind: anyEnum("CompletionItemKind"), SymbolKind: anyEnum("SymbolKind"),
-    CodeActionKind: anyEnum("CodeActionKind"), CompletionItemTag: anyEnum("CompletionItemTag"),
+    CodeActionKind: codeActionKinds(), CompletionItemTag: anyEnum("CompletionItemTag"),
     DocumentHighlightKind: anyEnum("DocumentHighlightKind"), FoldingRangeKind: anyEnum("FoldingRangeKind"),
     SymbolTag: anyEnum("SymbolTag"), CompletionTriggerKind: { Invoke: 0, TriggerCharacter: 1, TriggerForIncompleteCompletions: 2 },
     SignatureHelpTriggerKind: { Invoke: 1, TriggerCharacter: 2, ContentChange: 3 },
