@@ -542,11 +542,11 @@ pub(crate) fn print_sarif(checked: &[Checked], out: &mut dyn Write) {
                 .iter()
                 .map(|(r, m)| sarif_location(&uri, sarif_region(&pos, *r), Some(m)))
                 .collect();
-            // SARIF's fixes may be applied by tools unasked: spelling guesses are left out.
+            // Every fix, its applicability in its properties (`safe` or `unsafe`); a guess says
+            // so in its description too, since SARIF consumers may apply fixes unasked.
             let fixes: Vec<sarif::Fix> = d
                 .fix
                 .iter()
-                .filter(|f| f.applicability == Applicability::MachineApplicable)
                 .map(|f| {
                     let replacements: Vec<sarif::Replacement> = f
                         .edits
@@ -562,8 +562,25 @@ pub(crate) fn print_sarif(checked: &[Checked], out: &mut dyn Write) {
                                 .build()
                         })
                         .collect();
+                    let (applicability, description) = match f.applicability {
+                        Applicability::MachineApplicable => ("safe", f.title.clone()),
+                        Applicability::MaybeIncorrect => (
+                            "unsafe",
+                            format!(
+                                "{} (a guess from spelling: review before applying)",
+                                f.title
+                            ),
+                        ),
+                    };
+                    let properties = sarif::PropertyBag::builder()
+                        .additional_properties(std::collections::BTreeMap::from([(
+                            "applicability".to_string(),
+                            serde_json::Value::from(applicability),
+                        )]))
+                        .build();
                     sarif::Fix::builder()
-                        .description(sarif::Message::builder().text(f.title.as_str()).build())
+                        .description(sarif::Message::builder().text(description).build())
+                        .properties(properties)
                         .artifact_changes(vec![
                             sarif::ArtifactChange::builder()
                                 .artifact_location(

@@ -193,3 +193,38 @@ fn a_guess_needs_unsafe_fixes() {
         "from pto_wsp import *\n\nF32 = DType.F32\n"
     );
 }
+
+/// SARIF carries every fix, safe or a guess, its applicability in its properties, and stays
+/// valid SARIF 2.1.0.
+#[test]
+fn sarif_carries_every_fix_with_its_applicability() {
+    let out = common::wsp()
+        .args(["check", "--format", "sarif", FIXTURES])
+        .current_dir(common::root())
+        .output()
+        .unwrap();
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("data/sarif-schema-2.1.0.json")).unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("a valid schema");
+    assert!(validator.is_valid(&log));
+    let json = json(&common::root(), FIXTURES);
+    let with_fix = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| !d["fix"].is_null())
+        .count();
+    let fixes: Vec<&serde_json::Value> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["fixes"].as_array().unwrap())
+        .collect();
+    assert_eq!(fixes.len(), with_fix);
+    let kinds: BTreeSet<&str> = fixes
+        .iter()
+        .map(|f| f["properties"]["applicability"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, BTreeSet::from(["safe", "unsafe"]));
+}
