@@ -58,7 +58,7 @@ impl Selectors {
     }
 
     /// Each selector names a code or a prefix of one.
-    pub fn validate(&self, source: &str) -> Result<(), String> {
+    fn validate(&self, source: &str) -> Result<(), String> {
         let all = self
             .select
             .iter()
