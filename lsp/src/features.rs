@@ -388,30 +388,32 @@ pub fn code_actions(
         })
     };
     let lines = Lines::new(file.text(db));
+    // Only for what is reported: the folder's `wsp.toml` may ignore codes.
+    let path = file.path(db).clone();
+    let selection = crate::selection_for(&path);
     let mut out = Vec::new();
     if wants(&CodeActionKind::QUICKFIX) {
-        out = quick_fixes(db, file, uri, range, &lines);
+        out = quick_fixes(db, file, uri, range, &lines, &|d| {
+            selection.is_selected(d.code, &path)
+        });
     }
-    if wants(&FIX_ALL) {
-        let path = file.path(db).clone();
-        let selection = crate::selection_for(&path);
-        if let Some((edits, n)) =
+    if wants(&FIX_ALL)
+        && let Some((edits, n)) =
             wsp_ide::fix_all(db, file, &|d| selection.is_selected(d.code, &path))
-        {
-            let edits = edits
-                .iter()
-                .map(|(r, new)| TextEdit::new(lines.range(*r), new.clone()))
-                .collect();
-            out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!(
-                    "fix all: apply {n} safe fix{}",
-                    if n == 1 { "" } else { "es" }
-                ),
-                kind: Some(FIX_ALL),
-                edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
-                ..Default::default()
-            }));
-        }
+    {
+        let edits = edits
+            .iter()
+            .map(|(r, new)| TextEdit::new(lines.range(*r), new.clone()))
+            .collect();
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: format!(
+                "fix all: apply {n} safe fix{}",
+                if n == 1 { "" } else { "es" }
+            ),
+            kind: Some(FIX_ALL),
+            edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
+            ..Default::default()
+        }));
     }
     out
 }
@@ -422,6 +424,7 @@ fn quick_fixes(
     uri: &Uri,
     range: Range,
     lines: &Lines,
+    reported: &dyn Fn(&wsp_analysis::Diagnostic) -> bool,
 ) -> CodeActionResponse {
     let (start, end) = (lines.offset(range.start), lines.offset(range.end));
     let wanted = TextRange::new(start, end.max(start));
@@ -429,6 +432,7 @@ fn quick_fixes(
     wsp_ide::fixes(db, file, wanted)
         .into_iter()
         .chain(suppressions)
+        .filter(|fix| reported(&fix.diagnostic))
         .map(|fix| {
             let edits = fix
                 .edits

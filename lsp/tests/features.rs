@@ -443,6 +443,17 @@ async fn workspace_folders_settings_and_files_not_open() {
     published(&mut c, 2).await;
     c.open(&uri, &PROGRAM.replace("pto.mul", "pto.mull")).await;
     assert_eq!(published(&mut c, 1).await[0].1, Vec::<String>::new());
+    // Nor does it offer a fix or a suppression of the ignored code.
+    let line = PROGRAM.lines().position(|l| l.contains("pto.mul")).unwrap();
+    let everywhere =
+        json!({"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}});
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": everywhere, "context": {"diagnostics": []}}),
+        )
+        .await;
+    assert_eq!(actions["result"], json!([]), "{actions}");
     let with_warning = PROGRAM.replace("pto.mul(x, x)", "tl.mul(x, x)");
     c.notify(
         "textDocument/didChange",
