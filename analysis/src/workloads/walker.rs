@@ -1186,18 +1186,21 @@ impl<'db> Walker<'db> {
             };
             self.eval.record(kw, symbol);
         }
+        // A whole tensor passed to a tile parameter is its view with no indices.
+        let value = match value {
+            Value::Tensor(t) if matches!(param.ty, ParamType::Tile(..) | ParamType::Jit(..)) => {
+                Value::View(Box::new(View {
+                    tensor: *t,
+                    indices: Vec::new(),
+                    span: self.eval.span(vr),
+                }))
+            }
+            v => v,
+        };
         match (&param.ty, value) {
             (_, Value::Unknown) => None,
             (ParamType::Tile(dir, tile), Value::View(view)) => {
                 self.tile_arg(kernel, param, *dir, *tile, *view, vr)
-            }
-            (ParamType::Tile(dir, tile), Value::Tensor(t)) => {
-                let view = View {
-                    tensor: *t,
-                    indices: Vec::new(),
-                    span: self.eval.span(vr),
-                };
-                self.tile_arg(kernel, param, *dir, *tile, view, vr)
             }
             (
                 ParamType::Scalar(_) | ParamType::Constexpr,
@@ -1222,14 +1225,6 @@ impl<'db> Walker<'db> {
             }
             (ParamType::Jit(dir, dtype), Value::View(view)) => {
                 self.jit_arg(kernel, param, *dir, *dtype, *view, vr)
-            }
-            (ParamType::Jit(dir, dtype), Value::Tensor(t)) => {
-                let view = View {
-                    tensor: *t,
-                    indices: Vec::new(),
-                    span: self.eval.span(vr),
-                };
-                self.jit_arg(kernel, param, *dir, *dtype, view, vr)
             }
             (ParamType::Unknown, _) => None,
             (ParamType::Tile(..) | ParamType::Jit(..), v) => {
