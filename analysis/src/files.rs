@@ -80,11 +80,6 @@ impl WorkspaceConfig {
         Ok(config)
     }
 
-    /// The nearest `wsp.toml` at or above `start`, read and checked.
-    pub fn find(start: &Path) -> Result<Option<WorkspaceConfig>, String> {
-        Ok(WorkspaceConfig::find_with_folder(start)?.map(|(c, _)| c))
-    }
-
     /// The nearest `wsp.toml` at or above `start`, read and checked, with its folder (what
     /// `per-file-ignores` globs are relative to).
     pub fn find_with_folder(start: &Path) -> Result<Option<(WorkspaceConfig, PathBuf)>, String> {

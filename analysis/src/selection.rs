@@ -145,6 +145,20 @@ impl Selection {
         Ok(out)
     }
 
+    /// The selection of the `wsp.toml` nearest `folder` (at or above it), with no command
+    /// line: with its targets, for the readers that take both from the one file.
+    pub fn of_folder(folder: &Path) -> Result<(Selection, Vec<wsp_ir::schedule::Target>), String> {
+        let config = WorkspaceConfig::find_with_folder(folder)?;
+        let selection = Selection::new(
+            config.as_ref().map(|(c, d)| (c, d.as_path())),
+            Selectors::default(),
+        )?;
+        Ok((
+            selection,
+            config.map_or_else(Vec::new, |(c, _)| c.targets()),
+        ))
+    }
+
     /// Whether `code`'s diagnostics in the file at `path` are reported.
     pub fn is_selected(&self, code: Code, path: &Path) -> bool {
         if code == Code::Syntax {

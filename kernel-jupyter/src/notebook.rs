@@ -109,13 +109,8 @@ impl Notebook {
     /// The selection of the `wsp.toml` nearest the notebook's folder; everything when there is
     /// none or it is bad.
     fn selection(&self) -> wsp_analysis::Selection {
-        match wsp_analysis::WorkspaceConfig::find_with_folder(&self.base_dir) {
-            Ok(Some((config, dir))) => {
-                wsp_analysis::Selection::new(Some((&config, &dir)), Default::default())
-                    .unwrap_or_default()
-            }
-            _ => wsp_analysis::Selection::default(),
-        }
+        wsp_analysis::Selection::of_folder(&self.base_dir)
+            .map_or_else(|_| Default::default(), |(s, _)| s)
     }
 
     pub fn new(base_dir: PathBuf) -> std::io::Result<Notebook> {

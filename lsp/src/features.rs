@@ -378,6 +378,7 @@ pub fn code_actions(
     uri: &Uri,
     range: Range,
     only: Option<&[CodeActionKind]>,
+    selection: &wsp_analysis::Selection,
 ) -> CodeActionResponse {
     let wants = |kind: &CodeActionKind| {
         only.is_none_or(|only| {
@@ -390,7 +391,6 @@ pub fn code_actions(
     let lines = Lines::new(file.text(db));
     // Only for what is reported: the folder's `wsp.toml` may ignore codes.
     let path = file.path(db).clone();
-    let selection = crate::selection_for(&path);
     let mut out = Vec::new();
     if wants(&CodeActionKind::QUICKFIX) {
         out = quick_fixes(db, file, uri, range, &lines, &|d| {

@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
-use wsp_analysis::{Database, File, Target, Workspace, WorkspaceConfig};
+use wsp_analysis::{Database, File, Selection, Target, Workspace};
 
 use crate::convert::Lines;
 pub use crate::transport::Ending;
@@ -80,6 +80,8 @@ struct State {
 struct Root {
     path: PathBuf,
     workspace: Workspace,
+    /// What its `wsp.toml` reports, read with its targets.
+    selection: Selection,
 }
 
 struct Doc {
@@ -105,6 +107,16 @@ impl State {
             .filter(|r| path.starts_with(&r.path))
             .max_by_key(|r| r.path.components().count())
             .map_or(self.loose, |r| r.workspace)
+    }
+
+    /// What is reported of `path`: its folder's `wsp.toml` selection; everything outside the
+    /// folders.
+    fn selection_for(&self, path: &Path) -> Selection {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.components().count())
+            .map_or_else(Selection::default, |r| r.selection.clone())
     }
 
     fn in_roots(&self, path: &Path) -> bool {
@@ -214,16 +226,16 @@ impl Backend {
         changed
     }
 
-    /// The targets of a folder's nearest `wsp.toml` (a bad one is shown and counts as none),
-    /// then the editor's.
-    async fn settings(&self, root: &Path) -> Vec<Target> {
-        let mut targets = match WorkspaceConfig::find(root) {
-            Ok(config) => config.map_or_else(Vec::new, |c| c.targets()),
+    /// The selection and targets of a folder's nearest `wsp.toml` (a bad one is shown and
+    /// counts as none), the editor's targets added.
+    async fn settings(&self, root: &Path) -> (Selection, Vec<Target>) {
+        let (selection, mut targets) = match Selection::of_folder(root) {
+            Ok(settings) => settings,
             Err(e) => {
                 self.client
                     .show_message(MessageType::ERROR, format!("wsp: {e}"))
                     .await;
-                Vec::new()
+                Default::default()
             }
         };
         let editor = self.state().editor_targets.clone();
@@ -232,7 +244,7 @@ impl Backend {
                 targets.push(t);
             }
         }
-        targets
+        (selection, targets)
     }
 
     /// Takes the editor's `targets` setting from `settings` (an object with `targets`); a
@@ -264,7 +276,7 @@ impl Backend {
 
     /// Adds a workspace folder: its settings and every `.wsp` file under it.
     async fn add_root(&self, path: PathBuf) {
-        let targets = self.settings(&path).await;
+        let (selection, targets) = self.settings(&path).await;
         let files = wsp_analysis::wsp_files(&path).unwrap_or_default();
         let texts: Vec<(PathBuf, String)> = files
             .into_iter()
@@ -272,7 +284,11 @@ impl Backend {
             .collect();
         let mut state = self.state();
         let workspace = Workspace::new(&state.db, targets);
-        state.roots.push(Root { path, workspace });
+        state.roots.push(Root {
+            path,
+            workspace,
+            selection,
+        });
         for (p, text) in texts {
             if !state.docs.contains_key(&p) {
                 state.load(p, text);
@@ -289,9 +305,12 @@ impl Backend {
             .map(|r| (r.path.clone(), r.workspace))
             .collect();
         for (path, workspace) in roots {
-            let targets = self.settings(&path).await;
+            let (selection, targets) = self.settings(&path).await;
             use salsa::Setter;
             let mut state = self.state();
+            if let Some(root) = state.roots.iter_mut().find(|r| r.path == path) {
+                root.selection = selection;
+            }
             if workspace.extra_targets(&state.db) != &targets {
                 workspace.set_extra_targets(&mut state.db).to(targets);
             }
@@ -406,14 +425,16 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
             continue;
         }
         for (path, uri) in batch {
-            let snapshot = {
+            // What `wsp check` would report: the folder's `wsp.toml` selection and severities.
+            let (snapshot, selection) = {
                 let state = lock();
-                state.docs.get(&path).map(|doc| Snapshot {
+                let snapshot = state.docs.get(&path).map(|doc| Snapshot {
                     db: state.db.clone(),
                     file: doc.file,
                     uri: doc.uri.clone(),
                     version: doc.version,
-                })
+                });
+                (snapshot, state.selection_for(&path))
             };
             let Some(Snapshot {
                 db,
@@ -428,9 +449,6 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
                 continue;
             };
             let target = link.clone();
-            // What `wsp check` would report: the nearest `wsp.toml`'s selection and severities
-            // (a bad one was shown when the folder was opened, and reports everything here).
-            let selection = selection_for(&path);
             let file_path = path.clone();
             let diagnostics = run_query(&client, db, move |db| {
                 let lines = Lines::new(file.text(db));
@@ -459,19 +477,6 @@ async fn publish_stale(client: Client, state: Arc<Mutex<State>>, wake: Arc<Notif
                 Err(_) => {}
             }
         }
-    }
-}
-
-/// The selection of the `wsp.toml` nearest the file at `path`; everything when there is none
-/// or it is bad.
-pub(crate) fn selection_for(path: &Path) -> wsp_analysis::Selection {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    match WorkspaceConfig::find_with_folder(folder) {
-        Ok(Some((config, dir))) => {
-            wsp_analysis::Selection::new(Some((&config, &dir)), Default::default())
-                .unwrap_or_default()
-        }
-        _ => wsp_analysis::Selection::default(),
     }
 }
 
@@ -822,8 +827,13 @@ impl LanguageServer for Backend {
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let range = params.range;
         let only = params.context.only;
+        let selection = params
+            .text_document
+            .uri
+            .to_file_path()
+            .map_or_else(Selection::default, |p| self.state().selection_for(&p));
         self.on_doc(&params.text_document.uri, move |db, file, uri| {
-            features::code_actions(db, file, uri, range, only.as_deref())
+            features::code_actions(db, file, uri, range, only.as_deref(), &selection)
         })
         .await
     }
