@@ -8,7 +8,7 @@
 //! so it is never reported unused; and in `# noqa: ...` only `WSP` codes are this tool's. Every
 //! other suppression that drops nothing is WSP003, with a fix that removes it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use wsp_syntax::{SyntaxKind, TextRange, TextSize};
 
@@ -215,25 +215,32 @@ pub fn apply_suppressions(
         return diagnostics;
     }
     let text = file.text(db);
+    // The suppressions of each line, and of the whole file, by index: a diagnostic looks only
+    // at its own line's, however many the file has.
+    let mut by_line: HashMap<TextSize, Vec<usize>> = HashMap::new();
+    let mut file_wide = Vec::new();
+    for (i, s) in all.iter().enumerate() {
+        match s.scope {
+            Scope::Line(l) => by_line.entry(l).or_default().push(i),
+            Scope::File => file_wide.push(i),
+        }
+    }
     // (suppression, code index or usize::MAX for every code) that dropped something.
     let mut used: HashSet<(usize, usize)> = HashSet::new();
     let mut kept = Vec::with_capacity(diagnostics.len());
     for d in diagnostics {
         let line = line_start(text, d.range.start());
         let code = d.code.as_str();
-        let by = all.iter().enumerate().find_map(|(i, s)| {
-            let here = match s.scope {
-                Scope::Line(l) => l == line,
-                Scope::File => true,
-            };
-            if !here {
-                return None;
-            }
-            match &s.codes {
+        let here = by_line.get(&line).map_or(&[][..], Vec::as_slice);
+        // The first suppression in the file that covers it.
+        let by = here
+            .iter()
+            .chain(&file_wide)
+            .filter_map(|&i| match &all[i].codes {
                 None => Some((i, usize::MAX)),
                 Some(codes) => codes.iter().position(|(c, _)| c == code).map(|k| (i, k)),
-            }
-        });
+            })
+            .min_by_key(|&(i, _)| i);
         // An unused-suppression warning is not itself dropped by a blanket.
         match by {
             Some(u) if d.code != Code::UnusedSuppression => {
