@@ -151,11 +151,18 @@ fn load_npy_path(node: &wsp_syntax::SyntaxNode) -> Option<TextRange> {
 }
 
 /// Everything a front end shows for `file`: its diagnostics (`file_diagnostics`) and those of
-/// the `.npy` files it loads, their headers read from disk now, in order of position.
+/// the `.npy` files it loads, their headers read from disk now, in order of position, less
+/// what its `# noqa` comments suppress.
 pub fn diagnostics_with_data_files(db: &crate::Database, file: File) -> Vec<Diagnostic> {
+    crate::suppress::apply_suppressions(db, file, unsuppressed_diagnostics(db, file), true)
+}
+
+/// `diagnostics_with_data_files` before the file's `# noqa` comments apply: what a build must
+/// heed, since a suppressed error still stops it.
+pub fn unsuppressed_diagnostics(db: &crate::Database, file: File) -> Vec<Diagnostic> {
     db.make_items(file);
     let mut all = crate::check::file_diagnostics(db, file).clone();
     all.extend(data_file_diagnostics(db, file, &read_npy_header));
     all.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
-    crate::suppress::apply_suppressions(db, file, all, true)
+    all
 }

@@ -40,6 +40,7 @@ pub use crate::check::lower_file;
 pub use crate::check::{binding_diagnostics, file_diagnostics};
 pub use crate::data_files::{
     NpyHeader, data_file_diagnostics, diagnostics_with_data_files, read_npy_header,
+    unsuppressed_diagnostics,
 };
 pub use crate::db::Database;
 pub use crate::diagnostics::{

@@ -12,7 +12,7 @@ use wsp_analysis::{
 };
 
 use crate::Format;
-use crate::report::{Checked, Stream};
+use crate::report::{Checked, Stream, plural};
 
 #[derive(clap::Args)]
 pub(crate) struct CheckArgs {
@@ -236,11 +236,7 @@ pub(crate) fn selection_for(file: &Path) -> Result<Selection, String> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let config = WorkspaceConfig::find_with_folder(folder)?;
-    Selection::new(
-        config.as_ref().map(|(c, d)| (c, d.as_path())),
-        Selectors::default(),
-    )
+    Ok(Selection::of_folder(folder)?.0)
 }
 
 /// A file `--fix` or `--diff` changed: its text before, and the fixes applied.
@@ -296,10 +292,6 @@ fn unified_diff(path: &Path, before: &str, after: &str) -> String {
         .to_string()
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
 /// `path` from the root, for `per-file-ignores` globs relative to the `wsp.toml`'s folder.
 fn absolute(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
@@ -336,26 +328,26 @@ pub(crate) fn check_and_lower(
     let workspace = Workspace::new(&db, targets);
     let file = File::on_disk(&db, workspace, path.to_path_buf(), text.to_string());
     // What `wsp check` reports, at the codes' own severities: only errors stop the build.
-    let mut diagnostics: Vec<_> = wsp_analysis::diagnostics_with_data_files(&db, file)
+    let raw = wsp_analysis::unsuppressed_diagnostics(&db, file);
+    let absolute = absolute(path);
+    let mut diagnostics: Vec<_> = wsp_analysis::apply_suppressions(&db, file, raw.clone(), true)
         .into_iter()
-        .filter(|d| selection.is_selected(d.code, &absolute(path)))
+        .filter(|d| selection.is_selected(d.code, &absolute))
         .collect();
     // A suppression hides an error from reports, not from the build: a file with errors is not
     // lowered, so each suppressed error is shown here, saying why.
-    let mut raw = wsp_analysis::file_diagnostics(&db, file).clone();
-    raw.extend(wsp_analysis::data_file_diagnostics(
-        &db,
-        file,
-        &wsp_analysis::read_npy_header,
-    ));
-    for mut d in raw {
-        if d.severity == Severity::Error && !diagnostics.contains(&d) {
+    let shown: std::collections::HashSet<&wsp_analysis::Diagnostic> = diagnostics.iter().collect();
+    let hidden: Vec<_> = raw
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error && !shown.contains(d))
+        .map(|mut d| {
             d.message.push_str(
                 " (suppressed in reports, by a `# noqa` comment or `wsp.toml`, but a file with errors does not run)",
             );
-            diagnostics.push(d);
-        }
-    }
+            d
+        })
+        .collect();
+    diagnostics.extend(hidden);
     diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
         // What `--bind` makes the run reach is known now, before a build.

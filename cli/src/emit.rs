@@ -64,9 +64,7 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
             text: text.clone(),
             diagnostics,
         };
-        let mut out = crate::report::Stream::Stderr.buffered();
-        crate::report::print_human(&[checked], 0, &mut out, false);
-        let _ = std::io::Write::flush(&mut out);
+        crate::report::print_human_to_stderr(checked);
     }
     let Some(lowered) = lowered else {
         return Ok(ExitCode::from(1));

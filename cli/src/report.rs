@@ -201,6 +201,13 @@ pub(crate) enum RunFormat {
     Json,
 }
 
+/// `wsp run`'s and `wsp emit`'s check diagnostics of their one file, on standard error.
+pub(crate) fn print_human_to_stderr(checked: Checked) {
+    let mut out = Stream::Stderr.buffered();
+    print_human(&[checked], 0, &mut out, false);
+    let _ = out.flush();
+}
+
 /// The diagnostics with source snippets, then (unless `quiet`) the count of files, errors and
 /// warnings.
 pub(crate) fn print_human(
@@ -314,7 +321,7 @@ fn shown_noted(file: &Checked) -> &[Diagnostic] {
     shown
 }
 
-fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

@@ -12,7 +12,7 @@ use wsp_codegen::BuildError;
 use wsp_runtime::process::ChildError;
 use wsp_runtime::{Action, Job, RunError};
 
-use crate::report::{Checked, RunDiagnostic, RunFormat, Stream};
+use crate::report::{Checked, RunDiagnostic, RunFormat};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -87,9 +87,7 @@ impl Shown {
                     text: self.text.clone(),
                     diagnostics,
                 };
-                let mut out = Stream::Stderr.buffered();
-                crate::report::print_human(&[checked], 0, &mut out, false);
-                let _ = std::io::Write::flush(&mut out);
+                crate::report::print_human_to_stderr(checked);
             }
             RunFormat::Json => self
                 .gathered
