@@ -121,6 +121,13 @@ fn chunk_diagnostics(db: &dyn salsa::Database, file: File, chunk: u32) -> Vec<Di
                 diags.extend(value.diags.iter().cloned());
                 // Only the queries that have something to check for this kind of value: each
                 // query asked keeps a memo, which a file of millions of statements feels.
+                if !value.explores.is_empty() {
+                    diags.extend(
+                        checks::programs::exploration_checks(db, item)
+                            .iter()
+                            .cloned(),
+                    );
+                }
                 match &value.value {
                     Value::Process(_) => {
                         diags.extend(process_generic(db, item).diags.iter().cloned());

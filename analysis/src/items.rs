@@ -104,9 +104,17 @@ pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
     items
 }
 
-/// `B, S = 2, 16`: each name with the value written for it, when a module-level assignment
-/// unpacks a tuple written out with one value per name.
-pub(crate) fn unpacked(stmt: &Stmt) -> Option<Vec<(ast::NameExpr, Expr)>> {
+/// What one name of an unpacking assignment takes.
+pub(crate) enum Part {
+    /// `B, S = 2, 16`: the value written for it.
+    Own(Expr),
+    /// `best, summary = scheduler.explore(space)`: element `i` of the value's tuple.
+    Element(Expr, usize),
+}
+
+/// Each name of a module-level assignment that unpacks into names, with what it takes: its own
+/// value when the tuple is written out with one value per name, else an element of the value.
+pub(crate) fn unpacked(stmt: &Stmt) -> Option<Vec<(ast::NameExpr, Part)>> {
     let Stmt::AssignStmt(a) = stmt else {
         return None;
     };
@@ -119,22 +127,34 @@ pub(crate) fn unpacked(stmt: &Stmt) -> Option<Vec<(ast::NameExpr, Expr)>> {
         Expr::ListExpr(l) => l.elements().collect(),
         _ => return None,
     };
-    let values: Vec<Expr> = match a.value()? {
-        Expr::TupleExpr(t) => t.elements().collect(),
-        Expr::ListExpr(l) => l.elements().collect(),
-        _ => return None,
+    let value = a.value()?;
+    let values: Option<Vec<Expr>> = match &value {
+        Expr::TupleExpr(t) => Some(t.elements().collect()),
+        Expr::ListExpr(l) => Some(l.elements().collect()),
+        _ => None,
     };
-    if names.len() != values.len() || names.is_empty() {
+    if names.is_empty() {
         return None;
     }
+    let parts: Vec<Part> = match values {
+        Some(values) if values.len() == names.len() => values.into_iter().map(Part::Own).collect(),
+        _ => (0..names.len())
+            .map(|i| Part::Element(value.clone(), i))
+            .collect(),
+    };
     names
         .into_iter()
-        .zip(values)
+        .zip(parts)
         .map(|(n, v)| match n {
             Expr::NameExpr(n) => Some((n, v)),
             _ => None,
         })
         .collect()
+}
+
+/// How many names an unpacking assignment binds (0 for any other statement).
+pub(crate) fn unpacked_count(stmt: &Option<Stmt>) -> usize {
+    stmt.as_ref().and_then(unpacked).map_or(0, |p| p.len())
 }
 
 /// Where each item starts in the file (re-computed on every edit, read only to place results).

@@ -91,7 +91,25 @@ pub fn lower_file_as_is(db: &dyn salsa::Database, file: File) -> Option<LoweredF
     // Symbols bound by `set_symbol_u64`/`set_axis_sizes`, by program, for its later runs.
     let mut symbols: Vec<(String, Vec<(String, u64)>)> = Vec::new();
     let started = started_pipelines(db, file);
+    let mut explored: Vec<u32> = Vec::new();
     for (&item, &start) in module_items(db, file).iter().zip(offsets) {
+        // An exploration runs where its statement stands, before what the statement does.
+        if matches!(item.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            for e in item_value(db, item).explores.iter() {
+                if explored.contains(&e.id) {
+                    continue;
+                }
+                explored.push(e.id);
+                if let Some((program, exploration)) = lower_exploration(db, item, e) {
+                    programs.push(program);
+                    let len = item.syntax(db).text_range().len();
+                    actions.push((
+                        TextRange::at(start, len),
+                        Action::Explore(Box::new(exploration)),
+                    ));
+                }
+            }
+        }
         match item.kind(db) {
             ItemKind::Assign => {
                 if let Some(p) = lower_program(db, item) {
@@ -328,7 +346,62 @@ fn program_of<'db>(
             let (schedule, _) = crate::workloads::resolve_task_params(db, schedule);
             lower_schedule(&schedule, &crate::workloads::field_extents(db, &schedule))
         },
+        explored: schedule.explored.as_ref().map(|e| e.id),
     })
+}
+
+/// The name of the program an exploration runs: no Python name, so no program of the file's.
+pub fn exploration_program(id: u32) -> String {
+    format!("explore#{id}")
+}
+
+/// An exploration: the program it runs (the workload with its own schedule, on cpu_sim) and
+/// its configurations, each lowered as a schedule is.
+fn lower_exploration<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    e: &crate::values::Explore<'db>,
+) -> Option<(Program, wsp_ir::explore::Exploration)> {
+    use crate::eval::explore::default_affinity_key;
+    let mut program = program_of(db, item, &e.schedule, wsp_ir::Target::CpuSim)?;
+    program.name = exploration_program(e.id);
+    program.explored = None;
+    let (resolved, _) = crate::workloads::resolve_task_params(db, &e.schedule);
+    let extents = crate::workloads::field_extents(db, &resolved);
+    let key = default_affinity_key(&crate::workloads::task_fields(db, &e.schedule));
+    let lower = |choice: &crate::eval::explore::Choice<'_>| {
+        let directives = Schedule {
+            directives: choice.directives(e.span, &key),
+            ..e.schedule.clone()
+        };
+        let mut config = choice.config(lower_schedule(&directives, &extents));
+        config.rejected =
+            directives.directives.iter().find_map(
+                |d| match crate::values::schedule::applicability(e.target, d.kind) {
+                    wsp_ir::schedule::Applicability::Rejected(why) => Some(format!(
+                        "{} on {}: {why}",
+                        d.kind.spelling(),
+                        e.target.name()
+                    )),
+                    _ => None,
+                },
+            );
+        config
+    };
+    let baseline_space = crate::values::Space::default();
+    let exploration = wsp_ir::explore::Exploration {
+        id: e.id,
+        label: e.label.clone(),
+        program: program.name.clone(),
+        configs: e.space.choices().iter().map(lower).collect(),
+        baseline: lower(&baseline_space.choices()[0]),
+        bindings: e.space.binding_sets(),
+        metric: e.metric,
+        trials: e.trials,
+        warmup: e.warmup,
+        verbose: e.verbose,
+    };
+    Some((program, exploration))
 }
 
 fn lower_composite(c: &Composite<'_>, call_list: &[WorkloadCall<'_>]) -> wsp_ir::Composite {
@@ -691,6 +764,16 @@ fn action(db: &dyn salsa::Database, item: Item<'_>, expr: Expr) -> Option<Action
         let query = TraceQuery::PrintSummary;
         return Some(Action::Print(vec![Shown::Trace { program, query }]));
     }
+    if let Some(Expr::AttributeExpr(a)) = c.callee()
+        && a.attr().is_some_and(|m| m.text() == "print_summary")
+        && let Value::Explored(e) = Eval::new(db, item).expr(&expr)
+        && e.query == wsp_ir::explore::ExploreQuery::PrintSummary
+    {
+        return Some(Action::Print(vec![Shown::Explored {
+            exploration: e.explore.id,
+            query: e.query,
+        }]));
+    }
     let Some(Expr::AttributeExpr(a)) = c.callee() else {
         return None;
     };
@@ -776,6 +859,10 @@ fn shown(eval: &mut Eval<'_>, e: &Expr, text: fn(&Value<'_>) -> String) -> Shown
             let (program, query) = *t;
             Shown::Trace { program, query }
         }
+        Value::Explored(e) => Shown::Explored {
+            exploration: e.explore.id,
+            query: e.query,
+        },
         Value::Complete => match e {
             Expr::CallExpr(c) => match c.callee() {
                 Some(Expr::AttributeExpr(a)) => match a.receiver() {
@@ -893,6 +980,13 @@ fn formatted(eval: &mut Eval<'_>, l: &wsp_syntax::ast::Literal) -> Shown {
                         spec: f.spec.clone().unwrap_or_default(),
                     })
                 }
+                (_, Value::Explored(e)) => pieces.push(FormatPiece::Explored {
+                    exploration: e.explore.id,
+                    query: e.query,
+                    debug: f.debug.clone(),
+                    conversion: f.conversion,
+                    spec: f.spec.clone().unwrap_or_default(),
+                }),
                 (Some((program, field)), _) => pieces.push(FormatPiece::Stats {
                     program,
                     field,

@@ -239,6 +239,41 @@ pub fn module_scope(db: &dyn salsa::Database, file: File) -> ModuleScope<'_> {
     }
 }
 
+/// The statements that change a search space in place, as the original's methods do
+/// (`space.add_streams([1, 2])` on a line of its own): the name, then the statement's
+/// position among the items, sorted. A later use of the name sees the space the last of them
+/// before it made.
+#[salsa::tracked(returns(ref))]
+pub fn space_updates(db: &dyn salsa::Database, file: File) -> Vec<(Box<str>, u32)> {
+    use wsp_syntax::ast::Expr;
+    let mut out: Vec<(Box<str>, u32)> = Vec::new();
+    for (index, &item) in module_items(db, file).iter().enumerate() {
+        if item.kind(db) != ItemKind::Expr {
+            continue;
+        }
+        let Some(Stmt::ExprStmt(s)) = item.stmt(db) else {
+            continue;
+        };
+        let Some(Expr::CallExpr(c)) = s.expr() else {
+            continue;
+        };
+        let Some(Expr::AttributeExpr(a)) = c.callee() else {
+            continue;
+        };
+        let (Some(Expr::NameExpr(n)), Some(m)) = (a.receiver(), a.attr()) else {
+            continue;
+        };
+        if crate::vocabulary::SPACE_METHODS
+            .iter()
+            .any(|s| s.name == m.text())
+        {
+            out.push((n.text().into(), index as u32));
+        }
+    }
+    out.sort();
+    out
+}
+
 /// The range of the name an item binds, relative to the item.
 pub fn name_range(db: &dyn salsa::Database, item: Item<'_>) -> Option<TextRange> {
     let stmt = item.stmt(db)?;

@@ -128,10 +128,14 @@ pub fn item_at(
                 let (n, v) = pairs
                     .into_iter()
                     .find(|(n, _)| n.text() == *item.name(db))?;
-                Some(
-                    n.syntax().text_range().contains_inclusive(at)
-                        || v.syntax().text_range().contains_inclusive(at),
-                )
+                // An element of one value: the first name's item evaluated it.
+                let value = match v {
+                    crate::items::Part::Own(e) | crate::items::Part::Element(e, 0) => {
+                        e.syntax().text_range().contains_inclusive(at)
+                    }
+                    crate::items::Part::Element(..) => false,
+                };
+                Some(n.syntax().text_range().contains_inclusive(at) || value)
             })
             .unwrap_or(false)
     }) {
@@ -289,13 +293,37 @@ fn statement_end(root: &wsp_syntax::SyntaxNode, def: TextRange) -> TextSize {
         .map_or(def.end(), |n| n.text_range().end())
 }
 
+/// The rows of a value's methods and members, with their docs.
+pub fn member_rows(v: &Value) -> &'static [Member] {
+    use wsp_ir::explore::ExploreQuery;
+    match v {
+        Value::Schedule(_) => SCHEDULE_METHODS,
+        Value::Program(_) => PROGRAM_MEMBERS,
+        Value::Process(_) => PROCESS_METHODS,
+        Value::Space(_) => crate::vocabulary::SPACE_METHODS,
+        Value::Scheduler(_) => crate::vocabulary::SCHEDULER_METHODS,
+        Value::Explored(e) if e.query == ExploreQuery::Summary => {
+            crate::vocabulary::SUMMARY_MEMBERS
+        }
+        _ => &[],
+    }
+}
+
 /// What may follow `v.`: the members `attribute` and `method` accept (for completion).
 pub fn member_names(v: &Value) -> Vec<&'static str> {
+    let rows = member_rows(v);
+    if !rows.is_empty() {
+        let mut names: Vec<&str> = rows.iter().map(|m| m.name).collect();
+        if matches!(v, Value::Space(_)) {
+            names.push("size");
+        }
+        return names;
+    }
     match v {
         Value::Builtin(b) => b.member_names(),
-        Value::Schedule(_) => SCHEDULE_METHODS.iter().map(|m| m.name).collect(),
-        Value::Program(_) => PROGRAM_MEMBERS.iter().map(|m| m.name).collect(),
-        Value::Process(_) => PROCESS_METHODS.iter().map(|m| m.name).collect(),
+        Value::Explored(e) if e.query == wsp_ir::explore::ExploreQuery::BestConfig => {
+            wsp_ir::explore::CONFIG_FIELDS.to_vec()
+        }
         Value::Tensor(_) => crate::eval::TENSOR_MEMBERS.to_vec(),
         Value::Stats => wsp_ir::STATS_FIELDS.to_vec(),
         Value::Trace(t) if t.1 == wsp_ir::TraceQuery::Trace => crate::vocabulary::TRACE_METHODS

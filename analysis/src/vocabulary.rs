@@ -343,6 +343,12 @@ vocabulary! {
         call!("cycles", [opt("cost_fn", "None", K::Key)], "Cycle-level simulation; `cost_fn` gives each task's cycles."),
     ]: "";
     Program = "Program": "the type of a compiled program: `.compile()` makes one.";
+    SearchSpace = "SearchSpace"(): "the configurations an `AutoScheduler` explores: `add_streams`, `add_dispatch`, `add_timing` (the original's), `add_stream_by`, `add_window`, `add_bindings`; each replaces its dimension's options and returns the space.";
+    AutoScheduler = "AutoScheduler"(req("workload", K::Workload)): "explores schedules of a workload: `best_config, summary = AutoScheduler(w).explore(space)`, ranked by the simulated clock's cycles.";
+    ScheduleConfig = "ScheduleConfig"(opt("streams", "1", K::Int), opt("dispatch", "\"round_robin\"", K::Str), opt("dispatch_param", "4", K::Int), opt("timing", "\"immediate\"", K::Str), opt("timing_param", "None", K::Int)): "one schedule configuration, as an exploration reports it; `w.with_config(config)` applies one.";
+    ExplorationSummary = "ExplorationSummary": "the type of what `explore` returns second: `print_summary()`, `top_configs(n)`, `best_config`, `speedup`, `results`, ...";
+    ExplorationResult = "ExplorationResult": "the type of one entry of `summary.results`.";
+    AutoSchedule = "auto_schedule"(req("workload", K::Workload), opt("verbose", "False", K::Value)): "the workload with the best configuration of `AutoScheduler(workload).find_best()` applied: `auto_schedule(w).compile()`.";
     TraceLevel = "TraceLevel" [
         value("NONE", "No trace."),
         value("SUMMARY", "Counts only."),
@@ -402,7 +408,7 @@ vocabulary! {
 impl Builtin {
     /// The original's submodules a file may import from (`from pto_wsp.csp import send`), each
     /// with the names it has here; they are `pto_wsp`'s own names.
-    pub const SUBMODULES: [(&'static str, &'static [Builtin]); 4] = [
+    pub const SUBMODULES: [(&'static str, &'static [Builtin]); 5] = [
         (
             "pto_wsp.scalar_expr",
             &[
@@ -436,6 +442,17 @@ impl Builtin {
             ],
         ),
         ("pto_wsp.workload", &[Builtin::WorkloadNode]),
+        (
+            "pto_wsp.auto_schedule",
+            &[
+                Builtin::AutoScheduler,
+                Builtin::SearchSpace,
+                Builtin::ScheduleConfig,
+                Builtin::ExplorationResult,
+                Builtin::ExplorationSummary,
+                Builtin::AutoSchedule,
+            ],
+        ),
     ];
 
     pub fn lookup(name: &str) -> Option<Builtin> {
@@ -553,6 +570,11 @@ pub const SCHEDULE_METHODS: &[Member] = &[
         "compile",
         [opt("target", "\"cpu_sim\"", K::Str)],
         "A program for a target."
+    ),
+    call!(
+        "with_config",
+        [req("config", K::Value)],
+        "The workload with a configuration applied: an exploration's `best_config` (chosen when the file runs) or a `ScheduleConfig(...)`; its dispatch, streams, stream key, timing and window replace the workload's."
     ),
     call!(
         "named",
@@ -685,6 +707,103 @@ pub const TRACE_METHODS: &[Member] = &[
         "kernel_time_ms",
         [],
         "Simulated time summed over kernel runs."
+    ),
+];
+
+/// The methods of `SearchSpace()`: each replaces its dimension's options and returns the space.
+pub const SPACE_METHODS: &[Member] = &[
+    call!(
+        "add_streams",
+        [req("values", K::Value)],
+        "Stream counts to try: `add_streams([1, 2, 4, 8])`."
+    ),
+    call!(
+        "add_dispatch",
+        [
+            req("policies", K::Value),
+            opt("params", "[4]", K::Value),
+            opt("keys", "None", K::Value)
+        ],
+        "Dispatch policies (`round_robin`, `work_steal`, `affinity`, `hash`, `dispatch_by`), each with every AICPU count in `params`; a keyed policy with every key in `keys` (`affinity` without keys uses the original's `t.get(\"batch\", 0)`)."
+    ),
+    call!(
+        "add_timing",
+        [req("policies", K::Value), opt("params", "[None]", K::Value)],
+        "Timing policies (`immediate`, `batched`, `interleaved`), each with every size in `params` (`immediate` takes none)."
+    ),
+    call!(
+        "add_stream_by",
+        [req("keys", K::Value)],
+        "Keys that choose each task's stream (`lambda t: t.e`), or `None` for streams in turn."
+    ),
+    call!(
+        "add_window",
+        [
+            req("sizes", K::Value),
+            opt("modes", "[WindowMode.STALL]", K::Value)
+        ],
+        "Task-window sizes (in tasks) and modes to try; `None` keeps the workload's window."
+    ),
+    call!(
+        "add_bindings",
+        [],
+        "Run-time symbols' values, by name (`add_bindings(requests=[1, 4, 16])`): every configuration is scored over every combination, its cycles summed."
+    ),
+];
+
+/// The methods of `AutoScheduler(workload)`.
+pub const SCHEDULER_METHODS: &[Member] = &[
+    call!(
+        "explore",
+        [
+            req("space", K::Value),
+            opt("trials", "3", K::Int),
+            opt("warmup", "1", K::Int),
+            opt("verbose", "False", K::Value),
+            opt("metric", "\"cycles\"", K::Str),
+            opt("target", "\"cpu_sim\"", K::Str)
+        ],
+        "Scores every configuration of the space: `(best_config, summary)`. With `metric=\"cycles\"` the tasks run once and each configuration is timed by the simulated clock (deterministic: `trials` does not matter); `metric=\"wall\"` runs each `trials` times and takes the mean wall-clock time, as the original does."
+    ),
+    call!(
+        "find_best",
+        [opt("max_streams", "8", K::Int), opt("trials", "3", K::Int)],
+        "The best configuration of the original's default space: 1, 2, 4 and `max_streams` streams (at most 8), `round_robin(4)` or `work_steal`, `immediate`."
+    ),
+    call!(
+        "register_kernel",
+        [req("name", K::Str), req("impl", K::Value)],
+        "The original's Python kernel implementations; kernels here are compiled, so this is refused."
+    ),
+];
+
+/// The members of an exploration's summary (the original's `ExplorationSummary`).
+pub const SUMMARY_MEMBERS: &[Member] = &[
+    call!(
+        "print_summary",
+        [],
+        "Prints what was tested, the baseline and best times, the speedup and the best configuration."
+    ),
+    call!(
+        "top_configs",
+        [opt("n", "5", K::Int)],
+        "The `n` best `(config, time_ms)` pairs, ties in the space's order."
+    ),
+    value(
+        "best_config",
+        "The configuration with the least score; the first of equals.",
+    ),
+    value(
+        "best_time_ms",
+        "Its time: simulated ms at the target's clock (or wall-clock ms with `metric=\"wall\"`).",
+    ),
+    value("baseline_time_ms", "The time of `ScheduleConfig()`."),
+    value("speedup", "Baseline time over best time."),
+    value("best_cycles", "The best configuration's simulated cycles."),
+    value("baseline_cycles", "The baseline's simulated cycles."),
+    value(
+        "results",
+        "Every configuration's `ExplorationResult`, in the space's order.",
     ),
 ];
 

@@ -334,6 +334,8 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         initial_values: None,
         compile_time_ms,
         traces: Default::default(),
+        tune_cache: Some(wsp_runtime::explore::cache_dir(&cache)),
+        explorations: Vec::new(),
     };
     if !job.programs.is_empty()
         && !job

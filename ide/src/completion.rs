@@ -4,9 +4,9 @@
 
 use crate::symbols::{annotation_text, item_detail};
 use wsp_analysis::semantic::{
-    Builtin, Item, ItemKind, PROCESS_METHODS, PROGRAM_MEMBERS, SCHEDULE_METHODS, Symbol,
-    SymbolKind, Value, item_at, item_kind, kernel_body, kernel_signature, member_names, method,
-    module_scope, scope_at, symbol_kind, value_of, workload_generic, workload_params,
+    Builtin, Item, ItemKind, Symbol, SymbolKind, Value, item_at, item_kind, kernel_body,
+    kernel_signature, member_names, member_rows, method, module_scope, scope_at, symbol_kind,
+    value_of, workload_generic, workload_params,
 };
 use wsp_analysis::{File, ops};
 use wsp_syntax::ast::{self, AstNode, Expr};
@@ -120,13 +120,8 @@ fn members(db: &dyn salsa::Database, item: Item<'_>, receiver: &Expr) -> Vec<Com
                     };
                     (format!("{}.{m}", b.name()), doc)
                 }
-                Value::Schedule(_) | Value::Program(_) | Value::Process(_) => {
-                    let rows = match &value {
-                        Value::Schedule(_) => SCHEDULE_METHODS,
-                        Value::Process(_) => PROCESS_METHODS,
-                        _ => PROGRAM_MEMBERS,
-                    };
-                    let doc = method(rows, m).map_or_else(String::new, |row| {
+                _ if !member_rows(&value).is_empty() => {
+                    let doc = method(member_rows(&value), m).map_or_else(String::new, |row| {
                         format!("`{}`: {}", row.signature(), row.doc)
                     });
                     (format!(".{m}"), doc)

@@ -102,7 +102,7 @@ fn members_ops_and_methods() {
             "DType.$0)\n": F16 (DType.F16), BF16 (DType.BF16), F32 (DType.F32), F64 (DType.F64), I8 (DType.I8), I16 (DType.I16), I32 (DType.I32), I64 (DType.I64), U8 (DType.U8), U16 (DType.U16), U32 (DType.U32), U64 (DType.U64)
             "P.$0(b_axis)": seq (P.seq), sel (P.sel), when (P.when), otherwise (P.otherwise), pipe (P.pipe)
             "DispatchPolicy.r$0": round_robin (DispatchPolicy.round_robin), affinity (DispatchPolicy.affinity), hash (DispatchPolicy.hash), dispatch_by (DispatchPolicy.dispatch_by), work_steal (DispatchPolicy.work_steal)
-            ".$0dispatch(": dispatch (.dispatch), streams (.streams), stream_by (.stream_by), timing (.timing), task_graph (.task_graph), spatial_map (.spatial_map), compile (.compile), named (.named), start (.start), join (.join)
+            ".$0dispatch(": dispatch (.dispatch), streams (.streams), stream_by (.stream_by), timing (.timing), task_graph (.task_graph), spatial_map (.spatial_map), compile (.compile), with_config (.with_config), named (.named), start (.start), join (.join)
             "program.$0": execute (.execute), synchronize (.synchronize), set_symbol_u64 (.set_symbol_u64), set_symbol_f32 (.set_symbol_f32), set_axis_sizes (.set_axis_sizes), enable_tracing (.enable_tracing), disable_tracing (.disable_tracing), clear_trace (.clear_trace), is_complete (.is_complete), stats (.stats), using_cpp_backend (.using_cpp_backend), trace (.trace)
         "#]],
     );
@@ -121,17 +121,17 @@ fn keywords_and_names_in_scope() {
         ],
         expect![[r#"
             "$0": x= (In[Tile[16, 128, F32]]), y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 71 pto_wsp names
+                + 77 pto_wsp names
             "x=X[b], $0": y= (Out[Tile[16, 128, F32]]), b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 71 pto_wsp names
+                + 77 pto_wsp names
             "x=$0": b (loop variable), b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 71 pto_wsp names
+                + 77 pto_wsp names
             "    s$0\n": b_axis (Dense), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), scale (kernel(x, y))
-                + 71 pto_wsp names
+                + 77 pto_wsp names
             "    u = pto.add($0": t (Tile[16,128] F32), y (Out[Tile[16, 128, F32]]), x (In[Tile[16, 128, F32]]), ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4)
-                + 71 pto_wsp names
+                + 77 pto_wsp names
             "program = run($0": ROWS (the integer 16), X ([4,16,128] F32), Y ([4,16,128] F32), batch (Dense 4), run (workload(b_axis)), scale (kernel(x, y))
-                + 71 pto_wsp names
+                + 77 pto_wsp names
         "#]],
     );
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Action {
     /// `NAME.execute(symbol=value, ...)`
     Execute {
@@ -26,6 +26,8 @@ pub enum Action {
         path: String,
         indent: Option<u32>,
     },
+    /// `scheduler.explore(space)`, `find_best()`, `auto_schedule(w)`: score the configurations.
+    Explore(Box<crate::explore::Exploration>),
     /// A bare expression statement. A run does nothing with it (as Python does with a script's);
     /// a notebook shows the value of a cell's last one.
     Show(Shown),
@@ -60,6 +62,11 @@ pub enum Shown {
     /// What `program.trace` holds at that point of the run: the trace itself (shown as its
     /// summary), one of its methods' values, or the lines of `print_summary()`.
     Trace { program: String, query: TraceQuery },
+    /// What an exploration found (by its id), read once it has run.
+    Explored {
+        exploration: u32,
+        query: crate::explore::ExploreQuery,
+    },
 }
 
 /// `TraceLevel.X`, ordered as the original's `IntEnum`: each level records what the one before
@@ -177,6 +184,14 @@ pub enum FormatPiece {
     Trace {
         program: String,
         query: TraceQuery,
+        debug: Option<String>,
+        conversion: Option<char>,
+        spec: String,
+    },
+    /// `{summary.speedup:.2f}` and other values of an exploration's results.
+    Explored {
+        exploration: u32,
+        query: crate::explore::ExploreQuery,
         debug: Option<String>,
         conversion: Option<char>,
         spec: String,

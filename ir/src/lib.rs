@@ -10,6 +10,7 @@ mod actions;
 mod affine;
 pub mod arch;
 pub mod buffers;
+pub mod explore;
 pub mod instructions;
 pub mod kernel;
 pub mod layout;
@@ -61,6 +62,11 @@ pub struct Program {
     pub workloads: Vec<Workload>,
     pub root: Composite,
     pub schedule: Vec<Directive>,
+    /// `w.with_config(best_config)` and `auto_schedule(w)`: the exploration (by
+    /// [`explore::Exploration::id`]) whose best configuration is applied to `schedule` when
+    /// the program runs.
+    #[serde(default)]
+    pub explored: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

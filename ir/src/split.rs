@@ -1055,6 +1055,7 @@ mod tests {
             }],
             root: Composite::Call(0),
             schedule: vec![],
+            explored: None,
         };
         let split = split_program(&program, &A2A3).unwrap();
         let names: Vec<&str> = split.kernels.iter().map(|k| k.name.as_str()).collect();

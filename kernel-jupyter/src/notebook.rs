@@ -102,6 +102,8 @@ pub struct Notebook {
     last_fields: std::collections::HashMap<String, wsp_runtime::ProgramStats>,
     /// Each program's `program.trace` and trace level, carried from cell to cell.
     traces: wsp_runtime::Traces,
+    /// What the cells' explorations found, for later cells.
+    explorations: Vec<(wsp_ir::explore::Exploration, wsp_ir::explore::Results)>,
     count: u32,
 }
 
@@ -130,6 +132,7 @@ impl Notebook {
             last_stats: Default::default(),
             last_fields: Default::default(),
             traces: Default::default(),
+            explorations: Vec::new(),
             runner: Default::default(),
             taken_out: Vec::new(),
             count: 0,
@@ -360,7 +363,9 @@ impl Notebook {
                     .iter()
                     .map(|p| match p {
                         wsp_ir::FormatPiece::Text(t) => t.as_str(),
-                        wsp_ir::FormatPiece::Stats { .. } | wsp_ir::FormatPiece::Trace { .. } => "",
+                        wsp_ir::FormatPiece::Stats { .. }
+                        | wsp_ir::FormatPiece::Trace { .. }
+                        | wsp_ir::FormatPiece::Explored { .. } => "",
                     })
                     .collect();
                 let repr = wsp_ir::pyformat::PyValue::Str(text).repr();
@@ -414,6 +419,15 @@ impl Notebook {
                     let text = wsp_ir::pyformat::format_field(&value, None, None, "").ok()?;
                     Some(MimeBundle(vec![("text/plain", text)]))
                 });
+            }
+            Some(Shown::Explored { exploration, query }) => {
+                out.result = self
+                    .explorations
+                    .iter()
+                    .rfind(|(e, _)| e.id == exploration)
+                    .and_then(|(e, results)| {
+                        Some(MimeBundle(vec![("text/plain", results.repr(e, &query)?)]))
+                    });
             }
             None => {}
         }
@@ -617,6 +631,8 @@ impl Notebook {
             initial_values: Some(self.values.path().to_path_buf()),
             compile_time_ms,
             traces: self.traces.clone(),
+            tune_cache: Some(wsp_runtime::explore::cache_dir(&wsp_codegen::cache_dir())),
+            explorations: self.explorations.clone(),
         };
         let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,
@@ -654,6 +670,7 @@ impl Notebook {
             Err(ChildError::Process(m)) => return Err(CellError::plain("RunError", m)),
         };
         self.traces = report.traces.clone();
+        self.explorations = report.explorations.clone();
         if !stderr.is_empty() {
             out.outputs.push(Output::Stderr(stderr));
         }

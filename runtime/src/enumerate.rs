@@ -119,6 +119,9 @@ pub struct Enumerator<'a> {
     pipes: Vec<Pipe<'a>>,
     dispatch_key: Option<&'a ScalarExpr>,
     stream_key: Option<&'a ScalarExpr>,
+    /// The keys an exploration's configurations dispatch or stream by, each evaluated for
+    /// every kernel task into `Graph::key_table`.
+    pub explore_keys: Vec<&'a ScalarExpr>,
     /// Derived tensors by id: the op that computes them and their source's id.
     derived: HashMap<usize, (&'a str, usize)>,
     /// Scratch: the regions of the task being enumerated, and its dependencies.
@@ -189,6 +192,7 @@ impl<'a> Enumerator<'a> {
             pipes: Vec::new(),
             dispatch_key,
             stream_key,
+            explore_keys: Vec::new(),
             derived,
             workload: "",
             bounds: Vec::new(),
@@ -526,6 +530,7 @@ impl<'a> Enumerator<'a> {
             || count < 2
             || self.dispatch_key.is_some()
             || self.stream_key.is_some()
+            || !self.explore_keys.is_empty()
         {
             return Ok(None);
         }
@@ -1062,6 +1067,14 @@ impl<'a> Enumerator<'a> {
             let g = &mut self.run.graph;
             g.keys.resize(id as usize, (0, -1));
             g.keys.push(k);
+        }
+        if !self.explore_keys.is_empty() {
+            let n = self.explore_keys.len();
+            self.run.graph.key_table.resize(id as usize * n, 0);
+            for i in 0..n {
+                let v = self.scalar(self.explore_keys[i])?;
+                self.run.graph.key_table.push(v);
+            }
         }
         let mut deps = std::mem::take(&mut self.deps);
         deps.clear();

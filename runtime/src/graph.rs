@@ -97,6 +97,9 @@ pub struct Graph {
     /// Schedule keys (dispatch, stream) by task, for programs whose schedule has them;
     /// shorter than the task count when later tasks have none.
     pub keys: Vec<(i64, i64)>,
+    /// An exploration's keys: per task id, one value per key its configurations dispatch or
+    /// stream by (`Enumerator::explore_keys`); shorter when later tasks have none.
+    pub key_table: Vec<i64>,
     /// The id the next task gets.
     next: TaskId,
 }
@@ -116,6 +119,7 @@ impl Default for Graph {
             scalars: Vec::new(),
             index: Vec::new(),
             keys: Vec::new(),
+            key_table: Vec::new(),
             next: 0,
         }
     }

@@ -6,6 +6,7 @@ pub mod clock;
 mod dump;
 mod enumerate;
 pub mod exec;
+pub mod explore;
 pub mod fault;
 mod graph;
 mod normal;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use wsp_ir::explore::{self as explore_ir, Exploration};
 use wsp_ir::kernel::KernelBody;
 use wsp_ir::layout::Layouts;
 use wsp_ir::plan::TensorOrigin;
@@ -84,6 +86,12 @@ pub struct Job {
     /// and each program's trace level then.
     #[serde(default)]
     pub traces: Traces,
+    /// The folder exploration scores are cached in; `None` scores every configuration.
+    #[serde(default)]
+    pub tune_cache: Option<PathBuf>,
+    /// Explorations earlier runs made (a notebook's cells), which statements here may read.
+    #[serde(default)]
+    pub explorations: Vec<(Exploration, explore_ir::Results)>,
 }
 
 /// Each program's `program.trace` runs and trace level, by program name.
@@ -132,6 +140,9 @@ pub struct Report {
     /// `program.trace` of each program after the run, for the next one (a notebook's cell).
     #[serde(default)]
     pub traces: Traces,
+    /// Each exploration the run made, with what it found, in order.
+    #[serde(default)]
+    pub explorations: Vec<(Exploration, explore_ir::Results)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -613,6 +624,17 @@ fn run_job(
         cube_cores: target.cube_cores,
         ..Report::default()
     };
+    // A program compiled with an exploration's best configuration, once it is known.
+    let chosen: Vec<std::cell::OnceCell<Program>> =
+        job.programs.iter().map(|_| Default::default()).collect();
+    let mut explorations = job.explorations.clone();
+    let machine_memory = host_memory - tensor_bytes;
+    let identity = format!(
+        "{} {:?} {:?}",
+        explore::runtime_identity(),
+        job.target,
+        job.kernel_cycles
+    );
     let mut ranges = Vec::new();
     // `print` output, with `program.stats` filled in once the clock has run.
     let mut printed: Vec<Printed> = Vec::new();
@@ -633,9 +655,23 @@ fn run_job(
         let step = (|| -> Result<(), RunError> {
             match action {
                 Action::Execute { program, bindings } => {
-                    let Some((p, _)) = job.programs.iter().find(|(p, _)| &p.name == program) else {
+                    let Some(at) = job.programs.iter().position(|(p, _)| &p.name == program) else {
                         return Err(RunError::Invalid(format!("no program `{program}`")));
                     };
+                    let mut p = &job.programs[at].0;
+                    if let Some(id) = p.explored {
+                        let Some((e, results)) = explorations.iter().find(|(e, _)| e.id == id)
+                        else {
+                            return Err(RunError::Invalid(format!(
+                                "`{program}` runs with the best configuration of an exploration that has not run"
+                            )));
+                        };
+                        let best = results.best.map_or(&e.baseline, |b| &e.configs[b as usize]);
+                        p = chosen[at].get_or_init(|| Program {
+                            schedule: explore_ir::apply(&p.schedule, &best.directives),
+                            ..p.clone()
+                        });
+                    }
                     let mut binds: HashMap<String, u64> = p
                         .symbols
                         .iter()
@@ -666,6 +702,47 @@ fn run_job(
                 }
                 Action::EnableTracing { program, level } => {
                     traces.levels.insert(program.clone(), *level);
+                }
+                Action::Explore(e) => {
+                    let Some((p, _)) = job.programs.iter().find(|(p, _)| p.name == e.program)
+                    else {
+                        return Err(RunError::Invalid(format!("no program `{}`", e.program)));
+                    };
+                    // The exploration copies the tensors as they are now.
+                    run.flush();
+                    let mut defaults: HashMap<String, u64> = p
+                        .symbols
+                        .iter()
+                        .map(|s| (s.name.clone(), s.default))
+                        .collect();
+                    defaults.extend(job.bindings.iter().cloned());
+                    let machine = explore::Machine {
+                        kernels: &run.kernels,
+                        cycle_hooks: &run.cycle_hooks,
+                        costs: &costs,
+                        target: &target,
+                        workers: job.workers,
+                        index_launches: job.index_launches,
+                        memory: machine_memory,
+                        identity: identity.clone(),
+                    };
+                    let began = Instant::now();
+                    let (results, verbose) = explore::explore(
+                        &machine,
+                        e,
+                        p,
+                        kernel_base[&p.name],
+                        &defaults,
+                        &run.tensors,
+                        job.tune_cache.as_deref(),
+                    )?;
+                    // Exploring is not the program's time.
+                    io += began.elapsed();
+                    if !verbose.is_empty() {
+                        printed.push(Printed::Text(verbose));
+                    }
+                    explorations.retain(|(x, _)| x.id != e.id);
+                    explorations.push(((**e).clone(), results));
                 }
                 Action::ClearTrace { program } => {
                     trace_start.insert(program.clone(), (0, ranges.len()));
@@ -723,6 +800,9 @@ fn run_job(
                                 execution: last_execution(&ranges, program),
                                 field: Some(field.clone()),
                             },
+                            Shown::Explored { exploration, query } => {
+                                Printed::Text(explored(&explorations, *exploration, query)?.str())
+                            }
                             Shown::Trace { program, query } => Printed::Trace {
                                 at: trace_at(&trace_start, program, ranges.len()),
                                 query: query.clone(),
@@ -747,6 +827,29 @@ fn run_job(
                                                 spec.clone(),
                                             )),
                                         },
+                                        FormatPiece::Explored {
+                                            exploration,
+                                            query,
+                                            debug,
+                                            conversion,
+                                            spec,
+                                        } => {
+                                            let value =
+                                                explored(&explorations, *exploration, query)?;
+                                            Printed::Text(
+                                                wsp_ir::pyformat::format_field(
+                                                    &value,
+                                                    debug.as_deref(),
+                                                    *conversion,
+                                                    spec,
+                                                )
+                                                .map_err(|m| {
+                                                    RunError::Invalid(format!(
+                                                        "f-string field `{{...:{spec}}}`: {m}"
+                                                    ))
+                                                })?,
+                                            )
+                                        }
                                         FormatPiece::Stats {
                                             program,
                                             field,
@@ -843,6 +946,7 @@ fn run_job(
             extra_cycles: &extra_cycles,
             collectives: &collective_cycles,
             channel_latency,
+            keys: None,
         };
         let tl = clock::simulate(&run.graph, lo, hi, &p.schedule, charges, &target, spans);
         let task_count = run.graph.kernel_tasks(lo, hi);
@@ -995,6 +1099,7 @@ fn run_job(
         }
     }
     report.traces = after;
+    report.explorations = explorations;
     if stopped.is_some() {
         // What the run would write is not written: its values are those of a run cut short.
         return Ok(report);
@@ -1048,6 +1153,21 @@ fn run_job(
     drop(run);
     drop(libraries);
     Ok(report)
+}
+
+/// What a statement reads of exploration `id`'s results.
+fn explored(
+    explorations: &[(Exploration, explore_ir::Results)],
+    id: u32,
+    query: &explore_ir::ExploreQuery,
+) -> Result<PyValue, RunError> {
+    let (e, results) = explorations
+        .iter()
+        .find(|(e, _)| e.id == id)
+        .ok_or_else(|| RunError::Invalid(format!("exploration {id} has not run")))?;
+    results
+        .value(e, query)
+        .ok_or_else(|| RunError::Invalid(format!("an exploration has no {query:?}")))
 }
 
 /// A piece of `print` output.

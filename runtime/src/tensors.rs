@@ -76,6 +76,25 @@ impl TensorData {
         self.shape.iter().product::<u64>() as usize
     }
 
+    /// A copy, allocated fallibly: a refused allocation is an error naming the tensor.
+    pub fn try_clone(&self) -> Result<TensorData, String> {
+        let mut words = Vec::new();
+        words.try_reserve_exact(self.words.len()).map_err(|_| {
+            format!(
+                "cannot copy tensor `{}` ({}): out of memory",
+                self.name,
+                wsp_ir::memory::bytes_text(self.words.len() as u64 * 8)
+            )
+        })?;
+        words.extend_from_slice(&self.words);
+        Ok(TensorData {
+            name: self.name.clone(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            words,
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -457,6 +476,19 @@ impl TensorView {
 }
 
 impl Tensors {
+    /// A copy of every tensor's values, for work that must not change them (an exploration).
+    pub fn try_clone(&self) -> Result<Tensors, String> {
+        Ok(Tensors {
+            by_name: self.by_name.clone(),
+            data: self
+                .data
+                .iter()
+                .map(TensorData::try_clone)
+                .collect::<Result<_, _>>()?,
+            views: self.views.clone(),
+        })
+    }
+
     /// Element `i` (row-major) of a tensor or a view.
     pub fn element(&self, name: &str, i: u64) -> Option<f64> {
         if let Some(t) = self.get(name) {

@@ -378,17 +378,12 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
         out.push(Diag::new(Code::KeyExpression, span, message));
     }
     // Keys use task fields.
-    let mut fields: Vec<String> = Vec::new();
+    let fields = crate::workloads::task_fields(db, s);
     let mut tensors = Vec::new();
     for call in s.calls() {
         let plan = &workload_instance(db, call).0;
         for n in plan_nodes(&plan.body) {
             if let PlanNode::Task(t) = n {
-                for f in &t.fields {
-                    if !fields.contains(f) {
-                        fields.push(f.clone());
-                    }
-                }
                 for a in &t.args {
                     if let TaskArg::Tile { view, .. } = a
                         && !tensors
@@ -403,51 +398,7 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
     }
     let extents = crate::workloads::field_extents(db, s);
     for d in &s.directives {
-        let key = d.key();
-        // A part that is no task field at all is reported below.
-        if let Some((k, true)) = key
-            && let Err(part) = k.row_major(|f| extents.get(f).copied())
-            && !matches!(&part, wsp_ir::ScalarExpr::Var(f) if !fields.contains(f))
-        {
-            out.push(Diag::new(
-                Code::KeyExpression,
-                d.span,
-                format!(
-                    "a tuple key combines its parts row-major, each after the first a task field with a static extent, and `{part}` is {}; write the combination out (`lambda t: t.b * N + t.h`) or use `DispatchPolicy.hash`, which hashes a tuple whole",
-                    if matches!(part, wsp_ir::ScalarExpr::Var(_)) {
-                        "a field whose extent is known only at run time"
-                    } else {
-                        "not a task field"
-                    }
-                ),
-            ));
-        }
-        if let Some((k, _)) = key {
-            let mut used = Vec::new();
-            key_vars(&k.expr, &mut used);
-            for v in used {
-                // An unresolved `t.params[k]` is reported above.
-                if !fields.contains(&v) && !v.starts_with("params[") {
-                    let list = if fields.is_empty() {
-                        "the program has no tasks".to_string()
-                    } else {
-                        format!(
-                            "the tasks' fields are {}",
-                            fields
-                                .iter()
-                                .map(|f| format!("`{f}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    };
-                    out.push(Diag::new(
-                        Code::KeyExpression,
-                        d.span,
-                        format!("the key uses the task field `{v}`, which no task has; {list}"),
-                    ));
-                }
-            }
-        }
+        out.extend(key_checks(&fields, &extents, d));
     }
     // Shards fit the spatial grid.
     let grid = s.directives.iter().find_map(|d| match &d.detail {
@@ -488,6 +439,120 @@ pub fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 );
             }
             out.push(d);
+        }
+    }
+    out
+}
+
+/// The checks of the explorations an item makes: the keys of the explored workload's schedule
+/// and of the space's configurations use task fields (WSP504).
+#[salsa::tracked(returns(ref))]
+pub fn exploration_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    for e in item_value(db, item).explores.iter() {
+        let symbols = crate::lower::runtime_symbols(db, &e.schedule);
+        for (name, _) in &e.space.bindings {
+            if !symbols.iter().any(|(n, _)| n == name) {
+                let list: Vec<String> = symbols.iter().map(|(n, _)| format!("`{n}`")).collect();
+                let has = if list.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("its run-time symbols are {}", list.join(", "))
+                };
+                out.push(Diag::new(
+                    Code::UnknownMember,
+                    e.span,
+                    format!("the space binds `{name}`, which is no run-time symbol of the explored workload; {has}"),
+                ));
+            }
+        }
+        let (s, unresolved) = crate::workloads::resolve_task_params(db, &e.schedule);
+        for (span, message) in unresolved {
+            out.push(Diag::new(Code::KeyExpression, span, message));
+        }
+        let fields = crate::workloads::task_fields(db, &s);
+        let extents = crate::workloads::field_extents(db, &s);
+        for d in &s.directives {
+            out.extend(key_checks(&fields, &extents, d));
+        }
+        // Each key of the space once, reported at the exploration.
+        let mut keys: Vec<&crate::values::Key> = Vec::new();
+        let space = &e.space;
+        let given = space
+            .dispatch
+            .iter()
+            .filter_map(|d| d.2.as_ref())
+            .chain(space.stream_keys.iter().flatten());
+        for k in given {
+            if keys.contains(&&k.key) {
+                continue;
+            }
+            keys.push(&k.key);
+            let d = crate::values::schedule::Directive {
+                kind: DirectiveKind::StreamBy,
+                span: e.span,
+                detail: DirectiveDetail::Key(k.key.clone()),
+            };
+            for mut diag in key_checks(&fields, &extents, &d) {
+                diag.message = format!("`{}`: {}", k.text, diag.message);
+                out.push(diag);
+            }
+        }
+    }
+    out
+}
+
+/// WSP504 for a directive's key: every field it uses is a task field, and a tuple key's parts
+/// after the first have static extents.
+pub(crate) fn key_checks<'db>(
+    fields: &[String],
+    extents: &std::collections::HashMap<String, u64>,
+    d: &crate::values::schedule::Directive<'db>,
+) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    let key = d.key();
+    // A part that is no task field at all is reported below.
+    if let Some((k, true)) = key
+        && let Err(part) = k.row_major(|f| extents.get(f).copied())
+        && !matches!(&part, wsp_ir::ScalarExpr::Var(f) if !fields.contains(f))
+    {
+        out.push(Diag::new(
+            Code::KeyExpression,
+            d.span,
+            format!(
+                "a tuple key combines its parts row-major, each after the first a task field with a static extent, and `{part}` is {}; write the combination out (`lambda t: t.b * N + t.h`) or use `DispatchPolicy.hash`, which hashes a tuple whole",
+                if matches!(part, wsp_ir::ScalarExpr::Var(_)) {
+                    "a field whose extent is known only at run time"
+                } else {
+                    "not a task field"
+                }
+            ),
+        ));
+    }
+    if let Some((k, _)) = key {
+        let mut used = Vec::new();
+        key_vars(&k.expr, &mut used);
+        for v in used {
+            // An unresolved `t.params[k]` is reported above.
+            if !fields.contains(&v) && !v.starts_with("params[") {
+                let list = if fields.is_empty() {
+                    "the program has no tasks".to_string()
+                } else {
+                    format!(
+                        "the tasks' fields are {}",
+                        fields
+                            .iter()
+                            .map(|f| format!("`{f}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                out.push(Diag::new(
+                    Code::KeyExpression,
+                    d.span,
+                    format!("the key uses the task field `{v}`, which no task has; {list}"),
+                ));
+            }
         }
     }
     out

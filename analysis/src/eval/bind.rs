@@ -399,6 +399,7 @@ impl<'db> Eval<'db> {
             root: Composite::Call(call),
             directives: Vec::new(),
             target: None,
+            explored: None,
         }))
     }
 }

@@ -72,6 +72,10 @@ impl<'db> Eval<'db> {
             Builtin::Cond => self.cond(b, c),
             Builtin::Connect => self.connect(b, c),
             Builtin::Replicate => self.replicate(b, c),
+            Builtin::SearchSpace => self.search_space(c),
+            Builtin::ScheduleConfig => self.schedule_config(c),
+            Builtin::AutoScheduler => self.auto_scheduler(c),
+            Builtin::AutoSchedule => self.auto_schedule(c),
             _ => {
                 let range = c.syntax().text_range();
                 self.error(
@@ -576,6 +580,7 @@ impl<'db> Eval<'db> {
                 root,
                 directives: Vec::new(),
                 target: None,
+                explored: None,
             }))
         } else {
             Value::Unknown

@@ -622,6 +622,12 @@ impl<'db> Eval<'db> {
                 );
                 Value::Unknown
             }
+            Value::Explored(e) => self.explored_attribute((**e).clone(), &name, attr_range),
+            // The original's `SearchSpace.size`: known when the file is checked.
+            Value::Space(s) if name == "size" => match s.size() {
+                Some(n) => Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+                None => Value::Unknown,
+            },
             Value::Stats => {
                 if wsp_ir::STATS_FIELDS.contains(&name.as_str()) {
                     Value::Stats
@@ -900,6 +906,9 @@ impl<'db> Eval<'db> {
             | Value::Kernel(_)
             | Value::Runtime(_)
             | Value::Index(_)
+            | Value::Space(_)
+            | Value::Scheduler(_)
+            | Value::Explored(_)
             | Value::Bool(_) => Some(v),
             _ => {
                 self.diags.truncate(before);

@@ -133,7 +133,9 @@ impl<'db> Eval<'db> {
             Value::Int(i) => FieldValue::Known(PyValue::Int(i)),
             Value::Float(x) => FieldValue::Known(PyValue::Float(x.0)),
             Value::Str(s) => FieldValue::Known(PyValue::Str(s)),
-            Value::Stats | Value::Trace(_) | Value::KernelIr(..) => FieldValue::Runtime(expr),
+            Value::Stats | Value::Trace(_) | Value::KernelIr(..) | Value::Explored(_) => {
+                FieldValue::Runtime(expr)
+            }
             Value::Unknown => FieldValue::Error,
             other => {
                 self.error(

@@ -7,6 +7,7 @@
 mod bind;
 mod builtins;
 mod csp;
+pub mod explore;
 mod expr;
 mod fstrings;
 mod pymath;
@@ -45,6 +46,8 @@ pub struct ItemValue<'db> {
     pub executes: Box<[Execute<'db>]>,
     /// The kernels whose trace events it reads.
     pub kernel_names: Box<[KernelName<'db>]>,
+    /// The explorations it makes, which run where the statement stands.
+    pub explores: Box<[crate::values::Explore<'db>]>,
 }
 
 /// `program.execute(name=value, ...)`, its bindings evaluated.
@@ -87,6 +90,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 calls: Box::default(),
                 executes: Box::default(),
                 kernel_names: Box::default(),
+                explores: Box::default(),
             };
         }
         ItemKind::Workload => {
@@ -97,6 +101,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
                 calls: Box::default(),
                 executes: Box::default(),
                 kernel_names: Box::default(),
+                explores: Box::default(),
             };
         }
         _ => {}
@@ -114,10 +119,20 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         });
     let value = match stmt {
         // `B, S = 2, 16`: this item's own value.
-        Some(_) if let Some(e) = &part => eval.expr(e),
+        Some(_) if let Some(crate::items::Part::Own(e)) = &part => eval.expr(e),
+        // `best, summary = scheduler.explore(space)`: an element of the value.
+        Some(_) if let Some(crate::items::Part::Element(e, i)) = &part => eval.element(e, *i),
         Some(ast::Stmt::AssignStmt(a)) => match a.value() {
             Some(e) => match eval.expr(&e) {
                 // Python prints, then binds None: here a statement prints, so say where.
+                Value::Explored(x) if x.query == wsp_ir::explore::ExploreQuery::PrintSummary => {
+                    eval.error(
+                        Code::OutsideSubset,
+                        e.syntax().text_range(),
+                        "`print_summary()` prints when it stands as a statement of its own; bound to a name it prints nothing here",
+                    );
+                    Value::Unknown
+                }
                 Value::Trace(t) if t.1 == wsp_ir::TraceQuery::PrintSummary => {
                     eval.error(
                         Code::OutsideSubset,
@@ -171,6 +186,7 @@ pub fn item_value<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> ItemVal
         calls: eval.calls.into(),
         executes: eval.executes.into(),
         kernel_names: eval.kernel_names.into(),
+        explores: eval.explores.into(),
     }
 }
 
@@ -231,6 +247,8 @@ pub(crate) struct Eval<'db> {
     pub executes: Vec<Execute<'db>>,
     /// `get_kernel_events(NAME)` calls made, checked by `programs::execute_checks`.
     pub kernel_names: Vec<KernelName<'db>>,
+    /// Explorations made (`explore`, `find_best`, `auto_schedule`).
+    pub explores: Vec<crate::values::Explore<'db>>,
 }
 
 impl<'db> Eval<'db> {
@@ -257,6 +275,7 @@ impl<'db> Eval<'db> {
             calls: Vec::new(),
             executes: Vec::new(),
             kernel_names: Vec::new(),
+            explores: Vec::new(),
         }
     }
 
@@ -308,7 +327,11 @@ impl<'db> Eval<'db> {
         if let Some(b) = self.scope.lookup(name) {
             self.record(range, Symbol::Item(b.item));
             if (b.index as usize) < self.position {
-                return item_value(self.db, b.item).value.clone();
+                let value = item_value(self.db, b.item).value.clone();
+                if matches!(value, Value::Space(_)) {
+                    return self.updated_space(name, b.index, value);
+                }
+                return value;
             }
             if b.item != self.item {
                 let def = Span {
@@ -366,6 +389,22 @@ impl<'db> Eval<'db> {
         }
         self.push(d);
         Value::Unknown
+    }
+}
+
+impl<'db> Eval<'db> {
+    /// A search space as the statements after its binding and before this item left it.
+    fn updated_space(&self, name: &str, bound: u32, value: Value<'db>) -> Value<'db> {
+        let file = self.item.file(self.db);
+        let updates = crate::names::space_updates(self.db, file);
+        let at = updates.partition_point(|(n, p)| (&**n, *p) < (name, self.position as u32));
+        match at.checked_sub(1).map(|i| &updates[i]) {
+            Some((n, p)) if &**n == name && *p > bound => {
+                let item = crate::items::module_items(self.db, file)[*p as usize];
+                item_value(self.db, item).value.clone()
+            }
+            _ => value,
+        }
     }
 }
 

@@ -359,6 +359,9 @@ impl<'db> Eval<'db> {
             Value::Tensor(t) => self.tensor_method(*t, method, range, c),
             Value::Trace(t) => self.trace_method(*t, method, range, c),
             Value::Kernel(k) => self.kernel_method(k, method, range, c),
+            Value::Space(s) => self.space_method(*s, method, range, c),
+            Value::Scheduler(s) => self.scheduler_method(*s, method, range, c),
+            Value::Explored(e) => self.explored_method(*e, method, range, c),
             v @ (Value::Runtime(_) | Value::Index(_) | Value::Bool(_)) => {
                 self.scalar_method(v, method, range, c)
             }
@@ -391,6 +394,14 @@ impl<'db> Eval<'db> {
                 Some(Vec::new())
             }
             "compile" => return self.compile(s, c, what, call_span),
+            "with_config" => {
+                let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) else {
+                    return Value::Unknown;
+                };
+                return self
+                    .with_config(s, &args, call_span)
+                    .unwrap_or(Value::Unknown);
+            }
             "named" => {
                 if let Some(args) = self.bind_method(c, what, SCHEDULE_METHODS, method) {
                     self.string_arg(&args, 0);

@@ -226,6 +226,16 @@ impl<'db> Eval<'db> {
                     TraceQuery::Len(Box::new(t.1)),
                 ))))
             }
+            Value::Explored(mut e)
+                if matches!(
+                    e.query,
+                    wsp_ir::explore::ExploreQuery::Results
+                        | wsp_ir::explore::ExploreQuery::TopConfigs(_)
+                ) =>
+            {
+                e.query = wsp_ir::explore::ExploreQuery::Len(Box::new(e.query));
+                Some(Value::Explored(e))
+            }
             Value::Unknown => None,
             v => {
                 self.error(

@@ -69,6 +69,16 @@ pub enum Value<'db> {
     Runtime(Box<ScalarExpr>),
     /// Inside a workload: a task (`send(ch, k[i](...))`), by its position in the body.
     Task(u32),
+    /// `SearchSpace()` with what its `add_*` calls gave it.
+    Space(Box<Space>),
+    /// `ScheduleConfig(...)`: one configuration, known when the file is checked (a space of
+    /// one).
+    Config(Box<Space>),
+    /// `AutoScheduler(workload)`: the workload it explores.
+    Scheduler(Box<Schedule<'db>>),
+    /// What an exploration found (`best_config`, `summary`, their fields): read when the
+    /// statement runs.
+    Explored(Box<Explored<'db>>),
 }
 
 impl<'db> Value<'db> {
@@ -124,6 +134,18 @@ impl<'db> Value<'db> {
             Value::View(v) => format!("the view `{}`", v.text()),
             Value::Runtime(e) => format!("the run-time value `{e}`"),
             Value::Task(_) => "a task".into(),
+            Value::Space(_) => "a search space".into(),
+            Value::Config(_) => "a schedule configuration".into(),
+            Value::Scheduler(_) => "an auto-scheduler".into(),
+            Value::Explored(e) => match &e.query {
+                wsp_ir::explore::ExploreQuery::Summary => "an exploration summary".into(),
+                wsp_ir::explore::ExploreQuery::BestConfig => {
+                    "the best configuration an exploration found".into()
+                }
+                wsp_ir::explore::ExploreQuery::TopConfigs(_)
+                | wsp_ir::explore::ExploreQuery::Results => "a list of exploration results".into(),
+                _ => "a value an exploration found".into(),
+            },
         }
     }
 }
@@ -262,6 +284,88 @@ pub struct Schedule<'db> {
     pub directives: Vec<Directive<'db>>,
     /// `.compile(target=...)`: the target and the span of the call.
     pub target: Option<CompileTarget<'db>>,
+    /// `.with_config(best_config)`, `auto_schedule(w)`: the exploration whose best
+    /// configuration applies when the program runs.
+    pub explored: Option<Box<Explore<'db>>>,
+}
+
+/// A key of a search space, with its text for tables (`lambda t: t.b`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct SpaceKey {
+    pub key: Key,
+    pub text: String,
+}
+
+/// `SearchSpace()`: each dimension's options, in the order they are given. A configuration
+/// takes one option of each; they are enumerated streams, stream keys, dispatch, timing,
+/// windows (the original's order, ours nested inside).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Space {
+    pub streams: Vec<i64>,
+    /// `add_stream_by`: a key, or `None` for streams in turn.
+    pub stream_keys: Vec<Option<SpaceKey>>,
+    /// The policy's name, its AICPU count, and a keyed policy's key.
+    pub dispatch: Vec<(String, i64, Option<SpaceKey>)>,
+    pub timing: Vec<(String, Option<i64>)>,
+    /// `add_window`: a window's size and mode, or `None` for the workload's own.
+    pub windows: Vec<Option<(i64, WindowMode)>>,
+    /// `add_bindings(name=[...])`: each configuration is scored over every combination.
+    pub bindings: Vec<(String, Vec<i64>)>,
+}
+
+impl Default for Space {
+    /// The original's `SearchSpace()`: one stream, `round_robin(4)`, `immediate`.
+    fn default() -> Space {
+        Space {
+            streams: vec![1],
+            stream_keys: vec![None],
+            dispatch: vec![("round_robin".into(), 4, None)],
+            timing: vec![("immediate".into(), None)],
+            windows: vec![None],
+            bindings: Vec::new(),
+        }
+    }
+}
+
+impl Space {
+    /// How many configurations the space has, if that fits a `u64`.
+    pub fn size(&self) -> Option<u64> {
+        [
+            self.streams.len(),
+            self.stream_keys.len(),
+            self.dispatch.len(),
+            self.timing.len(),
+            self.windows.len(),
+        ]
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64))
+    }
+}
+
+/// `scheduler.explore(space, ...)`, `find_best()`, `auto_schedule(w)`: what to explore.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Explore<'db> {
+    /// The position of the statement's first item in the file: one exploration per statement.
+    pub id: u32,
+    /// The call as written, for messages.
+    pub label: String,
+    pub span: Span<'db>,
+    /// The workload explored, with its own schedule.
+    pub schedule: Schedule<'db>,
+    pub space: Space,
+    pub metric: wsp_ir::explore::Metric,
+    pub trials: u32,
+    pub warmup: u32,
+    pub verbose: bool,
+    /// The target whose applicability table decides what may run.
+    pub target: Target,
+}
+
+/// What a statement reads of an exploration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct Explored<'db> {
+    pub explore: Explore<'db>,
+    pub query: wsp_ir::explore::ExploreQuery,
 }
 
 impl<'db> Schedule<'db> {

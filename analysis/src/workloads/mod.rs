@@ -147,6 +147,23 @@ pub fn plan_nodes<'p, 'db>(nodes: &'p [PlanNode<'db>]) -> impl Iterator<Item = &
     })
 }
 
+/// The fields the tasks of a program have (`t.b` in a key), in the order first seen.
+pub fn task_fields(db: &dyn salsa::Database, s: &crate::values::Schedule<'_>) -> Vec<String> {
+    let mut fields: Vec<String> = Vec::new();
+    for call in s.calls() {
+        for n in plan_nodes(&workload_instance(db, call).0.body) {
+            if let PlanNode::Task(t) = n {
+                for f in &t.fields {
+                    if !fields.contains(f) {
+                        fields.push(f.clone());
+                    }
+                }
+            }
+        }
+    }
+    fields
+}
+
 /// The task fields of a program whose loops have a static extent (a Dense axis or a literal
 /// one), each with the largest: what a tuple key combines row-major over. A run-time extent
 /// (DenseDyn, Ragged, Sparse) has none.

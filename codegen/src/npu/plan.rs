@@ -166,8 +166,10 @@ pub fn plan_source(
                     cstr(path)
                 ));
             }
-            // Output, and `program.trace` of the simulated clock, are `wsp run`'s.
+            // Output, `program.trace` of the simulated clock, and explorations by that clock,
+            // are `wsp run`'s.
             Action::Print(_)
+            | Action::Explore(_)
             | Action::Show(_)
             | Action::EnableTracing { .. }
             | Action::ClearTrace { .. }
@@ -1152,6 +1154,7 @@ mod tests {
                     mode: wsp_ir::schedule::WindowMode::Stall,
                 },
             ],
+            explored: None,
         }
     }
 

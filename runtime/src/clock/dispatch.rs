@@ -375,6 +375,7 @@ impl<'a> Dispatcher<'a> {
             busy_core_cycles: self.busy_core_cycles,
             busy_cycles: self.busy_cycles,
             spans: self.st.spans,
+            undispatched: self.remaining,
         }
     }
 }

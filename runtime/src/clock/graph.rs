@@ -214,7 +214,7 @@ impl<'a> Clock<'a> {
             l.pinned_in.dedup();
         }
         clock.links(graph, lo, hi, first_launch);
-        clock.place(graph, rules);
+        clock.place(graph, rules, costs.keys);
         clock.ready_at = vec![0; n];
         clock
     }
@@ -346,7 +346,7 @@ impl<'a> Clock<'a> {
     }
 
     /// Placement: each kernel's AICPU and stream by its ordinal.
-    fn place(&mut self, graph: &Graph, rules: &Rules) {
+    fn place(&mut self, graph: &Graph, rules: &Rules, keys: Option<&[(i64, i64)]>) {
         let n = self.nodes.len();
         let mut queue = vec![u32::MAX; n];
         let streams = rules.streams;
@@ -357,7 +357,11 @@ impl<'a> Clock<'a> {
         for j in 0..self.entries {
             match self.nodes[j] {
                 Node::Kernel(_) => {
-                    let keys = graph.keys_of(self.ids[j]);
+                    let id = self.ids[j];
+                    let keys = match keys {
+                        Some(k) => k.get(id as usize).copied().unwrap_or((0, -1)),
+                        None => graph.keys_of(id),
+                    };
                     queue[j] = rules.policy.queue(ordinal, keys.0);
                     if streams > 0 {
                         let s = rules.stream(ordinal, keys.1);

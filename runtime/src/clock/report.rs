@@ -14,6 +14,9 @@ pub struct Costs<'a> {
     /// What each channel delivery adds between the sent task's end and its consumer's
     /// readiness (`__pto_wsp_channel_latency_cycles`).
     pub channel_latency: u64,
+    /// Per task id, its dispatch and stream keys when they are not the graph's own: a
+    /// configuration an exploration scores over a graph enumerated once.
+    pub keys: Option<&'a [(i64, i64)]>,
 }
 
 /// What one kernel costs and where it runs.
@@ -58,4 +61,6 @@ pub struct Timeline {
     /// The same, per unit: cube, vector.
     pub busy_cycles: [u64; 2],
     pub spans: Vec<Span>,
+    /// Kernel tasks never dispatched: the schedule stalled (a window no task can leave).
+    pub undispatched: usize,
 }

@@ -146,6 +146,7 @@ fn a_launch_is_one_node_and_one_run_per_aicpu() {
         kernels: &kernels,
         extra_cycles: &[],
         collectives: &[],
+        keys: None,
         channel_latency: 0,
     };
     let mut clock = Clock::new(&g, 0, count, &rules, costs, &target, false);
@@ -233,6 +234,7 @@ fn launches_simulate_as_their_instances_would() {
                     kernels: &kernels,
                     extra_cycles: &extra,
                     collectives: &collectives,
+                    keys: None,
                     channel_latency,
                 };
                 let mut t = simulate(g, lo, hi, &schedule, costs, &target, true);
@@ -250,6 +252,7 @@ fn launches_simulate_as_their_instances_would() {
                     kernels: &kernels,
                     extra_cycles: &extra,
                     collectives: &collectives,
+                    keys: None,
                     channel_latency: 0,
                 };
                 let undelayed = simulate(&with_launches, lo, hi, &schedule, costs, &target, false);

@@ -26,7 +26,8 @@
   (#any-of? @type.builtin
     "Tile" "Tensor" "Scalar" "Constexpr" "In" "Out" "InOut" "Dense" "DenseDyn" "Ragged" "Sparse" "DType"
     "Channel" "Event" "TensorLayout" "TensorShard" "TensorReplicate" "MemLayout" "DispatchPolicy"
-    "TimingPolicy" "TaskWindow" "WindowMode" "StartPolicy" "TracePolicy" "Program" "Workload"))
+    "TimingPolicy" "TaskWindow" "WindowMode" "StartPolicy" "TracePolicy" "Program" "Workload"
+    "SearchSpace" "AutoScheduler" "ScheduleConfig" "ExplorationSummary" "ExplorationResult"))
 
 (call
   function: (identifier) @function.call)
@@ -44,7 +45,7 @@
   function: (identifier) @function.builtin
   (#any-of? @function.builtin
     "P" "send" "consume" "process" "for_each" "task" "connect" "replicate" "combine" "sequential" "relayout" "allreduce" "allgather" "reduce_scatter"
-    "slot_load_u64" "slot_set_u64" "slot_u64" "slot_i64" "symbol_u64" "axis" "Symbol" "cond" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
+    "auto_schedule" "slot_load_u64" "slot_set_u64" "slot_u64" "slot_i64" "symbol_u64" "axis" "Symbol" "cond" "save_npy" "load_npy" "randn" "zeros" "ones" "arange" "full"
     "print" "len" "open"))
 
 ; pto.add(...), the deprecated tl.add(...), the axis builders P.seq(...), P.sel(...), P.when(...),
