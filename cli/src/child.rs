@@ -13,7 +13,7 @@ static SIGNAL: LazyLock<Arc<AtomicUsize>> = LazyLock::new(Arc::default);
 static STOPPING: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
 
 /// How long an interrupted run process gets to exit on the signal before it is killed.
-const GRACE: Duration = Duration::from_secs(2);
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// From now on SIGINT, SIGTERM and SIGHUP (a closed terminal, a job scheduler) only set
 /// [`stop`]: the kernel build and the run process see it, pass the same signal on to their

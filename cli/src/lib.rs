@@ -3,8 +3,11 @@
 mod check;
 mod child;
 mod emit;
+mod ray;
 mod report;
 mod run;
+mod space;
+mod tune;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,6 +28,9 @@ enum Command {
     Check(check::CheckArgs),
     /// Compile a file's programs for cpu_sim, run them, print their stats.
     Run(run::RunArgs),
+    /// Run a file's schedule explorations and rank every configuration by simulated cycles,
+    /// here or on a Ray cluster.
+    Tune(tune::TuneArgs),
     /// Write the Ascend NPU source tree of a file's programs (AICore kernels, AICPU expander,
     /// host replay and ACL runner, CMake with ctest).
     Emit(emit::EmitArgs),
@@ -105,6 +111,14 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             child::catch_signals();
             let code = run::run(args);
             // 128 + the signal, as a shell reports a process a signal ended.
+            match child::stopped_by() {
+                Some(signal) => ExitCode::from(128 + signal),
+                None => code,
+            }
+        }
+        Command::Tune(args) => {
+            child::catch_signals();
+            let code = tune::tune(args);
             match child::stopped_by() {
                 Some(signal) => ExitCode::from(128 + signal),
                 None => code,

@@ -69,16 +69,25 @@ pub(crate) struct RunArgs {
 
 /// The diagnostics of one `wsp run`: printed as they come for people, or gathered into one
 /// JSON document printed at the end.
-struct Shown {
+pub(crate) struct Shown {
     format: RunFormat,
     path: PathBuf,
-    text: String,
+    pub(crate) text: String,
     gathered: Vec<RunDiagnostic>,
 }
 
 impl Shown {
+    pub(crate) fn new(format: RunFormat, path: &Path) -> Shown {
+        Shown {
+            format,
+            path: path.to_path_buf(),
+            text: String::new(),
+            gathered: Vec::new(),
+        }
+    }
+
     /// The analyzer's diagnostics of the file.
-    fn check(&mut self, diagnostics: Vec<wsp_analysis::Diagnostic>) {
+    pub(crate) fn check(&mut self, diagnostics: Vec<wsp_analysis::Diagnostic>) {
         match self.format {
             RunFormat::Human if diagnostics.is_empty() => {}
             RunFormat::Human => {
@@ -96,7 +105,7 @@ impl Shown {
     }
 
     /// A build's or the run's own (WSP601, WSP602).
-    fn run(&mut self, diagnostics: Vec<RunDiagnostic>) {
+    pub(crate) fn run(&mut self, diagnostics: Vec<RunDiagnostic>) {
         match self.format {
             RunFormat::Human => {
                 crate::report::print_run(self.format, &self.path, &self.text, &diagnostics)
@@ -105,7 +114,7 @@ impl Shown {
         }
     }
 
-    fn finish(self) {
+    pub(crate) fn finish(self) {
         if self.format == RunFormat::Json {
             crate::report::print_run(self.format, &self.path, &self.text, &self.gathered);
         }
@@ -116,9 +125,9 @@ impl Shown {
 /// that a command line that works on one host works on every other; it is above any host's
 /// core count this runs on, and below the thread counts (10^5) that take minutes to start and
 /// exhaust the process's threads. Workers beyond the cores add no speed.
-const MAX_WORKERS: usize = 1024;
+pub(crate) const MAX_WORKERS: usize = 1024;
 
-fn default_workers() -> usize {
+pub(crate) fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
 }
 
@@ -178,12 +187,7 @@ struct CoreUtilization {
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
-    let mut shown = Shown {
-        format: args.format,
-        path: args.file.clone(),
-        text: String::new(),
-        gathered: Vec::new(),
-    };
+    let mut shown = Shown::new(args.format, &args.file);
     let code = match run_inner(args, &mut shown) {
         Ok(code) => code,
         Err(e) => {
@@ -197,7 +201,7 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 
 /// A spinner on standard error, drawn only if the step takes more than a moment (its first
 /// tick) and only on a terminal.
-fn spinner(msg: &str) -> ProgressBar {
+pub(crate) fn spinner(msg: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
     pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("template"));
     pb.set_message(msg.to_string());
@@ -205,9 +209,38 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
-    let started = SystemTime::now();
-    let text = std::fs::read_to_string(&args.file)
+/// What `wsp run` and `wsp tune` build before they run: the lowered file, its programs with
+/// their kernel libraries, and the run's inputs read and checked.
+pub(crate) struct Prepared {
+    pub lowered: wsp_analysis::LoweredFile,
+    pub programs: Vec<(wsp_ir::Program, PathBuf)>,
+    pub bindings: Vec<(String, u64)>,
+    pub target: Option<String>,
+    pub kernel_cycles: Option<(String, String)>,
+    pub compile_time_ms: f64,
+    pub cache_hit: bool,
+    pub cache: PathBuf,
+    pub base_dir: PathBuf,
+}
+
+/// The inputs of [`prepare`] that `wsp run` and `wsp tune` share.
+pub(crate) struct Inputs<'a> {
+    pub file: &'a Path,
+    pub bind: &'a [String],
+    pub target_desc: Option<&'a Path>,
+    pub kernel_cycles: Option<&'a Path>,
+    pub simulate_npu: bool,
+    /// `wsp tune --space`: a search space whose statements are appended to the file.
+    pub space: Option<&'a Path>,
+}
+
+/// Reads, checks and lowers the file and builds its kernels: `Err` for what stops it with
+/// exit 2, `Ok(Err(code))` for diagnostics already shown.
+pub(crate) fn prepare(
+    args: Inputs<'_>,
+    shown: &mut Shown,
+) -> Result<Result<Prepared, ExitCode>, String> {
+    let text = std::fs::read_to_string(args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     shown.text = text.clone();
     let bindings = args
@@ -215,7 +248,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         .iter()
         .map(|b| parse_bind(b))
         .collect::<Result<Vec<_>, _>>()?;
-    let target = match &args.target_desc {
+    let target = match args.target_desc {
         Some(p) => {
             let t = std::fs::read_to_string(p)
                 .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
@@ -226,7 +259,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let kernel_cycles = match &args.kernel_cycles {
+    let kernel_cycles = match args.kernel_cycles {
         Some(p) => {
             let t = std::fs::read_to_string(p)
                 .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
@@ -238,16 +271,65 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         None => None,
     };
 
-    let (lowered, diagnostics) = crate::check::check_and_lower(
-        &args.file,
-        &text,
-        Vec::new(),
-        &bindings,
-        &crate::check::selection_for(&args.file)?,
-    );
+    let selection = crate::check::selection_for(args.file)?;
+    let mut source = text.clone();
+    if let Some(path) = args.space {
+        let space = crate::space::read(path)?;
+        // The programs the file compiles, before the space's statements are added.
+        let (first, diagnostics) =
+            crate::check::check_and_lower(args.file, &text, Vec::new(), &bindings, &selection);
+        let Some(first) = first else {
+            shown.check(diagnostics);
+            return Ok(Err(ExitCode::from(1)));
+        };
+        let compiled: Vec<String> = first
+            .programs
+            .iter()
+            .filter(|p| {
+                !first
+                    .actions
+                    .iter()
+                    .any(|(_, a)| matches!(a, Action::Explore(e) if e.program == p.name))
+            })
+            .map(|p| p.name.clone())
+            .collect();
+        let explored = space.programs(&compiled)?;
+        if explored.is_empty() {
+            return Err(format!(
+                "{} compiles no program for the space to explore",
+                args.file.display()
+            ));
+        }
+        source.push_str(&space.statements(&explored));
+    }
+    let (lowered, diagnostics) =
+        crate::check::check_and_lower(args.file, &source, Vec::new(), &bindings, &selection);
+    // What the space's statements (past the file's text) found is the space file's.
+    let (theirs, diagnostics): (Vec<_>, Vec<_>) = diagnostics
+        .into_iter()
+        .partition(|d| usize::from(d.range.start()) >= text.len());
     shown.check(diagnostics);
+    if let Some(path) = args.space
+        && !theirs.is_empty()
+    {
+        for d in &theirs {
+            eprintln!(
+                "{}[{}]: {}: {}",
+                d.severity.as_str(),
+                d.code.as_str(),
+                path.display(),
+                d.message
+            );
+        }
+        if theirs
+            .iter()
+            .any(|d| d.severity == wsp_analysis::Severity::Error)
+        {
+            return Ok(Err(ExitCode::from(1)));
+        }
+    }
     let Some(mut lowered) = lowered else {
-        return Ok(ExitCode::from(1));
+        return Ok(Err(ExitCode::from(1)));
     };
     // A file that only prints (the original's tests have some) runs its prints.
     if lowered.programs.is_empty() && lowered.actions.is_empty() {
@@ -292,7 +374,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let mut programs = Vec::new();
     let mut cache_hit = true;
     for p in &lowered.programs {
-        match wsp_codegen::build(p, &args.file, &cache, crate::child::stop()) {
+        match wsp_codegen::build(p, args.file, &cache, crate::child::stop()) {
             Ok(a) => {
                 cache_hit &= a.cache_hit;
                 programs.push((p.clone(), a.library));
@@ -300,7 +382,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             Err(BuildError::CustomKernel(errs)) => {
                 pb.finish_and_clear();
                 shown.run(cpp_errors(&text, &errs));
-                return Ok(ExitCode::from(1));
+                return Ok(Err(ExitCode::from(1)));
             }
             Err(e) => {
                 pb.finish_and_clear();
@@ -317,6 +399,44 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         .map(Path::to_path_buf)
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| PathBuf::from("."));
+    Ok(Ok(Prepared {
+        lowered,
+        programs,
+        bindings,
+        target,
+        kernel_cycles,
+        compile_time_ms,
+        cache_hit,
+        cache,
+        base_dir,
+    }))
+}
+
+fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
+    let started = SystemTime::now();
+    let inputs = Inputs {
+        file: &args.file,
+        bind: &args.bind,
+        target_desc: args.target_desc.as_deref(),
+        kernel_cycles: args.kernel_cycles.as_deref(),
+        simulate_npu: args.simulate_npu,
+        space: None,
+    };
+    let Prepared {
+        lowered,
+        programs,
+        bindings,
+        target,
+        kernel_cycles,
+        compile_time_ms,
+        cache_hit,
+        cache,
+        base_dir,
+        ..
+    } = match prepare(inputs, shown)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
     let job = Job {
         programs,
         actions: lowered.actions.iter().map(|(_, a)| a.clone()).collect(),
@@ -336,6 +456,8 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         traces: Default::default(),
         tune_cache: Some(wsp_runtime::explore::cache_dir(&cache)),
         explorations: Vec::new(),
+        shard: None,
+        progress: false,
     };
     if !job.programs.is_empty()
         && !job

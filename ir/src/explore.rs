@@ -284,25 +284,16 @@ impl Results {
 
     /// The best configuration: the least score, the first of equals.
     pub fn pick_best(&self) -> Option<u32> {
-        let mut best: Option<(u32, f64)> = None;
-        for (i, s) in self.scored.iter().enumerate() {
-            if let Some(score) = Self::score(s) {
-                let k = self.key(score);
-                if best.is_none_or(|(_, b)| k < b) {
-                    best = Some((i as u32, k));
-                }
-            }
-        }
-        best.map(|(i, _)| i)
+        self.ranked().first().map(|(i, _)| *i)
     }
 
-    /// The ran configurations by score, ties in the space's order.
+    /// The configurations that ran (by index) with their scores, least first, ties in the
+    /// space's order.
     pub fn ranked(&self) -> Vec<(u32, Score)> {
         let mut ran: Vec<(u32, Score)> = self
             .scored
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| Self::score(s).map(|sc| (i as u32, *sc)))
+            .filter_map(|s| Some((s.config?, *Self::score(s)?)))
             .collect();
         ran.sort_by(|a, b| {
             self.key(&a.1)
@@ -313,8 +304,9 @@ impl Results {
     }
 
     pub fn best_score(&self) -> Option<Score> {
-        self.best
-            .and_then(|b| Self::score(&self.scored[b as usize]).copied())
+        let best = self.best?;
+        let s = self.scored.iter().find(|s| s.config == Some(best))?;
+        Self::score(s).copied()
     }
 
     pub fn baseline_score(&self) -> Option<Score> {

@@ -633,6 +633,8 @@ impl Notebook {
             traces: self.traces.clone(),
             tune_cache: Some(wsp_runtime::explore::cache_dir(&wsp_codegen::cache_dir())),
             explorations: self.explorations.clone(),
+            shard: None,
+            progress: false,
         };
         let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
             Ok(r) => r,

@@ -41,6 +41,10 @@ pub(crate) struct Machine<'a> {
     /// What the scores depend on beyond the program and the tensors: the target description
     /// and measured kernel cycles as given, and the runtime's own identity.
     pub identity: String,
+    /// `(i, n)`: only the configurations `k` with `k mod n = i - 1` are scored.
+    pub shard: Option<(u32, u32)>,
+    /// Called with the configurations scored so far and how many there are to score.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
 
 /// The folder scores are cached in, with `Job::tune_cache`.
@@ -81,8 +85,26 @@ pub(crate) fn explore(
             b
         })
         .collect();
-    // The configurations' outcomes, the baseline first; `None` until scored.
-    let all: Vec<&Config> = std::iter::once(&e.baseline).chain(&e.configs).collect();
+    // The configurations this run scores (the baseline first, then the shard's), by index
+    // into `schedules`.
+    let mine: Vec<usize> = (0..schedules.len())
+        .filter(|&i| {
+            i == 0
+                || m.shard
+                    .is_none_or(|(s, n)| (i as u32 - 1) % n.max(1) == s.saturating_sub(1))
+        })
+        .collect();
+    let all: Vec<&Config> = mine
+        .iter()
+        .map(|&i| {
+            if i == 0 {
+                &e.baseline
+            } else {
+                &e.configs[i - 1]
+            }
+        })
+        .collect();
+    let schedules: Vec<Vec<Directive>> = mine.iter().map(|&i| schedules[i].clone()).collect();
     let mut outcomes: Vec<Option<Outcome>> = all
         .iter()
         .map(|c| c.rejected.clone().map(Outcome::Rejected))
@@ -169,9 +191,9 @@ pub(crate) fn explore(
         outcome: outcomes.next().expect("the baseline"),
     };
     let scored: Vec<Scored> = outcomes
-        .enumerate()
-        .map(|(i, outcome)| Scored {
-            config: Some(i as u32),
+        .zip(&mine[1..])
+        .map(|(outcome, &i)| Scored {
+            config: Some(i as u32 - 1),
             outcome,
         })
         .collect();
@@ -186,7 +208,8 @@ pub(crate) fn explore(
     };
     results.best = results.pick_best();
     if e.verbose {
-        for (i, s) in results.scored.iter().enumerate() {
+        for s in &results.scored {
+            let i = s.config.unwrap_or(0) as usize;
             let c = &e.configs[i];
             verbose += &format!(
                 "  [{}/{}] Testing {}({}) streams={} timing={}\n",
@@ -353,6 +376,7 @@ fn by_cycles<'s>(
         .num_threads(m.workers.max(1))
         .build()
         .map_err(|e| RunError::Input(format!("cannot start the scoring workers: {e}")))?;
+    let mut done_before = 0;
     for b in binds {
         let mut run = fresh_run(m, tensors, !columns.is_empty())?;
         let hi = build(&mut run, program, kernel_base, b, &columns)?;
@@ -379,40 +403,58 @@ fn by_cycles<'s>(
         let graph = &run.graph;
         let n = columns.len();
         let task_count = graph.kernel_tasks(0, hi);
+        // Progress is counted per chunk of configurations, not per configuration: a hundred
+        // reports in all.
+        let chunk = (pending.len() / 100).max(1);
+        let scored = std::sync::atomic::AtomicU64::new(0);
+        let total = (pending.len() * binds.len()) as u64;
         let timelines: Vec<Result<clock::Timeline, String>> = pool.install(|| {
-            pending
-                .par_iter()
-                .zip(&cols)
-                .map(|(&i, &(dc, sc))| {
-                    let key = |t: usize, c: Option<usize>, none: i64| {
-                        c.and_then(|c| graph.key_table.get(t * n + c).copied())
-                            .unwrap_or(none)
-                    };
-                    let keys: Vec<(i64, i64)> = (0..hi as usize)
-                        .map(|t| (key(t, dc, 0), key(t, sc, -1)))
+            let items: Vec<(usize, (Option<usize>, Option<usize>))> =
+                pending.iter().copied().zip(cols.iter().copied()).collect();
+            items
+                .par_chunks(chunk)
+                .flat_map_iter(|part| {
+                    let out: Vec<_> = part
+                        .iter()
+                        .map(|&(i, (dc, sc))| {
+                            let key = |t: usize, c: Option<usize>, none: i64| {
+                                c.and_then(|c| graph.key_table.get(t * n + c).copied())
+                                    .unwrap_or(none)
+                            };
+                            let keys: Vec<(i64, i64)> = (0..hi as usize)
+                                .map(|t| (key(t, dc, 0), key(t, sc, -1)))
+                                .collect();
+                            let costs = clock::Costs {
+                                kernels: m.costs,
+                                extra_cycles: &extra_cycles,
+                                collectives: &collective_cycles,
+                                channel_latency: latency,
+                                keys: Some(&keys),
+                            };
+                            let schedule = &schedules[i];
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                clock::simulate(graph, 0, hi, schedule, costs, m.target, false)
+                            }))
+                            .map_err(|p| {
+                                let what = p
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                    .unwrap_or_default();
+                                format!("the simulated clock failed: {what}")
+                            })
+                        })
                         .collect();
-                    let costs = clock::Costs {
-                        kernels: m.costs,
-                        extra_cycles: &extra_cycles,
-                        collectives: &collective_cycles,
-                        channel_latency: latency,
-                        keys: Some(&keys),
-                    };
-                    let schedule = &schedules[i];
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        clock::simulate(graph, 0, hi, schedule, costs, m.target, false)
-                    }))
-                    .map_err(|p| {
-                        let what = p
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_default();
-                        format!("the simulated clock failed: {what}")
-                    })
+                    if let Some(report) = m.progress {
+                        let n = part.len() as u64;
+                        let done = scored.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+                        report(done_before + done, total);
+                    }
+                    out
                 })
                 .collect()
         });
+        done_before += pending.len() as u64;
         for ((total, busy), tl) in totals.iter_mut().zip(&mut busy).zip(timelines) {
             let Ok(t) = total else { continue };
             match tl {

@@ -92,6 +92,13 @@ pub struct Job {
     /// Explorations earlier runs made (a notebook's cells), which statements here may read.
     #[serde(default)]
     pub explorations: Vec<(Exploration, explore_ir::Results)>,
+    /// `wsp tune --shard i/n`: an exploration scores only its configurations `k` with
+    /// `k mod n = i - 1` (and the baseline).
+    #[serde(default)]
+    pub shard: Option<(u32, u32)>,
+    /// Report each exploration's progress on standard output ([`process::progress_line`]).
+    #[serde(default)]
+    pub progress: bool,
 }
 
 /// Each program's `program.trace` runs and trace level, by program name.
@@ -716,7 +723,15 @@ fn run_job(
                         .map(|s| (s.name.clone(), s.default))
                         .collect();
                     defaults.extend(job.bindings.iter().cloned());
+                    let label = e.label.clone();
+                    let progress = move |done: u64, total: u64| {
+                        process::progress_line(&label, done, total);
+                    };
                     let machine = explore::Machine {
+                        shard: job.shard,
+                        progress: job
+                            .progress
+                            .then_some(&progress as &(dyn Fn(u64, u64) + Sync)),
                         kernels: &run.kernels,
                         cycle_hooks: &run.cycle_hooks,
                         costs: &costs,

@@ -97,6 +97,36 @@ pub fn execute_in_child(
     interrupted: &AtomicUsize,
     grace: Duration,
 ) -> Result<(Report, String), ChildError> {
+    execute_in_child_with_progress(job, interrupted, grace, |_| {})
+}
+
+/// A progress line of an exploration (`Job::progress`): what it is, how many of its
+/// configurations are scored, of how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub label: String,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// What starts a progress line on a run process's standard output.
+const PROGRESS_MARK: &str = "\u{1}wsp-progress ";
+
+/// Writes a progress line on standard output, for the process that reads it
+/// ([`execute_in_child_with_progress`]).
+pub fn progress_line(label: &str, done: u64, total: u64) {
+    let label = label.replace(['\n', '\t'], " ");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{PROGRESS_MARK}{done}\t{total}\t{label}").and_then(|()| out.flush());
+}
+
+/// As [`execute_in_child`], calling `progress` with each progress line the job reports.
+pub fn execute_in_child_with_progress(
+    job: &Job,
+    interrupted: &AtomicUsize,
+    grace: Duration,
+    progress: impl Fn(Progress) + Send + 'static,
+) -> Result<(Report, String), ChildError> {
     if interrupted.load(Ordering::Relaxed) != 0 {
         return Err(ChildError::Interrupted);
     }
@@ -136,6 +166,7 @@ pub fn execute_in_child(
                 report = r;
                 true
             },
+            &progress,
         );
         report
     });
@@ -164,11 +195,29 @@ fn read_output(
     stdout: impl Read,
     mut text: impl FnMut(&[u8]),
     mut report: impl FnMut(String) -> bool,
+    progress: &dyn Fn(Progress),
 ) {
     use std::io::BufRead;
     let mut lines = std::io::BufReader::new(stdout);
     let mut line = Vec::new();
     while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        if let Some(rest) = line.strip_prefix(PROGRESS_MARK.as_bytes()) {
+            let rest = String::from_utf8_lossy(rest);
+            let mut parts = rest.trim_end().splitn(3, '\t');
+            if let (Some(Ok(done)), Some(Ok(total)), Some(label)) = (
+                parts.next().map(str::parse),
+                parts.next().map(str::parse),
+                parts.next(),
+            ) {
+                progress(Progress {
+                    label: label.to_string(),
+                    done,
+                    total,
+                });
+                line.clear();
+                continue;
+            }
+        }
         let at = line
             .windows(REPORT_MARK.len())
             .position(|w| w == REPORT_MARK.as_bytes());
@@ -355,6 +404,7 @@ impl Live {
                         .push_str(&String::from_utf8_lossy(text));
                 },
                 |report| tx.send(report).is_ok(),
+                &|_| {},
             );
         });
         let out = output.clone();
