@@ -56,6 +56,9 @@ pub(crate) struct TuneArgs {
     /// Write what the run did: kernel tasks executed, cache hits, compile and tune time.
     #[arg(long, value_name = "OUT.json")]
     pub stats_json: Option<PathBuf>,
+    /// Print the tables of a document `--json` wrote (the Ray driver's merge) and exit.
+    #[arg(long, value_name = "FILE.json", hide = true)]
+    pub render: Option<PathBuf>,
 }
 
 /// `I/N` with 1 <= I <= N.
@@ -214,6 +217,25 @@ pub(crate) fn tune(args: TuneArgs) -> ExitCode {
     if let Some(address) = &args.ray {
         return crate::ray::tune(&args, address);
     }
+    if let Some(path) = &args.render {
+        let read = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .and_then(|t| {
+                serde_json::from_str::<TuneJson>(&t).map_err(|e| format!("{}: {e}", path.display()))
+            });
+        return match read {
+            Ok(doc) => {
+                for x in &doc.explorations {
+                    print!("{}", table(x, args.top));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut shown = Shown::new(RunFormat::Human, &args.file);
     let code = match tune_inner(&args, &mut shown) {
         Ok(code) => code,
@@ -342,8 +364,11 @@ fn tune_inner(args: &TuneArgs, shown: &mut Shown) -> Result<ExitCode, String> {
             .map(|(e, r)| exploration_json(e, r, lines.get(&e.id).copied().unwrap_or(0)))
             .collect(),
     };
-    for x in &document.explorations {
-        print!("{}", table(x, args.top));
+    // `--json -` is the document alone on standard output.
+    if args.json.as_deref() != Some(Path::new("-")) {
+        for x in &document.explorations {
+            print!("{}", table(x, args.top));
+        }
     }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&document).expect("serializes") + "\n";
