@@ -118,7 +118,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         Command::Tune(args) => {
             child::catch_signals();
-            let code = tune::tune(args);
+            let code = match &args.ray {
+                Some(address) => ray::tune(&args, address),
+                None => tune::tune(args),
+            };
             match child::stopped_by() {
                 Some(signal) => ExitCode::from(128 + signal),
                 None => code,

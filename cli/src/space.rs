@@ -64,7 +64,7 @@ pub(crate) fn read(path: &Path) -> Result<SpaceFile, String> {
             return bad(&format!("`{n}` is not a name"));
         }
     }
-    for (name, _) in &space.bindings {
+    for name in space.bindings.keys() {
         if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             || name.starts_with(|c: char| c.is_ascii_digit())
         {

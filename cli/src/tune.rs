@@ -214,9 +214,6 @@ struct ExplorationStats {
 }
 
 pub(crate) fn tune(args: TuneArgs) -> ExitCode {
-    if let Some(address) = &args.ray {
-        return crate::ray::tune(&args, address);
-    }
     if let Some(path) = &args.render {
         let read = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))

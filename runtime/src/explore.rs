@@ -328,6 +328,9 @@ fn keys_of(schedule: &[Directive]) -> (Option<&ScalarExpr>, Option<&ScalarExpr>)
     out
 }
 
+/// A schedule's dispatch and stream keys: columns of `Graph::key_table`.
+type Columns = (Option<usize>, Option<usize>);
+
 /// Scores the `pending` schedules by the simulated clock: one graph per set of bindings, each
 /// configuration's cycles summed over them. Also the kernel tasks run.
 fn by_cycles<'s>(
@@ -350,7 +353,7 @@ fn by_cycles<'s>(
             }
         })
     };
-    let cols: Vec<(Option<usize>, Option<usize>)> = pending
+    let cols: Vec<Columns> = pending
         .iter()
         .map(|&i| {
             let (d, s) = keys_of(&schedules[i]);
@@ -409,7 +412,7 @@ fn by_cycles<'s>(
         let scored = std::sync::atomic::AtomicU64::new(0);
         let total = (pending.len() * binds.len()) as u64;
         let timelines: Vec<Result<clock::Timeline, String>> = pool.install(|| {
-            let items: Vec<(usize, (Option<usize>, Option<usize>))> =
+            let items: Vec<(usize, Columns)> =
                 pending.iter().copied().zip(cols.iter().copied()).collect();
             items
                 .par_chunks(chunk)
