@@ -122,6 +122,9 @@ pub struct Enumerator<'a> {
     /// The keys an exploration's configurations dispatch or stream by, each evaluated for
     /// every kernel task into `Graph::key_table`.
     pub explore_keys: Vec<&'a ScalarExpr>,
+    /// Per key of `explore_keys`, the first error evaluating it (a division by zero, a read out
+    /// of bounds): the configurations using it fail, the others are scored.
+    pub explore_key_errors: Vec<Option<String>>,
     /// Derived tensors by id: the op that computes them and their source's id.
     derived: HashMap<usize, (&'a str, usize)>,
     /// Scratch: the regions of the task being enumerated, and its dependencies.
@@ -193,6 +196,7 @@ impl<'a> Enumerator<'a> {
             dispatch_key,
             stream_key,
             explore_keys: Vec::new(),
+            explore_key_errors: Vec::new(),
             derived,
             workload: "",
             bounds: Vec::new(),
@@ -1071,8 +1075,19 @@ impl<'a> Enumerator<'a> {
         if !self.explore_keys.is_empty() {
             let n = self.explore_keys.len();
             self.run.graph.key_table.resize(id as usize * n, 0);
+            self.explore_key_errors.resize(n, None);
             for i in 0..n {
-                let v = self.scalar(self.explore_keys[i])?;
+                let v = match self.scalar(self.explore_keys[i]) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let why = match e {
+                            RunError::Fault(f) => f.what,
+                            RunError::Channel(m) | RunError::Input(m) | RunError::Invalid(m) => m,
+                        };
+                        self.explore_key_errors[i].get_or_insert(why);
+                        0
+                    }
+                };
                 self.run.graph.key_table.push(v);
             }
         }

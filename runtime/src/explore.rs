@@ -297,19 +297,22 @@ fn fresh_run(m: &Machine, tensors: &Tensors, keyed: bool) -> Result<Run, RunErro
     Ok(run)
 }
 
-/// Enumerates and runs the program's tasks, evaluating `keys` for each: the id after the last.
+/// Enumerates and runs the program's tasks, evaluating `keys` for each: the id after the
+/// last, and per key the first error evaluating it.
 fn build<'p>(
     run: &mut Run,
     program: &'p Program,
     kernel_base: u32,
     binds: &'p HashMap<String, u64>,
     keys: &[&'p ScalarExpr],
-) -> Result<TaskId, RunError> {
+) -> Result<(TaskId, Vec<Option<String>>), RunError> {
     let mut en = enumerate::Enumerator::new(run, program, kernel_base, binds);
     en.explore_keys = keys.to_vec();
     en.composite(&program.root)?;
+    let mut errors = std::mem::take(&mut en.explore_key_errors);
+    errors.resize(keys.len(), None);
     run.flush();
-    Ok(run.graph.next_id())
+    Ok((run.graph.next_id(), errors))
 }
 
 /// The dispatch and stream keys of a schedule, if it has them.
@@ -382,7 +385,7 @@ fn by_cycles<'s>(
     let mut done_before = 0;
     for b in binds {
         let mut run = fresh_run(m, tensors, !columns.is_empty())?;
-        let hi = build(&mut run, program, kernel_base, b, &columns)?;
+        let (hi, key_errors) = build(&mut run, program, kernel_base, b, &columns)?;
         ran += run.graph.kernel_tasks(0, hi);
         if needs_instances {
             run.graph.expand();
@@ -411,43 +414,49 @@ fn by_cycles<'s>(
         let chunk = (pending.len() / 100).max(1);
         let scored = std::sync::atomic::AtomicU64::new(0);
         let total = (pending.len() * binds.len()) as u64;
+        // One configuration's timeline over the shared graph, or why it has none.
+        let score = |i: usize, (dc, sc): Columns| -> Result<clock::Timeline, String> {
+            let failed = [dc, sc]
+                .into_iter()
+                .flatten()
+                .find_map(|c| key_errors[c].as_ref());
+            if let Some(e) = failed {
+                return Err(e.clone());
+            }
+            let key = |t: usize, c: Option<usize>, none: i64| {
+                c.and_then(|c| graph.key_table.get(t * n + c).copied())
+                    .unwrap_or(none)
+            };
+            let keys: Vec<(i64, i64)> = (0..hi as usize)
+                .map(|t| (key(t, dc, 0), key(t, sc, -1)))
+                .collect();
+            let costs = clock::Costs {
+                kernels: m.costs,
+                extra_cycles: &extra_cycles,
+                collectives: &collective_cycles,
+                channel_latency: latency,
+                keys: Some(&keys),
+            };
+            let schedule = &schedules[i];
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                clock::simulate(graph, 0, hi, schedule, costs, m.target, false)
+            }))
+            .map_err(|p| {
+                let what = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                format!("the simulated clock failed: {what}")
+            })
+        };
         let timelines: Vec<Result<clock::Timeline, String>> = pool.install(|| {
             let items: Vec<(usize, Columns)> =
                 pending.iter().copied().zip(cols.iter().copied()).collect();
             items
                 .par_chunks(chunk)
                 .flat_map_iter(|part| {
-                    let out: Vec<_> = part
-                        .iter()
-                        .map(|&(i, (dc, sc))| {
-                            let key = |t: usize, c: Option<usize>, none: i64| {
-                                c.and_then(|c| graph.key_table.get(t * n + c).copied())
-                                    .unwrap_or(none)
-                            };
-                            let keys: Vec<(i64, i64)> = (0..hi as usize)
-                                .map(|t| (key(t, dc, 0), key(t, sc, -1)))
-                                .collect();
-                            let costs = clock::Costs {
-                                kernels: m.costs,
-                                extra_cycles: &extra_cycles,
-                                collectives: &collective_cycles,
-                                channel_latency: latency,
-                                keys: Some(&keys),
-                            };
-                            let schedule = &schedules[i];
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                clock::simulate(graph, 0, hi, schedule, costs, m.target, false)
-                            }))
-                            .map_err(|p| {
-                                let what = p
-                                    .downcast_ref::<String>()
-                                    .cloned()
-                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                                    .unwrap_or_default();
-                                format!("the simulated clock failed: {what}")
-                            })
-                        })
-                        .collect();
+                    let out: Vec<_> = part.iter().map(|&(i, c)| score(i, c)).collect();
                     if let Some(report) = m.progress {
                         let n = part.len() as u64;
                         let done = scored.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
@@ -529,7 +538,7 @@ fn by_wall(
                 let mut run = fresh_run(m, tensors, keyed)?;
                 let began = Instant::now();
                 match build(&mut run, &scheduled, kernel_base, b, &[]) {
-                    Ok(hi) => {
+                    Ok((hi, _)) => {
                         ms += began.elapsed().as_secs_f64() * 1e3;
                         let n = run.graph.kernel_tasks(0, hi);
                         ran += n;

@@ -1,0 +1,382 @@
+//! `wsp tune` and the AutoScheduler API end to end: the best configuration an exploration
+//! finds is the one with the fewest cycles when each configuration runs alone under `wsp run`;
+//! the tasks run once however many configurations there are; scores are cached and a kernel's
+//! change invalidates them; shards partition the space; failures are recorded, not fatal.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{root, scratch, wsp};
+use serde_json::Value;
+
+/// Runs `wsp tune FILE --json OUT --stats-json STATS` with a scoring cache in `cache`: the
+/// document and the stats.
+fn tune(file: &Path, cache: &Path, extra: &[&str]) -> (Value, Value) {
+    let dir = file.parent().unwrap();
+    let (json, stats) = (dir.join("tune.json"), dir.join("stats.json"));
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", cache)
+        .arg("tune")
+        .arg(file)
+        .arg("--json")
+        .arg(&json)
+        .arg("--stats-json")
+        .arg(&stats)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "wsp tune failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &Path| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    (read(&json), read(&stats))
+}
+
+/// A tuning file of `cli/tests/tune/` copied into a scratch folder.
+fn copy(name: &str, group: &str) -> PathBuf {
+    let dir = scratch("tune", group);
+    let file = dir.join(name);
+    std::fs::copy(root().join("cli/tests/tune").join(name), &file).unwrap();
+    file
+}
+
+/// The schedule a configuration of the document makes, as directives written out.
+fn directives(c: &Value) -> String {
+    let text = |k: &str| c[k].as_str().map(str::to_string);
+    let param = c["dispatch_param"].as_u64().unwrap();
+    let key = text("dispatch_key").unwrap_or_default();
+    let mut s = match c["dispatch"].as_str().unwrap() {
+        "round_robin" => format!(".dispatch(DispatchPolicy.round_robin({param}))"),
+        "work_steal" => ".dispatch(DispatchPolicy.work_steal())".into(),
+        p => format!(".dispatch(DispatchPolicy.{p}({key}, {param}))"),
+    };
+    s += &format!(".streams({})", c["streams"]);
+    if let Some(k) = text("stream_by") {
+        s += &format!(".stream_by({k})");
+    }
+    match (c["timing"].as_str().unwrap(), c["timing_param"].as_u64()) {
+        ("immediate", _) => s += ".timing(TimingPolicy.immediate)",
+        (t, Some(n)) => s += &format!(".timing(TimingPolicy.{t}({n}))"),
+        _ => {}
+    }
+    if let (Some(w), Some(m)) = (c["window"].as_u64(), text("window_mode")) {
+        s += &format!(".task_graph(window=TaskWindow({w}, \"tasks\", WindowMode.{m}))");
+    }
+    s
+}
+
+/// Every configuration of the exploration in `name`, each compiled as a program of its own
+/// and run alone by `wsp run`, has the cycles the exploration scored; the best has the
+/// fewest, the first of equals.
+fn best_is_the_fastest_run_alone(name: &str, workload: &str, min_configs: usize) {
+    let file = copy(name, name.trim_end_matches(".wsp"));
+    let (doc, _) = tune(&file, &file.with_file_name("cache"), &[]);
+    let x = &doc["explorations"][0];
+    let configs = x["configurations"].as_array().unwrap();
+    assert!(
+        configs.len() >= min_configs,
+        "{} configurations",
+        configs.len()
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let body = text.split("# EXPLORE").next().unwrap();
+    let mut alone = body.to_string();
+    for c in configs {
+        let i = c["index"].as_u64().unwrap();
+        let d = directives(&c["config"]);
+        alone += &format!("p{i} = {workload}{d}.compile()\np{i}.execute()\n");
+    }
+    let alone_file = file.with_file_name("alone.wsp");
+    std::fs::write(&alone_file, alone).unwrap();
+    let stats = file.with_file_name("alone-stats.json");
+    let out = wsp()
+        .args(["run", "--workers", "1", "--stats-json"])
+        .arg(&stats)
+        .arg(&alone_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let runs = stats["executions"].as_array().unwrap();
+    assert_eq!(runs.len(), configs.len());
+    let mut fastest: Option<(u64, u64)> = None;
+    for (c, run) in configs.iter().zip(runs) {
+        let i = c["index"].as_u64().unwrap();
+        assert_eq!(run["program"], format!("p{i}"));
+        let cycles = run["total_cycles"].as_u64().unwrap();
+        assert_eq!(
+            c["total_cycles"].as_u64(),
+            Some(cycles),
+            "configuration {i} ({}): explored vs run alone",
+            c["config"]["label"]
+        );
+        if fastest.is_none_or(|(best, _)| cycles < best) {
+            fastest = Some((cycles, i));
+        }
+    }
+    let (cycles, index) = fastest.unwrap();
+    assert_eq!(x["best"].as_u64(), Some(index));
+    let best = &configs[index as usize];
+    assert_eq!(best["total_cycles"].as_u64(), Some(cycles));
+    // The configurations differ: the ranking is not a tie of everything.
+    assert!(
+        configs
+            .iter()
+            .any(|c| c["total_cycles"].as_u64() != Some(cycles))
+    );
+}
+
+#[test]
+fn decode_attention_best_is_the_fastest_run_alone() {
+    best_is_the_fastest_run_alone("decode.wsp", "decode()", 50);
+}
+
+#[test]
+fn moe_best_is_the_fastest_run_alone() {
+    best_is_the_fastest_run_alone("moe.wsp", "moe(batch, routing)", 50);
+}
+
+/// The original's docstring example, as written (over the MoE workload): it runs, prints the
+/// best configuration and the speedup, and `with_config(best_config)` runs that schedule.
+#[test]
+fn the_docstring_example_runs_as_written() {
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", scratch("tune", "docstring"))
+        .arg("run")
+        .arg(root().join("examples/autoschedule.wsp"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    expect_test::expect_file!["tune/autoschedule.stdout"].assert_eq(&stdout);
+}
+
+/// Kernel executions do not grow with the configurations: the graph is built once.
+#[test]
+fn tasks_run_once_however_many_configurations() {
+    let small = copy("decode.wsp", "once-small");
+    let text = std::fs::read_to_string(&small).unwrap();
+    let narrow = text
+        .replace("space.add_streams([1, 2, 4, 8])", "space.add_streams([1])")
+        .replace("params=[1, 2, 4]", "params=[4]")
+        .replace("space.add_window([None, 8])", "");
+    std::fs::write(&small, narrow).unwrap();
+    let large = copy("decode.wsp", "once-large");
+    let (a, sa) = tune(&small, &small.with_file_name("cache"), &[]);
+    let (b, sb) = tune(&large, &large.with_file_name("cache"), &[]);
+    let n = |d: &Value| {
+        d["explorations"][0]["configurations"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert!(n(&b) >= 10 * n(&a), "{} vs {}", n(&a), n(&b));
+    let executions = |s: &Value| s["explorations"][0]["kernel_executions"].as_u64().unwrap();
+    // 8 heads × (4 chunks + 1 finish).
+    assert_eq!(executions(&sa), 40);
+    assert_eq!(executions(&sb), 40);
+}
+
+/// A second run reads every score from the cache and runs no task; a changed kernel body is
+/// another program, scored anew.
+#[test]
+fn scores_are_cached_and_a_kernel_change_invalidates_them() {
+    let file = copy("moe.wsp", "cache");
+    let cache = file.with_file_name("cache");
+    let (first, s1) = tune(&file, &cache, &[]);
+    let (second, s2) = tune(&file, &cache, &[]);
+    let stat = |s: &Value, k: &str| s["explorations"][0][k].as_u64().unwrap();
+    let n = first["explorations"][0]["configurations"]
+        .as_array()
+        .unwrap()
+        .len() as u64;
+    assert_eq!(stat(&s1, "cache_hits"), 0);
+    assert_eq!(stat(&s2, "cache_hits"), n);
+    assert_eq!(stat(&s2, "kernel_executions"), 0);
+    assert_eq!(first, second);
+    // The expert's second matmul doubled: more cycles, so no earlier score may be reused.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let changed = text.replace(
+        "pto.store(out, pto.matmul(pto.cast(h, F16), w_down))",
+        "pto.store(out, pto.add(pto.matmul(pto.cast(h, F16), w_down), pto.matmul(pto.cast(h, F16), w_down)))",
+    );
+    assert_ne!(text, changed);
+    std::fs::write(&file, changed).unwrap();
+    let (third, s3) = tune(&file, &cache, &[]);
+    assert_eq!(stat(&s3, "cache_hits"), 0);
+    assert!(stat(&s3, "kernel_executions") > 0);
+    assert_ne!(first, third);
+}
+
+/// `--shard i/n` for n = 1..4: the shards' configurations partition the space, and each has
+/// the whole run's score.
+#[test]
+fn shards_partition_the_space() {
+    let file = copy("moe.wsp", "shards");
+    let cache = file.with_file_name("cache");
+    let (whole, _) = tune(&file, &cache, &["--no-cache"]);
+    let all = whole["explorations"][0]["configurations"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for n in 1..=4u32 {
+        let mut seen: Vec<Value> = Vec::new();
+        for i in 1..=n {
+            let (doc, _) = tune(&file, &cache, &["--shard", &format!("{i}/{n}")]);
+            let x = &doc["explorations"][0];
+            assert_eq!(x["baseline"], whole["explorations"][0]["baseline"]);
+            for c in x["configurations"].as_array().unwrap() {
+                assert!(!seen.contains(c), "shard {i}/{n} repeats {}", c["index"]);
+                seen.push(c.clone());
+            }
+        }
+        seen.sort_by_key(|c| c["index"].as_u64());
+        assert_eq!(seen, all, "the shards of {n}");
+    }
+}
+
+/// A configuration whose run fails (its key divides by zero) is recorded with its error, and
+/// one the target rejects (a window that aborts, on ascend_npu) is not run; the others are
+/// ranked.
+#[test]
+fn failed_and_rejected_configurations_are_recorded() {
+    let dir = scratch("tune", "failed");
+    let file = dir.join("failing.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+X = Tensor((4, 16, 16), DType.F32, init=ones())
+Y = Tensor((4, 16, 16), DType.F32)
+
+@kernel
+def double(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):
+    pto.store(y, pto.add(x, x))
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        double[i](x=X[i], y=Y[i])
+
+space = SearchSpace()
+space.add_streams([1, 4])
+space.add_dispatch(["round_robin", "dispatch_by"], keys=[lambda t: t.i // slot_u64(0)])
+space.add_window([None, 2], modes=[WindowMode.ABORT])
+best, summary = AutoScheduler(w()).explore(space, target="ascend_npu")
+summary.print_summary()
+"#,
+    )
+    .unwrap();
+    let (doc, _) = tune(&file, &dir.join("cache"), &[]);
+    let x = &doc["explorations"][0];
+    let status: Vec<&str> = x["configurations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        status,
+        [
+            "ran", "rejected", "failed", "rejected", "ran", "rejected", "failed", "rejected"
+        ]
+    );
+    assert_eq!(x["best"].as_u64(), Some(4));
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", dir.join("cache"))
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    expect_test::expect![[r#"
+        Scheduling Exploration Summary
+        ==================================================
+        Configurations tested: 8
+        Successful trials: 2
+        Baseline time: 0.004 ms (8052 cycles, simulated)
+        Best time: 0.001 ms (2013 cycles, simulated)
+        Speedup: 4.00x
+
+        Best configuration:
+          Streams: 4
+          Dispatch: round_robin(4)
+          Timing: immediate
+        Not ranked (6):
+          streams=1 round_robin(4) immediate window=2/ABORT: rejected: TaskWindow(..., WindowMode.ABORT) on ascend_npu: the AICPU expander can only stall when the window is full
+          streams=1 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate: failed: `(i // slot_u64(0))` divides by zero
+          streams=1 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate window=2/ABORT: rejected: TaskWindow(..., WindowMode.ABORT) on ascend_npu: the AICPU expander can only stall when the window is full
+          streams=4 round_robin(4) immediate window=2/ABORT: rejected: TaskWindow(..., WindowMode.ABORT) on ascend_npu: the AICPU expander can only stall when the window is full
+          streams=4 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate: failed: `(i // slot_u64(0))` divides by zero
+          streams=4 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate window=2/ABORT: rejected: TaskWindow(..., WindowMode.ABORT) on ascend_npu: the AICPU expander can only stall when the window is full
+    "#]]
+    .assert_eq(&String::from_utf8_lossy(&out.stdout));
+}
+
+/// Mistakes in a space are located check errors.
+#[test]
+fn bad_spaces_are_located_errors() {
+    let dir = scratch("tune", "bad");
+    let file = dir.join("bad.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+X = Tensor((4, 16, 16), DType.F32, init=ones())
+Y = Tensor((4, 16, 16), DType.F32)
+
+@kernel
+def double(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):
+    pto.store(y, pto.add(x, x))
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        double[i](x=X[i], y=Y[i])
+
+space = SearchSpace()
+space.add_streams([])
+space.add_dispatch(["round_robbin"])
+space.add_timing(["batched"], params=[0])
+space.add_window([8], modes=[WindowMode.STALL])
+space.add_dispatch(["affinity"], keys=[lambda t: t.j])
+best, summary = AutoScheduler(w()).explore(space, metric="cycle")
+"#,
+    )
+    .unwrap();
+    let out = wsp()
+        .args(["check", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let diags: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shown: Vec<String> = diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}:{} {}",
+                d["code"].as_str().unwrap(),
+                d["range"]["start"]["line"],
+                d["range"]["start"]["column"],
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    expect_test::expect!["WSP503 null:null an empty list leaves nothing to explore"]
+        .assert_eq(&shown.join("\n"));
+}
