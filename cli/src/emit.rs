@@ -69,13 +69,35 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
     let Some(lowered) = lowered else {
         return Ok(ExitCode::from(1));
     };
-    if lowered.programs.is_empty() {
+    // An exploration's program is scored by the simulated clock (`wsp run`, `wsp tune`), not
+    // emitted; a program whose schedule an exploration chooses has none until it runs.
+    let explored: Vec<&str> = lowered
+        .actions
+        .iter()
+        .filter_map(|(_, a)| match a {
+            wsp_ir::Action::Explore(e) => Some(e.program.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Some(p) = lowered.programs.iter().find(|p| p.explored.is_some()) {
+        return Err(format!(
+            "program `{}` takes the best configuration of an exploration, which only a run finds: run `wsp tune {}` and write the configuration it prints with `.with_config(ScheduleConfig(...))` or the schedule's own directives",
+            p.name,
+            args.file.display()
+        ));
+    }
+    let mut programs: Vec<wsp_ir::Program> = lowered
+        .programs
+        .iter()
+        .filter(|p| !explored.contains(&p.name.as_str()))
+        .cloned()
+        .collect();
+    if programs.is_empty() {
         return Err(format!(
             "{} compiles no program: write `program = workload(...).compile(target=\"ascend_npu\")`",
             args.file.display()
         ));
     }
-    let mut programs = lowered.programs.clone();
     for p in &mut programs {
         *p = wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3)?;
         p.target = target;

@@ -380,3 +380,48 @@ best, summary = AutoScheduler(w()).explore(space, metric="cycle")
     expect_test::expect!["WSP503 null:null an empty list leaves nothing to explore"]
         .assert_eq(&shown.join("\n"));
 }
+
+/// `wsp emit` leaves an exploration's program out of the tree, and refuses a program whose
+/// schedule an exploration chooses when the file runs, saying what to do instead.
+#[test]
+fn emit_leaves_explorations_out() {
+    let dir = scratch("tune", "emit");
+    let text = std::fs::read_to_string(root().join("cli/tests/tune/moe.wsp")).unwrap();
+    let fixed = format!(
+        "{text}program = moe(batch, routing).with_config(ScheduleConfig(streams=2)).compile(target=\"ascend_npu\")\nprogram.execute()\n"
+    );
+    let file = dir.join("fixed.wsp");
+    std::fs::write(&file, fixed).unwrap();
+    let out = wsp()
+        .arg("emit")
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join("tree"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan = std::fs::read_to_string(dir.join("tree/plan/plan.cpp")).unwrap();
+    assert!(!plan.contains("explore#"));
+    let chosen = format!(
+        "{text}program = moe(batch, routing).with_config(best_config).compile(target=\"ascend_npu\")\nprogram.execute()\n"
+    );
+    let file = dir.join("chosen.wsp");
+    std::fs::write(&file, chosen).unwrap();
+    let out = wsp()
+        .arg("emit")
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join("tree2"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("takes the best configuration of an exploration"),
+        "{err}"
+    );
+}
