@@ -62,6 +62,7 @@ const BENCHES: &[(&str, Option<&str>)] = &[
     ("syntax", Some("wsp-syntax")),
     ("analysis", Some("wsp-analysis")),
     ("runtime", Some("wsp-cli")),
+    ("tune", Some("wsp-cli")),
     ("lsp", Some("wsp-lsp")),
     ("kernel", None),
 ];
@@ -114,6 +115,7 @@ fn test() -> Result<(), String> {
     // Cheap once clippy's results are cached, and a failure here needs no test run to find.
     tidy::tidy()?;
     let python = test_venv()?;
+    let ray_python = ray_venv()?;
     // The emitted NPU trees are configured, built and tested with CMake and ctest.
     if !has_program("cmake") {
         apt_install("cmake")?;
@@ -126,7 +128,9 @@ fn test() -> Result<(), String> {
         .args(["test", "--workspace", "--locked"])
         .env("WSP_TEST_PYTHON", &python)
         .env("WSP_REQUIRE_CMAKE", "1")
-        .env("WSP_REQUIRE_STRACE", "1"))?;
+        .env("WSP_REQUIRE_STRACE", "1")
+        .env("WSP_RAY_PYTHON", &ray_python)
+        .env("WSP_REQUIRE_RAY", "1"))?;
     editor_clients(&python)?;
     let wsp = root().join("target/debug/wsp");
     let vsix = editors::vscode_extension(&wsp)?;
@@ -214,6 +218,44 @@ fn test_venv() -> Result<PathBuf, String> {
     venv("target/test-venv", "tests/requirements.txt")
 }
 
+/// The Ray driver's venv, `target/ray-venv`: ray and what it needs (`python/requirements.txt`),
+/// and the `wsp_ray` package itself, installed by pip as a user would, again whenever its
+/// sources change.
+fn ray_venv() -> Result<PathBuf, String> {
+    let python = venv("target/ray-venv", "python/requirements.txt")?;
+    let package = root().join("python");
+    let mut files = vec![package.join("pyproject.toml")];
+    let sources = std::fs::read_dir(package.join("wsp_ray"))
+        .map_err(|e| format!("{}: {e}", package.display()))?;
+    files.extend(
+        sources
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "py")),
+    );
+    files.sort();
+    let mut hash = String::new();
+    for f in &files {
+        hash += &file_hash(f)?;
+    }
+    installed_once(
+        &root().join("target/ray-venv/wsp_ray.blake3"),
+        &hash,
+        || {
+            run(Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--no-deps",
+                    "--force-reinstall",
+                ])
+                .arg(&package))
+        },
+    )?;
+    Ok(python)
+}
+
 /// The venv of the Jupyter clients and of ipykernel for the kernel benchmark:
 /// `target/jupyter-venv`, with the pinned packages of `tests/requirements-jupyter.txt`.
 fn jupyter_venv() -> Result<PathBuf, String> {
@@ -287,7 +329,7 @@ fn bench(name: Option<&str>) -> Result<(), String> {
     };
     for (bench, package) in selected {
         let mut cmd = cargo();
-        if matches!(*bench, "analysis" | "runtime" | "lsp" | "kernel") {
+        if matches!(*bench, "analysis" | "runtime" | "lsp" | "kernel" | "tune") {
             // These time the release `wsp` binary too.
             run(cargo().args([
                 "build",
@@ -312,6 +354,10 @@ fn bench(name: Option<&str>) -> Result<(), String> {
         if *bench == "runtime" {
             // NumPy's matmul is measured beside ours, in the test venv.
             cmd.env("WSP_TEST_PYTHON", test_venv()?);
+        }
+        if *bench == "tune" {
+            // Exploration through Ray is measured beside the local one.
+            cmd.env("WSP_RAY_PYTHON", ray_venv()?);
         }
         run(cmd.args(["bench", "--locked", "-p", package, "--bench", bench]))?;
     }
