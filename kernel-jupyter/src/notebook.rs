@@ -96,6 +96,8 @@ pub struct Notebook {
     taken_out: Vec<Cell>,
     /// The run process, kept between cells.
     runner: wsp_runtime::process::Runner,
+    /// Called with an exploration's progress while a cell runs (the kernel shows it live).
+    pub on_progress: Option<Box<dyn FnMut(wsp_runtime::process::Progress) + Send>>,
     /// Each program's last execution, for `program.stats` as a cell's value.
     last_stats: std::collections::HashMap<String, RunStats>,
     /// Each program's `program.stats` of its last execution, for `program.stats.FIELD`.
@@ -134,6 +136,7 @@ impl Notebook {
             traces: Default::default(),
             explorations: Vec::new(),
             runner: Default::default(),
+            on_progress: None,
             taken_out: Vec::new(),
             count: 0,
         })
@@ -425,8 +428,11 @@ impl Notebook {
                     .explorations
                     .iter()
                     .rfind(|(e, _)| e.id == exploration)
-                    .and_then(|(e, results)| {
-                        Some(MimeBundle(vec![("text/plain", results.repr(e, &query)?)]))
+                    .and_then(|(e, results)| match query {
+                        wsp_ir::explore::ExploreQuery::Summary => {
+                            Some(render::exploration(e, results))
+                        }
+                        _ => Some(MimeBundle(vec![("text/plain", results.repr(e, &query)?)])),
                     });
             }
             None => {}
@@ -526,6 +532,7 @@ impl Notebook {
         for p in &lowered.programs {
             let used = actions.iter().any(|a| match a {
                 Action::Execute { program, .. } => *program == p.name,
+                Action::Explore(e) => e.program == p.name,
                 _ => false,
             });
             if !used {
@@ -634,9 +641,18 @@ impl Notebook {
             tune_cache: Some(wsp_runtime::explore::cache_dir(&wsp_codegen::cache_dir())),
             explorations: self.explorations.clone(),
             shard: None,
-            progress: false,
+            progress: true,
         };
-        let (report, stdout, stderr) = match self.runner.execute(&job, stop, GRACE) {
+        let on_progress = &mut self.on_progress;
+        let mut progress = |p| {
+            if let Some(f) = on_progress.as_mut() {
+                f(p);
+            }
+        };
+        let outcome = self
+            .runner
+            .execute_with_progress(&job, stop, GRACE, &mut progress);
+        let (report, stdout, stderr) = match outcome {
             Ok(r) => r,
             Err(ChildError::Fault { what, printed }) => {
                 // What the cell printed before the crash.

@@ -434,7 +434,11 @@ fn execute(
             .as_child_of(parent),
         );
     }
+    if !silent {
+        nb.on_progress = Some(live_progress(iopub.clone(), parent.clone(), count.0));
+    }
     let outcome = nb.execute(code, cell_id, stop);
+    nb.on_progress = None;
     let count = ExecutionCount::new(nb.execution_count() as usize);
     drop(nb);
     let send = |content: JupyterMessageContent| {
@@ -508,6 +512,38 @@ fn execute(
         error,
     }
     .as_child_of(parent)
+}
+
+/// A cell's explorations as they score configurations: one display, a table of each
+/// exploration's count so far, sent when the first report comes and updated in place after.
+fn live_progress(
+    iopub: mpsc::UnboundedSender<JupyterMessage>,
+    parent: JupyterMessage,
+    count: usize,
+) -> Box<dyn FnMut(wsp_runtime::process::Progress) + Send> {
+    let id = format!("wsp-explore-{}-{count}", std::process::id());
+    let mut rows: Vec<(String, u64, u64)> = Vec::new();
+    Box::new(move |p| {
+        let first = rows.is_empty();
+        match rows.iter_mut().find(|r| r.0 == p.label) {
+            Some(r) => (r.1, r.2) = (p.done, p.total),
+            None => rows.push((p.label, p.done, p.total)),
+        }
+        let bundle = crate::render::exploring(&rows);
+        let content: JupyterMessageContent = if first {
+            DisplayData {
+                data: media(&bundle),
+                metadata: Default::default(),
+                transient: Some(Transient {
+                    display_id: Some(id.clone()),
+                }),
+            }
+            .into()
+        } else {
+            jupyter_protocol::UpdateDisplayData::new(media(&bundle), &id).into()
+        };
+        let _ = iopub.send(JupyterMessage::new(content, Some(&parent)));
+    })
 }
 
 /// The reply to a shutdown request (on control, or on shell from older clients), after which

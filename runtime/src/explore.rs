@@ -413,7 +413,9 @@ fn by_cycles<'s>(
         // reports in all.
         let chunk = (pending.len() / 100).max(1);
         let scored = std::sync::atomic::AtomicU64::new(0);
-        let total = (pending.len() * binds.len()) as u64;
+        // The baseline (index 0) is not one of the space's configurations.
+        let counted = |i: usize| u64::from(i != 0);
+        let total = pending.iter().map(|&i| counted(i)).sum::<u64>() * binds.len() as u64;
         // One configuration's timeline over the shared graph, or why it has none.
         let score = |i: usize, (dc, sc): Columns| -> Result<clock::Timeline, String> {
             let failed = [dc, sc]
@@ -458,7 +460,7 @@ fn by_cycles<'s>(
                 .flat_map_iter(|part| {
                     let out: Vec<_> = part.iter().map(|&(i, c)| score(i, c)).collect();
                     if let Some(report) = m.progress {
-                        let n = part.len() as u64;
+                        let n = part.iter().map(|&(i, _)| counted(i)).sum::<u64>();
                         let done = scored.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
                         report(done_before + done, total);
                     }
@@ -466,7 +468,7 @@ fn by_cycles<'s>(
                 })
                 .collect()
         });
-        done_before += pending.len() as u64;
+        done_before += pending.iter().map(|&i| counted(i)).sum::<u64>();
         for ((total, busy), tl) in totals.iter_mut().zip(&mut busy).zip(timelines) {
             let Ok(t) = total else { continue };
             match tl {

@@ -372,6 +372,8 @@ struct Live {
     printed: std::sync::Arc<std::sync::Mutex<String>>,
     /// What it writes on standard error.
     output: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Progress lines of explorations, as they come.
+    progress: std::sync::mpsc::Receiver<Progress>,
     readers: Vec<std::thread::JoinHandle<()>>,
 }
 
@@ -394,6 +396,7 @@ impl Live {
         let output = Arc::new(Mutex::new(String::new()));
         let printed = Arc::new(Mutex::new(String::new()));
         let (tx, reports) = std::sync::mpsc::channel();
+        let (progress_tx, progress) = std::sync::mpsc::channel();
         let out = printed.clone();
         let stdout_reader = std::thread::spawn(move || {
             read_output(
@@ -404,7 +407,9 @@ impl Live {
                         .push_str(&String::from_utf8_lossy(text));
                 },
                 |report| tx.send(report).is_ok(),
-                &|_| {},
+                &|p| {
+                    let _ = progress_tx.send(p);
+                },
             );
         });
         let out = output.clone();
@@ -424,6 +429,7 @@ impl Live {
             reports,
             printed,
             output,
+            progress,
             readers: vec![stdout_reader, stderr_reader],
         })
     }
@@ -462,6 +468,18 @@ impl Runner {
         interrupted: &AtomicUsize,
         grace: Duration,
     ) -> Result<(Report, String, String), ChildError> {
+        self.execute_with_progress(job, interrupted, grace, &mut |_| {})
+    }
+
+    /// As [`Runner::execute`], calling `progress` with each exploration's progress as the
+    /// job reports it (`Job::progress`).
+    pub fn execute_with_progress(
+        &mut self,
+        job: &Job,
+        interrupted: &AtomicUsize,
+        grace: Duration,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Report, String, String), ChildError> {
         use std::sync::mpsc::RecvTimeoutError;
         if interrupted.load(Ordering::Relaxed) != 0 {
             return Err(ChildError::Interrupted);
@@ -489,7 +507,11 @@ impl Runner {
         let live_printed = live.printed.clone();
         let mut poll = POLL_FIRST;
         loop {
-            match live.reports.recv_timeout(poll) {
+            let received = live.reports.recv_timeout(poll);
+            for p in live.progress.try_iter() {
+                progress(p);
+            }
+            match received {
                 Ok(report) => {
                     let (printed, errors) = live.take_output();
                     let result = serde_json::from_str::<Result<Report, Failed>>(&report);

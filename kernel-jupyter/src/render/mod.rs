@@ -1,11 +1,13 @@
 //! Rich outputs: MIME bundles with a text/plain fallback for run stats, the simulated
 //! timeline and tensors.
 
+mod explore;
 mod stats;
 mod tensor;
 mod timeline;
 mod trace;
 
+pub use explore::{exploration, exploring};
 pub use stats::{RunStats, stats};
 pub use tensor::{tensor, tensor_npy};
 pub use timeline::timeline;

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from queue import Empty
 
 import numpy as np
@@ -579,3 +580,36 @@ def test_program_trace_carries_between_cells_and_shows_its_summary(tmp_path):
         ok(execute(kc, "bump.clear_trace()"))
         empty = ok(execute(kc, 'bump.trace.summary()["task_count"]'))
         assert empty.results[0]["data"]["text/plain"] == "0", empty.describe()
+
+
+MOE = (Path(__file__).resolve().parents[3] / "cli/tests/tune/moe.wsp").read_text()
+
+
+def test_an_exploration_shows_its_progress_live_and_its_summary_as_a_table_and_chart(tmp_path):
+    """`best_config, summary = AutoScheduler(w).explore(space)` in a cell: its progress is one
+    display, updated in place as configurations are scored; a later cell's `summary` is the
+    ranking as a table beside an SVG chart with the best marked; `best_config` and a program
+    compiled `with_config(best_config)` carry over to later cells."""
+    with running_kernel(tmp_path) as (_, kc):
+        ran = ok(execute(kc, MOE))
+        shown = [o for o in ran.outputs if o["msg_type"] in ("display_data", "update_display_data")]
+        assert shown, ran.describe()
+        assert shown[0]["msg_type"] == "display_data", ran.describe()
+        display_id = shown[0]["content"]["transient"]["display_id"]
+        assert display_id.startswith("wsp-explore-"), display_id
+        assert all(o["content"]["transient"]["display_id"] == display_id for o in shown)
+        last = shown[-1]["content"]["data"]
+        assert "scheduler.explore(space): 96/96 configurations scored" in last["text/plain"], last
+        assert "<progress" in last["text/html"], last
+        summary = ok(execute(kc, "summary"))
+        (result,) = summary.results
+        text, html = result["data"]["text/plain"], result["data"]["text/html"]
+        assert text.startswith("Scheduling Exploration Summary\n"), text
+        assert "Configurations tested: 96" in text, text
+        assert '<table class="wsp-explore-ranking">' in html and "<svg" in html, html
+        assert html.count(">best</text>") == 1, html
+        best = ok(execute(kc, "best_config"))
+        assert best.results[0]["data"]["text/plain"].startswith("ScheduleConfig(streams=8,"), best.describe()
+        cycles = ok(execute(kc, "program = moe(batch, routing).with_config(best_config).compile()\nprogram.execute()\nprint(program.stats.total_cycles, summary.best_cycles)"))
+        a, b = cycles.stream("stdout").split()
+        assert a == b, cycles.describe()
