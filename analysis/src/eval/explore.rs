@@ -386,19 +386,12 @@ impl<'db> Eval<'db> {
     }
 
     /// The workload an auto-scheduler explores: a workload call or composition, scheduled or
-    /// not, before `.compile()`.
+    /// not, or a compiled program (its workload and schedule; its target is the one explored
+    /// for).
     fn explored_workload(&mut self, args: &Args<'db>) -> Option<Schedule<'db>> {
         match args.get(0)?.clone() {
-            (Value::Schedule(s), _) => Some(*s),
+            (Value::Schedule(s) | Value::Program(s), _) => Some(*s),
             (Value::Unknown, _) => None,
-            (v @ Value::Program(_), r) => {
-                self.error(
-                    Code::WrongKind,
-                    r,
-                    format!("an auto-scheduler explores a workload, not {}: drop `.compile(...)` (each configuration is compiled from the workload)", v.describe()),
-                );
-                None
-            }
             (v, r) => {
                 self.error(
                     Code::WrongKind,
@@ -963,7 +956,7 @@ impl<'db> Eval<'db> {
             }
         };
         let target = match args.get(5) {
-            None => Target::CpuSim,
+            None => s.target.map_or(Target::CpuSim, |t| t.target),
             Some((Value::Str(t), r)) => {
                 let r = *r;
                 let name = self.policy_name(t, r, Target::ALL.iter().map(|t| t.name()))?;
