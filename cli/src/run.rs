@@ -463,7 +463,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         && !job
             .actions
             .iter()
-            .any(|a| matches!(a, Action::Execute { .. }))
+            .any(|a| matches!(a, Action::Execute { .. } | Action::Explore(_)))
     {
         eprintln!(
             "note: {} never calls `.execute()`: nothing ran",

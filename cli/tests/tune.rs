@@ -425,3 +425,148 @@ fn emit_leaves_explorations_out() {
         "{err}"
     );
 }
+
+/// With `add_bindings`, each configuration's cycles are the sum over one task graph per
+/// binding, each equal to a run alone with that binding; `metric="wall"` runs each
+/// configuration whole `warmup + trials` times, as the original does; `verbose=True` prints
+/// each configuration's score.
+#[test]
+fn bindings_sum_over_graphs_and_wall_time_is_the_originals() {
+    let dir = scratch("tune", "bindings");
+    let head = r#"from pto_wsp import *
+
+F32 = DType.F32
+requests = DenseDyn(4)
+X = Tensor((16, 16, 16), F32, init=ones())
+Y = Tensor((16, 16, 16), F32)
+
+@kernel
+def double(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, pto.add(x, x))
+
+@workload
+def w(requests):
+    for i in P(requests):
+        double[i](x=X[i], y=Y[i])
+"#;
+    let file = dir.join("bind.wsp");
+    std::fs::write(
+        &file,
+        format!(
+            "{head}
+space = SearchSpace()
+space.add_streams([1, 2])
+space.add_bindings(requests=[3, 16])
+best, summary = AutoScheduler(w(requests)).explore(space, verbose=True)
+print(summary.best_cycles)
+"
+        ),
+    )
+    .unwrap();
+    let (doc, stats) = tune(&file, &dir.join("cache"), &["--no-cache"]);
+    let x = &doc["explorations"][0];
+    assert_eq!(
+        x["bindings"],
+        serde_json::json!([{"requests": 3}, {"requests": 16}])
+    );
+    // 3 + 16 tasks, once each.
+    assert_eq!(stats["explorations"][0]["kernel_executions"], 19);
+    for c in x["configurations"].as_array().unwrap() {
+        let streams = c["config"]["streams"].as_u64().unwrap();
+        let mut sum = 0;
+        for r in [3, 16] {
+            let alone = dir.join(format!("alone-{streams}-{r}.wsp"));
+            std::fs::write(
+                &alone,
+                format!("{head}p = w(requests).dispatch(DispatchPolicy.round_robin(4)).streams({streams}).timing(TimingPolicy.immediate).compile()\np.execute(requests={r})\nprint(p.stats.total_cycles)\n"),
+            )
+            .unwrap();
+            let out = wsp().arg("run").arg(&alone).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            sum += String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<u64>()
+                .unwrap();
+        }
+        assert_eq!(
+            c["total_cycles"].as_u64(),
+            Some(sum),
+            "{}",
+            c["config"]["label"]
+        );
+    }
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", dir.join("cache"))
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("Exploring 2 configurations (by simulated cycles: one trial each is exact)\n  [1/2] Testing round_robin(4) streams=1 timing=immediate\n    Simulated: "),
+        "{stdout}"
+    );
+    let wall = dir.join("wall.wsp");
+    std::fs::write(
+        &wall,
+        format!(
+            "{head}
+space = SearchSpace()
+space.add_streams([1, 2])
+best, summary = AutoScheduler(w(requests)).explore(space, metric=\"wall\", trials=2, warmup=1)
+"
+        ),
+    )
+    .unwrap();
+    let (doc, stats) = tune(&wall, &dir.join("cache"), &[]);
+    let x = &doc["explorations"][0];
+    assert_eq!(x["metric"], "wall");
+    // The baseline and two configurations, each run 1 + 2 times, 4 tasks a run.
+    assert_eq!(stats["explorations"][0]["kernel_executions"], 3 * 3 * 4);
+    for c in x["configurations"].as_array().unwrap() {
+        assert!(c["time_ms"].as_f64().unwrap() > 0.0, "{c}");
+    }
+}
+
+/// An exploration runs on a copy of the tensors: the program's numbers after it are those of
+/// the file without it, even where tasks accumulate into their outputs (`InOut`).
+#[test]
+fn an_exploration_changes_no_tensor() {
+    let dir = scratch("tune", "numbers");
+    let example =
+        std::fs::read_to_string(root().join("examples/ported/chunked_decode_attention.wsp"))
+            .unwrap();
+    let explored = example.replace(
+        "program = decode()",
+        "space = SearchSpace()\nspace.add_streams([1, 2])\nbest, summary = AutoScheduler(decode()).explore(space)\nprogram = decode()",
+    );
+    assert_ne!(example, explored);
+    let mut dumps = Vec::new();
+    for (name, text) in [("plain", &example), ("explored", &explored)] {
+        let file = dir.join(format!("{name}.wsp"));
+        std::fs::write(&file, text).unwrap();
+        let out_dir = dir.join(name);
+        let out = wsp()
+            .env("WSP_TUNE_CACHE", dir.join("cache"))
+            .arg("run")
+            .arg(&file)
+            .arg("--dump-tensors")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dumps.push(
+            ["O", "Acc", "M", "L"]
+                .map(|t| std::fs::read(out_dir.join(format!("{t}.npy"))).unwrap()),
+        );
+    }
+    assert!(dumps[0] == dumps[1]);
+}

@@ -66,11 +66,17 @@ pub(crate) fn explore(
 ) -> Result<(Results, String), RunError> {
     let mut verbose = String::new();
     if e.verbose {
-        verbose += &format!(
-            "Exploring {} configurations ({} trials each)\n",
-            e.configs.len(),
-            e.trials
-        );
+        verbose += &match e.metric {
+            Metric::Wall => format!(
+                "Exploring {} configurations ({} trials each)\n",
+                e.configs.len(),
+                e.trials
+            ),
+            Metric::Cycles => format!(
+                "Exploring {} configurations (by simulated cycles: one trial each is exact)\n",
+                e.configs.len()
+            ),
+        };
     }
     let schedules: Vec<Vec<Directive>> = std::iter::once(&e.baseline)
         .chain(&e.configs)
