@@ -48,6 +48,28 @@ fn examples_lower_to_ir() {
                     writeln!(out, "execute {program}({})", binds.join(", "))
                 }
                 Action::SaveNpy { tensor, path } => writeln!(out, "save_npy {tensor} {path:?}"),
+                Action::Explore(e) => {
+                    let _ = writeln!(
+                        out,
+                        "explore #{} {:?} of {}: metric {}, trials {}, bindings {:?}",
+                        e.id,
+                        e.label,
+                        e.program,
+                        e.metric.name(),
+                        e.trials,
+                        e.bindings
+                    );
+                    for (i, c) in std::iter::once(&e.baseline).chain(&e.configs).enumerate() {
+                        let d: Vec<String> = c.directives.iter().map(|d| d.to_string()).collect();
+                        let which = if i == 0 {
+                            "baseline".to_string()
+                        } else {
+                            format!("{}", i - 1)
+                        };
+                        let _ = writeln!(out, "  {which}: {} => {}", c.label(), d.join("; "));
+                    }
+                    Ok(())
+                }
                 other => writeln!(out, "{other:?}"),
             };
         }

@@ -151,7 +151,7 @@ fn the_docstring_example_runs_as_written() {
     let out = wsp()
         .env("WSP_TUNE_CACHE", scratch("tune", "docstring"))
         .arg("run")
-        .arg(root().join("examples/autoschedule.wsp"))
+        .arg(root().join("examples/tune/autoschedule.wsp"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -44,8 +44,24 @@ pub struct Highlight {
 /// Every token that has a class, in order.
 pub fn highlights(db: &dyn salsa::Database, file: File) -> Vec<Highlight> {
     let mut out = Vec::new();
-    for (&item, &base) in module_items(db, file).iter().zip(item_offsets(db, file)) {
-        let uses = item_uses(db, item);
+    let items = module_items(db, file);
+    let offsets = item_offsets(db, file);
+    let mut at = 0;
+    while at < items.len() {
+        // The items of one statement (`a, b = ...` makes one per name) share its tokens: their
+        // uses are walked together, once.
+        let base = offsets[at];
+        let group = offsets[at..].iter().take_while(|&&o| o == base).count();
+        let statement = &items[at..at + group];
+        at += group;
+        let item = statement[0];
+        let mut uses: Vec<_> = statement
+            .iter()
+            .flat_map(|&i| item_uses(db, i).iter().cloned())
+            .collect();
+        if group > 1 {
+            uses.sort_by_key(|u| (u.range.start(), u.range.end()));
+        }
         let mut next = 0;
         let root = item.syntax(db);
         for token in root
@@ -65,7 +81,7 @@ pub fn highlights(db: &dyn salsa::Database, file: File) -> Vec<Highlight> {
                     let definition = match u.symbol {
                         Symbol::Local { def, .. } => def == u.range,
                         Symbol::Item(i) => {
-                            i == item && semantic::name_range(db, i) == Some(u.range)
+                            statement.contains(&i) && semantic::name_range(db, i) == Some(u.range)
                         }
                     };
                     Some(Highlight {

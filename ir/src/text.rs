@@ -41,6 +41,9 @@ impl Display for Program {
         for d in &self.schedule {
             writeln!(f, "schedule {d}")?;
         }
+        if let Some(id) = self.explored {
+            writeln!(f, "schedule + the best configuration of exploration #{id}")?;
+        }
         Ok(())
     }
 }
