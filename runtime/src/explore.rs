@@ -5,8 +5,8 @@
 //! configuration dispatches or streams by are evaluated for every task while it is enumerated.
 //!
 //! Configurations are scored in parallel, each by its own call of the clock over the shared,
-//! read-only graph: workers share nothing but the slice of results each writes its own slot
-//! of, so the scoring scales with cores. Scores are cached on disk by the content hash of
+//! read-only graph: workers share nothing per configuration (results are collected per chunk,
+//! and progress is counted once per chunk), so the scoring scales with cores. Scores are cached on disk by the content hash of
 //! everything they depend on.
 
 use std::collections::HashMap;
@@ -47,7 +47,7 @@ pub(crate) struct Machine<'a> {
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
 
-/// The folder scores are cached in, with `Job::tune_cache`.
+/// One file of the score cache (`Job::tune_cache`): the scores of one exploration's inputs.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct CacheFile {
     /// By the hash of a configuration and its exploration's inputs.
@@ -78,10 +78,6 @@ pub(crate) fn explore(
             ),
         };
     }
-    let schedules: Vec<Vec<Directive>> = std::iter::once(&e.baseline)
-        .chain(&e.configs)
-        .map(|c| apply(&program.schedule, &c.directives))
-        .collect();
     let binds: Vec<HashMap<String, u64>> = e
         .bindings
         .iter()
@@ -91,9 +87,9 @@ pub(crate) fn explore(
             b
         })
         .collect();
-    // The configurations this run scores (the baseline first, then the shard's), by index
-    // into `schedules`.
-    let mine: Vec<usize> = (0..schedules.len())
+    // The configurations this run scores: the baseline (0), then the shard's (k + 1 for
+    // configuration k).
+    let mine: Vec<usize> = (0..=e.configs.len())
         .filter(|&i| {
             i == 0
                 || m.shard
@@ -110,7 +106,10 @@ pub(crate) fn explore(
             }
         })
         .collect();
-    let schedules: Vec<Vec<Directive>> = mine.iter().map(|&i| schedules[i].clone()).collect();
+    let schedules: Vec<Vec<Directive>> = all
+        .iter()
+        .map(|c| apply(&program.schedule, &c.directives))
+        .collect();
     let mut outcomes: Vec<Option<Outcome>> = all
         .iter()
         .map(|c| c.rejected.clone().map(Outcome::Rejected))
@@ -177,6 +176,11 @@ pub(crate) fn explore(
             outcomes[i] = Some(o);
         }
         if let Some((path, inputs, mut file)) = cached {
+            // What another run (a shard on this machine) wrote meanwhile is kept.
+            let since: Option<CacheFile> = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            file.scores.extend(since.into_iter().flat_map(|f| f.scores));
             for &i in &pending {
                 if let Some(o @ Outcome::Ran(_)) = &outcomes[i] {
                     file.scores

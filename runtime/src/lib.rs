@@ -657,6 +657,7 @@ fn run_job(
     let mut json_writes: Vec<(PathBuf, TraceAt, TraceQuery, Option<u32>)> = Vec::new();
     let start = Instant::now();
     let mut io = std::time::Duration::ZERO;
+    let mut exploring = std::time::Duration::ZERO;
     report.began = Some(std::time::SystemTime::now());
     for action in &job.actions {
         let step = (|| -> Result<(), RunError> {
@@ -752,7 +753,7 @@ fn run_job(
                         job.tune_cache.as_deref(),
                     )?;
                     // Exploring is not the program's time.
-                    io += began.elapsed();
+                    exploring += began.elapsed();
                     if !verbose.is_empty() {
                         printed.push(Printed::Text(verbose));
                     }
@@ -921,8 +922,8 @@ fn run_job(
             break;
         }
     }
-    // The tasks' time: the writes in between are I/O, reported apart.
-    report.execute_time_ms = start.elapsed().saturating_sub(io).as_secs_f64() * 1e3;
+    // The tasks' time: the writes in between are I/O, and explorations are their own, reported apart.
+    report.execute_time_ms = start.elapsed().saturating_sub(io + exploring).as_secs_f64() * 1e3;
 
     report.index_launches = run.graph.launches.len() as u64;
     // The clock keeps launches as launches; a trace, a task dump and streams (which order
