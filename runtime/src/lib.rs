@@ -922,7 +922,7 @@ fn run_job(
             break;
         }
     }
-    // The tasks' time: the writes in between are I/O, and explorations are their own, reported apart.
+    // The tasks' time: the writes in between are I/O, reported apart; explorations are not it.
     report.execute_time_ms = start.elapsed().saturating_sub(io + exploring).as_secs_f64() * 1e3;
 
     report.index_launches = run.graph.launches.len() as u64;
