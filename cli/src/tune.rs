@@ -94,7 +94,8 @@ pub(crate) struct ExplorationJson {
     pub id: u32,
     /// The call as written.
     pub label: String,
-    pub line: usize,
+    /// Its line in the file; `None` for an exploration of `--space`.
+    pub line: Option<usize>,
     pub metric: String,
     /// Configurations in the whole space (a shard scores some of them).
     pub space_size: usize,
@@ -285,7 +286,7 @@ fn tune_inner(args: &TuneArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         .filter(|(_, a)| matches!(a, Action::Execute { .. } | Action::Explore(_)))
         .map(|(_, a)| a.clone())
         .collect();
-    let lines: BTreeMap<u32, usize> = lowered
+    let lines: BTreeMap<u32, Option<usize>> = lowered
         .actions
         .iter()
         .filter_map(|(r, a)| match a {
@@ -358,7 +359,7 @@ fn tune_inner(args: &TuneArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         explorations: report
             .explorations
             .iter()
-            .map(|(e, r)| exploration_json(e, r, lines.get(&e.id).copied().unwrap_or(0)))
+            .map(|(e, r)| exploration_json(e, r, lines.get(&e.id).copied().flatten()))
             .collect(),
     };
     // `--json -` is the document alone on standard output.
@@ -401,16 +402,18 @@ fn write_out(path: &Path, text: &str) -> Result<(), String> {
     wsp_files::write_atomically(path, |out| out.write_all(text.as_bytes()))
 }
 
-/// The 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+/// The 1-based line of a byte offset of the file's text; `None` past it (the statements of
+/// `--space`).
+fn line_of(text: &str, offset: usize) -> Option<usize> {
+    let before = text.as_bytes().get(..offset)?;
+    Some(before.iter().filter(|&&b| b == b'\n').count() + 1)
 }
 
-pub(crate) fn exploration_json(e: &Exploration, r: &Results, line: usize) -> ExplorationJson {
+pub(crate) fn exploration_json(
+    e: &Exploration,
+    r: &Results,
+    line: Option<usize>,
+) -> ExplorationJson {
     let configurations = r
         .scored
         .iter()
@@ -443,9 +446,10 @@ pub(crate) fn exploration_json(e: &Exploration, r: &Results, line: usize) -> Exp
 /// The table of one exploration: its best `top` configurations, then what was not ranked.
 pub(crate) fn table(x: &ExplorationJson, top: usize) -> String {
     let mut out = format!(
-        "{} (line {}): {} of {} configurations scored, {} task graph{}, by {}\n",
+        "{} ({}): {} of {} configurations scored, {} task graph{}, by {}\n",
         x.label,
-        x.line,
+        x.line
+            .map_or("the space file".to_string(), |l| format!("line {l}")),
         x.configurations.len(),
         x.space_size,
         x.bindings.len(),

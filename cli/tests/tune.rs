@@ -570,3 +570,66 @@ fn an_exploration_changes_no_tensor() {
     }
     assert!(dumps[0] == dumps[1]);
 }
+
+/// `--space SPACE.toml` explores each compiled program of a file that declares no
+/// exploration, as the `.wsp` statements it means would; its mistakes are the space file's.
+#[test]
+fn a_space_file_explores_a_file_that_declares_none() {
+    let dir = scratch("tune", "space");
+    let text = std::fs::read_to_string(root().join("cli/tests/tune/moe.wsp")).unwrap();
+    let body = text.split("# EXPLORE").next().unwrap();
+    let file = dir.join("plain.wsp");
+    std::fs::write(
+        &file,
+        format!("{body}program = moe(batch, routing).compile()\n"),
+    )
+    .unwrap();
+    let space = dir.join("space.toml");
+    std::fs::write(
+        &space,
+        "streams = [1, 2, 4]\ndispatch = [\"round_robin\", \"affinity\"]\ndispatch_params = [2, 4]\ndispatch_keys = [\"lambda t: t.b\"]\ntiming = [\"immediate\", \"batched\"]\ntiming_params = [2]\n",
+    )
+    .unwrap();
+    let (doc, _) = tune(
+        &file,
+        &dir.join("cache"),
+        &["--space", space.to_str().unwrap()],
+    );
+    let x = &doc["explorations"][0];
+    assert_eq!(x["space_size"], 3 * 2 * 2 * 2);
+    assert_eq!(x["line"], Value::Null);
+    assert_eq!(
+        x["configurations"][3]["config"]["label"],
+        "streams=1 round_robin(4) batched(2)"
+    );
+    let bad = |toml: &str| {
+        std::fs::write(&space, toml).unwrap();
+        let out = wsp()
+            .arg("tune")
+            .arg(&file)
+            .arg("--space")
+            .arg(&space)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = bad("streams = [0]\n");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("error[WSP503]")
+            && err.contains("space.toml: a stream count is at least 1, not 0"),
+        "{err}"
+    );
+    let (code, err) = bad("stream = [1]\n");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("unknown field `stream`"), "{err}");
+    let (code, err) = bad("program = [\"other\"]\n");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("names the program `other`, which the file does not compile"),
+        "{err}"
+    );
+}
