@@ -102,11 +102,11 @@ pub fn lower_file_as_is(db: &dyn salsa::Database, file: File) -> Option<LoweredF
                 explored.push(e.id);
                 if let Some((program, exploration)) = lower_exploration(db, item, e) {
                     programs.push(program);
-                    let len = item.syntax(db).text_range().len();
-                    actions.push((
-                        TextRange::at(start, len),
-                        Action::Explore(Box::new(exploration)),
-                    ));
+                    let range = TextRange::at(start, item.syntax(db).text_range().len());
+                    actions.push((range, Action::Explore(Box::new(exploration))));
+                    if e.says_selected {
+                        actions.push((range, selected(e.id)));
+                    }
                 }
             }
         }
@@ -350,11 +350,6 @@ fn program_of<'db>(
     })
 }
 
-/// The name of the program an exploration runs: no Python name, so no program of the file's.
-pub fn exploration_program(id: u32) -> String {
-    format!("explore#{id}")
-}
-
 /// An exploration: the program it runs (the workload with its own schedule, on cpu_sim) and
 /// its configurations, each lowered as a schedule is.
 fn lower_exploration<'db>(
@@ -364,7 +359,8 @@ fn lower_exploration<'db>(
 ) -> Option<(Program, wsp_ir::explore::Exploration)> {
     use crate::eval::explore::default_affinity_key;
     let mut program = program_of(db, item, &e.schedule, wsp_ir::Target::CpuSim)?;
-    program.name = exploration_program(e.id);
+    // No Python name, so no program of the file's.
+    program.name = format!("explore#{}", e.id);
     program.explored = None;
     let (resolved, _) = crate::workloads::resolve_task_params(db, &e.schedule);
     let extents = crate::workloads::field_extents(db, &resolved);
@@ -402,6 +398,25 @@ fn lower_exploration<'db>(
         verbose: e.verbose,
     };
     Some((program, exploration))
+}
+
+/// `auto_schedule(w, verbose=True)`'s line: `Auto-schedule selected: streams=2,
+/// dispatch=work_steal`.
+fn selected(id: u32) -> Action {
+    use wsp_ir::explore::ExploreQuery;
+    let field = |f: &str| FormatPiece::Explored {
+        exploration: id,
+        query: ExploreQuery::BestConfigField(f.into()),
+        debug: None,
+        conversion: None,
+        spec: String::new(),
+    };
+    Action::Print(vec![Shown::Format(vec![
+        FormatPiece::Text("Auto-schedule selected: streams=".into()),
+        field("streams"),
+        FormatPiece::Text(", dispatch=".into()),
+        field("dispatch"),
+    ])])
 }
 
 fn lower_composite(c: &Composite<'_>, call_list: &[WorkloadCall<'_>]) -> wsp_ir::Composite {

@@ -633,3 +633,34 @@ fn a_space_file_explores_a_file_that_declares_none() {
         "{err}"
     );
 }
+
+/// `auto_schedule(w, verbose=True)` says what it selected, in the original's words.
+#[test]
+fn auto_schedule_verbose_says_what_it_selected() {
+    let dir = scratch("tune", "auto");
+    let text = std::fs::read_to_string(root().join("cli/tests/tune/moe.wsp")).unwrap();
+    let body = text.split("# EXPLORE").next().unwrap();
+    let file = dir.join("auto.wsp");
+    std::fs::write(
+        &file,
+        format!(
+            "{body}p = auto_schedule(moe(batch, routing), verbose=True).compile()\np.execute()\n"
+        ),
+    )
+    .unwrap();
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", dir.join("cache"))
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Auto-schedule selected: streams=8, dispatch=round_robin\n"
+    );
+}

@@ -411,7 +411,12 @@ impl<'db> Eval<'db> {
         let args = self.bind_builtin(c, Builtin::AutoSchedule)?;
         let mut s = self.explored_workload(&args)?;
         let verbose = self.flag(&args, 1)?;
-        let explore = self.find_best_explore(&s, 8, c, verbose)?;
+        // The original explores quietly and then says what it selected.
+        let mut explore = self.find_best_explore(&s, 8, c, false)?;
+        explore.says_selected = verbose;
+        if let Some(last) = self.explores.last_mut() {
+            last.says_selected = verbose;
+        }
         s.explored = Some(Box::new(explore));
         Some(Value::Schedule(Box::new(s)))
     }
@@ -471,6 +476,7 @@ impl<'db> Eval<'db> {
             trials,
             warmup,
             verbose,
+            says_selected: false,
             target,
         };
         self.explores.push(explore.clone());

@@ -357,6 +357,9 @@ pub struct Explore<'db> {
     pub trials: u32,
     pub warmup: u32,
     pub verbose: bool,
+    /// `auto_schedule(w, verbose=True)`: the original's line saying what was selected follows
+    /// the exploration.
+    pub says_selected: bool,
     /// The target whose applicability table decides what may run.
     pub target: Target,
 }
