@@ -424,16 +424,25 @@ impl Notebook {
                 });
             }
             Some(Shown::Explored { exploration, query }) => {
-                out.result = self
-                    .explorations
-                    .iter()
-                    .rfind(|(e, _)| e.id == exploration)
-                    .and_then(|(e, results)| match query {
-                        wsp_ir::explore::ExploreQuery::Summary => {
-                            Some(render::exploration(e, results))
+                match self.explorations.iter().rfind(|(e, _)| e.id == exploration) {
+                    Some((e, results)) => {
+                        out.result = match query {
+                            wsp_ir::explore::ExploreQuery::Summary => {
+                                Some(render::exploration(e, results))
+                            }
+                            _ => results
+                                .repr(e, &query)
+                                .map(|text| MimeBundle(vec![("text/plain", text)])),
                         }
-                        _ => Some(MimeBundle(vec![("text/plain", results.repr(e, &query)?)])),
-                    });
+                    }
+                    // Explorations are known by their statement's place among the cells.
+                    None => {
+                        out.error = Some(CellError::plain(
+                            "RunError",
+                            "the exploration this reads has not run where its cell now stands: run that cell again",
+                        ))
+                    }
+                }
             }
             None => {}
         }
