@@ -161,13 +161,7 @@ impl FieldsJson {
             dispatch_key: c.dispatch_key.clone(),
             stream_by: c.stream_by.clone(),
             window: c.window.map(|w| w.0),
-            window_mode: c.window.map(|w| {
-                wsp_ir::schedule::WindowMode::MEMBERS
-                    .iter()
-                    .find(|(_, m)| *m == w.1)
-                    .map_or("STALL", |(n, _)| n)
-                    .to_string()
-            }),
+            window_mode: c.window.map(|w| w.1.name().to_string()),
             repr: c.repr(),
             label: c.label(),
         }
@@ -286,11 +280,17 @@ fn tune_inner(args: &TuneArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         .filter(|(_, a)| matches!(a, Action::Execute { .. } | Action::Explore(_)))
         .map(|(_, a)| a.clone())
         .collect();
+    // Each exploration's line in the file; none for those of `--space`, past its text.
+    let index = wsp_syntax::LineIndex::new(&shown.text);
     let lines: BTreeMap<u32, Option<usize>> = lowered
         .actions
         .iter()
         .filter_map(|(r, a)| match a {
-            Action::Explore(e) => Some((e.id, line_of(&shown.text, r.start().into()))),
+            Action::Explore(e) => {
+                let within = usize::from(r.start()) <= shown.text.len();
+                let line = within.then(|| wsp_syntax::line_col(&index, r.start()).0 as usize);
+                Some((e.id, line))
+            }
             _ => None,
         })
         .collect();
@@ -400,13 +400,6 @@ fn write_out(path: &Path, text: &str) -> Result<(), String> {
         return Ok(());
     }
     wsp_files::write_atomically(path, |out| out.write_all(text.as_bytes()))
-}
-
-/// The 1-based line of a byte offset of the file's text; `None` past it (the statements of
-/// `--space`).
-fn line_of(text: &str, offset: usize) -> Option<usize> {
-    let before = text.as_bytes().get(..offset)?;
-    Some(before.iter().filter(|&&b| b == b'\n').count() + 1)
 }
 
 pub(crate) fn exploration_json(

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::pyformat::{PyValue, float_repr};
-use crate::schedule::{Directive, WindowMode};
+use crate::schedule::{Directive, DirectiveKind, WindowMode};
 
 /// `scheduler.explore(space)`, `scheduler.find_best()` or `auto_schedule(w)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,7 +97,7 @@ impl Config {
         if let Some((size, mode)) = &self.window {
             s += &format!(
                 ", window=({size}, {})",
-                PyValue::Str(mode_name(*mode).into()).repr()
+                PyValue::Str(mode.name().into()).repr()
             );
         }
         s + ")"
@@ -137,7 +137,7 @@ impl Config {
             s += &format!("({p})");
         }
         if let Some((size, mode)) = self.window {
-            s += &format!(" window={size}/{}", mode_name(mode));
+            s += &format!(" window={size}/{}", mode.name());
         }
         s
     }
@@ -155,22 +155,16 @@ pub const CONFIG_FIELDS: [&str; 8] = [
     "window_size",
 ];
 
-fn mode_name(mode: WindowMode) -> &'static str {
-    WindowMode::MEMBERS
-        .iter()
-        .find(|(_, m)| *m == mode)
-        .map_or("STALL", |(n, _)| n)
-}
-
 /// Which directive of a schedule a configuration's directive replaces: a schedule has one
 /// dispatch policy, one stream count, one stream key, one timing policy and one window.
-fn slot(d: &Directive) -> Option<u8> {
-    Some(match d {
-        Directive::Dispatch(_) => 0,
-        Directive::Streams(_) => 1,
-        Directive::StreamBy(_) => 2,
-        Directive::Timing(_) => 3,
-        Directive::Window { .. } => 4,
+pub fn slot(kind: DirectiveKind) -> Option<u8> {
+    use DirectiveKind as D;
+    Some(match kind {
+        D::RoundRobin | D::Affinity | D::HashKey | D::DispatchBy | D::WorkSteal => 0,
+        D::Streams => 1,
+        D::StreamBy => 2,
+        D::Immediate | D::Batched | D::Interleaved | D::RateLimit => 3,
+        D::WindowStall | D::WindowAbort | D::WindowBenchmark => 4,
         _ => return None,
     })
 }
@@ -179,10 +173,10 @@ fn slot(d: &Directive) -> Option<u8> {
 /// `.dispatch(...).streams(n).timing(...)` onto the workload: each of the configuration's
 /// directives replaces the schedule's of its slot; the schedule's others stay.
 pub fn apply(schedule: &[Directive], config: &[Directive]) -> Vec<Directive> {
-    let set: Vec<u8> = config.iter().filter_map(slot).collect();
+    let set: Vec<u8> = config.iter().filter_map(|d| slot(d.kind())).collect();
     schedule
         .iter()
-        .filter(|d| slot(d).is_none_or(|s| !set.contains(&s)))
+        .filter(|d| slot(d.kind()).is_none_or(|s| !set.contains(&s)))
         .chain(config)
         .cloned()
         .collect()
@@ -451,7 +445,7 @@ impl Results {
                 out += &format!("  Stream key: {k}\n");
             }
             if let Some((size, mode)) = c.window {
-                out += &format!("  Window: {size} tasks, {}\n", mode_name(mode));
+                out += &format!("  Window: {size} tasks, {}\n", mode.name());
             }
         }
         let skipped: Vec<String> = self

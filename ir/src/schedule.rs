@@ -225,6 +225,14 @@ impl WindowMode {
         ("BENCHMARK", WindowMode::Benchmark),
     ];
 
+    /// `STALL`, `ABORT` or `BENCHMARK`.
+    pub fn name(self) -> &'static str {
+        Self::MEMBERS
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map_or("STALL", |(n, _)| n)
+    }
+
     /// The window's row in the applicability table.
     pub fn kind(self) -> DirectiveKind {
         match self {

@@ -16,8 +16,7 @@ use wsp_ir::plan::{
     Axis, AxisKind, Direction, IntSource, LoopKind, LoopVar, Node, TaskArg, TensorOrigin, View,
     ViewIndex,
 };
-use wsp_ir::schedule::Dispatch;
-use wsp_ir::{Affine, Composite, Directive, Program, ScalarExpr, ScalarOp};
+use wsp_ir::{Affine, Composite, Program, ScalarExpr, ScalarOp};
 
 use crate::RunError;
 use crate::graph::{Launch, Sig, Task, TaskId, TaskKind};
@@ -157,17 +156,7 @@ impl<'a> Enumerator<'a> {
         kernel_base: u32,
         bindings: &'a HashMap<String, u64>,
     ) -> Self {
-        let mut dispatch_key = None;
-        let mut stream_key = None;
-        for d in &program.schedule {
-            match d {
-                Directive::Dispatch(
-                    Dispatch::Affinity(k, _) | Dispatch::Hash(k, _) | Dispatch::DispatchBy(k, _),
-                ) => dispatch_key = Some(k),
-                Directive::StreamBy(k) => stream_key = Some(k),
-                _ => {}
-            }
-        }
+        let (dispatch_key, stream_key) = crate::clock::schedule_keys(&program.schedule);
         let derived = program
             .tensors
             .iter()

@@ -16,7 +16,6 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use wsp_ir::explore::{Config, Exploration, Metric, Outcome, Results, Score, Scored, apply};
-use wsp_ir::schedule::Dispatch;
 use wsp_ir::{Directive, Program, ScalarExpr};
 
 use crate::clock::target::TargetDesc;
@@ -325,22 +324,6 @@ fn build<'p>(
     Ok((run.graph.next_id(), errors))
 }
 
-/// The dispatch and stream keys of a schedule, if it has them.
-fn keys_of(schedule: &[Directive]) -> (Option<&ScalarExpr>, Option<&ScalarExpr>) {
-    let mut out = (None, None);
-    for d in schedule {
-        match d {
-            Directive::Dispatch(
-                Dispatch::Affinity(k, _) | Dispatch::Hash(k, _) | Dispatch::DispatchBy(k, _),
-            ) => out.0 = Some(k),
-            Directive::Dispatch(_) => out.0 = None,
-            Directive::StreamBy(k) => out.1 = Some(k),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// A schedule's dispatch and stream keys: columns of `Graph::key_table`.
 type Columns = (Option<usize>, Option<usize>);
 
@@ -369,7 +352,7 @@ fn by_cycles<'s>(
     let cols: Vec<Columns> = pending
         .iter()
         .map(|&i| {
-            let (d, s) = keys_of(&schedules[i]);
+            let (d, s) = clock::schedule_keys(&schedules[i]);
             (column(d), column(s))
         })
         .collect();
@@ -400,21 +383,8 @@ fn by_cycles<'s>(
         if needs_instances {
             run.graph.expand();
         }
-        let collective_cycles: Vec<u64> = run
-            .collectives
-            .iter()
-            .map(|c| {
-                let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| {
-                    s.iter().product::<u64>() * d.size_bytes() as u64
-                };
-                m.target.transfer_cycles(bytes(&c.src) + bytes(&c.dst))
-            })
-            .collect();
-        let extra_cycles: Vec<u64> = run
-            .extra_cycles
-            .iter()
-            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-            .collect();
+        let collective_cycles = run.collective_cycles(m.target);
+        let extra_cycles = run.added_cycles();
         let latency = b.get(wsp_ir::CHANNEL_LATENCY_SYMBOL).copied().unwrap_or(0);
         let graph = &run.graph;
         let n = columns.len();
@@ -539,7 +509,7 @@ fn by_wall(
             schedule: schedules[i].clone(),
             ..program.clone()
         };
-        let (keys_d, keys_s) = keys_of(&scheduled.schedule);
+        let (keys_d, keys_s) = clock::schedule_keys(&scheduled.schedule);
         let keyed = keys_d.is_some() || keys_s.is_some();
         let mut times = Vec::new();
         let mut tasks = 0;

@@ -938,22 +938,8 @@ fn run_job(
     {
         run.graph.expand();
     }
-    let collective_cycles: Vec<u64> = run
-        .collectives
-        .iter()
-        .map(|c| {
-            let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| {
-                s.iter().product::<u64>() * d.size_bytes() as u64
-            };
-            target.transfer_cycles(bytes(&c.src) + bytes(&c.dst))
-        })
-        .collect();
-    // What custom kernels added, by task id (each slot written by its own task).
-    let extra_cycles: Vec<u64> = run
-        .extra_cycles
-        .iter()
-        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-        .collect();
+    let collective_cycles = run.collective_cycles(&target);
+    let extra_cycles = run.added_cycles();
     let mut timelines = Vec::new();
     let mut offset = 0;
     for &(p, lo, hi, _, (elapsed, channel_latency)) in &ranges {

@@ -121,6 +121,26 @@ impl Run {
             .publish(&self.graph, hi, &self.collectives);
     }
 
+    /// What the clock charges each collective: its transfer, source and destination, at the
+    /// target's bandwidth.
+    pub fn collective_cycles(&self, target: &crate::clock::target::TargetDesc) -> Vec<u64> {
+        let bytes = |(_, d, s): &(*mut u8, wsp_ir::DType, Vec<u64>)| {
+            s.iter().product::<u64>() * d.size_bytes() as u64
+        };
+        self.collectives
+            .iter()
+            .map(|c| target.transfer_cycles(bytes(&c.src) + bytes(&c.dst)))
+            .collect()
+    }
+
+    /// What custom kernels added, by task id (each slot written by its own task).
+    pub fn added_cycles(&self) -> Vec<u64> {
+        self.extra_cycles
+            .iter()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .collect()
+    }
+
     /// Runs every enumerated task that has not run yet.
     pub fn flush(&mut self) {
         let hi = self.graph.tasks.len() as u32;

@@ -70,15 +70,7 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                 continue;
             }
             if !symbols.iter().any(|(n, _)| n == name) {
-                let list: Vec<String> = symbols
-                    .iter()
-                    .map(|(n, d)| format!("`{n}` (default {d})"))
-                    .collect();
-                let known = if list.is_empty() {
-                    "it has none".to_string()
-                } else {
-                    format!("they are {}", list.join(", "))
-                };
+                let known = known_symbols(&symbols);
                 out.push(Diag::new(Code::UnknownMember, Span { item, range: b.name_range }, format!("`{name}` is not a run-time symbol of this program (a DenseDyn axis it iterates, or a `symbol_u64(...)` its predicates and keys read); {known}")));
                 continue;
             }
@@ -120,6 +112,18 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
 }
 
 /// An execution's bindings to numbers.
+/// What a message says of a program's run-time symbols: "they are `seq` (default 16), ...".
+fn known_symbols(symbols: &[(String, u64)]) -> String {
+    if symbols.is_empty() {
+        return "it has none".to_string();
+    }
+    let list: Vec<String> = symbols
+        .iter()
+        .map(|(n, d)| format!("`{n}` (default {d})"))
+        .collect();
+    format!("they are {}", list.join(", "))
+}
+
 fn int_bindings(execute: &crate::eval::Execute<'_>) -> Vec<(String, u64)> {
     execute
         .bindings
@@ -453,16 +457,11 @@ pub fn exploration_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) ->
         let symbols = crate::lower::runtime_symbols(db, &e.schedule);
         for (name, _) in &e.space.bindings {
             if !symbols.iter().any(|(n, _)| n == name) {
-                let list: Vec<String> = symbols.iter().map(|(n, _)| format!("`{n}`")).collect();
-                let has = if list.is_empty() {
-                    "it has none".to_string()
-                } else {
-                    format!("its run-time symbols are {}", list.join(", "))
-                };
+                let known = known_symbols(&symbols);
                 out.push(Diag::new(
                     Code::UnknownMember,
                     e.span,
-                    format!("the space binds `{name}`, which is no run-time symbol of the explored workload; {has}"),
+                    format!("the space binds `{name}`, which is not a run-time symbol of the explored workload; {known}"),
                 ));
             }
         }

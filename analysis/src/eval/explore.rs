@@ -188,19 +188,6 @@ pub fn default_affinity_key(fields: &[String]) -> Key {
     }
 }
 
-/// Which directive of a schedule a configuration's directive replaces (`wsp_ir::explore::apply`).
-fn slot(kind: DirectiveKind) -> Option<u8> {
-    use DirectiveKind as D;
-    Some(match kind {
-        D::RoundRobin | D::Affinity | D::HashKey | D::DispatchBy | D::WorkSteal => 0,
-        D::Streams => 1,
-        D::StreamBy => 2,
-        D::Immediate | D::Batched | D::Interleaved | D::RateLimit => 3,
-        D::WindowStall | D::WindowAbort | D::WindowBenchmark => 4,
-        _ => return None,
-    })
-}
-
 impl<'db> Eval<'db> {
     /// `name_i` of `a, b = value`: element `i` of the value's tuple. The value is evaluated
     /// by each name's item; the first keeps what evaluating it found.
@@ -1033,9 +1020,12 @@ impl<'db> Eval<'db> {
                 let key = default_affinity_key(&[]);
                 let choice = space.choices()[0];
                 let added = choice.directives(call_span, &key);
-                let set: Vec<u8> = added.iter().filter_map(|d| slot(d.kind)).collect();
+                let set: Vec<u8> = added
+                    .iter()
+                    .filter_map(|d| wsp_ir::explore::slot(d.kind))
+                    .collect();
                 s.directives
-                    .retain(|d| slot(d.kind).is_none_or(|k| !set.contains(&k)));
+                    .retain(|d| wsp_ir::explore::slot(d.kind).is_none_or(|k| !set.contains(&k)));
                 s.directives.extend(added);
             }
             (Value::Unknown, _) => return None,

@@ -62,5 +62,5 @@ pub mod target;
 mod tests;
 
 pub use dispatch::{owner_of_cores, simulate};
-pub use policy::{Placement, needs_instances, placement};
+pub use policy::{Placement, needs_instances, placement, schedule_keys};
 pub use report::{Costs, KernelCost, Span, Timeline};

@@ -93,6 +93,24 @@ impl Rules {
     }
 }
 
+/// The keys a schedule dispatches and streams by: its last keyed dispatch policy's and its
+/// `stream_by`'s. What the enumerator evaluates for each task.
+pub fn schedule_keys(
+    schedule: &[Directive],
+) -> (Option<&wsp_ir::ScalarExpr>, Option<&wsp_ir::ScalarExpr>) {
+    let mut out = (None, None);
+    for d in schedule {
+        match d {
+            Directive::Dispatch(
+                Dispatch::Affinity(k, _) | Dispatch::Hash(k, _) | Dispatch::DispatchBy(k, _),
+            ) => out.0 = Some(k),
+            Directive::StreamBy(k) => out.1 = Some(k),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Whether the clock needs a graph whose launches are expanded ([`Graph::expand`]) for this
 /// schedule: with streams, each instance waits for the one before it in its stream.
 pub fn needs_instances(schedule: &[Directive]) -> bool {
