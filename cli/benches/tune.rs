@@ -20,6 +20,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+// The tests' helpers: how a configuration is written out as directives.
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 const SPACE: &str = r#"
 space = SearchSpace()
 space.add_streams([1, 2, 4, 8])
@@ -79,31 +83,6 @@ fn tune(wsp: &Path, file: &Path, cache: &Path, extra: &[&str]) -> (u64, f64, f64
     (n, stats["tune_time_ms"].as_f64().unwrap() / 1e3, wall)
 }
 
-/// The schedule of one configuration of the document, written out.
-fn directives(c: &Value) -> String {
-    let text = |k: &str| c[k].as_str().map(str::to_string);
-    let param = c["dispatch_param"].as_u64().unwrap();
-    let key = text("dispatch_key").unwrap_or_default();
-    let mut s = match c["dispatch"].as_str().unwrap() {
-        "round_robin" => format!(".dispatch(DispatchPolicy.round_robin({param}))"),
-        "work_steal" => ".dispatch(DispatchPolicy.work_steal())".into(),
-        p => format!(".dispatch(DispatchPolicy.{p}({key}, {param}))"),
-    };
-    s += &format!(".streams({})", c["streams"]);
-    if let Some(k) = text("stream_by") {
-        s += &format!(".stream_by({k})");
-    }
-    match (c["timing"].as_str().unwrap(), c["timing_param"].as_u64()) {
-        ("immediate", _) => s += ".timing(TimingPolicy.immediate)",
-        (t, Some(n)) => s += &format!(".timing(TimingPolicy.{t}({n}))"),
-        _ => {}
-    }
-    if let (Some(w), Some(m)) = (c["window"].as_u64(), text("window_mode")) {
-        s += &format!(".task_graph(window=TaskWindow({w}, \"tasks\", WindowMode.{m}))");
-    }
-    s
-}
-
 /// Seconds per configuration when each runs alone in its own `wsp run`, over `SAMPLE`
 /// configurations spread over the space.
 fn one_run_each(wsp: &Path, dir: &Path, cache: &Path, doc: &Value) -> f64 {
@@ -114,7 +93,7 @@ fn one_run_each(wsp: &Path, dir: &Path, cache: &Path, doc: &Value) -> f64 {
     let mut n = 0;
     for c in configs.iter().step_by(step).take(SAMPLE) {
         let file = dir.join(format!("alone{n}.wsp"));
-        let d = directives(&c["config"]);
+        let d = common::written_schedule(&c["config"]);
         std::fs::write(
             &file,
             format!("{body}program = decode(){d}.compile()\nprogram.execute()\n"),

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{root, scratch, wsp};
+use common::{root, scratch, written_schedule, wsp};
 use serde_json::Value;
 
 /// Runs `wsp tune FILE --json OUT --stats-json STATS` with a scoring cache in `cache`: the
@@ -36,37 +36,54 @@ fn tune(file: &Path, cache: &Path, extra: &[&str]) -> (Value, Value) {
     (read(&json), read(&stats))
 }
 
+/// `wsp run FILE ARGS...` with a scoring cache in `cache`: what it printed on standard output,
+/// once it succeeded.
+fn run(file: &Path, cache: &Path, args: &[&str]) -> String {
+    let out = wsp()
+        .env("WSP_TUNE_CACHE", cache)
+        .arg("run")
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "wsp run failed:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A tuning file of `cli/tests/tune/` without its exploration: the tensors, kernels and
+/// workloads.
+fn workload_of(name: &str) -> String {
+    let text = std::fs::read_to_string(root().join("cli/tests/tune").join(name)).unwrap();
+    text.split("# EXPLORE").next().unwrap().to_string()
+}
+
+/// A program of four tasks for the tests' own spaces: the workload `w()`.
+const DOUBLE: &str = r#"from pto_wsp import *
+
+X = Tensor((4, 16, 16), DType.F32, init=ones())
+Y = Tensor((4, 16, 16), DType.F32)
+
+@kernel
+def double(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):
+    pto.store(y, pto.add(x, x))
+
+@workload
+def w():
+    for i in P(Dense[4]):
+        double[i](x=X[i], y=Y[i])
+"#;
+
 /// A tuning file of `cli/tests/tune/` copied into a scratch folder.
 fn copy(name: &str, group: &str) -> PathBuf {
     let dir = scratch("tune", group);
     let file = dir.join(name);
     std::fs::copy(root().join("cli/tests/tune").join(name), &file).unwrap();
     file
-}
-
-/// The schedule a configuration of the document makes, as directives written out.
-fn directives(c: &Value) -> String {
-    let text = |k: &str| c[k].as_str().map(str::to_string);
-    let param = c["dispatch_param"].as_u64().unwrap();
-    let key = text("dispatch_key").unwrap_or_default();
-    let mut s = match c["dispatch"].as_str().unwrap() {
-        "round_robin" => format!(".dispatch(DispatchPolicy.round_robin({param}))"),
-        "work_steal" => ".dispatch(DispatchPolicy.work_steal())".into(),
-        p => format!(".dispatch(DispatchPolicy.{p}({key}, {param}))"),
-    };
-    s += &format!(".streams({})", c["streams"]);
-    if let Some(k) = text("stream_by") {
-        s += &format!(".stream_by({k})");
-    }
-    match (c["timing"].as_str().unwrap(), c["timing_param"].as_u64()) {
-        ("immediate", _) => s += ".timing(TimingPolicy.immediate)",
-        (t, Some(n)) => s += &format!(".timing(TimingPolicy.{t}({n}))"),
-        _ => {}
-    }
-    if let (Some(w), Some(m)) = (c["window"].as_u64(), text("window_mode")) {
-        s += &format!(".task_graph(window=TaskWindow({w}, \"tasks\", WindowMode.{m}))");
-    }
-    s
 }
 
 /// Every configuration of the exploration in `name`, each compiled as a program of its own
@@ -82,27 +99,20 @@ fn best_is_the_fastest_run_alone(name: &str, workload: &str, min_configs: usize)
         "{} configurations",
         configs.len()
     );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let body = text.split("# EXPLORE").next().unwrap();
-    let mut alone = body.to_string();
+    let mut alone = workload_of(name);
     for c in configs {
         let i = c["index"].as_u64().unwrap();
-        let d = directives(&c["config"]);
+        let d = written_schedule(&c["config"]);
         alone += &format!("p{i} = {workload}{d}.compile()\np{i}.execute()\n");
     }
     let alone_file = file.with_file_name("alone.wsp");
     std::fs::write(&alone_file, alone).unwrap();
     let stats = file.with_file_name("alone-stats.json");
-    let out = wsp()
-        .args(["run", "--workers", "1", "--stats-json"])
-        .arg(&stats)
-        .arg(&alone_file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cache = file.with_file_name("cache");
+    run(
+        &alone_file,
+        &cache,
+        &["--workers", "1", "--stats-json", stats.to_str().unwrap()],
     );
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     let runs = stats["executions"].as_array().unwrap();
@@ -148,17 +158,10 @@ fn moe_best_is_the_fastest_run_alone() {
 /// best configuration and the speedup, and `with_config(best_config)` runs that schedule.
 #[test]
 fn the_docstring_example_runs_as_written() {
-    let out = wsp()
-        .env("WSP_TUNE_CACHE", scratch("tune", "docstring"))
-        .arg("run")
-        .arg(root().join("examples/tune/autoschedule.wsp"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = run(
+        &root().join("examples/tune/autoschedule.wsp"),
+        &scratch("tune", "docstring"),
+        &[],
     );
     expect_test::expect_file!["tune/autoschedule.stdout"].assert_eq(&stdout);
 }
@@ -256,20 +259,8 @@ fn failed_and_rejected_configurations_are_recorded() {
     let file = dir.join("failing.wsp");
     std::fs::write(
         &file,
-        r#"from pto_wsp import *
-
-X = Tensor((4, 16, 16), DType.F32, init=ones())
-Y = Tensor((4, 16, 16), DType.F32)
-
-@kernel
-def double(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):
-    pto.store(y, pto.add(x, x))
-
-@workload
-def w():
-    for i in P(Dense[4]):
-        double[i](x=X[i], y=Y[i])
-
+        DOUBLE.to_string()
+            + r#"
 space = SearchSpace()
 space.add_streams([1, 4])
 space.add_dispatch(["round_robin", "dispatch_by"], keys=[lambda t: t.i // slot_u64(0)])
@@ -294,13 +285,7 @@ summary.print_summary()
         ]
     );
     assert_eq!(x["best"].as_u64(), Some(4));
-    let out = wsp()
-        .env("WSP_TUNE_CACHE", dir.join("cache"))
-        .arg("run")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let stdout = run(&file, &dir.join("cache"), &[]);
     expect_test::expect![[r#"
         Scheduling Exploration Summary
         ==================================================
@@ -322,7 +307,7 @@ summary.print_summary()
           streams=4 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate: failed: `(i // slot_u64(0))` divides by zero
           streams=4 dispatch_by(4) key=`lambda t: t.i // slot_u64(0)` immediate window=2/ABORT: rejected: TaskWindow(..., WindowMode.ABORT) on ascend_npu: the AICPU expander can only stall when the window is full
     "#]]
-    .assert_eq(&String::from_utf8_lossy(&out.stdout));
+    .assert_eq(&stdout);
 }
 
 /// Mistakes in a space are located check errors.
@@ -332,20 +317,8 @@ fn bad_spaces_are_located_errors() {
     let file = dir.join("bad.wsp");
     std::fs::write(
         &file,
-        r#"from pto_wsp import *
-
-X = Tensor((4, 16, 16), DType.F32, init=ones())
-Y = Tensor((4, 16, 16), DType.F32)
-
-@kernel
-def double(x: In[Tile[16, 16, DType.F32]], y: Out[Tile[16, 16, DType.F32]]):
-    pto.store(y, pto.add(x, x))
-
-@workload
-def w():
-    for i in P(Dense[4]):
-        double[i](x=X[i], y=Y[i])
-
+        DOUBLE.to_string()
+            + r#"
 space = SearchSpace()
 space.add_streams([])
 space.add_dispatch(["round_robbin"])
@@ -481,13 +454,7 @@ print(summary.best_cycles)
                 format!("{head}p = w(requests).dispatch(DispatchPolicy.round_robin(4)).streams({streams}).timing(TimingPolicy.immediate).compile()\np.execute(requests={r})\nprint(p.stats.total_cycles)\n"),
             )
             .unwrap();
-            let out = wsp().arg("run").arg(&alone).output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            sum += String::from_utf8_lossy(&out.stdout)
+            sum += run(&alone, &dir.join("cache"), &[])
                 .trim()
                 .parse::<u64>()
                 .unwrap();
@@ -499,13 +466,7 @@ print(summary.best_cycles)
             c["config"]["label"]
         );
     }
-    let out = wsp()
-        .env("WSP_TUNE_CACHE", dir.join("cache"))
-        .arg("run")
-        .arg(&file)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = run(&file, &dir.join("cache"), &[]);
     assert!(
         stdout.starts_with("Exploring 2 configurations (by simulated cycles: one trial each is exact)\n  [1/2] Testing round_robin(4) streams=1 timing=immediate\n    Simulated: "),
         "{stdout}"
@@ -550,18 +511,10 @@ fn an_exploration_changes_no_tensor() {
         let file = dir.join(format!("{name}.wsp"));
         std::fs::write(&file, text).unwrap();
         let out_dir = dir.join(name);
-        let out = wsp()
-            .env("WSP_TUNE_CACHE", dir.join("cache"))
-            .arg("run")
-            .arg(&file)
-            .arg("--dump-tensors")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        run(
+            &file,
+            &dir.join("cache"),
+            &["--dump-tensors", out_dir.to_str().unwrap()],
         );
         dumps.push(
             ["O", "Acc", "M", "L"]
@@ -576,8 +529,7 @@ fn an_exploration_changes_no_tensor() {
 #[test]
 fn a_space_file_explores_a_file_that_declares_none() {
     let dir = scratch("tune", "space");
-    let text = std::fs::read_to_string(root().join("cli/tests/tune/moe.wsp")).unwrap();
-    let body = text.split("# EXPLORE").next().unwrap();
+    let body = workload_of("moe.wsp");
     let file = dir.join("plain.wsp");
     std::fs::write(
         &file,
@@ -638,8 +590,7 @@ fn a_space_file_explores_a_file_that_declares_none() {
 #[test]
 fn auto_schedule_verbose_says_what_it_selected() {
     let dir = scratch("tune", "auto");
-    let text = std::fs::read_to_string(root().join("cli/tests/tune/moe.wsp")).unwrap();
-    let body = text.split("# EXPLORE").next().unwrap();
+    let body = workload_of("moe.wsp");
     let file = dir.join("auto.wsp");
     std::fs::write(
         &file,
@@ -648,19 +599,8 @@ fn auto_schedule_verbose_says_what_it_selected() {
         ),
     )
     .unwrap();
-    let out = wsp()
-        .env("WSP_TUNE_CACHE", dir.join("cache"))
-        .arg("run")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        run(&file, &dir.join("cache"), &[]),
         "Auto-schedule selected: streams=8, dispatch=round_robin\n"
     );
 }

@@ -178,3 +178,30 @@ pub fn wsp_run(group: &str, name: &str, program: &str, args: &[&str]) -> (PathBu
 pub fn printed(stdout: &str) -> String {
     stdout.trim_end_matches('\n').to_string()
 }
+
+/// The schedule a configuration of `wsp tune --json` makes, written out as the directives a
+/// program would chain: what a test or benchmark runs alone to compare.
+#[allow(dead_code)]
+pub fn written_schedule(c: &serde_json::Value) -> String {
+    let text = |k: &str| c[k].as_str().map(str::to_string);
+    let param = c["dispatch_param"].as_u64().unwrap();
+    let key = text("dispatch_key").unwrap_or_default();
+    let mut s = match c["dispatch"].as_str().unwrap() {
+        "round_robin" => format!(".dispatch(DispatchPolicy.round_robin({param}))"),
+        "work_steal" => ".dispatch(DispatchPolicy.work_steal())".into(),
+        p => format!(".dispatch(DispatchPolicy.{p}({key}, {param}))"),
+    };
+    s += &format!(".streams({})", c["streams"]);
+    if let Some(k) = text("stream_by") {
+        s += &format!(".stream_by({k})");
+    }
+    match (c["timing"].as_str().unwrap(), c["timing_param"].as_u64()) {
+        ("immediate", _) => s += ".timing(TimingPolicy.immediate)",
+        (t, Some(n)) => s += &format!(".timing(TimingPolicy.{t}({n}))"),
+        _ => {}
+    }
+    if let (Some(w), Some(m)) = (c["window"].as_u64(), text("window_mode")) {
+        s += &format!(".task_graph(window=TaskWindow({w}, \"tasks\", WindowMode.{m}))");
+    }
+    s
+}
