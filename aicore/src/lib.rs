@@ -202,6 +202,15 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
             ),
         ));
     };
+    if k.iterates() {
+        return Err(refuse(
+            None,
+            format!(
+                "kernel `{}` loops or slices its tile parameters, which `wsp emit` does not yet write for an AICore",
+                k.name
+            ),
+        ));
+    }
     for (i, op) in ops.iter().enumerate() {
         let at = Some(i as u32);
         if instructions::lookup(&op.op).is_none() {
@@ -502,8 +511,8 @@ impl Gen<'_> {
             Operand::Number(n) => Arg::Scalar {
                 expr: crate::cxx::double(n.0),
             },
-            Operand::DType(_) | Operand::Shape(..) => {
-                return Err("a dtype or shape is not a value".into());
+            Operand::DType(_) | Operand::Shape(..) | Operand::Index(_) => {
+                return Err("a dtype, shape or slice start is not a value".into());
             }
         })
     }
@@ -1106,6 +1115,7 @@ mod tests {
             name: name.into(),
             params,
             body: KernelBody::Ops(ops),
+            loops: Vec::new(),
         }
     }
 
@@ -1484,6 +1494,7 @@ mod tests {
                 includes: Vec::new(),
                 first_line: 1,
             },
+            loops: Vec::new(),
         };
         let err = kernel_source(&custom, &A2A3, &Layouts::default()).unwrap_err();
         assert!(err.message.contains("cpp_src") && err.op.is_none());

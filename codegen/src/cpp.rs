@@ -8,7 +8,8 @@
 
 use std::fmt::Write;
 
-use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
+use wsp_ir::Affine;
+use wsp_ir::kernel::{CARRY, KernelBody, Loop, Op, Operand, ParamType, ValueType};
 use wsp_ir::ops::{self, Init, Semantics};
 use wsp_ir::{DType, Kernel, TileType};
 
@@ -149,10 +150,19 @@ fn kernel(out: &mut String, k: &Kernel, wsp_path: &str) {
                 kernel: k,
                 ops,
                 loaded: Vec::new(),
+                hoisted: !k.loops.is_empty(),
             };
-            for (i, op) in ops.iter().enumerate() {
-                g.op(i, op);
+            if g.hoisted {
+                g.declare_all();
             }
+            for (i, op) in ops.iter().enumerate() {
+                g.close_loops(i as u32);
+                g.open_loops(i as u32);
+                if op.op != CARRY {
+                    g.op(i, op);
+                }
+            }
+            g.close_loops(ops.len() as u32);
         }
         KernelBody::Cpp {
             code, first_line, ..
@@ -175,6 +185,23 @@ struct Gen<'a> {
     ops: &'a [Op],
     /// Tile parameters already loaded into a local (`v_x`) for use as values.
     loaded: Vec<String>,
+    /// Whether every value is declared at the top (a kernel with loops, whose values outlive
+    /// the loop's scope), so the ops only assign them.
+    hoisted: bool,
+}
+
+/// A loop variable's C++ name.
+fn loop_var(var: &str) -> String {
+    format!("l_{var}")
+}
+
+/// An affine expression of loop variables in C++.
+fn affine(a: &Affine) -> String {
+    let mut s = format!("(int64_t){}", a.constant);
+    for (v, c) in &a.terms {
+        let _ = write!(s, " + (int64_t){c} * {}", loop_var(v));
+    }
+    s
 }
 
 /// What an operand is, for indexing into it.
@@ -190,6 +217,192 @@ impl Gen<'_> {
             .iter()
             .find(|p| p.name == name)
             .map(|p| &p.ty)
+    }
+
+    /// Declares every value of a kernel with loops, and loads the tile parameters it uses as
+    /// values (once, as a kernel without loops does at their first use).
+    fn declare_all(&mut self) {
+        for (i, op) in self.ops.iter().enumerate() {
+            match op.ty {
+                ValueType::Tile(t) => {
+                    let _ = writeln!(self.out, "  {} v{i}[{}];", compute(t.dtype), t.elems());
+                }
+                ValueType::Scalar(d) => {
+                    let _ = writeln!(self.out, "  {} v{i} = 0;", compute(d));
+                }
+                ValueType::Unit => {}
+            }
+        }
+        let ops = self.ops;
+        for op in ops.iter().filter(|o| o.op != "load" && o.op != "store") {
+            for a in &op.args {
+                if let Operand::Param(p) = a
+                    && let Some(ParamType::Tile(_, t)) = self.param(p).cloned()
+                {
+                    self.param_tile(p, t);
+                }
+            }
+        }
+    }
+
+    /// Opens the loops that start at op `i`, outer first, each setting its carried values to
+    /// their initial ones.
+    fn open_loops(&mut self, i: u32) {
+        let k = self.kernel;
+        for l in k.loops.iter().filter(|l| l.first == i && l.end > i) {
+            for c in self.carries(l) {
+                if let Some(init) = self.ops[c as usize].args.first() {
+                    self.assign(c, init);
+                }
+            }
+            let v = loop_var(&l.var);
+            let _ = writeln!(
+                self.out,
+                "  for (int64_t {v} = 0; {v} < {}; ++{v}) {{",
+                l.trips
+            );
+        }
+    }
+
+    /// Closes the loops that end before op `i`, inner first, each passing its carried values
+    /// on to the next iteration.
+    fn close_loops(&mut self, i: u32) {
+        let k = self.kernel;
+        for l in k.loops.iter().rev().filter(|l| l.end == i && l.first < i) {
+            let carries = self.carries(l);
+            // Each next value as the iteration left it, even where one is another's carry.
+            let next: Vec<(u32, Operand)> = carries
+                .iter()
+                .filter_map(|&c| {
+                    let next = self.ops[c as usize].args.get(1)?;
+                    (*next != Operand::Value(c)).then(|| (c, next.clone()))
+                })
+                .collect();
+            let reads_carry = next
+                .iter()
+                .any(|(_, n)| matches!(n, Operand::Value(v) if carries.contains(v)));
+            if reads_carry {
+                let _ = writeln!(self.out, "  {{");
+                for (c, n) in &next {
+                    if let Some(ValueType::Tile(t)) = self.ops.get(*c as usize).map(|o| o.ty) {
+                        let _ = writeln!(self.out, "  {} n{c}[{}];", compute(t.dtype), t.elems());
+                    } else if let Some(ValueType::Scalar(d)) =
+                        self.ops.get(*c as usize).map(|o| o.ty)
+                    {
+                        let _ = writeln!(self.out, "  {} n{c};", compute(d));
+                    }
+                    self.copy(&format!("n{c}"), *c, n);
+                }
+                for (c, _) in &next {
+                    let n = format!("n{c}");
+                    self.copy_named(*c, &n);
+                }
+                let _ = writeln!(self.out, "  }}");
+            } else {
+                for (c, n) in &next {
+                    self.assign(*c, n);
+                }
+            }
+            let _ = writeln!(self.out, "  }}");
+        }
+    }
+
+    /// The `carry` ops of loop `l` (those of the loops inside it start inside them).
+    fn carries(&self, l: &Loop) -> Vec<u32> {
+        let inner = |i: u32| {
+            self.kernel.loops.iter().any(|m| {
+                m != l && l.first <= m.first && m.end <= l.end && m.first <= i && i < m.end
+            })
+        };
+        (l.first..l.end)
+            .filter(|&i| self.ops[i as usize].op == CARRY && !inner(i))
+            .collect()
+    }
+
+    /// `v{c} = operand` for a carried value.
+    fn assign(&mut self, c: u32, from: &Operand) {
+        let to = format!("v{c}");
+        self.copy(&to, c, from);
+    }
+
+    /// Copies `from` into `to`, which has carried value `c`'s type.
+    fn copy(&mut self, to: &str, c: u32, from: &Operand) {
+        let from = match self.operand(from) {
+            Value::Tile { name, .. } | Value::Scalar { expr: name } => name,
+        };
+        match self.ops.get(c as usize).map(|o| o.ty) {
+            Some(ValueType::Tile(t)) => {
+                let _ = writeln!(
+                    self.out,
+                    "  for (int k = 0; k < {}; ++k) {to}[k] = {from}[k];",
+                    t.elems()
+                );
+            }
+            _ => {
+                let _ = writeln!(self.out, "  {to} = {from};");
+            }
+        }
+    }
+
+    fn copy_named(&mut self, c: u32, from: &str) {
+        match self.ops.get(c as usize).map(|o| o.ty) {
+            Some(ValueType::Tile(t)) => {
+                let _ = writeln!(
+                    self.out,
+                    "  for (int k = 0; k < {}; ++k) v{c}[k] = {from}[k];",
+                    t.elems()
+                );
+            }
+            _ => {
+                let _ = writeln!(self.out, "  v{c} = {from};");
+            }
+        }
+    }
+
+    /// The declaration that opens op `i`'s code: its tile, unless every value is declared at
+    /// the top.
+    fn decl(&self, i: usize) -> String {
+        match (self.hoisted, self.ops[i].ty) {
+            (false, ValueType::Tile(t)) => format!("{} v{i}[{}]; ", compute(t.dtype), t.elems()),
+            _ => String::new(),
+        }
+    }
+
+    /// What opens a scalar value's assignment: its declaration, unless at the top.
+    fn scalar_decl(&self, ct: &str) -> String {
+        if self.hoisted {
+            String::new()
+        } else {
+            format!("const {ct} ")
+        }
+    }
+
+    /// The tile type of a tile operand.
+    fn value_tile(&self, o: &Operand) -> Option<TileType> {
+        match o {
+            Operand::Value(v) => match self.ops.get(*v as usize)?.ty {
+                ValueType::Tile(t) => Some(t),
+                _ => None,
+            },
+            Operand::Param(p) => match self.param(p)? {
+                ParamType::Tile(_, t) => Some(*t),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Where tile parameter `p`'s slice starts (`index`: its first row and column), or `p`
+    /// itself.
+    fn at_slice(&self, p: &str, index: &[Operand]) -> String {
+        match index {
+            [Operand::Index(r), Operand::Index(c)] => format!(
+                "p_{p} + ({}) * p_{p}_rs + ({}) * p_{p}_cs",
+                affine(r),
+                affine(c)
+            ),
+            _ => format!("p_{p}"),
+        }
     }
 
     /// A tile parameter used as a value: loaded into `v_NAME` once, at its first use.
@@ -233,7 +446,9 @@ impl Gen<'_> {
             Operand::Number(n) => Value::Scalar {
                 expr: crate::double(n.0),
             },
-            Operand::DType(_) | Operand::Shape(..) => Value::Scalar { expr: "0".into() },
+            Operand::DType(_) | Operand::Shape(..) | Operand::Index(_) => {
+                Value::Scalar { expr: "0".into() }
+            }
         }
     }
 
@@ -270,8 +485,11 @@ impl Gen<'_> {
             ValueType::Unit => ("void", None),
         };
         let dst = format!("v{i}");
+        let hoisted = self.hoisted;
         let decl = |out: &mut String| {
-            if let Some(t) = tile {
+            if let Some(t) = tile
+                && !hoisted
+            {
                 let _ = writeln!(out, "  {ct} {dst}[{}];", t.elems());
             }
         };
@@ -300,7 +518,8 @@ impl Gen<'_> {
                     None => {
                         let _ = writeln!(
                             self.out,
-                            "  const {ct} {dst} = [&] {{ const int i = 0, j = 0; (void)i; (void)j; {lets}return ({ct})({expr}); }}();"
+                            "  {}{dst} = [&] {{ const int i = 0, j = 0; (void)i; (void)j; {lets}return ({ct})({expr}); }}();",
+                            self.scalar_decl(ct)
                         );
                     }
                 }
@@ -359,11 +578,12 @@ impl Gen<'_> {
                 };
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{n}]; wsp::load<{}, {}, {}>({dst}, p_{p}, p_{p}_rs, p_{p}_cs);",
+                    "  {decl}wsp::load<{}, {}, {}>({dst}, {src}, p_{p}_rs, p_{p}_cs);",
                     t.rows,
                     t.cols,
                     conv(t.dtype),
-                    n = t.elems()
+                    decl = self.decl(i),
+                    src = self.at_slice(p, &op.args[1..]),
                 );
             }
             ("store", _) => {
@@ -376,12 +596,18 @@ impl Gen<'_> {
                 let Value::Tile { name: src, .. } = self.operand(v) else {
                     return;
                 };
+                // A slice's shape is its value's; a whole parameter's, the parameter's.
+                let t = match (op.args.len() > 2, self.value_tile(v)) {
+                    (true, Some(vt)) => vt,
+                    _ => t,
+                };
                 let _ = writeln!(
                     self.out,
-                    "  wsp::store<{}, {}, {}>(p_{p}, p_{p}_rs, p_{p}_cs, {src});",
+                    "  wsp::store<{}, {}, {}>({dst}, p_{p}_rs, p_{p}_cs, {src});",
                     t.rows,
                     t.cols,
-                    conv(t.dtype)
+                    conv(t.dtype),
+                    dst = self.at_slice(p, &op.args[2..]),
                 );
             }
             ("constant", None) => {
@@ -389,18 +615,32 @@ impl Gen<'_> {
                     Some(Operand::Number(n)) => n.0,
                     _ => 0.0,
                 };
-                let _ = writeln!(self.out, "  const {ct} {dst} = ({ct}){};", crate::double(n));
+                let _ = writeln!(
+                    self.out,
+                    "  {}{dst} = ({ct}){};",
+                    self.scalar_decl(ct),
+                    crate::double(n)
+                );
             }
             ("alloc", Some(t)) => {
-                let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.elems());
+                if self.hoisted {
+                    let _ = writeln!(
+                        self.out,
+                        "  for (int k = 0; k < {n}; ++k) {dst}[k] = ({ct})0;",
+                        n = t.elems()
+                    );
+                } else {
+                    let _ = writeln!(self.out, "  {ct} {dst}[{}] = {{}};", t.elems());
+                }
             }
             ("cast", Some(t)) => {
                 let Some((src, _)) = tile_arg(0) else { return };
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{n}]; for (int k = 0; k < {n}; ++k) {dst}[k] = {}::round(({ct}){src}[k]);",
+                    "  {decl}for (int k = 0; k < {n}; ++k) {dst}[k] = {}::round(({ct}){src}[k]);",
                     conv(t.dtype),
-                    n = t.elems()
+                    n = t.elems(),
+                    decl = self.decl(i)
                 );
             }
             // A `Scalar` parameter converted (`pto.cast(k, F32)`): one value, rounded as a
@@ -413,7 +653,8 @@ impl Gen<'_> {
                 let ValueType::Scalar(d) = op.ty else { return };
                 let _ = writeln!(
                     self.out,
-                    "  const {ct} {dst} = {}::round(({ct})({expr}));",
+                    "  {}{dst} = {}::round(({ct})({expr}));",
+                    self.scalar_decl(ct),
                     conv(d)
                 );
             }
@@ -422,8 +663,8 @@ impl Gen<'_> {
                 // The result is [t.rows, t.cols]; the source is [t.cols, t.rows].
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{n}]; for (int i = 0; i < {r}; ++i) for (int j = 0; j < {c}; ++j) {dst}[j * {r} + i] = {src}[i * {c} + j];",
-                    n = t.elems(),
+                    "  {decl}for (int i = 0; i < {r}; ++i) for (int j = 0; j < {c}; ++j) {dst}[j * {r} + i] = {src}[i * {c} + j];",
+                    decl = self.decl(i),
                     r = t.cols,
                     c = t.rows
                 );
@@ -435,8 +676,8 @@ impl Gen<'_> {
                 let acc = tile_arg(2).map_or("nullptr".to_string(), |(n, _)| n);
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{}]; wsp::matmul<{ct}, {}, {}, {}>({a}, {b}, {acc}, {dst});",
-                    t.elems(),
+                    "  {}wsp::matmul<{ct}, {}, {}, {}>({a}, {b}, {acc}, {dst});",
+                    self.decl(i),
                     t.rows,
                     t.cols,
                     at.cols
@@ -447,8 +688,8 @@ impl Gen<'_> {
                 let (m, n) = (t.rows, t.cols);
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{}]; for (int i = 0; i < {m}; ++i) {{ const {ct} mx = wsp::reduce_row<{n}>({src} + i * {n}, wsp::lowest<{ct}>(), [](const {ct} acc, const {ct} x) {{ return x > acc ? x : acc; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] = wsp::exp({src}[i * {n} + j] - mx); const {ct} s = wsp::reduce_row<{n}>({dst} + i * {n}, ({ct})0, [](const {ct} acc, const {ct} x) {{ return acc + x; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] /= s; }}",
-                    m * n
+                    "  {}for (int i = 0; i < {m}; ++i) {{ const {ct} mx = wsp::reduce_row<{n}>({src} + i * {n}, wsp::lowest<{ct}>(), [](const {ct} acc, const {ct} x) {{ return x > acc ? x : acc; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] = wsp::exp({src}[i * {n} + j] - mx); const {ct} s = wsp::reduce_row<{n}>({dst} + i * {n}, ({ct})0, [](const {ct} acc, const {ct} x) {{ return acc + x; }}); for (int j = 0; j < {n}; ++j) {dst}[i * {n} + j] /= s; }}",
+                    self.decl(i)
                 );
             }
             (name @ ("slice_even" | "slice_odd"), Some(t)) => {
@@ -456,8 +697,8 @@ impl Gen<'_> {
                 let off = if name == "slice_even" { 0 } else { 1 };
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {dst}[i * {} + j] = {src}[i * {} + 2 * j + {off}];",
-                    t.elems(),
+                    "  {}for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {dst}[i * {} + j] = {src}[i * {} + 2 * j + {off}];",
+                    self.decl(i),
                     t.rows,
                     t.cols,
                     t.cols,
@@ -470,8 +711,8 @@ impl Gen<'_> {
                 };
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{}]; for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {{ {dst}[i * {} + 2 * j] = {a}[i * {} + j]; {dst}[i * {} + 2 * j + 1] = {b}[i * {} + j]; }}",
-                    t.elems(),
+                    "  {}for (int i = 0; i < {}; ++i) for (int j = 0; j < {}; ++j) {{ {dst}[i * {} + 2 * j] = {a}[i * {} + j]; {dst}[i * {} + 2 * j + 1] = {b}[i * {} + j]; }}",
+                    self.decl(i),
                     t.rows,
                     s.cols,
                     t.cols,
@@ -483,8 +724,9 @@ impl Gen<'_> {
             ("iota_u32", Some(t)) => {
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{n}]; for (int k = 0; k < {n}; ++k) {dst}[k] = ({ct})k;",
-                    n = t.elems()
+                    "  {decl}for (int k = 0; k < {n}; ++k) {dst}[k] = ({ct})k;",
+                    n = t.elems(),
+                    decl = self.decl(i)
                 );
             }
             ("tsort32", Some(_)) => {
@@ -495,7 +737,8 @@ impl Gen<'_> {
                 // and, for equal scores, lower index first (stable in the index order).
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[64]; {{ float ks[32]; uint32_t ix[32]; for (int k = 0; k < 32; ++k) {{ const float v = {s}[k]; const uint32_t i = {x}[k]; int j = k; while (j > 0 && (ks[j - 1] < v || (ks[j - 1] == v && ix[j - 1] > i))) {{ ks[j] = ks[j - 1]; ix[j] = ix[j - 1]; --j; }} ks[j] = v; ix[j] = i; }} for (int k = 0; k < 32; ++k) {{ {dst}[2 * k] = ks[k]; {dst}[2 * k + 1] = (float)ix[k]; }} }}"
+                    "  {}{{ float ks[32]; uint32_t ix[32]; for (int k = 0; k < 32; ++k) {{ const float v = {s}[k]; const uint32_t i = {x}[k]; int j = k; while (j > 0 && (ks[j - 1] < v || (ks[j - 1] == v && ix[j - 1] > i))) {{ ks[j] = ks[j - 1]; ix[j] = ix[j - 1]; --j; }} ks[j] = v; ix[j] = i; }} for (int k = 0; k < 32; ++k) {{ {dst}[2 * k] = ks[k]; {dst}[2 * k + 1] = (float)ix[k]; }} }}",
+                    self.decl(i)
                 );
             }
             ("extract_topk_indices", Some(t)) => {
@@ -504,8 +747,9 @@ impl Gen<'_> {
                 };
                 let _ = writeln!(
                     self.out,
-                    "  {ct} {dst}[{k}]; for (int j = 0; j < {k}; ++j) {dst}[j] = ({ct}){pairs}[2 * j + 1];",
-                    k = t.cols
+                    "  {decl}for (int j = 0; j < {k}; ++j) {dst}[j] = ({ct}){pairs}[2 * j + 1];",
+                    k = t.cols,
+                    decl = self.decl(i)
                 );
             }
             (name, _) => {

@@ -781,6 +781,7 @@ mod tests {
                 op("div", vec![V(2), V(3)], ValueType::Tile(t)),
                 op("store", vec![P("y".into()), V(4)], ValueType::Unit),
             ]),
+            loops: Vec::new(),
         }
     }
 
@@ -850,6 +851,7 @@ mod tests {
                 ),
                 op("store", vec![P("c".into()), V(1)], ValueType::Unit),
             ]),
+            loops: Vec::new(),
         };
         let KernelBody::Ops(ops) = &k.body else {
             unreachable!()
@@ -881,6 +883,7 @@ mod tests {
                 ),
                 op("store", vec![P("out".into()), V(0)], ValueType::Unit),
             ]),
+            loops: Vec::new(),
         };
         let p = plan(&k, &crate::arch::A2A3.on_chip).unwrap();
         let roles: Vec<(Role, Memory, u64)> = p

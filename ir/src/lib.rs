@@ -39,7 +39,7 @@ pub use crate::schedule::{Directive, Target};
 pub use crate::types::{DType, TileType, shape_text};
 
 /// The IR's format version: bumped on any change to these types, checked by consumers.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The original's program symbol for the simulated latency of a channel hand-off. Channels
 /// here deliver a task the moment it finishes, so 0, its default, is the only value accepted.

@@ -197,6 +197,7 @@ impl Display for Operand {
             Operand::Number(n) => write!(f, "{}", n.0),
             Operand::DType(d) => write!(f, "{d}"),
             Operand::Shape(m, n) => write!(f, "({m}, {n})"),
+            Operand::Index(a) => write!(f, "[{a}]"),
         }
     }
 }

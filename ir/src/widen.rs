@@ -28,6 +28,10 @@ pub fn widen_bf16(k: &Kernel) -> Option<(Kernel, Vec<u32>)> {
     let KernelBody::Ops(ops) = &k.body else {
         return None;
     };
+    // Renumbering ops would move the loops' ranges; such kernels have no AICore form yet.
+    if k.iterates() {
+        return None;
+    }
     if !ops
         .iter()
         .any(|op| computes_bf16(op, |o| tile_of(k, ops, o)))
@@ -164,6 +168,7 @@ pub fn widen_bf16(k: &Kernel) -> Option<(Kernel, Vec<u32>)> {
         name: k.name.clone(),
         params: k.params.clone(),
         body: KernelBody::Ops(out),
+        loops: Vec::new(),
     };
     Some((widened, origin))
 }
@@ -227,6 +232,7 @@ mod tests {
                     ty: ValueType::Unit,
                 },
             ]),
+            loops: Vec::new(),
         };
         let (w, origin) = widen_bf16(&k).unwrap();
         expect![[r#"

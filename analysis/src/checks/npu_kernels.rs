@@ -67,6 +67,36 @@ pub fn npu_instance_checks<'db>(
     let wsp_ir::kernel::KernelBody::Ops(ir_ops) = &kernel.body else {
         return Vec::new();
     };
+    if kernel.iterates() {
+        // Where it first loops or slices a parameter.
+        let at = body
+            .ops
+            .iter()
+            .zip(ir_ops)
+            .find(|(_, ir)| {
+                ir.op == wsp_ir::kernel::CARRY
+                    || ir
+                        .args
+                        .iter()
+                        .any(|a| matches!(a, wsp_ir::kernel::Operand::Index(_)))
+            })
+            .map(|(op, _)| op.range);
+        let range = match item.stmt(db) {
+            Some(Stmt::FunctionDef(f)) => at.or(f.name().map(|n| n.text_range())),
+            _ => at,
+        };
+        return vec![Diag::new(
+            Code::NoAicoreForm,
+            Span {
+                item,
+                range: range.unwrap_or_default(),
+            },
+            format!(
+                "kernel `{}` loops or slices its tile parameters, which `wsp emit` does not yet write for ascend_npu; it runs on cpu_sim",
+                kernel.name
+            ),
+        )];
+    }
     let mut out: Vec<Diag<'db>> = body
         .ops
         .iter()
@@ -362,6 +392,7 @@ mod tests {
                 tile("y", Direction::Out, F32),
             ],
             body: KernelBody::Ops(ops),
+            loops: Vec::new(),
         }
     }
 

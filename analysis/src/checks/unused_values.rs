@@ -28,7 +28,8 @@ pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db
     body.ops
         .iter()
         .zip(&used)
-        .filter(|(op, used)| !**used && op.ty.is_some())
+        // A carried value the loop overwrites before reading is no work.
+        .filter(|(op, used)| !**used && op.ty.is_some() && op.op != wsp_ir::kernel::CARRY)
         .map(|(op, _)| {
             Diag::new(
                 Code::UnusedValue,

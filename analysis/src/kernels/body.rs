@@ -17,6 +17,9 @@ use wsp_syntax::{SyntaxKind, TextRange};
 
 pub use wsp_ir::kernel::Operand;
 
+mod loops;
+mod slices;
+
 /// One op of the body: `%result = op(args)`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct BodyOp {
@@ -38,6 +41,8 @@ pub struct KernelBody<'db> {
     pub diags: Vec<Diag<'db>>,
     /// The names the body resolved (for navigation).
     pub uses: Vec<Use<'db>>,
+    /// The body's loops over ranges of `ops`, outer before inner.
+    pub loops: Vec<wsp_ir::kernel::Loop>,
 }
 
 /// The body of a kernel with fixed tile types; a JIT-style kernel's with its JIT parameters
@@ -62,6 +67,10 @@ pub fn instance_body<'db>(
         types: Vec::new(),
         stored: Vec::new(),
         shapeless: HashMap::new(),
+        loops: Vec::new(),
+        open_loops: Vec::new(),
+        ended_loops: Vec::new(),
+        slices: HashMap::new(),
     };
     if let Some(Stmt::FunctionDef(f)) = item.stmt(db)
         && let Some(body) = f.body()
@@ -82,6 +91,15 @@ struct BodyChecker<'db> {
     /// Expressions and locals whose value has no type after an error in its shape, but a
     /// known dtype: their dtype is still checked, so a WSP201 hides no WSP202 after it.
     shapeless: HashMap<TextRange, DType>,
+    /// Every loop met, outer before inner.
+    loops: Vec<wsp_ir::kernel::Loop>,
+    /// The variables of the loops around the statement being checked, outermost first.
+    open_loops: Vec<String>,
+    /// The variables of loops that have ended.
+    ended_loops: Vec<String>,
+    /// The first row and column of each slice of a tile parameter given to `pto.load` or
+    /// `pto.store`, by the slice's range.
+    slices: HashMap<TextRange, [wsp_ir::Affine; 2]>,
 }
 
 /// A checked operand: what it is and its type (`None` after an error).
@@ -95,13 +113,14 @@ impl<'db> BodyChecker<'db> {
             stored: self.stored,
             diags: self.eval.diags,
             uses: self.eval.uses,
+            loops: self.loops,
         }
     }
 
     fn block(&mut self, block: &ast::Block) {
         let cpp = self.signature.cpp.is_some();
         for stmt in block.statements() {
-            let range = stmt.syntax().text_range();
+            let range = loops::stmt_range(&stmt);
             match &stmt {
                 Stmt::PassStmt(_) => {}
                 _ if crate::items::is_docstring(&stmt) => {}
@@ -150,9 +169,10 @@ impl<'db> BodyChecker<'db> {
                     }
                     self.expr(&e);
                 }
+                Stmt::ForStmt(f) => self.for_loop(f),
                 other => {
                     let what = crate::eval::describe_syntax(other.syntax());
-                    self.eval.error(Code::OutsideSubset, range, format!("{what} is not part of a kernel body (assignments of `pto.*` ops and `pto.store`)"));
+                    self.eval.error(Code::OutsideSubset, range, format!("{what} is not part of a kernel body (assignments of `pto.*` ops, `pto.store` and `for` loops over a range)"));
                 }
             }
         }
@@ -206,6 +226,7 @@ impl<'db> BodyChecker<'db> {
                 }
             },
             Expr::CallExpr(c) => self.call(c),
+            Expr::SubscriptExpr(s) => self.slice_value(s),
             Expr::BinExpr(b) => {
                 let op = match b.op_kind() {
                     Some(SyntaxKind::PLUS) => "add",
@@ -277,6 +298,9 @@ impl<'db> BodyChecker<'db> {
                 ParamType::Unknown => None,
             };
         }
+        if self.loop_variable_as_value(name, range) {
+            return None;
+        }
         match self.eval.resolve(name, range) {
             v @ (Value::Int(_) | Value::Float(_)) => {
                 Some((Operand::Number(F64(num(&v))), KernelType::Number))
@@ -319,7 +343,7 @@ impl<'db> BodyChecker<'db> {
 
     fn call(&mut self, c: &ast::CallExpr) -> Typed {
         let range = c.syntax().text_range();
-        let Some((name, ns_range)) = self.op_name(c) else {
+        let Some((name, _)) = self.op_name(c) else {
             self.eval.error(
                 Code::WrongKind,
                 range,
@@ -327,20 +351,7 @@ impl<'db> BodyChecker<'db> {
             );
             return None;
         };
-        if c.callee()
-            .is_some_and(|e| e.syntax().text().to_string().starts_with("tl."))
-        {
-            let d = Diag::new(
-                Code::Deprecated,
-                self.eval.span(ns_range),
-                "`tl.*` is a deprecated spelling of `pto.*`",
-            )
-            .with_fix(
-                "replace `tl` with `pto`",
-                vec![(self.eval.span(ns_range), "pto".into())],
-            );
-            self.eval.push(d);
-        }
+        self.deprecated_tl(c);
         let Some(op) = ops::lookup(&name) else {
             let attr_range = match c.callee() {
                 Some(Expr::AttributeExpr(a)) => a.attr().map_or(range, |t| t.text_range()),
@@ -380,6 +391,27 @@ impl<'db> BodyChecker<'db> {
                 self.dtype_only(op, c, &args);
                 None
             }
+        }
+    }
+
+    /// WSP104 for `tl.NAME(...)`, with the fix to `pto.NAME`.
+    fn deprecated_tl(&mut self, c: &ast::CallExpr) {
+        let Some((_, ns_range)) = self.op_name(c) else {
+            return;
+        };
+        if c.callee()
+            .is_some_and(|e| e.syntax().text().to_string().starts_with("tl."))
+        {
+            let d = Diag::new(
+                Code::Deprecated,
+                self.eval.span(ns_range),
+                "`tl.*` is a deprecated spelling of `pto.*`",
+            )
+            .with_fix(
+                "replace `tl` with `pto`",
+                vec![(self.eval.span(ns_range), "pto".into())],
+            );
+            self.eval.push(d);
         }
     }
 
@@ -586,6 +618,7 @@ impl<'db> BodyChecker<'db> {
         let r = e.syntax().text_range();
         let name = match e {
             Expr::NameExpr(n) => n.text(),
+            Expr::SubscriptExpr(s) => return self.slice_operand(op, s),
             _ => {
                 self.eval.error(
                     Code::WrongKind,
@@ -686,7 +719,15 @@ impl<'db> BodyChecker<'db> {
 
     /// Records the op with its operands and returns the value it defines.
     fn push_op(&mut self, call: &OpCall, args: Vec<OpArg>, ty: Option<KernelType>) -> u32 {
-        let operands = args.into_iter().flatten().map(|(o, _, _)| o).collect();
+        // A slice of a parameter: where it starts, after the other operands.
+        let slice = args
+            .first()
+            .and_then(|a| a.as_ref())
+            .and_then(|(_, _, r)| self.slices.get(r).cloned());
+        let mut operands: Vec<Operand> = args.into_iter().flatten().map(|(o, _, _)| o).collect();
+        if let Some([row, col]) = slice {
+            operands.extend([Operand::Index(row), Operand::Index(col)]);
+        }
         self.ops.push(BodyOp {
             op: call.op.name,
             args: operands,

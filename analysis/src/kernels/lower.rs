@@ -35,6 +35,7 @@ pub(crate) fn lower_instance<'db>(
             })
         })
         .collect();
+    let checked = instance_body(db, inst);
     let body = match &signature.cpp {
         Some(cpp) => {
             let file = item.file(db);
@@ -54,7 +55,7 @@ pub(crate) fn lower_instance<'db>(
             }
         }
         None => IrBody::Ops(
-            instance_body(db, inst)
+            checked
                 .ops
                 .iter()
                 .map(|op| ir_kernel::Op {
@@ -73,5 +74,6 @@ pub(crate) fn lower_instance<'db>(
         name: inst.lowered_name(db),
         params,
         body,
+        loops: checked.loops.clone(),
     }
 }

@@ -1015,6 +1015,7 @@ mod tests {
                 },
             ],
             body: KernelBody::Ops(Vec::new()),
+            loops: Vec::new(),
         };
         let task = |id: u32, index: Affine| {
             Node::Task(Task {

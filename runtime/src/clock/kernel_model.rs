@@ -379,17 +379,23 @@ fn from_ops(k: &Kernel, table: &InstrTable) -> (bool, u64) {
         return (false, cycles);
     };
     let mut cube = false;
-    let mut cycles = 0;
-    for op in ops {
+    let mut cycles = 0u64;
+    for (i, op) in ops.iter().enumerate() {
+        // An op inside loops runs once per iteration of each; a carried value moves nothing.
+        let runs = k.runs(i as u32);
         let ValueType::Tile(t) = op.ty else {
             if op.op == "store"
                 && let Some(wsp_ir::kernel::Operand::Value(v)) = op.args.get(1)
                 && let Some(ValueType::Tile(t)) = ops.get(*v as usize).map(|o| o.ty)
             {
-                cycles += cost("TSTORE", vec![gm(t), vec(t)]);
+                cycles =
+                    cycles.saturating_add(cost("TSTORE", vec![gm(t), vec(t)]).saturating_mul(runs));
             }
             continue;
         };
+        if op.op == wsp_ir::kernel::CARRY {
+            continue;
+        }
         let names: Vec<&str> = match op.op.as_str() {
             "load" => vec!["TLOAD"],
             "matmul" => {
@@ -406,7 +412,7 @@ fn from_ops(k: &Kernel, table: &InstrTable) -> (bool, u64) {
             } else {
                 vec![vec(t), vec(t)]
             };
-            cycles += cost(n, operands);
+            cycles = cycles.saturating_add(cost(n, operands).saturating_mul(runs));
         }
     }
     (cube, cycles)

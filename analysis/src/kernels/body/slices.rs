@@ -1,0 +1,154 @@
+//! Slices of a kernel's tile parameters: `a[m*128:(m+1)*128, k*64:(k+1)*64]` is the tile of
+//! `a` at those rows and columns, loaded (`pto.load(a[...])`, or `a[...]` used as a value) or
+//! stored to (`pto.store(c[...], v)`). Its bounds are affine in the loops' variables with a
+//! constant extent, and stay inside the parameter for every iteration.
+
+use wsp_ir::Affine;
+use wsp_ir::plan::ViewIndex;
+use wsp_syntax::ast::{self, AstNode, Expr};
+
+use super::{BodyChecker, BodyOp, Operand, Typed};
+use crate::diagnostics::Code;
+use crate::kernels::ParamType;
+use crate::ops::Op;
+use crate::types::{KernelType, TileType};
+
+/// A checked slice: the parameter, the tile it is, and its first row and column.
+struct Slice {
+    param: String,
+    tile: TileType,
+    at: [Affine; 2],
+}
+
+impl BodyChecker<'_> {
+    /// `load`'s or `store`'s first argument written as a slice.
+    pub(super) fn slice_operand(&mut self, op: &Op, s: &ast::SubscriptExpr) -> Typed {
+        let store = op.name == "store";
+        let slice = self.slice(s, store)?;
+        self.slices.insert(s.syntax().text_range(), slice.at);
+        Some((Operand::Param(slice.param), KernelType::Tile(slice.tile)))
+    }
+
+    /// A slice used as a value: its loaded tile, as a tile parameter used as a value is.
+    pub(super) fn slice_value(&mut self, s: &ast::SubscriptExpr) -> Typed {
+        let slice = self.slice(s, false)?;
+        let [row, col] = slice.at;
+        self.ops.push(BodyOp {
+            op: "load",
+            args: vec![
+                Operand::Param(slice.param),
+                Operand::Index(row),
+                Operand::Index(col),
+            ],
+            ty: Some(KernelType::Tile(slice.tile)),
+            range: s.syntax().text_range(),
+        });
+        let v = self.ops.len() as u32 - 1;
+        Some((Operand::Value(v), KernelType::Tile(slice.tile)))
+    }
+
+    fn slice(&mut self, s: &ast::SubscriptExpr, store: bool) -> Option<Slice> {
+        let r = s.syntax().text_range();
+        let Some(Expr::NameExpr(base)) = s.base() else {
+            self.eval.error(
+                Code::WrongKind,
+                r,
+                "a kernel slices its tile parameters only: `x[i*64:(i+1)*64, :]`",
+            );
+            return None;
+        };
+        let (name, br) = (base.text(), base.syntax().text_range());
+        let Some(p) = self.signature.param(&name) else {
+            if let Some((.., def)) = self.locals.iter().rev().find(|(n, ..)| *n == name) {
+                let def = *def;
+                self.eval.use_local(br, def);
+                self.eval.error(
+                    Code::WrongKind,
+                    br,
+                    format!("`{name}` is a local tile; a kernel slices its tile parameters, which live in global memory"),
+                );
+            } else {
+                self.eval.resolve(&name, br);
+            }
+            return None;
+        };
+        self.eval.use_local(br, p.range);
+        let (dir, whole) = match p.ty {
+            ParamType::Tile(dir, t) => (dir, Some(t)),
+            ParamType::Jit(dir, _) => (dir, None),
+            ParamType::Scalar(_) | ParamType::Constexpr => {
+                self.eval.error(
+                    Code::WrongKind,
+                    br,
+                    format!("`{name}` is a scalar; only tile parameters are sliced"),
+                );
+                return None;
+            }
+            ParamType::Unknown => return None,
+        };
+        if store && !dir.writes() {
+            self.direction_error(br, &name, dir, "stored");
+            return None;
+        }
+        if !store && !dir.reads() {
+            self.direction_error(br, &name, dir, "loaded");
+            return None;
+        }
+        if store {
+            self.stored.push(name.clone());
+        }
+        // A JIT-style parameter's shape comes with each task's binding.
+        let whole = whole?;
+        let indices = s.indices();
+        if indices.len() > 2 {
+            self.eval.error(
+                Code::TooManyIndices,
+                r,
+                format!("`{name}` is a 2-D tile ({whole}) and takes at most 2 slices"),
+            );
+            return None;
+        }
+        let extents = [whole.rows, whole.cols];
+        let mut at = [Affine::constant(0), Affine::constant(0)];
+        let mut shape = extents;
+        for (dim, e) in indices.iter().enumerate() {
+            let ir = e.syntax().text_range();
+            let Expr::Slice(sl) = e else {
+                self.eval.error(
+                    Code::WrongKind,
+                    ir,
+                    format!(
+                        "a tile keeps both its dimensions: slice this one (`{i}:{i} + 1`)",
+                        i = self.text(ir)
+                    ),
+                );
+                return None;
+            };
+            let [lo, hi, step] = sl.parts();
+            if step.is_some() {
+                self.eval
+                    .error(Code::OutsideSubset, ir, "a tile slice has no step: `lo:hi`");
+                return None;
+            }
+            match self
+                .eval
+                .slice_index(lo, hi, extents[dim], dim, &name, ir)?
+            {
+                ViewIndex::Range(lo, hi) => {
+                    at[dim] = Affine::constant(lo);
+                    shape[dim] = (hi - lo) as u64;
+                }
+                ViewIndex::Slice(lo, len) => {
+                    at[dim] = lo;
+                    shape[dim] = len;
+                }
+                ViewIndex::At(_) => return None,
+            }
+        }
+        Some(Slice {
+            param: name,
+            tile: whole.with_shape(shape),
+            at,
+        })
+    }
+}
