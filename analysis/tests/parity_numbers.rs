@@ -57,7 +57,7 @@ fn math_and_infinities_are_numbers_known_at_check_time() {
     check(
         ATTENTION,
         expect![[r#"
-            program program target cpu_sim (ir v2)
+            program program target cpu_sim (ir v3)
             tensor M [2,16,1] F32 layout [R, R, R] init full(-inf)
             tensor S [2,16,64] F32 layout [R, R, R] init full(-inf)
             tensor Y [2,16,64] F32 layout [R, R, R] init zeros

@@ -106,7 +106,7 @@ branch = cond(slot_u64(0) != 0, then, other)
 program = sequential(first, load, branch).compile(target="cpu_sim")
 "#,
         expect![[r#"
-            program program target cpu_sim (ir v2)
+            program program target cpu_sim (ir v3)
 
             workload #0 first(k, [0], {"x": X[0], "y": Y[0]})
               task #0 k[0] fields (i0) (x: In X[0], y: Out Y[0])
@@ -163,7 +163,7 @@ def tiered(batch, seq_lens):
 program = tiered(Dense[4], seq_lens).compile(target="cpu_sim")
 "#,
         expect![[r#"
-            program program target cpu_sim (ir v2)
+            program program target cpu_sim (ir v3)
 
             workload #0 tiered(Dense[4], seq_lens)
               loop Independent b in range Dense x4
@@ -234,7 +234,7 @@ def v():
 a = w().dispatch(DispatchPolicy.affinity(lambda t: (t.params[0] & 1, t.params[0]))).compile(target="cpu_sim")
 "#,
         expect![[r#"
-            program a target cpu_sim (ir v2)
+            program a target cpu_sim (ir v3)
 
             workload #0 w()
               loop Independent b in range Dense x4

@@ -22,7 +22,7 @@ fn examples_check_clean() {
     let out = wsp(&["check", "examples/"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     expect![[r#"
-        26 files checked: 0 errors, 0 warnings
+        29 files checked: 0 errors, 0 warnings
     "#]]
     .assert_eq(&stdout(&out));
 }
@@ -177,7 +177,7 @@ fn match_statement_is_outside_the_subset() {
         .collect();
     expect![[r#"
         8:1 "WSP002" "a `match` statement is not part of WSP"
-        15:5 "WSP002" "a `match` statement is not part of a kernel body (assignments of `pto.*` ops and `pto.store`)"
+        15:5 "WSP002" "a `match` statement is not part of a kernel body (assignments of `pto.*` ops, `pto.store` and `for` loops over a range)"
         24:9 "WSP002" "a `match` statement is not part of a workload body (loops over `P`, `with` blocks and tasks)""#]]
     .assert_eq(&lines.join("\n"));
 }

@@ -302,6 +302,29 @@ fn emit_says_what_it_cannot_do() {
     );
 }
 
+/// A kernel that loops over tiles of its tensors runs on cpu_sim; `wsp emit` does not yet
+/// write it, and says so at the loop, not with a tree that computes something else.
+#[test]
+fn emit_refuses_a_kernel_that_loops_where_it_loops() {
+    let dir = scratch("loops");
+    let example = root().join("examples/perf/gemm_small.wsp");
+    let out = wsp(&[
+        "emit",
+        example.to_str().unwrap(),
+        "-o",
+        dir.join("t").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let shown = text(&out);
+    assert!(
+        shown.contains("error[WSP507]")
+            && shown.contains("kernel `gemm__128x64_f16__64x256_f16__128x256_f32` loops or slices its tile parameters")
+            && shown.contains("gemm_small.wsp:26:5"),
+        "{shown}"
+    );
+    assert!(!dir.join("t").exists());
+}
+
 #[test]
 fn emitting_again_replaces_the_tree_and_keeps_its_builds_and_unchanged_files() {
     let dir = scratch("again");

@@ -69,9 +69,14 @@ fn every_example_matches_its_numpy_reference() {
         "WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which makes the NumPy venv",
     );
     let mut failures = Vec::new();
-    for example in examples() {
+    let perf = common::perf().into_iter().map(|p| (p, "tests/golden/perf"));
+    for (example, golden) in examples()
+        .into_iter()
+        .map(|p| (p, "tests/golden"))
+        .chain(perf)
+    {
         let name = example.file_stem().unwrap().to_str().unwrap().to_string();
-        let script = root().join("tests/golden").join(format!("{name}.py"));
+        let script = root().join(golden).join(format!("{name}.py"));
         assert!(
             script.is_file(),
             "{name} has no NumPy reference at {}",

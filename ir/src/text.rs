@@ -170,8 +170,18 @@ impl Display for Kernel {
         writeln!(f, "kernel {}({})", self.name, self.param_texts().join(", "))?;
         match &self.body {
             KernelBody::Ops(_) => {
-                for op in self.op_texts() {
-                    writeln!(f, "  {op}")?;
+                for (i, op) in self.op_texts().iter().enumerate() {
+                    let i = i as u32;
+                    let around = |l: &&crate::kernel::Loop| l.first <= i && i < l.end;
+                    // The loops that start here, outer first, each indented by those around it.
+                    let depth = self.loops.iter().filter(around).count();
+                    let starting = self.loops.iter().filter(|l| l.first == i && l.end > i);
+                    for (d, l) in (depth - starting.clone().count()..).zip(starting) {
+                        let stages = l.stages.map(|s| format!(" stages {s}")).unwrap_or_default();
+                        let pad = "  ".repeat(d + 1);
+                        writeln!(f, "{pad}for {} in 0..{}{stages}", l.var, l.trips)?;
+                    }
+                    writeln!(f, "{}{op}", "  ".repeat(depth + 1))?;
                 }
             }
             KernelBody::Cpp {

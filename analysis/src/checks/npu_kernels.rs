@@ -68,19 +68,18 @@ pub fn npu_instance_checks<'db>(
         return Vec::new();
     };
     if kernel.iterates() {
-        // Where it first loops or slices a parameter.
-        let at = body
-            .ops
-            .iter()
-            .zip(ir_ops)
-            .find(|(_, ir)| {
-                ir.op == wsp_ir::kernel::CARRY
-                    || ir
-                        .args
+        // Its first loop, or the first slice of a parameter.
+        let at = body.loop_headers.first().copied().or_else(|| {
+            body.ops
+                .iter()
+                .zip(ir_ops)
+                .find(|(_, ir)| {
+                    ir.args
                         .iter()
                         .any(|a| matches!(a, wsp_ir::kernel::Operand::Index(_)))
-            })
-            .map(|(op, _)| op.range);
+                })
+                .map(|(op, _)| op.range)
+        });
         let range = match item.stmt(db) {
             Some(Stmt::FunctionDef(f)) => at.or(f.name().map(|n| n.text_range())),
             _ => at,

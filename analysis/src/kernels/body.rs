@@ -43,6 +43,8 @@ pub struct KernelBody<'db> {
     pub uses: Vec<Use<'db>>,
     /// The body's loops over ranges of `ops`, outer before inner.
     pub loops: Vec<wsp_ir::kernel::Loop>,
+    /// Each loop's header (`for k in range(4):`), in the kernel item.
+    pub loop_headers: Vec<TextRange>,
 }
 
 /// The body of a kernel with fixed tile types; a JIT-style kernel's with its JIT parameters
@@ -68,6 +70,7 @@ pub fn instance_body<'db>(
         stored: Vec::new(),
         shapeless: HashMap::new(),
         loops: Vec::new(),
+        loop_headers: Vec::new(),
         open_loops: Vec::new(),
         ended_loops: Vec::new(),
         slices: HashMap::new(),
@@ -93,6 +96,7 @@ struct BodyChecker<'db> {
     shapeless: HashMap<TextRange, DType>,
     /// Every loop met, outer before inner.
     loops: Vec<wsp_ir::kernel::Loop>,
+    loop_headers: Vec<TextRange>,
     /// The variables of the loops around the statement being checked, outermost first.
     open_loops: Vec<String>,
     /// The variables of loops that have ended.
@@ -114,6 +118,7 @@ impl<'db> BodyChecker<'db> {
             diags: self.eval.diags,
             uses: self.eval.uses,
             loops: self.loops,
+            loop_headers: self.loop_headers,
         }
     }
 
@@ -327,7 +332,7 @@ impl<'db> BodyChecker<'db> {
             .param(name)
             .map(|p| p.range)
             .unwrap_or_default();
-        let (fix_dir, verb) = if what == "read" {
+        let (fix_dir, verb) = if what == "read" || what == "loaded" {
             ("InOut", "reads")
         } else {
             ("InOut", "writes")

@@ -43,6 +43,12 @@ pub fn examples() -> Vec<PathBuf> {
     wsp_files("examples")
 }
 
+/// The programs measured against PTO-ISA's hand-written kernels (`examples/perf/`).
+#[allow(dead_code)]
+pub fn perf() -> Vec<PathBuf> {
+    wsp_files("examples/perf")
+}
+
 /// The original framework's programs ported to WSP (`examples/ported/`).
 #[allow(dead_code)]
 pub fn ported() -> Vec<PathBuf> {

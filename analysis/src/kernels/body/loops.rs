@@ -98,6 +98,7 @@ impl BodyChecker<'_> {
             end: first,
             stages: range.stages,
         });
+        self.loop_headers.push(header);
         self.open_loops.push(name.clone());
         let carries = self.carry_in(&body, header);
         self.block(&body);
@@ -206,7 +207,10 @@ impl BodyChecker<'_> {
             self.eval.error(
                 Code::IndexOutOfRange,
                 header,
-                format!("this loop runs no iteration (`range({start}, {stop}, {step})` is empty): a kernel loop runs at least once"),
+                format!(
+                    "this loop runs no iteration (`{}` is empty): a kernel loop runs at least once",
+                    self.text(r)
+                ),
             );
             return None;
         }

@@ -1,0 +1,178 @@
+//! Kernels that loop over tiles of their tensor parameters: `for k in range(...)` and
+//! `pto.range(..., num_stages=)`, slices of tile parameters loaded and stored, values carried
+//! across iterations; what each mistake is told, where.
+
+mod common;
+
+use expect_test::{Expect, expect};
+
+const HEADER: &str = r#"from pto_wsp import *
+
+F16 = DType.F16
+F32 = DType.F32
+A = Tensor((256, 128), F16, init=randn(seed=1))
+B = Tensor((128, 256), F16, init=randn(seed=2))
+C = Tensor((256, 256), F32)
+one = Dense[1]
+"#;
+
+/// A kernel `k(a, b, c)` over A, B and C with `body` (indented by the caller), run by one task.
+fn kernel(params: &str, body: &str) -> String {
+    format!(
+        r#"{HEADER}
+
+@kernel
+def k({params}):
+{body}
+
+@workload
+def w(one):
+    for i in P(one):
+        k[i](a=A, b=B, c=C)
+
+program = w(one).compile(target="cpu_sim")
+"#
+    )
+}
+
+const GEMM_PARAMS: &str = "a: In[Tensor[F16]], b: In[Tensor[F16]], c: Out[Tensor[F32]]";
+
+/// The diagnostics, or the lowered kernels.
+fn check(text: &str, expect: Expect) {
+    expect.assert_eq(&common::diagnostics_or_lowered(text, |p| {
+        let text = p.to_string();
+        let from = text.find("\nkernel").unwrap_or(0);
+        let to = text.find("\nworkload").unwrap_or(text.len());
+        text[from..to].to_string()
+    }));
+}
+
+#[test]
+fn a_k_loop_carries_its_accumulator() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    for m in range(2):
+        for n in range(0, 256, 128):
+            acc = pto.alloc((128, 128), F32)
+            for k in pto.range(4, num_stages=2):
+                a_t = pto.load(a[m * 128:(m + 1) * 128, k * 32:k * 32 + 32])
+                acc = pto.matmul(a_t, b[k * 32:(k + 1) * 32, n:n + 128], acc=acc)
+            pto.store(c[m * 128:(m + 1) * 128, n:n + 128], acc)"#,
+        ),
+        expect![[r#"
+
+            kernel k__256x128_f16__128x256_f16__256x256_f32(a: In Tile[256,128] F16, b: In Tile[128,256] F16, c: Out Tile[256,256] F32)
+              for m in 0..2
+                for n in 0..2
+                  %0 = alloc((128, 128), F32) : Tile[128,128] F32
+                  for k in 0..4 stages 2
+                    %1 = carry(%0, %4) : Tile[128,128] F32
+                    %2 = load(a, [128*m], [32*k]) : Tile[128,32] F16
+                    %3 = load(b, [32*k], [128*n]) : Tile[32,128] F16
+                    %4 = matmul(%2, %3, %1) : Tile[128,128] F32
+                  store(c, %4, [128*m], [128*n])
+        "#]],
+    );
+}
+
+#[test]
+fn a_slice_outside_its_parameter_names_the_iteration() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    for m in range(3):
+        t = pto.load(a[m * 128:(m + 1) * 128, 0:64])
+        pto.store(c[0:128, 0:64], pto.cast(t, F32))"#,
+        ),
+        expect![[r#"
+            WSP208 `m * 128:(m + 1) * 128`: the slice `128*m:128*m + 128` reaches 256:384, outside dimension 0 of `a`, which has extent 256
+        "#]],
+    );
+}
+
+#[test]
+fn loop_mistakes_point_at_the_header() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    for m in range(0):
+        pass
+    for n in range(K):
+        pass
+    for p in pto.range(2, num_stages=0):
+        pass
+    for q, r in range(2):
+        pass
+    for s in [1, 2]:
+        pass
+    for u in range(2):
+        for u in range(2):
+            pass
+    pto.store(c, pto.alloc((256, 256), F32))"#,
+        ),
+        expect![[r#"
+            WSP208 `for m in range(0):`: this loop runs no iteration (`range(0)` is empty): a kernel loop runs at least once
+            WSP101 `K`: unknown name `K`
+            WSP203 `num_stages=0`: `num_stages` is a pipelining depth from 1 to 8, not 0
+            WSP002 `q, r`: a kernel loop binds one name: `for k in range(n):`
+            WSP002 `[1, 2]`: a kernel loop runs over `range(n)`, `range(start, stop[, step])` or `pto.range(n, num_stages=s)`, of integer constants
+            WSP103 `u`: `u` is already the variable of a loop around this one
+        "#]],
+    );
+}
+
+#[test]
+fn a_carried_value_keeps_its_type() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    acc = pto.alloc((128, 128), F32)
+    for k in range(2):
+        acc = pto.cast(acc, F16)
+    x = pto.load(a[0:128, 0:128])
+    for k in range(2):
+        y = pto.mul(x, k)
+    pto.store(c, pto.alloc((256, 256), F32))"#,
+        ),
+        expect![[r#"
+            WSP202 `acc`: `acc` is Tile[128,128] F32 before the loop but Tile[128,128] F16 after an iteration: a value carried across a loop's iterations keeps its type
+            WSP210 `k`: `k` is a loop variable: a kernel uses it in the bounds of a slice of a tile parameter (`x[k*64:(k+1)*64, :]`), not as a tile value
+        "#]],
+    );
+}
+
+#[test]
+fn slices_keep_a_constant_extent_and_both_dimensions() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    for m in range(2):
+        t = pto.load(a[0:m + 1, 0:64])
+        u = pto.load(a[m, 0:64])
+        v = pto.load(a[0:64, 0:64:2])
+        pto.store(c[0:128, 0:128], pto.matmul(a[0:128, 0:64], b[0:64, 0:96]))"#,
+        ),
+        expect![[r#"
+            WSP210 `0:m + 1`: the slice `0:m + 1` must keep a constant, positive extent (its end minus its start is `m + 1`); write it as `start:start + N`
+            WSP210 `m`: a tile keeps both its dimensions: slice this one (`m:m + 1`)
+            WSP002 `0:64:2`: a tile slice has no step: `lo:hi`
+            WSP201 `pto.matmul(a[0:128, 0:64], b[0:64, 0:96])`: `pto.store`: `c[0:128, 0:128]` is [128,128] F32 but the value `pto.matmul(a[0:128, 0:64], b[0:64, 0:...` is [128,96] F32
+        "#]],
+    );
+}
+
+#[test]
+fn stores_and_loads_keep_their_directions() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    pto.store(a[0:128, 0:128], pto.load(c[0:128, 0:128]))"#,
+        ),
+        expect![[r#"
+            WSP205 `c`: `Out` parameter `c` is never stored: add `pto.store(c, ...)`
+            WSP204 `a`: `a` is `In` and cannot be stored here; make it `InOut` if the kernel writes it
+            WSP204 `c`: `c` is `Out` and cannot be loaded here; make it `InOut` if the kernel reads it
+        "#]],
+    );
+}
