@@ -86,7 +86,27 @@ fn a_slice_outside_its_parameter_names_the_iteration() {
         pto.store(c[0:128, 0:64], pto.cast(t, F32))"#,
         ),
         expect![[r#"
-            WSP208 `m * 128:(m + 1) * 128`: the slice `128*m:128*m + 128` reaches 256:384, outside dimension 0 of `a`, which has extent 256
+            WSP208 `m * 128:(m + 1) * 128`: `m * 128:(m + 1) * 128` reaches rows 256:384 of `a`, which has 256 rows
+        "#]],
+    );
+}
+
+#[test]
+fn a_partial_tile_is_loaded_with_a_pad_value() {
+    check(
+        &kernel(
+            GEMM_PARAMS,
+            r#"    for m in range(3):
+        t = pto.load(a[m * 96:(m + 1) * 96, 0:64], pad=0.0)
+        pto.store(c[m * 96:(m + 1) * 96, 0:64], pto.cast(t, F32))
+        u = pto.load(a[m * 96:(m + 1) * 96, 0:64])
+    for n in range(4):
+        pto.store(c[0:16, n * 96:n * 96 + 96], pto.alloc((16, 96), F32))"#,
+        ),
+        expect![[r#"
+            WSP208 `m * 96:(m + 1) * 96`: `m * 96:(m + 1) * 96` reaches rows 192:288 of `a`, which has 256 rows; to load a partial tile, name what fills the rest: `pto.load(a[m * 96:(m + 1) * 96, 0:64], pad=0.0)`
+            WSP208 `n * 96:n * 96 + 96`: `n * 96:n * 96 + 96` reaches columns 288:384 of `c`, which has 256 columns
+            WSP207 `pto.alloc((16, 96), F32)`: the value of `pto.alloc` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
         "#]],
     );
 }

@@ -2120,3 +2120,71 @@ fn a_suppressed_error_still_stops_the_run_and_says_so() {
         "{stderr}"
     );
 }
+
+/// A GEMM over M = 500 rows in 128-row tiles: the last tile of A is loaded partially (its 116
+/// rows, the rest the `pad=` value) and the last tile of C stored partially; the numbers are
+/// NumPy's, and C's rows are all written, none past its end.
+#[test]
+fn partial_tiles_load_and_store_only_their_valid_rows() {
+    let Ok(python) = std::env::var("WSP_TEST_PYTHON") else {
+        panic!("WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`");
+    };
+    let program = r#"from pto_wsp import *
+
+F16 = DType.F16
+F32 = DType.F32
+A = Tensor((500, 64), F16, init=randn(seed=5))
+B = Tensor((64, 96), F16, init=randn(seed=6))
+C = Tensor((500, 96), F32, init=full(7.0))
+D = Tensor((500, 96), F32, init=full(7.0))
+
+@kernel
+def gemm(a: In[Tensor[F16]], b: In[Tensor[F16]], c: Out[Tensor[F32]], d: Out[Tensor[F32]]):
+    for m in range(4):
+        t = pto.load(a[m * 128:(m + 1) * 128, :], pad=0.0)
+        pto.store(c[m * 128:(m + 1) * 128, :], pto.matmul(t, b))
+        u = pto.load(a[m * 128:(m + 1) * 128, 0:32], pad=2.0)
+        pto.store(d[m * 128:(m + 1) * 128, 0:32], pto.cast(u, F32))
+
+one = Dense[1]
+
+@workload
+def w(one):
+    for i in P(one):
+        gemm[i](a=A, b=B, c=C, d=D)
+
+program = w(one).compile(target="cpu_sim")
+program.execute()
+"#;
+    let dir = scratch("partial");
+    let dump = dir.join("dump");
+    let (_, _) = common::wsp_run(
+        "run",
+        "partial-tiles",
+        program,
+        &["--dump-tensors", dump.to_str().unwrap()],
+    );
+    let check = r#"
+import sys
+import numpy as np
+d = sys.argv[1]
+A, B, C, D = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "ABCD")
+ref = A @ B
+err = np.max(np.abs(C - ref)) / np.max(np.abs(ref))
+assert err < 1e-5, err
+assert np.array_equal(D[:, :32], A[:, :32]), "the valid columns are A's"
+assert np.all(D[:, 32:] == 7.0), "columns the slice does not cover keep their value"
+print("ok", err)
+"#;
+    let out = Command::new(&python)
+        .args(["-c", check])
+        .arg(&dump)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

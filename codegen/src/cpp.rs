@@ -195,6 +195,15 @@ fn loop_var(var: &str) -> String {
     format!("l_{var}")
 }
 
+/// Where a slice's load or store starts: its first row and column.
+fn slice_start(args: &[Operand]) -> Option<[&Affine; 2]> {
+    let mut index = args.iter().filter_map(|a| match a {
+        Operand::Index(i) => Some(i),
+        _ => None,
+    });
+    Some([index.next()?, index.next()?])
+}
+
 /// An affine expression of loop variables in C++.
 fn affine(a: &Affine) -> String {
     let mut s = format!("(int64_t){}", a.constant);
@@ -394,15 +403,44 @@ impl Gen<'_> {
 
     /// Where tile parameter `p`'s slice starts (`index`: its first row and column), or `p`
     /// itself.
-    fn at_slice(&self, p: &str, index: &[Operand]) -> String {
-        match index {
-            [Operand::Index(r), Operand::Index(c)] => format!(
+    fn at_slice(&self, p: &str, args: &[Operand]) -> String {
+        match slice_start(args) {
+            Some([r, c]) => format!(
                 "p_{p} + ({}) * p_{p}_rs + ({}) * p_{p}_cs",
                 affine(r),
                 affine(c)
             ),
             _ => format!("p_{p}"),
         }
+    }
+
+    /// The valid rows and columns (C++ expressions) of a slice of tile parameter `p` into a
+    /// `t` tile that runs past the parameter's last row or column in some iteration; `None`
+    /// for a slice that always lies inside.
+    fn valid(&self, i: usize, p: &str, t: TileType, args: &[Operand]) -> Option<(String, String)> {
+        let Some(ParamType::Tile(_, whole)) = self.param(p) else {
+            return None;
+        };
+        let [r, c] = slice_start(args)?;
+        let i = i as u32;
+        let trips = |v: &str| {
+            let around = |l: &&Loop| l.var == v && l.first <= i && i < l.end;
+            self.kernel.loops.iter().find(around).map(|l| l.trips)
+        };
+        let past = |a: &Affine, len: u64, extent: u64| {
+            a.bounds(trips)
+                .is_none_or(|(_, hi)| hi.saturating_add(len as i64) > extent as i64)
+        };
+        if !past(r, t.rows, whole.rows) && !past(c, t.cols, whole.cols) {
+            return None;
+        }
+        let valid = |a: &Affine, len: u64, extent: u64| {
+            format!(
+                "std::max<int64_t>(0, std::min<int64_t>({len}, (int64_t){extent} - ({})))",
+                affine(a)
+            )
+        };
+        Some((valid(r, t.rows, whole.rows), valid(c, t.cols, whole.cols)))
     }
 
     /// A tile parameter used as a value: loaded into `v_NAME` once, at its first use.
@@ -576,6 +614,22 @@ impl Gen<'_> {
                 let Some(Operand::Param(p)) = op.args.first() else {
                     return;
                 };
+                if let Some((rows, cols)) = self.valid(i, p, t, &op.args) {
+                    let pad = match op.args.get(1) {
+                        Some(Operand::Number(n)) => crate::double(n.0),
+                        _ => "0".into(),
+                    };
+                    let _ = writeln!(
+                        self.out,
+                        "  {decl}wsp::load_part<{}, {}, {}>({dst}, {src}, p_{p}_rs, p_{p}_cs, {rows}, {cols}, ({ct}){pad});",
+                        t.rows,
+                        t.cols,
+                        conv(t.dtype),
+                        decl = self.decl(i),
+                        src = self.at_slice(p, &op.args),
+                    );
+                    return;
+                }
                 let _ = writeln!(
                     self.out,
                     "  {decl}wsp::load<{}, {}, {}>({dst}, {src}, p_{p}_rs, p_{p}_cs);",
@@ -583,7 +637,7 @@ impl Gen<'_> {
                     t.cols,
                     conv(t.dtype),
                     decl = self.decl(i),
-                    src = self.at_slice(p, &op.args[1..]),
+                    src = self.at_slice(p, &op.args),
                 );
             }
             ("store", _) => {
@@ -601,13 +655,24 @@ impl Gen<'_> {
                     (true, Some(vt)) => vt,
                     _ => t,
                 };
+                if let Some((rows, cols)) = self.valid(i, p, t, &op.args) {
+                    let _ = writeln!(
+                        self.out,
+                        "  wsp::store_part<{}, {}, {}>({dst}, p_{p}_rs, p_{p}_cs, {src}, {rows}, {cols});",
+                        t.rows,
+                        t.cols,
+                        conv(t.dtype),
+                        dst = self.at_slice(p, &op.args),
+                    );
+                    return;
+                }
                 let _ = writeln!(
                     self.out,
                     "  wsp::store<{}, {}, {}>({dst}, p_{p}_rs, p_{p}_cs, {src});",
                     t.rows,
                     t.cols,
                     conv(t.dtype),
-                    dst = self.at_slice(p, &op.args[2..]),
+                    dst = self.at_slice(p, &op.args),
                 );
             }
             ("constant", None) => {

@@ -1,5 +1,6 @@
 // WSP CPU-sim prelude: element conversions, tile loads and stores, blocked matmul.
 // f16 and bf16 are stored in 16 bits and computed in f32.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -194,6 +195,23 @@ static inline void store(typename D::S* dst, int64_t rs, int64_t cs, const typen
         for (int i = 0; i < M; ++i)
             for (int j = 0; j < N; ++j) dst[i * rs + j * cs] = D::out(src[i * N + j]);
     }
+}
+
+// A slice of an M x N tile whose first `vr` rows and `vc` columns lie inside its tensor (PTO-ISA's
+// valid shape): the rest of the tile is `pad` when loaded, and is not written when stored.
+template <int M, int N, class D>
+static inline void load_part(typename D::C* dst, const typename D::S* src, int64_t rs, int64_t cs,
+                             int64_t vr, int64_t vc, typename D::C pad) {
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j)
+            dst[i * N + j] = i < vr && j < vc ? D::in(src[i * rs + j * cs]) : pad;
+}
+
+template <int M, int N, class D>
+static inline void store_part(typename D::S* dst, int64_t rs, int64_t cs, const typename D::C* src,
+                              int64_t vr, int64_t vc) {
+    for (int64_t i = 0; i < vr && i < M; ++i)
+        for (int64_t j = 0; j < vc && j < N; ++j) dst[i * rs + j * cs] = D::out(src[i * N + j]);
 }
 
 // A row of N reduced by `combine` in 16 interleaved lanes, then the lanes pairwise: one

@@ -192,12 +192,19 @@ const SOFTMAX: Op = Op {
 const OTHER: [Op; 17] = [
     Op {
         name: "load",
-        params: &[p("x", OpParamKind::Param)],
+        params: &[
+            p("x", OpParamKind::Param),
+            OpParam {
+                name: "pad",
+                kind: OpParamKind::Number,
+                optional: true,
+            },
+        ],
         shape: ShapeRule::Same,
         dtype: DtypeRule::Same,
         semantics: Semantics::Structural,
         unit: Unit::Transfer,
-        doc: "The tile of an `In` or `InOut` parameter.",
+        doc: "The tile of an `In` or `InOut` parameter, or of a slice of it (`x[r0:r1, c0:c1]`); `pad=` fills what a slice has past the parameter's last row or column.",
     },
     Op {
         name: "store",

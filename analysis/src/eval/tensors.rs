@@ -497,7 +497,7 @@ impl<'db> Eval<'db> {
     /// A slice `lo:hi` of dimension `dim` (extent `extent`): constant bounds (`0:128`), or an
     /// affine start and a constant extent (`c*CH:(c+1)*CH`, `i:i+4`) that stays inside the
     /// dimension for every value of the loop variables. `None` after an error.
-    pub(crate) fn slice_index(
+    fn slice_index(
         &mut self,
         lo: Option<Expr>,
         hi: Option<Expr>,

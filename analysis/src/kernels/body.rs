@@ -71,6 +71,7 @@ pub fn instance_body<'db>(
         shapeless: HashMap::new(),
         loops: Vec::new(),
         loop_headers: Vec::new(),
+        padded_load: false,
         open_loops: Vec::new(),
         ended_loops: Vec::new(),
         slices: HashMap::new(),
@@ -97,6 +98,9 @@ struct BodyChecker<'db> {
     /// Every loop met, outer before inner.
     loops: Vec<wsp_ir::kernel::Loop>,
     loop_headers: Vec<TextRange>,
+    /// Whether the `pto.load` being checked names a `pad=`: its slice may run past the
+    /// parameter's end.
+    padded_load: bool,
     /// The variables of the loops around the statement being checked, outermost first.
     open_loops: Vec<String>,
     /// The variables of loops that have ended.
@@ -390,7 +394,12 @@ impl<'db> BodyChecker<'db> {
             self.eval.push(d);
             return None;
         };
-        match self.op_args(op, c)? {
+        self.padded_load = op.name == "load"
+            && c.args()
+                .any(|a| a.keyword().is_some_and(|k| k.text() == "pad"));
+        let args = self.op_args(op, c);
+        self.padded_load = false;
+        match args? {
             Ok(args) => self.apply(op, c, args),
             Err(args) => {
                 self.dtype_only(op, c, &args);

@@ -4,7 +4,7 @@
 //! constant extent, and stay inside the parameter for every iteration.
 
 use wsp_ir::Affine;
-use wsp_ir::plan::ViewIndex;
+use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr};
 
 use super::{BodyChecker, BodyOp, Operand, Typed};
@@ -12,6 +12,10 @@ use crate::diagnostics::Code;
 use crate::kernels::ParamType;
 use crate::ops::Op;
 use crate::types::{KernelType, TileType};
+use crate::values::Value;
+
+/// The most rows or columns a slice may have, unless its tensor has more.
+const MAX_PARTIAL: u64 = 1 << 14;
 
 /// A checked slice: the parameter, the tile it is, and its first row and column.
 struct Slice {
@@ -24,14 +28,16 @@ impl BodyChecker<'_> {
     /// `load`'s or `store`'s first argument written as a slice.
     pub(super) fn slice_operand(&mut self, op: &Op, s: &ast::SubscriptExpr) -> Typed {
         let store = op.name == "store";
-        let slice = self.slice(s, store)?;
+        // A store writes what lies inside; a load pads the rest with the value it names.
+        let past_end = store || self.padded_load;
+        let slice = self.slice(s, store, past_end)?;
         self.slices.insert(s.syntax().text_range(), slice.at);
         Some((Operand::Param(slice.param), KernelType::Tile(slice.tile)))
     }
 
     /// A slice used as a value: its loaded tile, as a tile parameter used as a value is.
     pub(super) fn slice_value(&mut self, s: &ast::SubscriptExpr) -> Typed {
-        let slice = self.slice(s, false)?;
+        let slice = self.slice(s, false, false)?;
         let [row, col] = slice.at;
         self.ops.push(BodyOp {
             op: "load",
@@ -47,7 +53,7 @@ impl BodyChecker<'_> {
         Some((Operand::Value(v), KernelType::Tile(slice.tile)))
     }
 
-    fn slice(&mut self, s: &ast::SubscriptExpr, store: bool) -> Option<Slice> {
+    fn slice(&mut self, s: &ast::SubscriptExpr, store: bool, past_end: bool) -> Option<Slice> {
         let r = s.syntax().text_range();
         let Some(Expr::NameExpr(base)) = s.base() else {
             self.eval.error(
@@ -130,25 +136,97 @@ impl BodyChecker<'_> {
                     .error(Code::OutsideSubset, ir, "a tile slice has no step: `lo:hi`");
                 return None;
             }
-            match self
-                .eval
-                .slice_index(lo, hi, extents[dim], dim, &name, ir)?
-            {
-                ViewIndex::Range(lo, hi) => {
-                    at[dim] = Affine::constant(lo);
-                    shape[dim] = (hi - lo) as u64;
-                }
-                ViewIndex::Slice(lo, len) => {
-                    at[dim] = lo;
-                    shape[dim] = len;
-                }
-                ViewIndex::At(_) => return None,
+            let (start, len) = self.slice_dim(lo, hi, extents[dim], ir)?;
+            let Some((first, last)) = start.bounds(|v| self.eval.extent_of(v)) else {
+                self.eval.error(
+                    Code::IndexOutOfRange,
+                    ir,
+                    "this slice's bounds overflow a 64-bit integer",
+                );
+                return None;
+            };
+            // A partial tile may be taller than a small tensor (100 rows in 128-row tiles), not
+            // arbitrarily large.
+            if len > extents[dim].max(MAX_PARTIAL) {
+                self.eval.error(
+                    Code::IndexOutOfRange,
+                    ir,
+                    format!("a slice of {len} {} is larger than `{name}` ({} {0}) and than a tile of {MAX_PARTIAL}", ["rows", "columns"][dim], extents[dim]),
+                );
+                return None;
             }
+            let end = last.saturating_add(len as i64);
+            let extent = extents[dim] as i64;
+            let what = ["rows", "columns"][dim];
+            if first < 0 || last >= extent || (end > extent && !past_end) {
+                let (from, to) = if first < 0 {
+                    (first, first + len as i64)
+                } else {
+                    (last, end)
+                };
+                let mut message = format!(
+                    "`{}` reaches {what} {from}:{to} of `{name}`, which has {extent} {what}",
+                    self.text(ir)
+                );
+                if first >= 0 && last < extent {
+                    message.push_str(&format!(
+                        "; to load a partial tile, name what fills the rest: `pto.load({}, pad=0.0)`",
+                        self.text(r)
+                    ));
+                }
+                self.eval.error(Code::IndexOutOfRange, ir, message);
+                return None;
+            }
+            at[dim] = start;
+            shape[dim] = len;
         }
         Some(Slice {
             param: name,
             tile: whole.with_shape(shape),
             at,
         })
+    }
+
+    /// A slice's bounds in one dimension of extent `extent`: its start, affine in the loop
+    /// variables, and its constant extent. `None` after an error.
+    fn slice_dim(
+        &mut self,
+        lo: Option<Expr>,
+        hi: Option<Expr>,
+        extent: u64,
+        r: TextRange,
+    ) -> Option<(Affine, u64)> {
+        let mut bound = |part: Option<Expr>, default: i64| -> Option<Affine> {
+            let Some(p) = part else {
+                return Some(Affine::constant(default));
+            };
+            match self.eval.expr(&p) {
+                Value::Int(i) => Some(Affine::constant(i)),
+                Value::Index(a) => Some(a),
+                Value::Unknown => None,
+                v => {
+                    let what = v.describe();
+                    self.eval.error(
+                        Code::WrongKind,
+                        p.syntax().text_range(),
+                        format!("a slice's bounds are constants or affine expressions of loop variables (`k*64:(k+1)*64`), not {what}"),
+                    );
+                    None
+                }
+            }
+        };
+        let (lo, hi) = (bound(lo, 0)?, bound(hi, extent as i64)?);
+        let len = hi.add(&lo.neg()?)?;
+        match len.as_constant() {
+            Some(len) if len > 0 => Some((lo, len as u64)),
+            _ => {
+                self.eval.error(
+                    Code::WrongKind,
+                    r,
+                    format!("the slice `{lo}:{hi}` must keep a constant, positive extent (its end minus its start is `{len}`); write it as `start:start + N`"),
+                );
+                None
+            }
+        }
     }
 }
