@@ -177,7 +177,7 @@ fn placer<'db>(db: &'db dyn salsa::Database, file: File) -> impl Fn(Diag<'db>) -
         };
         Diagnostic {
             code: d.code,
-            severity: d.code.severity(),
+            severity: d.severity(),
             range: place(&d.span),
             message: d.message,
             related: d

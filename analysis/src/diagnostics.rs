@@ -133,6 +133,9 @@ pub struct Diag<'db> {
     pub message: String,
     pub related: Vec<Related<'db>>,
     pub fix: Option<Fix<'db>>,
+    /// A warning whatever its code's severity: what a target the file is not compiled for
+    /// would refuse (WSP506 for a `cpu_sim` program whose tiles overflow the 910B).
+    pub advisory: bool,
 }
 
 impl<'db> Diag<'db> {
@@ -143,6 +146,16 @@ impl<'db> Diag<'db> {
             message: message.into(),
             related: Vec::new(),
             fix: None,
+            advisory: false,
+        }
+    }
+
+    /// Its severity: its code's, or a warning for an advisory one.
+    pub fn severity(&self) -> Severity {
+        if self.advisory {
+            Severity::Warning
+        } else {
+            self.code.severity()
         }
     }
 

@@ -186,8 +186,10 @@ impl Selection {
         })
     }
 
-    /// The severity `code` is reported with.
-    pub fn severity(&self, code: Code) -> Severity {
+    /// The severity a diagnostic of `code` is reported with, given its own (its code's, or a
+    /// warning for an advisory one): the configured one for the code, else its own, a warning
+    /// made an error under `warnings_as_errors`.
+    pub fn severity(&self, code: Code, own: Severity) -> Severity {
         if code == Code::Syntax {
             return Severity::Error;
         }
@@ -198,7 +200,7 @@ impl Selection {
         {
             return *s;
         }
-        match code.severity() {
+        match own {
             Severity::Warning if self.warnings_as_errors => Severity::Error,
             s => s,
         }
@@ -210,7 +212,7 @@ impl Selection {
             .into_iter()
             .filter(|d| self.is_selected(d.code, path))
             .map(|mut d| {
-                d.severity = self.severity(d.code);
+                d.severity = self.severity(d.code, d.severity);
                 d
             })
             .collect()

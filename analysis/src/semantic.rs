@@ -35,7 +35,7 @@ pub fn body_has_errors(db: &dyn salsa::Database, item: Item<'_>) -> bool {
         .diags
         .iter()
         .chain(&checks)
-        .any(|d| d.code.severity() == Severity::Error)
+        .any(|d| d.severity() == Severity::Error)
 }
 
 /// The value of `expr` evaluated in `item`'s module scope (the type an editor shows), without

@@ -354,3 +354,37 @@ fn a_view_a_kernel_cannot_read_on_the_npu_is_reported_where_the_program_compiles
         2 files checked: 2 errors, 0 warnings
     "#]].assert_eq(&stdout(&out));
 }
+
+/// A program compiled for cpu_sim whose tiles would overflow the 910B's UB: `wsp check` warns
+/// (the program runs here, and exists to run there), `--target ascend_npu` makes it an error.
+#[test]
+fn what_the_910b_would_refuse_is_a_warning_until_it_is_the_target() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-advisory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big_tiles.wsp");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../analysis/test_data/diagnostics/WSP506.wsp"),
+    )
+    .unwrap()
+    .replace("target=\"ascend_npu\"", "target=\"cpu_sim\"");
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let out = wsp(&["check", path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let codes: Vec<(String, String)> = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(codes, [("WSP506".to_string(), "warning".to_string())]);
+    let out = wsp(&["check", path, "--target", "ascend_npu"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("error[WSP506]"), "{}", stdout(&out));
+}

@@ -1,4 +1,6 @@
-//! The kernels of a file checked for `ascend_npu`, against what `wsp emit` can make of them:
+//! The kernels of a file against what `wsp emit` can make of them for `ascend_npu`: errors
+//! where the file is checked for it, warnings for every other program (each exists to run on
+//! the 910B):
 //! - WSP506 (docs/diagnostics/WSP506.md): the tiles do not fit an Ascend AICore's on-chip
 //!   buffers (UB, L1, L0A/B/C), placed by the plan emit places them with (`wsp_ir::buffers`),
 //!   bf16 math widened to f32 (`wsp_ir::widen`) and mixed kernels split as emit does;
@@ -47,26 +49,48 @@ pub fn npu_kernel_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> 
     npu_instance_checks(db, KernelInstance::plain(db, item))
 }
 
+/// What the 910B would refuse, as a file reports it: errors where the file is checked for
+/// `ascend_npu`, warnings elsewhere, since every program exists to run there
+/// (`wsp check --target ascend_npu` makes them errors).
+fn as_reported<'db>(db: &dyn salsa::Database, file: File, diags: Vec<Diag<'db>>) -> Vec<Diag<'db>> {
+    if *checked_for_npu(db, file) {
+        return diags;
+    }
+    diags
+        .into_iter()
+        .map(|d| Diag {
+            advisory: true,
+            ..d
+        })
+        .collect()
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn npu_instance_checks<'db>(
     db: &'db dyn salsa::Database,
     inst: KernelInstance<'db>,
 ) -> Vec<Diag<'db>> {
+    let file = inst.item(db).file(db);
+    as_reported(db, file, instance_checks(db, inst))
+}
+
+fn instance_checks<'db>(db: &'db dyn salsa::Database, inst: KernelInstance<'db>) -> Vec<Diag<'db>> {
     let item = inst.item(db);
-    if !checked_for_npu(db, item.file(db)) {
-        return Vec::new();
-    }
     let signature = kernel_signature(db, item);
     let body = instance_body(db, inst);
     // A kernel with errors is not lowered; a custom C++ kernel has no tiles of ours to place.
     let mut diags = signature.diags.iter().chain(&body.diags);
-    if signature.cpp.is_some() || diags.any(|d| d.code.severity() == Severity::Error) {
+    if signature.cpp.is_some() || diags.any(|d| d.severity() == Severity::Error) {
         return Vec::new();
     }
     let kernel = lower_instance(db, inst);
     let wsp_ir::kernel::KernelBody::Ops(ir_ops) = &kernel.body else {
         return Vec::new();
     };
+    // Our emitter's limit, not the program's: said only where the file is checked for the NPU.
+    if kernel.iterates() && !checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
     if kernel.iterates() {
         // Its first loop, or the first slice of a parameter.
         let at = body.loop_headers.first().copied().or_else(|| {
@@ -259,13 +283,17 @@ fn kib(bytes: u64) -> String {
 /// WSP508: a view (`Xt = X.T`) in a file checked for `ascend_npu`: the emitted tree gives
 /// every tensor its own bytes, so a view would read and write a copy.
 pub fn npu_view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    as_reported(db, item.file(db), view_checks(db, item))
+}
+
+fn view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     let Value::Tensor(t) = &item_value(db, item).value else {
         return Vec::new();
     };
     let crate::values::TensorOrigin::View { base, dims } = &t.origin else {
         return Vec::new();
     };
-    if t.name != *item.name(db) || !checked_for_npu(db, item.file(db)) {
+    if t.name != *item.name(db) {
         return Vec::new();
     }
     // A tile is the view's last two dimensions: the tree reads it row by row (columns one
@@ -304,15 +332,16 @@ pub fn npu_view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Ve
 /// work, a column view whose rows are not contiguous, or a parameter given both kinds. At the
 /// program's `compile(...)`; the message names the kernel, the parameter and the view.
 pub fn npu_program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
+    as_reported(db, item.file(db), program_checks(db, item))
+}
+
+fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
     let Value::Program(schedule) = &item_value(db, item).value else {
         return Vec::new();
     };
     let Some(target) = &schedule.target else {
         return Vec::new();
     };
-    if !checked_for_npu(db, item.file(db)) {
-        return Vec::new();
-    }
     let Some(program) = crate::lower::lower_program(db, item) else {
         return Vec::new();
     };

@@ -62,7 +62,7 @@ pub fn execute_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec
                     let errors = workload_instance(db, call)
                         .1
                         .iter()
-                        .any(|d| d.code.severity() == crate::diagnostics::Severity::Error);
+                        .any(|d| d.severity() == crate::diagnostics::Severity::Error);
                     takes && errors
                 })
             };

@@ -12,7 +12,7 @@ pub fn check<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db
     let body = kernel_body(db, item);
     // A `cpp_src` kernel has no ops of ours; a body with errors has ops missing.
     let errors = signature.diags.iter().chain(&body.diags);
-    if signature.cpp.is_some() || errors.clone().any(|d| d.code.severity() == Severity::Error) {
+    if signature.cpp.is_some() || errors.clone().any(|d| d.severity() == Severity::Error) {
         return Vec::new();
     }
     let mut used = vec![false; body.ops.len()];

@@ -470,7 +470,7 @@ impl<'db> Walker<'db> {
             // every other wrong axis does, rather than being taken for a caller's axis.
             let errored = self.eval.diags[before..]
                 .iter()
-                .any(|d| d.code.severity() == crate::diagnostics::Severity::Error);
+                .any(|d| d.severity() == crate::diagnostics::Severity::Error);
             // So does an unknown axis that is no parameter of the workload's (a module-level
             // axis whose definition is an error): only a parameter is a caller's to give.
             let root = match &e {
