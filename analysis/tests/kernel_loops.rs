@@ -196,3 +196,59 @@ fn stores_and_loads_keep_their_directions() {
         "#]],
     );
 }
+
+/// A loop where the language has none yet is reported at its header, saying how to write it.
+#[test]
+fn loops_elsewhere_are_reported_at_their_header() {
+    check(
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((4, 16, 16), F32, init=ones())
+Y = Tensor((4, 16, 16), F32)
+
+@kernel
+def k(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    pto.store(y, x)
+
+@kernel(cpp_src="y[0] = x[0];")
+def c(x: In[Tile[16, 16, F32]], y: Out[Tile[16, 16, F32]]):
+    for i in range(2):
+        pass
+
+@workload
+def w():
+    for i in range(4):
+        k[i](x=X[i], y=Y[i])
+    while True:
+        pass
+"#,
+        expect![[r#"
+            WSP210 `for i in range(2):`: a `cpp_src` kernel's body is `pass`: its code is the C++ string
+            WSP210 `for i in range(4):`: a workload loops over axes: `for i in P(Dense[4]):` (or `P.seq(...)` for iterations in order); a `range` loop belongs in a kernel body, over tiles of its tensors
+            WSP002 `while True:`: a `while` loop is not part of a workload body (loops over `P`, `with` blocks and tasks)
+        "#]],
+    );
+}
+
+/// A module-level loop over `range(...)` unrolls as Python runs it.
+#[test]
+fn a_module_level_range_loop_unrolls() {
+    expect![[r#"
+        Print([Text("1")])
+        Print([Text("3")])
+        Print([Text("5")])
+        Print([Text("2")])
+        Print([Text("1")])
+    "#]]
+    .assert_eq(&common::diagnostics_or_actions(
+        "for i in range(1, 7, 2):\n    print(i)\nfor j in range(2, 0, -1):\n    print(j)\nfor e in range(3, 3):\n    print(e)\n",
+    ));
+    expect![[r#"
+        WSP203 `1.5`: `range` takes `(stop)` or `(start, stop[, step])` of integer constants
+        WSP203 `range(1, 2, 0)`: `range` takes `(stop)` or `(start, stop[, step])`, with a step other than 0
+    "#]]
+    .assert_eq(&common::diagnostics_or_actions(
+        "for i in range(1.5):\n    print(i)\nfor i in range(1, 2, 0):\n    print(i)\n",
+    ));
+}

@@ -203,8 +203,10 @@ fn instance_checks<'db>(db: &'db dyn salsa::Database, inst: KernelInstance<'db>)
         out.push(d);
         return out;
     }
-    // An op reported above would be refused again.
+    // An op reported above would be refused again. What the emitter refuses beyond the
+    // tables (its own limits) is said where the file is checked for the NPU.
     if out.is_empty()
+        && *checked_for_npu(db, item.file(db))
         && let Some((piece, origin, refusal)) =
             refused_piece(&pieces, arch, &wsp_ir::layout::Layouts::default())
     {
@@ -332,7 +334,11 @@ fn view_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'
 /// work, a column view whose rows are not contiguous, or a parameter given both kinds. At the
 /// program's `compile(...)`; the message names the kernel, the parameter and the view.
 pub fn npu_program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {
-    as_reported(db, item.file(db), program_checks(db, item))
+    // How the emitter lays a program's views out is its own concern, not the program's.
+    if !*checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    program_checks(db, item)
 }
 
 fn program_checks<'db>(db: &'db dyn salsa::Database, item: Item<'db>) -> Vec<Diag<'db>> {

@@ -412,6 +412,21 @@ pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// Where a statement is reported when it is wrong as a whole: a compound statement (`for`,
+/// `while`, `with`, `if`, ...) by its header, up to its colon, never the body after it.
+pub(crate) fn statement_range(node: &SyntaxNode) -> wsp_syntax::TextRange {
+    let range = node.text_range();
+    let has_block = node.children().any(|c| c.kind() == SyntaxKind::BLOCK);
+    let colon = node
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| t.kind() == SyntaxKind::COLON);
+    match colon {
+        Some(c) if has_block => wsp_syntax::TextRange::new(range.start(), c.text_range().end()),
+        _ => range,
+    }
+}
+
 /// "a list comprehension", for WSP002 messages.
 pub(crate) fn describe_syntax(node: &SyntaxNode) -> String {
     use SyntaxKind as K;

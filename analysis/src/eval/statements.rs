@@ -200,6 +200,62 @@ impl<'db> Eval<'db> {
     /// bound to it; `body` sees each binding (lowering collects the prints). Reports a loop
     /// over anything but a list or tuple known now, and a body of anything but `print(...)`
     /// and nested such loops.
+    /// `range(stop)` or `range(start, stop[, step])` of integer constants, as Python's list of
+    /// it; `None` after an error, or when it has more than `most` elements.
+    fn int_range(&mut self, c: &ast::CallExpr, most: usize) -> Option<Value<'db>> {
+        let r = c.syntax().text_range();
+        let mut bounds = Vec::new();
+        for arg in c.args() {
+            let ar = arg.syntax().text_range();
+            match (arg.kind(), arg.value().map(|v| self.expr(&v))) {
+                (ast::ArgKind::Positional, Some(Value::Int(i))) if bounds.len() < 3 => {
+                    bounds.push(i)
+                }
+                (_, Some(Value::Unknown)) => return None,
+                _ => {
+                    self.error(
+                        Code::WrongArguments,
+                        ar,
+                        "`range` takes `(stop)` or `(start, stop[, step])` of integer constants",
+                    );
+                    return None;
+                }
+            }
+        }
+        let (start, stop, step) = match bounds[..] {
+            [stop] => (0, stop, 1),
+            [start, stop] => (start, stop, 1),
+            [start, stop, step] if step != 0 => (start, stop, step),
+            _ => {
+                self.error(
+                    Code::WrongArguments,
+                    r,
+                    "`range` takes `(stop)` or `(start, stop[, step])`, with a step other than 0",
+                );
+                return None;
+            }
+        };
+        let span = i128::from(stop) - i128::from(start);
+        let step128 = i128::from(step);
+        let len = if span != 0 && (span > 0) == (step > 0) {
+            (span.abs() + step128.abs() - 1) / step128.abs()
+        } else {
+            0
+        };
+        if len > most as i128 {
+            let message = format!(
+                "this loop would run {len} iterations when unrolled, more than the {MAX_UNROLLED} a file's top-level loops may run"
+            );
+            self.error(Code::OutsideSubset, r, message);
+            return None;
+        }
+        // Each value lies between start and stop, so fits; the product may not.
+        let values = (0..len)
+            .map(|t| Value::Int((i128::from(start) + step128 * t) as i64))
+            .collect();
+        Some(Value::List(values))
+    }
+
     pub(crate) fn module_for(
         &mut self,
         f: &ast::ForStmt,
@@ -235,7 +291,16 @@ impl<'db> Eval<'db> {
             return;
         };
         let Some(iterable) = f.iterable() else { return };
-        let elements = match self.expr(&iterable) {
+        let value = match &iterable {
+            Expr::CallExpr(c) if matches!(c.callee(), Some(Expr::NameExpr(n)) if n.text() == "range") => {
+                match self.int_range(c, *budget) {
+                    Some(v) => v,
+                    None => return,
+                }
+            }
+            e => self.expr(e),
+        };
+        let elements = match value {
             Value::List(vs) | Value::Tuple(vs) => vs,
             Value::Unknown => return,
             v if let Some(vs) = lists(&v) => vs,

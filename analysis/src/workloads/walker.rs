@@ -191,7 +191,8 @@ impl<'db> Walker<'db> {
                 Stmt::PassStmt(_) => {}
                 other => {
                     let what = crate::eval::describe_syntax(other.syntax());
-                    self.eval.error(Code::OutsideSubset, other.syntax().text_range(), format!("{what} is not part of a workload body (loops over `P`, `with` blocks and tasks)"));
+                    let r = crate::eval::statement_range(other.syntax());
+                    self.eval.error(Code::OutsideSubset, r, format!("{what} is not part of a workload body (loops over `P`, `with` blocks and tasks)"));
                 }
             }
         }
@@ -262,15 +263,26 @@ impl<'db> Walker<'db> {
     /// A loop `for i in P(axis)` (or `P.seq`, `P.sel`): its header, its variables and its body.
     fn for_loop(&mut self, f: &ast::ForStmt) -> Option<PlanNode<'db>> {
         let range = f.syntax().text_range();
+        let header = crate::eval::statement_range(f.syntax());
         if f.is_async() || f.else_clause().is_some() {
             self.eval.error(
                 Code::OutsideSubset,
-                range,
+                header,
                 "`async for` and `for ... else` are not part of WSP",
             );
         }
         let targets = loop_targets(&f.target()?);
         let iterable = f.iterable()?;
+        if let Expr::CallExpr(c) = &iterable
+            && matches!(c.callee(), Some(Expr::NameExpr(n)) if n.text() == "range")
+        {
+            self.eval.error(
+                Code::WrongKind,
+                header,
+                "a workload loops over axes: `for i in P(Dense[4]):` (or `P.seq(...)` for iterations in order); a `range` loop belongs in a kernel body, over tiles of its tensors",
+            );
+            return None;
+        }
         let Expr::CallExpr(c) = &iterable else {
             self.eval.error(
                 Code::WrongKind,

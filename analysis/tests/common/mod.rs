@@ -28,6 +28,32 @@ pub fn diagnostics_or_lowered(text: &str, lowered: impl Fn(&wsp_ir::Program) -> 
     shown
 }
 
+/// As [`diagnostics_or_lowered`], with warnings left out.
+#[allow(dead_code)]
+pub fn errors_or_lowered(text: &str, lowered: impl Fn(&wsp_ir::Program) -> String) -> String {
+    let db = Database::default();
+    let file = file(&db, text);
+    let mut shown = String::new();
+    for d in file_diagnostics(&db, file)
+        .iter()
+        .filter(|d| d.severity == wsp_analysis::Severity::Error)
+    {
+        let _ = writeln!(
+            shown,
+            "{} `{}`: {}",
+            d.code.as_str(),
+            &text[d.range],
+            d.message
+        );
+    }
+    if shown.is_empty() {
+        for p in &lower_file(&db, file).clone().expect("lowered").programs {
+            shown.push_str(&lowered(p));
+        }
+    }
+    shown
+}
+
 fn file(db: &Database, text: &str) -> File {
     let ws = Workspace::new(db, Vec::new());
     File::new(db, ws, "m.wsp".into(), text.to_string())

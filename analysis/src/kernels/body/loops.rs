@@ -4,8 +4,8 @@
 
 use wsp_ir::Affine;
 use wsp_ir::kernel::{CARRY, Loop};
+use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
-use wsp_syntax::{SyntaxKind, TextRange};
 
 use super::{BodyChecker, BodyOp};
 use crate::diagnostics::Code;
@@ -27,7 +27,7 @@ struct Range {
 impl BodyChecker<'_> {
     /// `for VAR in range(...):` with its body; an error points at the header alone.
     pub(super) fn for_loop(&mut self, f: &ast::ForStmt) {
-        let header = header_range(f);
+        let header = stmt_range(&Stmt::ForStmt(f.clone()));
         if f.is_async() || f.else_clause().is_some() {
             let what = if f.is_async() {
                 "`async for`"
@@ -317,20 +317,6 @@ impl BodyChecker<'_> {
     }
 }
 
-/// `for k in range(n):` without the body: where a mistake in the header is reported.
-fn header_range(f: &ast::ForStmt) -> TextRange {
-    let node = f.syntax();
-    let colon = node
-        .children_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| t.kind() == SyntaxKind::COLON)
-        .map(|t| t.text_range().end());
-    TextRange::new(
-        node.text_range().start(),
-        colon.unwrap_or(node.text_range().end()),
-    )
-}
-
 /// Every name a block assigns, nested loops included, in order, once each.
 fn assigned_names(block: &ast::Block, out: &mut Vec<String>) {
     for stmt in block.statements() {
@@ -355,10 +341,7 @@ fn assigned_names(block: &ast::Block, out: &mut Vec<String>) {
     }
 }
 
-/// Where a statement of the body is reported: a loop by its header, anything else whole.
+/// Where a statement of the body is reported: a compound one by its header.
 pub(super) fn stmt_range(stmt: &Stmt) -> TextRange {
-    match stmt {
-        Stmt::ForStmt(f) => header_range(f),
-        _ => stmt.syntax().text_range(),
-    }
+    crate::eval::statement_range(stmt.syntax())
 }
