@@ -10,6 +10,7 @@
 use std::fmt;
 
 use crate::arch::OnChip;
+use crate::instructions::{self, Lowering, Tmp};
 use crate::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use crate::ops::{self, Semantics, ShapeRule};
 use crate::{DType, Kernel, TileType};
@@ -288,18 +289,19 @@ pub fn scratch(k: &Kernel, ops: &[Op], i: usize) -> Vec<TileType> {
         return Vec::new();
     };
     let arg = |n: usize| op.args.get(n).and_then(|a| tile_of(k, ops, a));
+    // A row of fixed steps says which scratch tiles they use.
+    if let Some(Lowering::Steps { tmps, .. }) = instructions::lookup(&op.op).map(|r| r.lowering) {
+        return tmps
+            .iter()
+            .map(|t| match t {
+                Tmp::Full => out,
+                Tmp::Column => out.with_shape([out.rows, 1]),
+            })
+            .collect();
+    }
     match op.op.as_str() {
         // TROWSUM/TROWMAX take a tmp tile of the source's shape.
         "rowsum" | "rowmax" | "rowmean" => arg(0).into_iter().collect(),
-        // The full-shape tmp of the row reductions, and the [M,1] row max, then row sum.
-        "softmax" => vec![out, out.with_shape([out.rows, 1])],
-        // exp(-x) and friends are built from TEXP, TADDS, TDIV...: one full-shape tmp.
-        // sigmoid builds `1 + e^-x` apart from its result, which TRECIP must not read;
-        // silu builds it in its result.
-        "sigmoid" => vec![out],
-        // tanh's `2 / (e^2x + 1)` divides into a second tile: A2/A3's scalar ÷ tile writes
-        // the scalar into its destination before it reads the divisor.
-        "tanh" | "gelu" => vec![out, out],
         "transpose" => vec![out],
         // interleave scatters its second operand into a tile of the result's shape.
         "interleave" => vec![out],

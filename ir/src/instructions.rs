@@ -25,11 +25,101 @@ pub enum Lowering {
     RowReduce { instr: &'static str, mean: bool },
     /// `INSTR(dst, src)` down columns.
     ColReduce(&'static str),
-    /// A fixed sequence `aicore.rs` writes out; the instructions it uses, in order.
+    /// Vector instructions in a fixed order over the op's result, its tile operand, scratch
+    /// tiles and constants: the emitter writes them as they stand, the buffer planner places
+    /// `tmps`, the clock costs `steps`.
+    Steps {
+        steps: &'static [Step],
+        tmps: &'static [Tmp],
+    },
+    /// A sequence with code of its own in the emitter (data movement, the cube, bit
+    /// tricks); the instructions it uses, in order.
     Sequence(&'static [&'static str]),
     /// No AICore form; the reason. A kernel using it is reported, not emitted.
     Unsupported(&'static str),
 }
+
+/// One instruction of a [`Lowering::Steps`] row: `INSTR(operands...)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub instr: &'static str,
+    pub operands: &'static [Slot],
+}
+
+/// An operand of a [`Step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The op's result tile.
+    Dst,
+    /// The op's tile operand.
+    X,
+    /// Scratch tile `n` of the row's `tmps`.
+    Tmp(u8),
+    /// A constant, a C++ expression in the result's element type.
+    Scalar(&'static str),
+}
+
+/// The shape of a scratch tile of a [`Lowering::Steps`] row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tmp {
+    /// The result's shape.
+    Full,
+    /// One column of the result's rows, `[M,1]`.
+    Column,
+}
+
+const fn step(instr: &'static str, operands: &'static [Slot]) -> Step {
+    Step { instr, operands }
+}
+
+use Slot::{Dst, Scalar, X};
+const T0: Slot = Slot::Tmp(0);
+const T1: Slot = Slot::Tmp(1);
+
+/// `t = 2 / (e^t + 1)` negated plus one is `tanh(t / 2)`: these leave `-2 / (e^t + 1)` in
+/// `t` (`T0`); the row adds 1 (tanh) or 2 (1 + tanh). The quotient goes through `T1`: A2/A3's
+/// scalar ÷ tile broadcasts the scalar into its destination before it reads the divisor.
+macro_rules! tanh_tail {
+    () => {
+        [
+            step("TEXP", &[T0, T0]),
+            step("TADDS", &[T0, T0, Scalar("1")]),
+            step("TDIVS", &[T1, Scalar("2"), T0]),
+            step("TMULS", &[T0, T1, Scalar("-1")]),
+        ]
+    };
+}
+
+const TANH: [Step; 6] = {
+    let tail = tanh_tail!();
+    [
+        step("TMULS", &[T0, X, Scalar("2")]),
+        tail[0],
+        tail[1],
+        tail[2],
+        tail[3],
+        step("TADDS", &[Dst, T0, Scalar("1")]),
+    ]
+};
+
+const GELU: [Step; 12] = {
+    let tail = tanh_tail!();
+    [
+        step("TMUL", &[T0, X, X]),
+        step("TMUL", &[T0, T0, X]),
+        step("TMULS", &[T0, T0, Scalar("0.044715f")]),
+        step("TADD", &[T0, T0, X]),
+        step("TMULS", &[T0, T0, Scalar("2 * 0.7978845608f")]),
+        tail[0],
+        tail[1],
+        tail[2],
+        tail[3],
+        // 1 + tanh
+        step("TADDS", &[T0, T0, Scalar("2")]),
+        step("TMULS", &[Dst, X, Scalar("0.5f")]),
+        step("TMUL", &[Dst, Dst, T0]),
+    ]
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
@@ -56,7 +146,7 @@ const fn binary(
     }
 }
 
-use Lowering::{ColReduce, Expand, RowReduce, Sequence, Unary, Unsupported};
+use Lowering::{ColReduce, Expand, RowReduce, Sequence, Steps, Unary, Unsupported};
 
 pub const TABLE: &[Row] = &[
     // GM → UB (MTE2), or GM → L1 when only the cube reads the tile.
@@ -94,10 +184,24 @@ pub const TABLE: &[Row] = &[
     // tanh(x) = 1 - 2 / (e^2x + 1)
     row(
         "tanh",
-        Sequence(&["TMULS", "TEXP", "TADDS", "TDIVS", "TMULS", "TADDS"]),
+        Steps {
+            steps: &TANH,
+            tmps: &[Tmp::Full, Tmp::Full],
+        },
     ),
-    // 1 / (1 + e^-x)
-    row("sigmoid", Sequence(&["TMULS", "TEXP", "TADDS", "TRECIP"])),
+    // 1 / (1 + e^-x): `1 + e^-x` apart from the result, which TRECIP must not read.
+    row(
+        "sigmoid",
+        Steps {
+            steps: &[
+                step("TMULS", &[T0, X, Scalar("-1")]),
+                step("TEXP", &[T0, T0]),
+                step("TADDS", &[T0, T0, Scalar("1")]),
+                step("TRECIP", &[Dst, T0]),
+            ],
+            tmps: &[Tmp::Full],
+        },
+    ),
     row(
         "sin",
         Unsupported("PTO-ISA has no sine instruction on the vector unit"),
@@ -110,24 +214,41 @@ pub const TABLE: &[Row] = &[
     // 0.5 x (1 + tanh(0.7978845608 (x + 0.044715 x^3))), tanh as above.
     row(
         "gelu",
-        Sequence(&[
-            "TMUL", "TMUL", "TMULS", "TADD", "TMULS", "TEXP", "TADDS", "TDIVS", "TMULS", "TADDS",
-            "TMULS", "TMUL",
-        ]),
+        Steps {
+            steps: &GELU,
+            tmps: &[Tmp::Full, Tmp::Full],
+        },
     ),
-    // x / (1 + e^-x)
-    row("silu", Sequence(&["TMULS", "TEXP", "TADDS", "TDIV"])),
+    // x / (1 + e^-x): `1 + e^-x` built in the result, which the elementwise TDIV may
+    // overwrite.
+    row(
+        "silu",
+        Steps {
+            steps: &[
+                step("TMULS", &[Dst, X, Scalar("-1")]),
+                step("TEXP", &[Dst, Dst]),
+                step("TADDS", &[Dst, Dst, Scalar("1")]),
+                step("TDIV", &[Dst, X, Dst]),
+            ],
+            tmps: &[],
+        },
+    ),
     row("neg", Unary("TNEG")),
     row("abs", Unary("TABS")),
+    // Row-wise: the row max into the [M,1] scratch (the reductions take a full-shape one),
+    // subtracted, exponentiated, summed, divided.
     row(
         "softmax",
-        Sequence(&[
-            "TROWMAX",
-            "TROWEXPANDSUB",
-            "TEXP",
-            "TROWSUM",
-            "TROWEXPANDDIV",
-        ]),
+        Steps {
+            steps: &[
+                step("TROWMAX", &[T1, X, T0]),
+                step("TROWEXPANDSUB", &[Dst, X, T1]),
+                step("TEXP", &[Dst, Dst]),
+                step("TROWSUM", &[T1, Dst, T0]),
+                step("TROWEXPANDDIV", &[Dst, Dst, T1]),
+            ],
+            tmps: &[Tmp::Full, Tmp::Column],
+        },
     ),
     row(
         "rowsum",
@@ -318,6 +439,7 @@ impl Row {
                     vec![instr]
                 }
             }
+            Lowering::Steps { steps, .. } => steps.iter().map(|s| s.instr).collect(),
             Sequence(seq) => seq.to_vec(),
             Unsupported(_) => Vec::new(),
         }
