@@ -129,6 +129,11 @@ fn loop_mistakes_point_at_the_header() {
     for u in range(2):
         for u in range(2):
             pass
+    for v in pto.range(2, num_stages=2, num_stages=3):
+        pass
+    for w in range(8192):
+        for x in range(4096):
+            pass
     pto.store(c, pto.alloc((256, 256), F32))"#,
         ),
         expect![[r#"
@@ -138,6 +143,8 @@ fn loop_mistakes_point_at_the_header() {
             WSP002 `q, r`: a kernel loop binds one name: `for k in range(n):`
             WSP002 `[1, 2]`: a kernel loop runs over `range(n)`, `range(start, stop[, step])` or `pto.range(n, num_stages=s)`, of integer constants
             WSP103 `u`: `u` is already the variable of a loop around this one
+            WSP203 `num_stages=3`: `num_stages` is given twice
+            WSP208 `for x in range(4096):`: with the loops around it this loop runs 33554432 iterations per task; a kernel's loops run at most 16777216 in all
         "#]],
     );
 }

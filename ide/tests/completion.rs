@@ -97,8 +97,8 @@ fn members_ops_and_methods() {
             ("program.execute", 0, "program.$0"),
         ],
         expect![[r#"
-            "pto.$0mul": load (pto.load(x)), store (pto.store(dst, v)), add (pto.add(a, b)), sub (pto.sub(a, b)), mul (pto.mul(a, b)), div (pto.div(a, b)), maximum (pto.maximum(a, b)), minimum (pto.minimum(a, b)), exp (pto.exp(x)), log (pto.log(x)), sqrt (pto.sqrt(x)), rsqrt (pto.rsqrt(x))
-            "pto.ad$0": load (pto.load(x)), store (pto.store(dst, v)), add (pto.add(a, b)), sub (pto.sub(a, b)), mul (pto.mul(a, b)), div (pto.div(a, b)), maximum (pto.maximum(a, b)), minimum (pto.minimum(a, b)), exp (pto.exp(x)), log (pto.log(x)), sqrt (pto.sqrt(x)), rsqrt (pto.rsqrt(x))
+            "pto.$0mul": load (pto.load(x, pad=None)), store (pto.store(dst, v)), add (pto.add(a, b)), sub (pto.sub(a, b)), mul (pto.mul(a, b)), div (pto.div(a, b)), maximum (pto.maximum(a, b)), minimum (pto.minimum(a, b)), exp (pto.exp(x)), log (pto.log(x)), sqrt (pto.sqrt(x)), rsqrt (pto.rsqrt(x))
+            "pto.ad$0": load (pto.load(x, pad=None)), store (pto.store(dst, v)), add (pto.add(a, b)), sub (pto.sub(a, b)), mul (pto.mul(a, b)), div (pto.div(a, b)), maximum (pto.maximum(a, b)), minimum (pto.minimum(a, b)), exp (pto.exp(x)), log (pto.log(x)), sqrt (pto.sqrt(x)), rsqrt (pto.rsqrt(x))
             "DType.$0)\n": F16 (DType.F16), BF16 (DType.BF16), F32 (DType.F32), F64 (DType.F64), I8 (DType.I8), I16 (DType.I16), I32 (DType.I32), I64 (DType.I64), U8 (DType.U8), U16 (DType.U16), U32 (DType.U32), U64 (DType.U64)
             "P.$0(b_axis)": seq (P.seq), sel (P.sel), when (P.when), otherwise (P.otherwise), pipe (P.pipe)
             "DispatchPolicy.r$0": round_robin (DispatchPolicy.round_robin), affinity (DispatchPolicy.affinity), hash (DispatchPolicy.hash), dispatch_by (DispatchPolicy.dispatch_by), work_steal (DispatchPolicy.work_steal)

@@ -138,7 +138,11 @@ fn place(text: &str, edit: &Edit) -> (TextRange, &'static str) {
 fn sources() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
-    for dir in ["examples", "analysis/test_data/diagnostics"] {
+    for dir in [
+        "examples",
+        "examples/perf",
+        "analysis/test_data/diagnostics",
+    ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("folder")
             .map(|e| e.expect("entry").path())

@@ -73,6 +73,7 @@ pub fn instance_body<'db>(
         loop_headers: Vec::new(),
         padded_load: false,
         open_loops: Vec::new(),
+        nested_trips: 1,
         ended_loops: Vec::new(),
         slices: HashMap::new(),
     };
@@ -103,6 +104,8 @@ struct BodyChecker<'db> {
     padded_load: bool,
     /// The variables of the loops around the statement being checked, outermost first.
     open_loops: Vec<String>,
+    /// How many iterations those loops run in all.
+    nested_trips: u64,
     /// The variables of loops that have ended.
     ended_loops: Vec<String>,
     /// The first row and column of each slice of a tile parameter given to `pto.load` or

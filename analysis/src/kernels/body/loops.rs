@@ -16,6 +16,9 @@ use crate::values::Value;
 /// long in one task is a mistake in the range, not a kernel.
 const MAX_TRIPS: u64 = 1 << 20;
 
+/// The most iterations nested loops may run in all, in one task.
+const MAX_NESTED: u64 = 1 << 24;
+
 /// A static range, `start + step * t` for t in 0..trips.
 struct Range {
     start: i64,
@@ -73,6 +76,15 @@ impl BodyChecker<'_> {
         let Some(range) = self.range(&iterable, header) else {
             return;
         };
+        let nested = self.nested_trips.saturating_mul(range.trips);
+        if nested > MAX_NESTED {
+            self.eval.error(
+                Code::IndexOutOfRange,
+                header,
+                format!("with the loops around it this loop runs {nested} iterations per task; a kernel's loops run at most {MAX_NESTED} in all"),
+            );
+            return;
+        }
         // The loop variable is `start + step * t` over the IR's `t` = 0..trips, named as the
         // user's (loops around this one have other names).
         let index = Affine::var(&name)
@@ -100,9 +112,11 @@ impl BodyChecker<'_> {
         });
         self.loop_headers.push(header);
         self.open_loops.push(name.clone());
+        let outer = std::mem::replace(&mut self.nested_trips, nested);
         let carries = self.carry_in(&body, header);
         self.block(&body);
         self.carry_out(&carries);
+        self.nested_trips = outer;
         self.open_loops.pop();
         self.loops[at].end = self.ops.len() as u32;
         self.eval.locals.truncate(locals);
@@ -154,6 +168,11 @@ impl BodyChecker<'_> {
                 ast::ArgKind::Keyword
                     if pipelined && arg.keyword().is_some_and(|k| k.text() == "num_stages") =>
                 {
+                    if stages.is_some() {
+                        self.eval
+                            .error(Code::WrongArguments, ar, "`num_stages` is given twice");
+                        return None;
+                    }
                     match u32::try_from(int) {
                         Ok(s @ 1..=8) => stages = Some(s),
                         _ => {
