@@ -289,3 +289,34 @@ fn the_folders_configuration_and_noqa_comments_choose_the_warnings_shown() {
     assert_eq!(o.error.as_ref().map(|e| e.ename.as_str()), Some("WSP101"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A kernel that loops over tiles of its tensors is checked in a cell as `wsp check` checks it:
+/// a slice past its tensor for one iteration is the same located WSP208.
+#[test]
+fn a_kernel_loop_is_checked_in_a_cell_as_in_a_file() {
+    let mut nb = notebook();
+    exec(
+        &mut nb,
+        "F32 = DType.F32\nA = Tensor((256, 64), F32, init=ones())\nC = Tensor((256, 64), F32)",
+        "a",
+    );
+    let o = exec(
+        &mut nb,
+        r#"@kernel
+def k(a: In[Tile[256, 64, F32]], c: Out[Tile[256, 64, F32]]):
+    for m in range(2):
+        pto.store(c[m * 128:(m + 1) * 128, :], pto.load(a[m * 128 + 64:m * 128 + 192, :]))"#,
+        "b",
+    );
+    let e = o.error.as_ref().expect("an error");
+    assert_eq!(e.ename, "WSP208");
+    expect![[r#"
+        error[WSP208]: `m * 128 + 64:m * 128 + 192` reaches rows 192:320 of `a`, which has 256 rows; to load a partial tile, name what fills the rest: `pto.load(a[m * 128 + 64:m * 128 + 192, :], pad=0.0)`
+          ┌─ In[2]:4:59
+          │
+        4 │         pto.store(c[m * 128:(m + 1) * 128, :], pto.load(a[m * 128 + 64:m * 128 + 192, :]))
+          │                                                           ^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+    "#]]
+    .assert_eq(&strip_ansi(&e.traceback.join("\n")));
+}
