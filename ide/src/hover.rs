@@ -62,6 +62,31 @@ fn code(text: &str) -> String {
     format!("```wsp\n{text}\n```")
 }
 
+/// A kernel loop's variable, at its header or a use inside the loop (the nearest header
+/// before it that binds the name): the header, its iterations and its pipelining depth.
+fn loop_variable(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<String> {
+    let body = kernel_body(db, item);
+    let at = token.text_range();
+    let (l, header) = body
+        .loops
+        .iter()
+        .zip(&body.loop_headers)
+        .filter(|(l, h)| l.var == token.text() && h.start() <= at.start())
+        .max_by_key(|(_, h)| h.start())?;
+    let text = item.syntax(db).text();
+    let header_text = (header.end() <= text.len()).then(|| text.slice(*header).to_string())?;
+    let stages = match l.stages {
+        Some(s) => format!("pipelined {s} deep (`num_stages={s}`)"),
+        None => "its pipelining depth is the compiler's".to_string(),
+    };
+    Some(format!(
+        "{}\n\nThe variable of `{header_text}`: {} iteration{}, {stages}. It places slices of the kernel's tensors.",
+        code(&format!("{}: int", l.var)),
+        l.trips,
+        if l.trips == 1 { "" } else { "s" }
+    ))
+}
+
 fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -> Option<Found> {
     let range = token.text_range();
     let signature = kernel_signature(db, item);
@@ -78,6 +103,11 @@ fn kernel_hover(db: &dyn salsa::Database, item: Item<'_>, token: &SyntaxToken) -
         if let Some((_, ty)) = body.types.iter().find(|(r, _)| Some(*r) == call) {
             let _ = write!(md, "\n\nHere: `{ty}`");
         }
+        return Some((range, md));
+    }
+    if token.kind() == SyntaxKind::NAME
+        && let Some(md) = loop_variable(db, item, token)
+    {
         return Some((range, md));
     }
     if token.kind() == SyntaxKind::NAME {

@@ -114,3 +114,21 @@ fn hover_jit_kernels() {
         expect_file!["../test_data/hover/jit_kernels.txt"],
     );
 }
+
+#[test]
+fn hover_kernel_loops() {
+    check(
+        "perf/gemm_medium.wsp",
+        &[
+            // the loop variables, a slice and the accumulator carried across iterations
+            ("for m in range", 0, 4),
+            ("for k in pto.range", 0, 4),
+            ("a[m * BM", 0, 0),
+            ("k * BK:(k + 1)", 0, 0),
+            ("acc = pto.matmul", 0, 0),
+            ("acc=acc)", 0, 4),
+            ("pto.store(c[m", 0, 10),
+        ],
+        expect_file!["../test_data/hover/gemm_medium.txt"],
+    );
+}
