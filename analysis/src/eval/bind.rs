@@ -139,7 +139,7 @@ impl<'db> Eval<'db> {
             .iter()
             .map(|p| (p.trim_end_matches('?'), p.ends_with('?')))
             .collect();
-        let bound = self.bind_syntax(call, what, &names, "");
+        let bound = self.bind_syntax(call, what, &names, &String::new);
         let values = bound
             .iter()
             .map(|e| e.as_ref().map(|e| (self.expr(e), e.syntax().text_range())))
@@ -149,13 +149,13 @@ impl<'db> Eval<'db> {
 
     /// Matches a call's arguments to parameters `(name, optional)` by position and keyword,
     /// without evaluating them. Reports WSP203 for missing, unknown and repeated arguments;
-    /// `hint` ends each message (": pto.add(a, b)").
+    /// `hint` ends each message (": pto.add(a, b)"), made only for one.
     pub(crate) fn bind_syntax(
         &mut self,
         call: &ast::CallExpr,
         what: &str,
         params: &[(&str, bool)],
-        hint: &str,
+        hint: &dyn Fn() -> String,
     ) -> Bound {
         let mut slots: Vec<Option<Expr>> = vec![None; params.len()];
         let mut ok = true;
@@ -170,9 +170,10 @@ impl<'db> Eval<'db> {
                             Code::WrongArguments,
                             range,
                             format!(
-                                "{what} takes at most {} argument{}{hint}",
+                                "{what} takes at most {} argument{}{}",
                                 params.len(),
-                                plural(params.len())
+                                plural(params.len()),
+                                hint()
                             ),
                         );
                         ok = false;
@@ -206,7 +207,7 @@ impl<'db> Eval<'db> {
                                     );
                                 }
                             } else {
-                                d.message.push_str(hint);
+                                d.message.push_str(&hint());
                             }
                             self.push(d);
                             ok = false;
@@ -243,7 +244,7 @@ impl<'db> Eval<'db> {
                 self.error(
                     Code::WrongArguments,
                     at,
-                    format!("{what} is missing `{}`{hint}", first_name(name)),
+                    format!("{what} is missing `{}`{}", first_name(name), hint()),
                 );
                 ok = false;
             }

@@ -182,7 +182,7 @@ impl<'db> Eval<'db> {
             ("params", false),
             ("resources", false),
         ];
-        let bound = self.bind_syntax(c, "`Workload`", &params, "");
+        let bound = self.bind_syntax(c, "`Workload`", &params, &String::new);
         let kind = bound.slots[0].clone().filter(|_| bound.ok)?;
         let r = kind.syntax().text_range();
         match self.expr(&kind) {

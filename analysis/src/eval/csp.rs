@@ -64,7 +64,7 @@ impl<'db> Eval<'db> {
                     return Value::Unknown;
                 }
                 let params = [("computation", false)];
-                let bound = self.bind_syntax(c, &what, &params, "");
+                let bound = self.bind_syntax(c, &what, &params, &String::new);
                 let Some(Some(e)) = bound.ok.then(|| bound.slots[0].clone()) else {
                     return Value::Unknown;
                 };

@@ -101,7 +101,7 @@ impl<'db> Eval<'db> {
             }
         }
         let params = [("obj", false), ("fp", false), ("indent", true)];
-        let bound = self.bind_syntax(&dump, "`json.dump`", &params, "");
+        let bound = self.bind_syntax(&dump, "`json.dump`", &params, &String::new);
         let [Some(value), Some(fp), indent] = &bound[..] else {
             return None;
         };

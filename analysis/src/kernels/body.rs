@@ -132,14 +132,15 @@ impl<'db> BodyChecker<'db> {
     fn block(&mut self, block: &ast::Block) {
         let cpp = self.signature.cpp.is_some();
         for stmt in block.statements() {
-            let range = loops::stmt_range(&stmt);
+            // A compound statement is reported by its header; found only for a message.
+            let range = || loops::stmt_range(&stmt);
             match &stmt {
                 Stmt::PassStmt(_) => {}
                 _ if crate::items::is_docstring(&stmt) => {}
                 _ if cpp => {
                     self.eval.error(
                         Code::WrongKind,
-                        range,
+                        range(),
                         "a `cpp_src` kernel's body is `pass`: its code is the C++ string",
                     );
                 }
@@ -168,7 +169,7 @@ impl<'db> BodyChecker<'db> {
                         }
                         _ => self.eval.error(
                             Code::OutsideSubset,
-                            range,
+                            range(),
                             "a kernel assigns one name at a time",
                         ),
                     }
@@ -177,14 +178,14 @@ impl<'db> BodyChecker<'db> {
                     let Some(e) = s.expr() else { continue };
                     let is_store = matches!(&e, Expr::CallExpr(c) if self.op_name(c).is_some_and(|(n, _)| n == "store"));
                     if !is_store {
-                        self.eval.error(Code::OutsideSubset, range, "a kernel body statement is an assignment or `pto.store(...)`; this value is unused");
+                        self.eval.error(Code::OutsideSubset, range(), "a kernel body statement is an assignment or `pto.store(...)`; this value is unused");
                     }
                     self.expr(&e);
                 }
                 Stmt::ForStmt(f) => self.for_loop(f),
                 other => {
                     let what = crate::eval::describe_syntax(other.syntax());
-                    self.eval.error(Code::OutsideSubset, range, format!("{what} is not part of a kernel body (assignments of `pto.*` ops, `pto.store` and `for` loops over a range)"));
+                    self.eval.error(Code::OutsideSubset, range(), format!("{what} is not part of a kernel body (assignments of `pto.*` ops, `pto.store` and `for` loops over a range)"));
                 }
             }
         }
@@ -549,7 +550,7 @@ impl<'db> BodyChecker<'db> {
     ) -> Option<Result<Vec<OpArg>, Vec<DtypeArg>>> {
         let what = format!("`pto.{}`", op.name);
         let params: Vec<(&str, bool)> = op.params.iter().map(|p| (p.name, p.optional)).collect();
-        let hint = format!(": {}", op.signature());
+        let hint = || format!(": {}", op.signature());
         let bound = self.eval.bind_syntax(c, &what, &params, &hint);
         let mut ok = bound.ok;
         let mut shapeless = false;

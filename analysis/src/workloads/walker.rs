@@ -712,7 +712,7 @@ impl<'db> Walker<'db> {
     /// `consume`'s arguments, unevaluated: the channel and the process form's body.
     fn consume_args(&mut self, c: &ast::CallExpr) -> Option<[Option<Expr>; 2]> {
         let params = [("channel", false), ("body", true)];
-        let bound = self.eval.bind_syntax(c, "`consume`", &params, "");
+        let bound = self.eval.bind_syntax(c, "`consume`", &params, &String::new);
         bound
             .ok
             .then(|| [bound.slots[0].clone(), bound.slots[1].clone()])

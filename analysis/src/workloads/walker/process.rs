@@ -131,7 +131,9 @@ impl<'db> Walker<'db> {
     /// `for_each(axis, lambda t: work)`: each iteration after the one before (`P.seq`).
     fn for_each(&mut self, c: &ast::CallExpr) -> Option<PlanNode<'db>> {
         let params = [("axis", false), ("body", false)];
-        let bound = self.eval.bind_syntax(c, "`for_each`", &params, "");
+        let bound = self
+            .eval
+            .bind_syntax(c, "`for_each`", &params, &String::new);
         let (Some(axis), Some(body)) = (bound.slots[0].clone(), bound.slots[1].clone()) else {
             return None;
         };
@@ -249,7 +251,7 @@ impl<'db> Walker<'db> {
                 &[("kernel", false), ("params", false), ("resources", false)],
             )
         };
-        let bound = self.eval.bind_syntax(c, what, params, "");
+        let bound = self.eval.bind_syntax(c, what, params, &String::new);
         if !bound.ok {
             return None;
         }
