@@ -1,7 +1,8 @@
 //! Slices of a kernel's tile parameters: `a[m*128:(m+1)*128, k*64:(k+1)*64]` is the tile of
 //! `a` at those rows and columns, loaded (`pto.load(a[...])`, or `a[...]` used as a value) or
 //! stored to (`pto.store(c[...], v)`). Its bounds are affine in the loops' variables with a
-//! constant extent, and stay inside the parameter for every iteration.
+//! constant extent. It starts inside the parameter in every iteration and lies inside it,
+//! unless it is a partial tile: loaded with `pad=` or stored, past the parameter's end.
 
 use wsp_ir::Affine;
 use wsp_syntax::TextRange;
