@@ -210,6 +210,11 @@ impl OpView<'_> {
         }
     }
 
+    /// Why the op has no AICore form: its instruction row does not say how to write it.
+    fn no_form(&self) -> String {
+        format!("op `{}` (%{}) has no AICore form", self.op.op, self.i)
+    }
+
     /// A constant in the result's element type.
     fn s(&self, e: &str) -> String {
         let ty = self.out.map(|t| elem(t.dtype)).unwrap_or("float");
@@ -658,11 +663,8 @@ impl Gen<'_> {
         let op = v.op;
         let dst = &v.dst;
         let out = v.out;
-        let tile = |n: usize| v.tile(n);
-        let tmp = |n: u8| v.tmp(n);
-        let s = |e: &str| v.s(e);
-        match (v.op.op.as_str(), v.row) {
-            ("load", _) => {
+        match v.op.op.as_str() {
+            "load" => {
                 let Some(Operand::Param(p)) = op.args.first() else {
                     return Err(format!("load (%{i}) of no parameter"));
                 };
@@ -680,7 +682,7 @@ impl Gen<'_> {
                     self.instr(Pipe::Mte2, format!("TLOAD({}, g_{p});", buffer_name(&mat)));
                 }
             }
-            ("store", _) => {
+            "store" => {
                 let (Some(Operand::Param(p)), Some(v)) = (op.args.first(), op.args.get(1)) else {
                     return Err(format!("store (%{i}) to no parameter"));
                 };
@@ -717,9 +719,9 @@ impl Gen<'_> {
                     _ => self.instr(Pipe::Mte3, format!("TSTORE(g_{p}, {});", buffer_name(&vec))),
                 }
             }
-            ("constant", _) => {}
-            ("alloc", _) => self.v(format!("TEXPANDS({dst}, {});", s("0"))),
-            ("cast", _) if buffers::fixpipe_cast(self.ops, i) => {
+            "constant" => {}
+            "alloc" => self.v(format!("TEXPANDS({dst}, {});", v.s("0"))),
+            "cast" if buffers::fixpipe_cast(self.ops, i) => {
                 let mat = Role::Mat(Value::Op(i32));
                 if self.has(&mat) {
                     // The fixpipe converts as it moves the result from L0C into L1.
@@ -733,23 +735,23 @@ impl Gen<'_> {
                     self.line("// converted by the fixpipe as the matmul result is stored");
                 }
             }
-            ("transpose", _) if buffers::cube_transpose(self.k, self.ops, i) => {
+            "transpose" if buffers::cube_transpose(self.k, self.ops, i) => {
                 self.line("// loaded transposed for the matmul that reads it");
             }
-            ("cast", _) => {
-                let (src, st) = tile(0)?;
+            "cast" => {
+                let (src, st) = v.tile(0)?;
                 if Some(st.dtype) == out.map(|t| t.dtype) {
                     self.v(format!("TMOV({dst}, {src});"));
                 } else {
                     self.v(format!("TCVT({dst}, {src}, RoundMode::CAST_RINT);"));
                 }
             }
-            ("transpose", _) => {
-                let (src, _) = tile(0)?;
-                self.v(format!("TTRANS({dst}, {src}, {});", tmp(0)));
+            "transpose" => {
+                let (src, _) = v.tile(0)?;
+                self.v(format!("TTRANS({dst}, {src}, {});", v.tmp(0)));
             }
-            ("matmul", _) => self.matmul(i32, op)?,
-            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+            "matmul" => self.matmul(i32, op)?,
+            _ => return Err(v.no_form()),
         }
         Ok(())
     }
@@ -761,11 +763,9 @@ impl Gen<'_> {
         let op = v.op;
         let dst = &v.dst;
         let out = v.out;
-        let tile = |n: usize| v.tile(n);
-        let tmp = |n: u8| v.tmp(n);
-        match (v.op.op.as_str(), v.row) {
-            (name @ ("slice_even" | "slice_odd"), _) => {
-                let (x, _) = tile(0)?;
+        match v.op.op.as_str() {
+            name @ ("slice_even" | "slice_odd") => {
+                let (x, _) = v.tile(0)?;
                 let pattern = if name == "slice_even" {
                     "P0101"
                 } else {
@@ -775,12 +775,12 @@ impl Gen<'_> {
                     "TGATHER<decltype({dst}), decltype({x}), MaskPattern::{pattern}>({dst}, {x});"
                 ));
             }
-            ("interleave", _) => {
-                let ((a, at), (b, _)) = (tile(0)?, tile(1)?);
+            "interleave" => {
+                let ((a, at), (b, _)) = (v.tile(0)?, v.tile(1)?);
                 let Some(b_out) = self.plan.get(&Role::Vec(Value::Op(i32))) else {
                     return Err(format!("interleave (%{i}) has no buffer"));
                 };
-                let t = tmp(0);
+                let t = v.tmp(0);
                 let Some(b_tmp) = self.plan.get(&Role::Tmp(i32, 0)) else {
                     return Err(format!("interleave (%{i}) has no tmp buffer"));
                 };
@@ -799,7 +799,7 @@ impl Gen<'_> {
                 self.v(format!("TSCATTER<MaskPattern::P1010>({t}, {b});"));
                 self.v(format!("TOR({dst}_bits, {dst}_bits, {t}_bits);"));
             }
-            ("iota_u32", _) => {
+            "iota_u32" => {
                 // The scalar form: the vector form computes descending runs differently and
                 // needs a tmp tile; 0..N ascending is a loop on the scalar pipe.
                 self.instr(
@@ -807,12 +807,12 @@ impl Gen<'_> {
                     format!("TCI<decltype({dst}), uint32_t, 0>({dst}, (uint32_t)0);"),
                 );
             }
-            ("tsort32", _) => {
-                let ((scores, _), (idx, _)) = (tile(0)?, tile(1)?);
+            "tsort32" => {
+                let ((scores, _), (idx, _)) = (v.tile(0)?, v.tile(1)?);
                 self.v(format!("TSORT32({dst}, {scores}, {idx});"));
             }
-            ("extract_topk_indices", _) => {
-                let (pairs, pt) = tile(0)?;
+            "extract_topk_indices" => {
+                let (pairs, pt) = v.tile(0)?;
                 let (Some(o), Some(b_out), Some(b_pairs)) = (
                     out,
                     self.plan.get(&Role::Vec(Value::Op(i32))),
@@ -839,57 +839,44 @@ impl Gen<'_> {
                     "TGATHER<decltype({dst}_bits), decltype({pairs}_head), MaskPattern::P1010>({dst}_bits, {pairs}_head);"
                 ));
             }
-            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+            _ => return Err(v.no_form()),
         }
         Ok(())
     }
 
     /// `broadcast(x, (M, N))`: expanded along rows, columns, or both.
     fn broadcast(&mut self, v: &OpView) -> Result<(), String> {
-        let i = v.i as usize;
         let dst = &v.dst;
-        let out = v.out;
-        let tile = |n: usize| v.tile(n);
-        let tmp = |n: u8| v.tmp(n);
-        match (v.op.op.as_str(), v.row) {
-            ("broadcast", _) => {
-                let (x, xt) = tile(0)?;
-                let Some(o) = out else {
-                    return Err("broadcast of no tile".into());
-                };
-                if xt.shape() == o.shape() {
-                    self.v(format!("TMOV({dst}, {x});"));
-                } else if xt.rows == 1 && xt.cols == 1 && o.rows > 1 && o.cols > 1 {
-                    let t = tmp(0);
-                    self.v(format!("TROWEXPAND({t}, {x});"));
-                    self.v(format!("TCOLEXPAND({dst}, {t});"));
-                } else if xt.cols == 1 && o.cols > 1 {
-                    self.v(format!("TROWEXPAND({dst}, {x});"));
-                } else {
-                    self.v(format!("TCOLEXPAND({dst}, {x});"));
-                }
-            }
-            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+        let (x, xt) = v.tile(0)?;
+        let Some(o) = v.out else {
+            return Err("broadcast of no tile".into());
+        };
+        if xt.shape() == o.shape() {
+            self.v(format!("TMOV({dst}, {x});"));
+        } else if xt.rows == 1 && xt.cols == 1 && o.rows > 1 && o.cols > 1 {
+            let t = v.tmp(0);
+            self.v(format!("TROWEXPAND({t}, {x});"));
+            self.v(format!("TCOLEXPAND({dst}, {t});"));
+        } else if xt.cols == 1 && o.cols > 1 {
+            self.v(format!("TROWEXPAND({dst}, {x});"));
+        } else {
+            self.v(format!("TCOLEXPAND({dst}, {x});"));
         }
         Ok(())
     }
 
     /// An op whose instruction row says what to write: one instruction, a reduction, an expansion or fixed steps.
     fn table_row(&mut self, v: &OpView) -> Result<(), String> {
-        let i = v.i as usize;
         let dst = &v.dst;
         let out = v.out;
-        let tile = |n: usize| v.tile(n);
-        let tmp = |n: u8| v.tmp(n);
-        let s = |e: &str| v.s(e);
         match (v.op.op.as_str(), v.row) {
             (_, Some(Lowering::Unary(instr))) => {
-                let (x, _) = tile(0)?;
+                let (x, _) = v.tile(0)?;
                 self.v(format!("{instr}({dst}, {x});"));
             }
             (_, Some(Lowering::RowReduce { instr, mean })) => {
-                let (x, xt) = tile(0)?;
-                self.v(format!("{instr}({dst}, {x}, {});", tmp(0)));
+                let (x, xt) = v.tile(0)?;
+                self.v(format!("{instr}({dst}, {x}, {});", v.tmp(0)));
                 if mean {
                     let d = match out {
                         Some(t) if buffers::is_column(t) => format!("{dst}_row"),
@@ -897,31 +884,31 @@ impl Gen<'_> {
                     };
                     self.v(format!(
                         "TMULS({d}, {d}, {});",
-                        s(&format!("1.0 / {}", xt.cols))
+                        v.s(&format!("1.0 / {}", xt.cols))
                     ));
                 }
             }
             (_, Some(Lowering::ColReduce(instr))) => {
-                let (x, _) = tile(0)?;
+                let (x, _) = v.tile(0)?;
                 self.v(format!("{instr}({dst}, {x});"));
             }
             (name, Some(Lowering::Expand { row: true, .. }))
-                if tile(1).is_ok_and(|(_, r)| !buffers::is_column(r))
+                if v.tile(1).is_ok_and(|(_, r)| !buffers::is_column(r))
                     && out.is_some_and(|o| o.cols > 1) =>
             {
                 // A single row's [1,1] factor: the fused form takes a column only.
-                let ((x, _), (r, _)) = (tile(0)?, tile(1)?);
-                let t = tmp(0);
+                let ((x, _), (r, _)) = (v.tile(0)?, v.tile(1)?);
+                let t = v.tmp(0);
                 self.v(format!("TROWEXPAND({t}, {r});"));
                 let instr = if name == "rowmul" { "TMUL" } else { "TADD" };
                 self.v(format!("{instr}({dst}, {x}, {t});"));
             }
             (_, Some(Lowering::Expand { instr, .. })) => {
-                let ((x, _), (r, _)) = (tile(0)?, tile(1)?);
+                let ((x, _), (r, _)) = (v.tile(0)?, v.tile(1)?);
                 self.v(format!("{instr}({dst}, {x}, {r});"));
             }
             (_, Some(Lowering::Steps { steps, .. })) => {
-                let (x, _) = tile(0)?;
+                let (x, _) = v.tile(0)?;
                 for step in steps {
                     let operands: Vec<String> = step
                         .operands
@@ -929,14 +916,14 @@ impl Gen<'_> {
                         .map(|o| match o {
                             Slot::Dst => dst.clone(),
                             Slot::X => x.clone(),
-                            Slot::Tmp(n) => tmp(*n),
-                            Slot::Scalar(e) => s(e),
+                            Slot::Tmp(n) => v.tmp(*n),
+                            Slot::Scalar(e) => v.s(e),
                         })
                         .collect();
                     self.v(format!("{}({});", step.instr, operands.join(", ")));
                 }
             }
-            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+            _ => return Err(v.no_form()),
         }
         Ok(())
     }
@@ -948,59 +935,55 @@ impl Gen<'_> {
         let dst = &v.dst;
         let out = v.out;
         let args = &v.args;
-        let s = |e: &str| v.s(e);
-        match (v.op.op.as_str(), v.row) {
-            (
-                name,
-                Some(Lowering::Binary {
-                    tiles,
-                    scalar,
-                    row,
-                    col,
-                }),
-            ) => {
-                let Some(o) = out else {
-                    return Err(format!("{name} of no tile"));
-                };
-                match (&args[0], &args[1]) {
-                    (Arg::Tile { name: a, tile: at }, Arg::Tile { name: b, tile: bt }) => {
-                        match buffers::broadcast(name, *at, *bt, o) {
-                            Broadcast::None => self.v(format!("{tiles}({dst}, {a}, {b});")),
-                            Broadcast::Row { swapped } | Broadcast::Col { swapped } => {
-                                let instr = if matches!(
-                                    buffers::broadcast(name, *at, *bt, o),
-                                    Broadcast::Row { .. }
-                                ) {
-                                    row
-                                } else {
-                                    col
-                                };
-                                let (f, r) = if swapped { (b, a) } else { (a, b) };
-                                self.v(format!("{instr}({dst}, {f}, {r});"));
-                            }
-                            Broadcast::Expand => {
-                                let mut n = 0u8;
-                                let a = self.expand(a, *at, o, i32, &mut n);
-                                let b = self.expand(b, *bt, o, i32, &mut n);
-                                self.v(format!("{tiles}({dst}, {a}, {b});"));
-                            }
-                        }
+        let Some(Lowering::Binary {
+            tiles,
+            scalar,
+            row,
+            col,
+        }) = v.row
+        else {
+            return Err(v.no_form());
+        };
+        let name = v.op.op.as_str();
+        let Some(o) = out else {
+            return Err(format!("{name} of no tile"));
+        };
+        match (&args[0], &args[1]) {
+            (Arg::Tile { name: a, tile: at }, Arg::Tile { name: b, tile: bt }) => {
+                match buffers::broadcast(name, *at, *bt, o) {
+                    Broadcast::None => self.v(format!("{tiles}({dst}, {a}, {b});")),
+                    Broadcast::Row { swapped } | Broadcast::Col { swapped } => {
+                        let instr = if matches!(
+                            buffers::broadcast(name, *at, *bt, o),
+                            Broadcast::Row { .. }
+                        ) {
+                            row
+                        } else {
+                            col
+                        };
+                        let (f, r) = if swapped { (b, a) } else { (a, b) };
+                        self.v(format!("{instr}({dst}, {f}, {r});"));
                     }
-                    (Arg::Tile { name: a, .. }, Arg::Scalar { expr }) => {
-                        self.v(format!("{scalar}({dst}, {a}, {});", s(expr)));
+                    Broadcast::Expand => {
+                        let mut n = 0u8;
+                        let a = self.expand(a, *at, o, i32, &mut n);
+                        let b = self.expand(b, *bt, o, i32, &mut n);
+                        self.v(format!("{tiles}({dst}, {a}, {b});"));
                     }
-                    (Arg::Scalar { expr }, Arg::Tile { name: b, .. }) => match name {
-                        "sub" => {
-                            self.v(format!("TMULS({dst}, {b}, {});", s("-1")));
-                            self.v(format!("TADDS({dst}, {dst}, {});", s(expr)));
-                        }
-                        "div" => self.v(format!("TDIVS({dst}, {}, {b});", s(expr))),
-                        _ => self.v(format!("{scalar}({dst}, {b}, {});", s(expr))),
-                    },
-                    _ => return Err(format!("op `{name}` (%{i}) of two scalars yields a tile")),
                 }
             }
-            (name, _) => return Err(format!("op `{name}` (%{i}) has no AICore form")),
+            (Arg::Tile { name: a, .. }, Arg::Scalar { expr }) => {
+                self.v(format!("{scalar}({dst}, {a}, {});", v.s(expr)));
+            }
+            (Arg::Scalar { expr }, Arg::Tile { name: b, .. }) => match name {
+                "sub" => {
+                    self.v(format!("TMULS({dst}, {b}, {});", v.s("-1")));
+                    self.v(format!("TADDS({dst}, {dst}, {});", v.s(expr)));
+                }
+                "div" => self.v(format!("TDIVS({dst}, {}, {b});", v.s(expr))),
+                _ => self.v(format!("{scalar}({dst}, {b}, {});", v.s(expr))),
+            },
+            _ => return Err(format!("op `{name}` (%{i}) of two scalars yields a tile")),
         }
         Ok(())
     }
