@@ -2126,9 +2126,6 @@ fn a_suppressed_error_still_stops_the_run_and_says_so() {
 /// NumPy's, and C's rows are all written, none past its end.
 #[test]
 fn partial_tiles_load_and_store_only_their_valid_rows() {
-    let Ok(python) = std::env::var("WSP_TEST_PYTHON") else {
-        panic!("WSP_TEST_PYTHON is not set: run the tests with `cargo xtask test`");
-    };
     let program = r#"from pto_wsp import *
 
 F16 = DType.F16
@@ -2156,14 +2153,6 @@ def w(one):
 program = w(one).compile(target="cpu_sim")
 program.execute()
 "#;
-    let dir = scratch("partial");
-    let dump = dir.join("dump");
-    let (_, _) = common::wsp_run(
-        "run",
-        "partial-tiles",
-        program,
-        &["--dump-tensors", dump.to_str().unwrap()],
-    );
     let check = r#"
 import sys
 import numpy as np
@@ -2176,15 +2165,5 @@ assert np.array_equal(D[:, :32], A[:, :32]), "the valid columns are A's"
 assert np.all(D[:, 32:] == 7.0), "columns the slice does not cover keep their value"
 print("ok", err)
 "#;
-    let out = Command::new(&python)
-        .args(["-c", check])
-        .arg(&dump)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_and_check("run", "partial-tiles", program, &[], check);
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use wsp_analysis::{Database, File, Workspace, file_diagnostics, lower_file};
+use wsp_analysis::{Database, Diagnostic, File, Workspace, file_diagnostics, lower_file};
 
 // Not every test file uses every helper below.
 
@@ -17,35 +17,28 @@ pub fn diagnostics_shown(text: &str) -> String {
 /// `lowered` shows of each program the file lowers to.
 #[allow(dead_code)]
 pub fn diagnostics_or_lowered(text: &str, lowered: impl Fn(&wsp_ir::Program) -> String) -> String {
-    let db = Database::default();
-    let file = file(&db, text);
-    let mut shown = diagnostics(&db, file, text);
-    if shown.is_empty() {
-        for p in &lower_file(&db, file).clone().expect("lowered").programs {
-            shown.push_str(&lowered(p));
-        }
-    }
-    shown
+    kept_or_lowered(text, |_| true, lowered)
 }
 
 /// As [`diagnostics_or_lowered`], with warnings left out.
 #[allow(dead_code)]
 pub fn errors_or_lowered(text: &str, lowered: impl Fn(&wsp_ir::Program) -> String) -> String {
+    kept_or_lowered(
+        text,
+        |d| d.severity == wsp_analysis::Severity::Error,
+        lowered,
+    )
+}
+
+/// The diagnostics `keep` keeps or, for a file with none, what `lowered` shows of each program.
+fn kept_or_lowered(
+    text: &str,
+    keep: impl Fn(&Diagnostic) -> bool,
+    lowered: impl Fn(&wsp_ir::Program) -> String,
+) -> String {
     let db = Database::default();
     let file = file(&db, text);
-    let mut shown = String::new();
-    for d in file_diagnostics(&db, file)
-        .iter()
-        .filter(|d| d.severity == wsp_analysis::Severity::Error)
-    {
-        let _ = writeln!(
-            shown,
-            "{} `{}`: {}",
-            d.code.as_str(),
-            &text[d.range],
-            d.message
-        );
-    }
+    let mut shown = listed(text, file_diagnostics(&db, file).iter().filter(|d| keep(d)));
     if shown.is_empty() {
         for p in &lower_file(&db, file).clone().expect("lowered").programs {
             shown.push_str(&lowered(p));
@@ -60,8 +53,13 @@ fn file(db: &Database, text: &str) -> File {
 }
 
 fn diagnostics(db: &Database, file: File, text: &str) -> String {
+    listed(text, file_diagnostics(db, file))
+}
+
+/// Diagnostics one a line: the code, the text it points at, the message.
+fn listed<'a>(text: &str, diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> String {
     let mut shown = String::new();
-    for d in file_diagnostics(db, file) {
+    for d in diagnostics {
         let _ = writeln!(
             shown,
             "{} `{}`: {}",
