@@ -190,6 +190,15 @@ struct Gen<'a> {
     hoisted: bool,
 }
 
+/// The C++ declaration of a value of type `ty` named `name`; a unit has none.
+fn declaration(ty: ValueType, name: &str) -> Option<String> {
+    match ty {
+        ValueType::Tile(t) => Some(format!("{} {name}[{}];", compute(t.dtype), t.elems())),
+        ValueType::Scalar(d) => Some(format!("{} {name} = 0;", compute(d))),
+        ValueType::Unit => None,
+    }
+}
+
 /// A loop variable's C++ name.
 fn loop_var(var: &str) -> String {
     format!("l_{var}")
@@ -232,14 +241,8 @@ impl Gen<'_> {
     /// values (once, as a kernel without loops does at their first use).
     fn declare_all(&mut self) {
         for (i, op) in self.ops.iter().enumerate() {
-            match op.ty {
-                ValueType::Tile(t) => {
-                    let _ = writeln!(self.out, "  {} v{i}[{}];", compute(t.dtype), t.elems());
-                }
-                ValueType::Scalar(d) => {
-                    let _ = writeln!(self.out, "  {} v{i} = 0;", compute(d));
-                }
-                ValueType::Unit => {}
+            if let Some(d) = declaration(op.ty, &format!("v{i}")) {
+                let _ = writeln!(self.out, "  {d}");
             }
         }
         let ops = self.ops;
@@ -261,7 +264,8 @@ impl Gen<'_> {
         for l in k.loops.iter().filter(|l| l.first == i && l.end > i) {
             for c in self.carries(l) {
                 if let Some(init) = self.ops[c as usize].args.first() {
-                    self.assign(c, init);
+                    let from = self.name_of(init);
+                    self.copy(c, &format!("v{c}"), &from);
                 }
             }
             let v = loop_var(&l.var);
@@ -293,23 +297,20 @@ impl Gen<'_> {
             if reads_carry {
                 let _ = writeln!(self.out, "  {{");
                 for (c, n) in &next {
-                    if let Some(ValueType::Tile(t)) = self.ops.get(*c as usize).map(|o| o.ty) {
-                        let _ = writeln!(self.out, "  {} n{c}[{}];", compute(t.dtype), t.elems());
-                    } else if let Some(ValueType::Scalar(d)) =
-                        self.ops.get(*c as usize).map(|o| o.ty)
-                    {
-                        let _ = writeln!(self.out, "  {} n{c};", compute(d));
+                    if let Some(d) = declaration(self.ops[*c as usize].ty, &format!("n{c}")) {
+                        let _ = writeln!(self.out, "  {d}");
                     }
-                    self.copy(&format!("n{c}"), *c, n);
+                    let from = self.name_of(n);
+                    self.copy(*c, &format!("n{c}"), &from);
                 }
                 for (c, _) in &next {
-                    let n = format!("n{c}");
-                    self.copy_named(*c, &n);
+                    self.copy(*c, &format!("v{c}"), &format!("n{c}"));
                 }
                 let _ = writeln!(self.out, "  }}");
             } else {
                 for (c, n) in &next {
-                    self.assign(*c, n);
+                    let from = self.name_of(n);
+                    self.copy(*c, &format!("v{c}"), &from);
                 }
             }
             let _ = writeln!(self.out, "  }}");
@@ -328,17 +329,15 @@ impl Gen<'_> {
             .collect()
     }
 
-    /// `v{c} = operand` for a carried value.
-    fn assign(&mut self, c: u32, from: &Operand) {
-        let to = format!("v{c}");
-        self.copy(&to, c, from);
+    /// An operand's C++ name (or expression, for a scalar).
+    fn name_of(&mut self, o: &Operand) -> String {
+        match self.operand(o) {
+            Value::Tile { name, .. } | Value::Scalar { expr: name } => name,
+        }
     }
 
-    /// Copies `from` into `to`, which has carried value `c`'s type.
-    fn copy(&mut self, to: &str, c: u32, from: &Operand) {
-        let from = match self.operand(from) {
-            Value::Tile { name, .. } | Value::Scalar { expr: name } => name,
-        };
+    /// Copies `from` into `to`, both of carried value `c`'s type.
+    fn copy(&mut self, c: u32, to: &str, from: &str) {
         match self.ops.get(c as usize).map(|o| o.ty) {
             Some(ValueType::Tile(t)) => {
                 let _ = writeln!(
@@ -349,21 +348,6 @@ impl Gen<'_> {
             }
             _ => {
                 let _ = writeln!(self.out, "  {to} = {from};");
-            }
-        }
-    }
-
-    fn copy_named(&mut self, c: u32, from: &str) {
-        match self.ops.get(c as usize).map(|o| o.ty) {
-            Some(ValueType::Tile(t)) => {
-                let _ = writeln!(
-                    self.out,
-                    "  for (int k = 0; k < {}; ++k) v{c}[k] = {from}[k];",
-                    t.elems()
-                );
-            }
-            _ => {
-                let _ = writeln!(self.out, "  v{c} = {from};");
             }
         }
     }
