@@ -2167,3 +2167,56 @@ print("ok", err)
 "#;
     common::run_and_check("run", "partial-tiles", program, &[], check);
 }
+
+/// A carried value read after its loop is its last iteration's, as in Python: `prev` holds
+/// `acc` before the last addition, and three swaps leave `x` and `y` swapped once.
+#[test]
+fn a_carried_value_read_after_its_loop_is_its_last_iterations() {
+    let program = r#"from pto_wsp import *
+
+F32 = DType.F32
+A = Tensor((16, 16), F32, init=full(3.0))
+X = Tensor((16, 16), F32)
+Y = Tensor((16, 16), F32)
+P_ = Tensor((16, 16), F32)
+S = Tensor((16, 16), F32)
+one = Dense[1]
+
+@kernel
+def k(a: In[Tile[16, 16, F32]], x_out: Out[Tile[16, 16, F32]], y_out: Out[Tile[16, 16, F32]],
+      prev_out: Out[Tile[16, 16, F32]], sum_out: Out[Tile[16, 16, F32]]):
+    x = pto.load(a)
+    y = pto.alloc((16, 16), F32)
+    acc = pto.alloc((16, 16), F32)
+    prev = acc
+    for i in range(3):
+        t = x
+        x = y
+        y = t
+        prev = acc
+        acc = pto.add(acc, pto.load(a))
+    pto.store(x_out, x)
+    pto.store(y_out, y)
+    pto.store(prev_out, prev)
+    pto.store(sum_out, acc)
+
+@workload
+def w(one):
+    for i in P(one):
+        k[i](a=A, x_out=X, y_out=Y, prev_out=P_, sum_out=S)
+
+program = w(one).compile(target="cpu_sim")
+program.execute()
+"#;
+    let check = r#"
+import sys
+import numpy as np
+d = sys.argv[1]
+x, y, prev, s = (np.load(f"{d}/{n}.npy") for n in ("X", "Y", "P_", "S"))
+assert np.all(x == 0.0), x[0, :3]
+assert np.all(y == 3.0), y[0, :3]
+assert np.all(prev == 6.0), prev[0, :3]
+assert np.all(s == 9.0), s[0, :3]
+"#;
+    common::run_and_check("run", "carried-after-loop", program, &[], check);
+}

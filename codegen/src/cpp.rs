@@ -294,24 +294,29 @@ impl Gen<'_> {
             let reads_carry = next
                 .iter()
                 .any(|(_, n)| matches!(n, Operand::Value(v) if carries.contains(v)));
-            if reads_carry {
-                let _ = writeln!(self.out, "  {{");
-                for (c, n) in &next {
-                    if let Some(d) = declaration(self.ops[*c as usize].ty, &format!("n{c}")) {
-                        let _ = writeln!(self.out, "  {d}");
+            // Not after the last iteration: a carried value read after the loop is its last
+            // iteration's, as every value defined inside is.
+            if !next.is_empty() {
+                let v = loop_var(&l.var);
+                let _ = writeln!(self.out, "  if ({v} + 1 < {}) {{", l.trips);
+                if reads_carry {
+                    for (c, n) in &next {
+                        if let Some(d) = declaration(self.ops[*c as usize].ty, &format!("n{c}")) {
+                            let _ = writeln!(self.out, "  {d}");
+                        }
+                        let from = self.name_of(n);
+                        self.copy(*c, &format!("n{c}"), &from);
                     }
-                    let from = self.name_of(n);
-                    self.copy(*c, &format!("n{c}"), &from);
-                }
-                for (c, _) in &next {
-                    self.copy(*c, &format!("v{c}"), &format!("n{c}"));
+                    for (c, _) in &next {
+                        self.copy(*c, &format!("v{c}"), &format!("n{c}"));
+                    }
+                } else {
+                    for (c, n) in &next {
+                        let from = self.name_of(n);
+                        self.copy(*c, &format!("v{c}"), &from);
+                    }
                 }
                 let _ = writeln!(self.out, "  }}");
-            } else {
-                for (c, n) in &next {
-                    let from = self.name_of(n);
-                    self.copy(*c, &format!("v{c}"), &from);
-                }
             }
             let _ = writeln!(self.out, "  }}");
         }
