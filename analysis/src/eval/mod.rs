@@ -412,6 +412,40 @@ pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// Python's `range(*bounds)` over integers.
+pub(crate) struct IntRange {
+    pub start: i64,
+    pub step: i64,
+    /// `len(range(...))`, 0 for an empty range.
+    pub len: i128,
+}
+
+impl IntRange {
+    /// `(stop)` or `(start, stop[, step])` with a step other than 0; else `None`.
+    pub(crate) fn of(bounds: &[i64]) -> Option<IntRange> {
+        let (start, stop, step) = match *bounds {
+            [stop] => (0, stop, 1),
+            [start, stop] => (start, stop, 1),
+            [start, stop, step] if step != 0 => (start, stop, step),
+            _ => return None,
+        };
+        let span = i128::from(stop) - i128::from(start);
+        let step_len = i128::from(step).abs();
+        let len = if span != 0 && (span > 0) == (step > 0) {
+            (span.abs() + step_len - 1) / step_len
+        } else {
+            0
+        };
+        Some(IntRange { start, step, len })
+    }
+
+    /// Element `t` (< `len`): it lies between start and stop, so fits, where the product
+    /// may not.
+    pub(crate) fn at(&self, t: i128) -> i64 {
+        (i128::from(self.start) + i128::from(self.step) * t) as i64
+    }
+}
+
 /// Where a statement is reported when it is wrong as a whole: a compound statement (`for`,
 /// `while`, `with`, `if`, ...) by its header, up to its colon, never the body after it.
 pub(crate) fn statement_range(node: &SyntaxNode) -> wsp_syntax::TextRange {

@@ -2,7 +2,7 @@
 //! `json.dump(value, f)` (the tutorial's way to write a trace), and `for NAME in LIST:` over a
 //! list known when the file is checked, whose body prints (unrolled).
 
-use super::{Eval, Local};
+use super::{Eval, IntRange, Local};
 use crate::diagnostics::Code;
 use crate::values::Value;
 use crate::vocabulary::Builtin;
@@ -222,26 +222,15 @@ impl<'db> Eval<'db> {
                 }
             }
         }
-        let (start, stop, step) = match bounds[..] {
-            [stop] => (0, stop, 1),
-            [start, stop] => (start, stop, 1),
-            [start, stop, step] if step != 0 => (start, stop, step),
-            _ => {
-                self.error(
-                    Code::WrongArguments,
-                    r,
-                    "`range` takes `(stop)` or `(start, stop[, step])`, with a step other than 0",
-                );
-                return None;
-            }
+        let Some(range) = IntRange::of(&bounds) else {
+            self.error(
+                Code::WrongArguments,
+                r,
+                "`range` takes `(stop)` or `(start, stop[, step])`, with a step other than 0",
+            );
+            return None;
         };
-        let span = i128::from(stop) - i128::from(start);
-        let step128 = i128::from(step);
-        let len = if span != 0 && (span > 0) == (step > 0) {
-            (span.abs() + step128.abs() - 1) / step128.abs()
-        } else {
-            0
-        };
+        let len = range.len;
         if len > most as i128 {
             let message = format!(
                 "this loop would run {len} iterations when unrolled, more than the {MAX_UNROLLED} a file's top-level loops may run"
@@ -249,10 +238,7 @@ impl<'db> Eval<'db> {
             self.error(Code::OutsideSubset, r, message);
             return None;
         }
-        // Each value lies between start and stop, so fits; the product may not.
-        let values = (0..len)
-            .map(|t| Value::Int((i128::from(start) + step128 * t) as i64))
-            .collect();
+        let values = (0..len).map(|t| Value::Int(range.at(t))).collect();
         Some(Value::List(values))
     }
 

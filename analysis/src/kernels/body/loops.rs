@@ -9,6 +9,7 @@ use wsp_syntax::ast::{self, AstNode, Expr, Stmt};
 
 use super::{BodyChecker, BodyOp};
 use crate::diagnostics::Code;
+use crate::eval::IntRange;
 use crate::types::KernelType;
 use crate::values::Value;
 
@@ -199,29 +200,16 @@ impl BodyChecker<'_> {
                 }
             }
         }
-        let (start, stop, step) = match bounds[..] {
-            [stop] => (0, stop, 1),
-            [start, stop] => (start, stop, 1),
-            [start, stop, step] => (start, stop, step),
-            _ => {
-                self.eval
-                    .error(Code::WrongArguments, r, "a range takes its stop at least");
-                return None;
-            }
-        };
-        if step == 0 {
-            self.eval
-                .error(Code::WrongArguments, r, "a range's step is not 0");
+        let Some(IntRange { start, step, len }) = IntRange::of(&bounds) else {
+            let message = if bounds.is_empty() {
+                "a range takes its stop at least"
+            } else {
+                "a range's step is not 0"
+            };
+            self.eval.error(Code::WrongArguments, r, message);
             return None;
-        }
-        // Python's len(range(start, stop, step)).
-        let span = i128::from(stop) - i128::from(start);
-        let trips = if (span > 0) == (step > 0) && span != 0 {
-            let step = i128::from(step).abs();
-            (span.abs() + step - 1) / step
-        } else {
-            0
         };
+        let trips = len;
         if trips == 0 {
             self.eval.error(
                 Code::IndexOutOfRange,
