@@ -494,18 +494,15 @@ impl<'db> Eval<'db> {
         Value::View(Box::new(view))
     }
 
-    /// A slice `lo:hi` of dimension `dim` (extent `extent`): constant bounds (`0:128`), or an
-    /// affine start and a constant extent (`c*CH:(c+1)*CH`, `i:i+4`) that stays inside the
-    /// dimension for every value of the loop variables. `None` after an error.
-    fn slice_index(
+    /// The bounds of a slice `lo:hi` of a dimension of `extent` (a missing one is the
+    /// dimension's edge), each a constant or affine in the loop variables; `None` after an
+    /// error. A view's slices and a kernel's tile slices are written alike.
+    pub(crate) fn slice_bounds(
         &mut self,
         lo: Option<Expr>,
         hi: Option<Expr>,
         extent: u64,
-        dim: usize,
-        tensor: &str,
-        r: TextRange,
-    ) -> Option<ViewIndex> {
+    ) -> Option<(Affine, Affine)> {
         let mut bound = |part: Option<Expr>, default: i64| -> Option<Affine> {
             let Some(p) = part else {
                 return Some(Affine::constant(default));
@@ -519,13 +516,52 @@ impl<'db> Eval<'db> {
                     self.error(
                         Code::WrongKind,
                         p.syntax().text_range(),
-                        format!("a view slice's bounds are constants or affine expressions of loop variables with a constant difference (`c*CH:(c+1)*CH`), not {what}"),
+                        format!("a slice's bounds are constants or affine expressions of loop variables with a constant difference (`c*CH:(c+1)*CH`), not {what}"),
                     );
                     None
                 }
             }
         };
-        let (lo, hi) = (bound(lo, 0)?, bound(hi, extent as i64)?);
+        Some((bound(lo, 0)?, bound(hi, extent as i64)?))
+    }
+
+    /// The extent `hi - lo` of a slice at `r`, which must not depend on the loop variables
+    /// and must be positive; `None` after an error.
+    pub(crate) fn slice_len(&mut self, lo: &Affine, hi: &Affine, r: TextRange) -> Option<u64> {
+        let Some(diff) = lo.neg().and_then(|n| hi.add(&n)) else {
+            self.error(
+                Code::IndexOutOfRange,
+                r,
+                "this slice's bounds overflow a 64-bit integer",
+            );
+            return None;
+        };
+        match diff.as_constant() {
+            Some(len) if len > 0 => Some(len as u64),
+            _ => {
+                self.error(
+                    Code::WrongKind,
+                    r,
+                    format!("the slice `{lo}:{hi}` must keep a constant, positive extent (its end minus its start is `{diff}`); write it as `start:start + N`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A slice `lo:hi` of dimension `dim` (extent `extent`): constant bounds (`0:128`), or an
+    /// affine start and a constant extent (`c*CH:(c+1)*CH`, `i:i+4`) that stays inside the
+    /// dimension for every value of the loop variables. `None` after an error.
+    fn slice_index(
+        &mut self,
+        lo: Option<Expr>,
+        hi: Option<Expr>,
+        extent: u64,
+        dim: usize,
+        tensor: &str,
+        r: TextRange,
+    ) -> Option<ViewIndex> {
+        let (lo, hi) = self.slice_bounds(lo, hi, extent)?;
         if let (Some(lo), Some(hi)) = (lo.as_constant(), hi.as_constant()) {
             if lo < 0 || hi > extent as i64 || lo >= hi {
                 self.error(
@@ -538,22 +574,14 @@ impl<'db> Eval<'db> {
             return Some(ViewIndex::Range(lo, hi));
         }
         // `hi - lo` must not depend on the loop variables: the view's shape is the tile's.
-        let len = hi.add(&lo.neg()?).and_then(|d| d.as_constant());
-        let Some(len) = len.filter(|&l| l > 0) else {
-            self.error(
-                Code::WrongKind,
-                r,
-                format!("the slice `{lo}:{hi}` must keep a constant, positive extent (its end minus its start is `{}`); write it as `start:start + N`", hi.add(&lo.neg()?)?),
-            );
-            return None;
-        };
+        let len = self.slice_len(&lo, &hi, r)?;
         if let Some((first, last)) = lo.bounds(|v| self.extent_of(v))
-            && (first < 0 || last + len > extent as i64)
+            && (first < 0 || last + len as i64 > extent as i64)
         {
             let (at, end) = if first < 0 {
-                (first, first + len)
+                (first, first + len as i64)
             } else {
-                (last, last + len)
+                (last, last + len as i64)
             };
             self.error(
                 Code::IndexOutOfRange,
@@ -562,7 +590,7 @@ impl<'db> Eval<'db> {
             );
             return None;
         }
-        Some(ViewIndex::Slice(lo, len as u64))
+        Some(ViewIndex::Slice(lo, len))
     }
 
     /// `relayout`, `allreduce`, `allgather` and `reduce_scatter`: a tensor derived from the

@@ -5,7 +5,6 @@
 //! unless it is a partial tile: loaded with `pad=` or stored, past the parameter's end.
 
 use wsp_ir::Affine;
-use wsp_syntax::TextRange;
 use wsp_syntax::ast::{self, AstNode, Expr};
 
 use super::{BodyChecker, BodyOp, Operand, Typed};
@@ -13,7 +12,6 @@ use crate::diagnostics::Code;
 use crate::kernels::ParamType;
 use crate::ops::Op;
 use crate::types::{KernelType, TileType};
-use crate::values::Value;
 
 /// The most rows or columns a slice may have, unless its tensor has more.
 const MAX_PARTIAL: u64 = 1 << 14;
@@ -137,7 +135,8 @@ impl BodyChecker<'_> {
                     .error(Code::OutsideSubset, ir, "a tile slice has no step: `lo:hi`");
                 return None;
             }
-            let (start, len) = self.slice_dim(lo, hi, extents[dim], ir)?;
+            let (start, end) = self.eval.slice_bounds(lo, hi, extents[dim])?;
+            let len = self.eval.slice_len(&start, &end, ir)?;
             let Some((first, last)) = start.bounds(|v| self.eval.extent_of(v)) else {
                 self.eval.error(
                     Code::IndexOutOfRange,
@@ -186,48 +185,5 @@ impl BodyChecker<'_> {
             tile: whole.with_shape(shape),
             at,
         })
-    }
-
-    /// A slice's bounds in one dimension of extent `extent`: its start, affine in the loop
-    /// variables, and its constant extent. `None` after an error.
-    fn slice_dim(
-        &mut self,
-        lo: Option<Expr>,
-        hi: Option<Expr>,
-        extent: u64,
-        r: TextRange,
-    ) -> Option<(Affine, u64)> {
-        let mut bound = |part: Option<Expr>, default: i64| -> Option<Affine> {
-            let Some(p) = part else {
-                return Some(Affine::constant(default));
-            };
-            match self.eval.expr(&p) {
-                Value::Int(i) => Some(Affine::constant(i)),
-                Value::Index(a) => Some(a),
-                Value::Unknown => None,
-                v => {
-                    let what = v.describe();
-                    self.eval.error(
-                        Code::WrongKind,
-                        p.syntax().text_range(),
-                        format!("a slice's bounds are constants or affine expressions of loop variables (`k*64:(k+1)*64`), not {what}"),
-                    );
-                    None
-                }
-            }
-        };
-        let (lo, hi) = (bound(lo, 0)?, bound(hi, extent as i64)?);
-        let len = hi.add(&lo.neg()?)?;
-        match len.as_constant() {
-            Some(len) if len > 0 => Some((lo, len as u64)),
-            _ => {
-                self.eval.error(
-                    Code::WrongKind,
-                    r,
-                    format!("the slice `{lo}:{hi}` must keep a constant, positive extent (its end minus its start is `{len}`); write it as `start:start + N`"),
-                );
-                None
-            }
-        }
     }
 }
