@@ -35,6 +35,7 @@ use crate::cxx::compute;
 
 pub mod cxx;
 pub mod listing;
+mod pipelined;
 pub mod verify;
 
 use listing::Pipe;
@@ -250,13 +251,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         ));
     };
     if k.iterates() {
-        return Err(refuse(
-            None,
-            format!(
-                "kernel `{}` loops or slices its tile parameters, which `wsp emit` does not yet write for an AICore",
-                k.name
-            ),
-        ));
+        return pipelined::kernel_source(k, arch, layouts);
     }
     for (i, op) in ops.iter().enumerate() {
         let at = Some(i as u32);
@@ -469,62 +464,8 @@ impl Gen<'_> {
             ));
         }
         self.out.push_str("}\n");
-        self.adapter();
+        self.out.push_str(&adapter(self.k, self.layouts));
         Ok(())
-    }
-
-    fn adapter(&mut self) {
-        let k = self.k;
-        let mut ptrs = Vec::new();
-        let mut strides = Vec::new();
-        let mut scalars = Vec::new();
-        let (mut ti, mut si) = (0, 0);
-        for p in &k.params {
-            match &p.ty {
-                ParamType::Tile(_, t) => {
-                    ptrs.push(format!("({}*)wsp_t[{ti}]", elem(t.dtype)));
-                    // The CPU ABI passes a row and a column stride per tile.
-                    let col = gm_layout(k, &p.name, *t, self.layouts) == GmLayout::Dn;
-                    strides.push(format!("wsp_s[{}]", 2 * ti + usize::from(col)));
-                    ti += 1;
-                }
-                ParamType::Scalar(d, _) => {
-                    scalars.push(format!("({})wsp_sc[{si}]", compute(*d)));
-                    si += 1;
-                }
-                ParamType::Constexpr(_) => {
-                    scalars.push(format!("(int64_t)wsp_sc[{si}]"));
-                    si += 1;
-                }
-            }
-        }
-        let args: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
-        let mut unused = String::new();
-        for (used, n) in [(ti > 0, "wsp_t"), (ti > 0, "wsp_s"), (si > 0, "wsp_sc")] {
-            if !used {
-                let _ = writeln!(unused, "    (void){n};");
-            }
-        }
-        if uses_bf16(k) {
-            // Without it PTO-ISA's CPU simulation stands a 16-bit float in for bf16.
-            let _ = write!(
-                self.out,
-                "\n#if defined(__CPU_SIM) && !defined(PTO_CPU_SIM_ENABLE_BF16)\n\
-                 #error \"kernel `{}` computes in bf16: the CPU simulation needs -DPTO_CPU_SIM_ENABLE_BF16=1 and C++23\"\n\
-                 #endif\n",
-                k.name
-            );
-        }
-        let _ = write!(
-            self.out,
-            "\n#if defined(__CPU_SIM)\n\
-             // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on\n\
-             // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.\n\
-             extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)\n{{\n{unused}    {}({});\n}}\n#endif\n",
-            crate::cxx::symbol(&k.name),
-            entry(&k.name),
-            args.join(", ")
-        );
     }
 
     /// Loads a tile parameter read as a value into its UB or L1 buffer before op `i` reads it.
@@ -1151,6 +1092,63 @@ impl Gen<'_> {
         ));
         Ok(())
     }
+}
+
+/// Under `__CPU_SIM`, `wsp_kernel_NAME` with the CPU kernel ABI, calling the entry; and the
+/// bf16 guard.
+pub(crate) fn adapter(k: &Kernel, layouts: &Layouts) -> String {
+    let mut out = String::new();
+    let mut ptrs = Vec::new();
+    let mut strides = Vec::new();
+    let mut scalars = Vec::new();
+    let (mut ti, mut si) = (0, 0);
+    for p in &k.params {
+        match &p.ty {
+            ParamType::Tile(_, t) => {
+                ptrs.push(format!("({}*)wsp_t[{ti}]", elem(t.dtype)));
+                // The CPU ABI passes a row and a column stride per tile.
+                let col = gm_layout(k, &p.name, *t, layouts) == GmLayout::Dn;
+                strides.push(format!("wsp_s[{}]", 2 * ti + usize::from(col)));
+                ti += 1;
+            }
+            ParamType::Scalar(d, _) => {
+                scalars.push(format!("({})wsp_sc[{si}]", compute(*d)));
+                si += 1;
+            }
+            ParamType::Constexpr(_) => {
+                scalars.push(format!("(int64_t)wsp_sc[{si}]"));
+                si += 1;
+            }
+        }
+    }
+    let args: Vec<String> = ptrs.into_iter().chain(strides).chain(scalars).collect();
+    let mut unused = String::new();
+    for (used, n) in [(ti > 0, "wsp_t"), (ti > 0, "wsp_s"), (si > 0, "wsp_sc")] {
+        if !used {
+            let _ = writeln!(unused, "    (void){n};");
+        }
+    }
+    if uses_bf16(k) {
+        // Without it PTO-ISA's CPU simulation stands a 16-bit float in for bf16.
+        let _ = write!(
+            out,
+            "\n#if defined(__CPU_SIM) && !defined(PTO_CPU_SIM_ENABLE_BF16)\n\
+             #error \"kernel `{}` computes in bf16: the CPU simulation needs -DPTO_CPU_SIM_ENABLE_BF16=1 and C++23\"\n\
+             #endif\n",
+            k.name
+        );
+    }
+    let _ = write!(
+        out,
+        "\n#if defined(__CPU_SIM)\n\
+         // The CPU kernel ABI (codegen/src/cpp.rs), so the host replay runs this kernel on\n\
+         // PTO-ISA's CPU simulation. Column strides are 1 for AICore views.\n\
+         extern \"C\" void {}(char* const* wsp_t, const int64_t* wsp_s, const double* wsp_sc)\n{{\n{unused}    {}({});\n}}\n#endif\n",
+        crate::cxx::symbol(&k.name),
+        entry(&k.name),
+        args.join(", ")
+    );
+    out
 }
 
 #[cfg(test)]

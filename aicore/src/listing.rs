@@ -97,16 +97,91 @@ pub enum Step {
     Barrier(Pipe),
 }
 
+/// A `for` loop of the emitted text: steps `first..end` run `trips` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeat {
+    pub first: usize,
+    pub end: usize,
+    pub trips: u64,
+}
+
 /// An emitted kernel read back.
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
+    /// Each step once, as written.
     pub steps: Vec<Step>,
+    /// The loops over `steps`, outer before inner (pre-order), properly nested.
+    pub loops: Vec<Repeat>,
     pub facts: KernelFacts,
     /// Tiles bound with `TASSIGN`, each an instruction of the scalar pipe.
     pub tiles: usize,
 }
 
 impl Listing {
+    /// Every step in the order the kernel runs them, each loop's body `trips` times.
+    pub fn run(&self, f: &mut impl FnMut(&Step)) {
+        self.run_range(0, self.steps.len(), 0, f);
+    }
+
+    /// Steps `first..end`, whose loops are `self.loops[next..]` that lie inside.
+    fn run_range(&self, first: usize, end: usize, mut next: usize, f: &mut impl FnMut(&Step)) {
+        let mut i = first;
+        while i < end
+            || self
+                .loops
+                .get(next)
+                .is_some_and(|l| l.first == i && l.end <= end)
+        {
+            match self.loops.get(next) {
+                Some(l) if l.first == i && l.end <= end => {
+                    let inner = next + 1;
+                    for _ in 0..l.trips {
+                        self.run_range(l.first, l.end, inner, f);
+                    }
+                    next = self.after(next);
+                    i = l.end;
+                }
+                _ => {
+                    f(&self.steps[i]);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// The first loop after loop `n` and the loops inside it.
+    pub fn after(&self, n: usize) -> usize {
+        let end = self.loops[n].end;
+        let first = self.loops[n].first;
+        let mut m = n + 1;
+        while self
+            .loops
+            .get(m)
+            .is_some_and(|l| l.first >= first && l.end <= end && (l.first < end || l.end == first))
+        {
+            m += 1;
+        }
+        m
+    }
+
+    /// How many steps the kernel runs, saturating.
+    pub fn dynamic_len(&self) -> u64 {
+        let mut n = self.steps.len() as u64;
+        for (i, l) in self.loops.iter().enumerate() {
+            // Each loop adds (trips - 1) runs of its body, times the trips of the loops around it.
+            let around: u64 = self.loops[..i]
+                .iter()
+                .filter(|o| o.first <= l.first && l.end <= o.end)
+                .fold(1u64, |a, o| a.saturating_mul(o.trips));
+            let body = (l.end - l.first) as u64;
+            n = n.saturating_add(
+                body.saturating_mul(l.trips.saturating_sub(1))
+                    .saturating_mul(around),
+            );
+        }
+        n
+    }
+
     pub fn instrs(&self) -> impl Iterator<Item = (Option<u32>, Pipe, &Instr)> {
         self.steps.iter().filter_map(|s| match s {
             Step::Instr { op, pipe, instr } => Some((*op, *pipe, instr)),
@@ -120,7 +195,28 @@ pub fn listing(src: &str) -> Listing {
     let mut names: HashMap<String, Operand> = HashMap::new();
     let mut out = Listing::default();
     let mut op = None;
+    // Open braces: a loop (its index in `out.loops`) or a plain scope.
+    let mut open: Vec<Option<usize>> = Vec::new();
     for line in src.lines().map(str::trim) {
+        if let Some(trips) = for_header(line) {
+            open.push(Some(out.loops.len()));
+            out.loops.push(Repeat {
+                first: out.steps.len(),
+                end: out.steps.len(),
+                trips,
+            });
+            continue;
+        }
+        if line == "{" {
+            open.push(None);
+            continue;
+        }
+        if line == "}" {
+            if let Some(Some(l)) = open.pop() {
+                out.loops[l].end = out.steps.len();
+            }
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("// %") {
             op = rest.split(' ').next().and_then(|n| n.parse().ok());
             continue;
@@ -171,6 +267,21 @@ pub fn listing(src: &str) -> Listing {
         });
     }
     out
+}
+
+/// The trips of `for (int64_t V = A; V < B; V += S) {`, the one loop form the emitter writes.
+fn for_header(line: &str) -> Option<u64> {
+    let inner = line.strip_prefix("for (")?.strip_suffix(") {")?;
+    let mut parts = inner.split(';').map(str::trim);
+    let (init, cond, step) = (parts.next()?, parts.next()?, parts.next()?);
+    let (var, a) = init.strip_prefix("int64_t ")?.split_once(" = ")?;
+    let b = cond.strip_prefix(var)?.trim().strip_prefix("< ")?;
+    let s = step.strip_prefix(var)?.trim().strip_prefix("+= ")?;
+    let (a, b, s): (i64, i64, i64) = (a.parse().ok()?, b.parse().ok()?, s.parse().ok()?);
+    if s <= 0 || b <= a {
+        return Some(0);
+    }
+    Some(((b - a) as u64).div_ceil(s as u64))
 }
 
 /// One synchronisation statement (`set_flag(A, B, EVENT_IDn)`, `wait_flag(...)`,

@@ -48,6 +48,9 @@ pub struct Arch {
     /// end below it.
     pub hidden_ub_scratch: Option<u64>,
     pub features: Features,
+    /// Event IDs per pipe pair (`EVENT_ID0`, ...): each buffer in flight between two pipes
+    /// signals on its own, so this bounds a pipeline's depth.
+    pub events: u32,
     /// What its instructions need that its headers do not enforce.
     pub rules: &'static [Rule],
 }
@@ -82,6 +85,8 @@ pub const A2A3: Arch = Arch {
         l0c_to_ub: false,
         ub_to_l1: false,
     },
+    // EVENT_ID0..EVENT_ID7, as `include/pto/npu/a2a3/` uses them.
+    events: 8,
     rules: A2A3_RULES,
 };
 
@@ -151,6 +156,7 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     bf16(ins("TSTORE")),
     bf16(ins("TMOV")),
     ins("TMATMUL"),
+    ins("TMATMUL_ACC"),
     ins("TMATMUL_BIAS"),
     ins("TADD"),
     ins("TSUB"),

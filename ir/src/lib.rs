@@ -16,6 +16,7 @@ pub mod kernel;
 pub mod layout;
 pub mod memory;
 pub mod ops;
+pub mod pipeline;
 pub mod plan;
 pub mod pyformat;
 mod scalar;

@@ -87,38 +87,8 @@ fn instance_checks<'db>(db: &'db dyn salsa::Database, inst: KernelInstance<'db>)
     let wsp_ir::kernel::KernelBody::Ops(ir_ops) = &kernel.body else {
         return Vec::new();
     };
-    // Our emitter's limit, not the program's: said only where the file is checked for the NPU.
-    if kernel.iterates() && !checked_for_npu(db, item.file(db)) {
-        return Vec::new();
-    }
     if kernel.iterates() {
-        // Its first loop, or the first slice of a parameter.
-        let at = body.loop_headers.first().copied().or_else(|| {
-            body.ops
-                .iter()
-                .zip(ir_ops)
-                .find(|(_, ir)| {
-                    ir.args
-                        .iter()
-                        .any(|a| matches!(a, wsp_ir::kernel::Operand::Index(_)))
-                })
-                .map(|(op, _)| op.range)
-        });
-        let range = match item.stmt(db) {
-            Some(Stmt::FunctionDef(f)) => at.or(f.name().map(|n| n.text_range())),
-            _ => at,
-        };
-        return vec![Diag::new(
-            Code::NoAicoreForm,
-            Span {
-                item,
-                range: range.unwrap_or_default(),
-            },
-            format!(
-                "kernel `{}` loops or slices its tile parameters, which `wsp emit` does not yet write for ascend_npu; it runs on cpu_sim",
-                kernel.name
-            ),
-        )];
+        return loop_kernel_checks(db, item, &kernel, &body.ops, &body.loop_headers);
     }
     let mut out: Vec<Diag<'db>> = body
         .ops
@@ -226,6 +196,68 @@ fn instance_checks<'db>(db: &'db dyn salsa::Database, inst: KernelInstance<'db>)
         ));
     }
     out
+}
+
+/// A kernel over tensors against its pipelined AICore form (`wsp_ir::pipeline`): WSP506 where
+/// its buffers in flight overflow a memory, and, where the file is checked for the NPU, WSP507
+/// where it is not that form (the emitter's limit, not the program's).
+fn loop_kernel_checks<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    kernel: &wsp_ir::Kernel,
+    ops: &[crate::kernels::BodyOp],
+    loop_headers: &[wsp_syntax::TextRange],
+) -> Vec<Diag<'db>> {
+    let arch = &wsp_ir::arch::A2A3;
+    let name_range = match item.stmt(db) {
+        Some(Stmt::FunctionDef(f)) => f.name().map(|n| n.text_range()),
+        _ => None,
+    };
+    let range_of = |op: Option<u32>| {
+        op.and_then(|o| ops.get(o as usize))
+            .map(|o| o.range)
+            .or_else(|| loop_headers.first().copied())
+            .or(name_range)
+            .unwrap_or_default()
+    };
+    let refusal = match wsp_ir::pipeline::plan(kernel, arch) {
+        Err(wsp_ir::pipeline::NoForm::Overflow(over)) => {
+            return vec![Diag::new(
+                Code::OnChipOverflow,
+                Span {
+                    item,
+                    range: range_of(Some(over.op)),
+                },
+                format!(
+                    "kernel `{}` needs {} of {} at this op, counting the buffers in flight of its pipelined loop; an Ascend 910B AICore has {}",
+                    kernel.name,
+                    kib(over.needed),
+                    over.memory.name(),
+                    kib(over.available)
+                ),
+            )];
+        }
+        Err(wsp_ir::pipeline::NoForm::Op(op, message)) => wsp_aicore::Refusal { op, message },
+        Ok(_) => match wsp_aicore::kernel_source(kernel, arch, &wsp_ir::layout::Layouts::default())
+        {
+            Ok(_) => return Vec::new(),
+            Err(r) => r,
+        },
+    };
+    if !*checked_for_npu(db, item.file(db)) {
+        return Vec::new();
+    }
+    vec![Diag::new(
+        Code::NoAicoreForm,
+        Span {
+            item,
+            range: range_of(refusal.op),
+        },
+        format!(
+            "`wsp emit` cannot write kernel `{}` for an Ascend 910B ({}): {}",
+            kernel.name, arch.name, refusal.message
+        ),
+    )]
 }
 
 /// The kernels `wsp emit` writes for `kernel` on `arch`: the kernel with its bf16 math in f32,

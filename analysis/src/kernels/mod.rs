@@ -478,5 +478,5 @@ fn tile_type(eval: &mut Eval<'_>, e: &Expr) -> Option<TileType> {
 mod body;
 mod lower;
 
-pub use body::{instance_body, kernel_body};
+pub use body::{BodyOp, instance_body, kernel_body};
 pub(crate) use lower::{lower_instance, lower_kernel};

@@ -1,0 +1,407 @@
+//! A kernel over tensors (one that loops, [`Kernel::iterates`]) as an AICore runs it: a
+//! matmul accumulated over a K loop, its operands streamed GM → L1 → L0A/L0B through
+//! ping-pong buffers, its accumulator kept in L0C and stored once through the fixpipe, as
+//! PTO-ISA's hand-written GEMM does (`kernels/manual/a2a3/gemm_performance`).
+//!
+//! [`plan`] finds that form in a kernel's ops and places its buffers, `stages` of each operand
+//! in flight. The emitter (`wsp_aicore`) writes it; the analyzer reports what does not fit
+//! (WSP506, counting the buffers in flight) and what has no such form (WSP507) from the same
+//! plan.
+
+use std::fmt;
+
+use crate::arch::Arch;
+use crate::buffers::{Memory, Overflow, padded};
+use crate::kernel::{Kernel, KernelBody, Op, Operand, ParamType, ValueType};
+use crate::{Affine, DType, TileType};
+
+/// One operand of the matmul: a slice of a tensor parameter, loaded each iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Streamed {
+    /// The `load` op.
+    pub load: u32,
+    pub param: String,
+    /// The slice's first row and column, over the loops' variables.
+    pub row: Affine,
+    pub col: Affine,
+    pub tile: TileType,
+}
+
+/// Where a kernel's ops and loops are not the pipelined form, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoForm {
+    /// Op `op` (or the kernel, if `None`) is not part of the form.
+    Op(Option<u32>, String),
+    Overflow(Overflow),
+}
+
+impl fmt::Display for NoForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoForm::Op(_, why) => f.write_str(why),
+            NoForm::Overflow(o) => write!(f, "{o}"),
+        }
+    }
+}
+
+/// A GEMM kernel over tensors, pipelined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CubeLoop {
+    pub matmul: u32,
+    pub left: Streamed,
+    pub right: Streamed,
+    /// The loop the accumulator is carried over (index into `Kernel::loops`); `None`: the
+    /// matmul runs once per store.
+    pub k_loop: Option<usize>,
+    /// The `store` op and its slice of the output parameter.
+    pub store: u32,
+    pub out: String,
+    pub out_row: Affine,
+    pub out_col: Affine,
+    pub acc: TileType,
+    /// Operand tiles in flight in L1 (each operand has this many buffers), and in L0A/L0B.
+    pub l1_stages: u32,
+    pub l0_stages: u32,
+}
+
+impl CubeLoop {
+    /// The trips of the K loop (1 without one).
+    pub fn k_trips(&self, k: &Kernel) -> u64 {
+        self.k_loop.map_or(1, |l| k.loops[l].trips)
+    }
+
+    /// Bytes of one buffer of each kind: L1 left and right, L0A, L0B, L0C.
+    pub fn bytes(&self) -> [(Memory, u64); 4] {
+        let b = |t: TileType, m: Memory| {
+            let (r, c) = padded(t, m);
+            r * c * t.dtype.size_bytes() as u64
+        };
+        [
+            (
+                Memory::L1,
+                b(self.left.tile, Memory::L1) + b(self.right.tile, Memory::L1),
+            ),
+            (Memory::L0a, b(self.left.tile, Memory::L0a)),
+            (Memory::L0b, b(self.right.tile, Memory::L0b)),
+            (Memory::L0c, b(self.acc, Memory::L0c)),
+        ]
+    }
+}
+
+/// Pipelining depth when the user states none: two of each operand in flight, as PTO-ISA's
+/// hand-written kernels keep.
+const DEFAULT_STAGES: u32 = 2;
+
+fn op_at(ops: &[Op], i: u32) -> Option<&Op> {
+    ops.get(i as usize)
+}
+
+fn slice(ops: &[Op], i: u32, want: &str) -> Result<Streamed, NoForm> {
+    let no = |why: String| NoForm::Op(Some(i), why);
+    let op = op_at(ops, i).ok_or_else(|| no(format!("%{i} is not an op")))?;
+    if op.op != "load" {
+        return Err(no(format!(
+            "the matmul's {want} operand is `{}` (%{i}); in a loop kernel `wsp emit` writes matmuls of tiles loaded in the matmul's own loop",
+            op.op
+        )));
+    }
+    let Some(Operand::Param(p)) = op.args.first() else {
+        return Err(no(format!("load (%{i}) of no parameter")));
+    };
+    if op.args.iter().any(|a| matches!(a, Operand::Number(_))) {
+        return Err(no(format!(
+            "load (%{i}) pads a partial tile, which `wsp emit` does not yet write for an AICore; make the tensor a multiple of the tile"
+        )));
+    }
+    let (row, col) = starts(&op.args);
+    let ValueType::Tile(tile) = op.ty else {
+        return Err(no(format!("load (%{i}) is not a tile")));
+    };
+    Ok(Streamed {
+        load: i,
+        param: p.clone(),
+        row,
+        col,
+        tile,
+    })
+}
+
+/// A slice's first row and column (0 where the op takes the whole parameter).
+pub fn starts(args: &[Operand]) -> (Affine, Affine) {
+    let mut idx = args.iter().filter_map(|a| match a {
+        Operand::Index(x) => Some(x.clone()),
+        _ => None,
+    });
+    (
+        idx.next().unwrap_or_default(),
+        idx.next().unwrap_or_default(),
+    )
+}
+
+/// The innermost loop around op `i`.
+fn loop_of(k: &Kernel, i: u32) -> Option<usize> {
+    k.loops
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.first <= i && i < l.end)
+        .min_by_key(|(_, l)| l.end - l.first)
+        .map(|(n, _)| n)
+}
+
+/// The pipelined form of `k`, its buffers checked against `arch`'s memories.
+pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
+    let KernelBody::Ops(ops) = &k.body else {
+        return Err(NoForm::Op(None, "a C++ body has no AICore form".into()));
+    };
+    let kernel_no = |why: String| NoForm::Op(None, why);
+    let matmuls: Vec<u32> = (0..ops.len() as u32)
+        .filter(|&i| ops[i as usize].op == "matmul")
+        .collect();
+    let &[mm] = matmuls.as_slice() else {
+        let at = matmuls.get(1).copied();
+        return Err(NoForm::Op(
+            at,
+            format!(
+                "kernel `{}` loops over its tensors with {} matmuls; `wsp emit` writes such a kernel for an AICore when it is one matmul accumulated over a K loop, loaded and stored by slices",
+                k.name,
+                matmuls.len()
+            ),
+        ));
+    };
+    let m = &ops[mm as usize];
+    let left = match m.args.first() {
+        Some(Operand::Value(v)) => slice(ops, *v, "left")?,
+        _ => {
+            return Err(NoForm::Op(
+                Some(mm),
+                "the matmul's left operand is not a loaded slice".into(),
+            ));
+        }
+    };
+    let right = match m.args.get(1) {
+        Some(Operand::Value(v)) => slice(ops, *v, "right")?,
+        _ => {
+            return Err(NoForm::Op(
+                Some(mm),
+                "the matmul's right operand is not a loaded slice".into(),
+            ));
+        }
+    };
+    let ValueType::Tile(acc) = m.ty else {
+        return Err(NoForm::Op(Some(mm), "the matmul is not a tile".into()));
+    };
+    let home = loop_of(k, mm);
+    // The accumulator: a carry of the matmul's loop, starting from zeros.
+    let (k_loop, carry, init) = match m.args.get(2) {
+        None => (None, None, None),
+        Some(Operand::Value(c)) => {
+            let carry = op_at(ops, *c).filter(|o| o.op == crate::kernel::CARRY);
+            let (Some(carry), Some(l)) = (carry, home) else {
+                return Err(NoForm::Op(
+                    Some(mm),
+                    "the matmul accumulates into a value it does not carry over its loop; in a loop kernel `wsp emit` writes `acc = pto.matmul(a, b, acc=acc)` over a K loop, `acc` starting from `pto.alloc`".into(),
+                ));
+            };
+            let (Some(Operand::Value(init)), Some(Operand::Value(next))) =
+                (carry.args.first(), carry.args.get(1))
+            else {
+                return Err(NoForm::Op(Some(*c), "a carry of no value".into()));
+            };
+            if *next != mm || loop_of(k, *c) != Some(l) {
+                return Err(NoForm::Op(
+                    Some(*c),
+                    "the matmul's accumulator is carried over another loop than the matmul's own"
+                        .into(),
+                ));
+            }
+            if op_at(ops, *init).is_none_or(|o| o.op != "alloc") {
+                return Err(NoForm::Op(
+                    Some(*init),
+                    "the accumulator starts from a value, not from `pto.alloc`: `wsp emit` writes a K loop whose accumulator starts from zeros (the first step's TMATMUL)".into(),
+                ));
+            }
+            (Some(l), Some(*c), Some(*init))
+        }
+        Some(_) => {
+            return Err(NoForm::Op(
+                Some(mm),
+                "the matmul accumulates into a parameter".into(),
+            ));
+        }
+    };
+    // The operands' loads are in the matmul's own loop, so each step loads its own.
+    for o in [&left, &right] {
+        if loop_of(k, o.load) != home {
+            return Err(NoForm::Op(
+                Some(o.load),
+                "this load is outside the matmul's loop; `wsp emit` writes a loop kernel whose matmul operands are loaded in the matmul's own loop".into(),
+            ));
+        }
+    }
+    // Every other op: the store of the result after the K loop.
+    let mut store = None;
+    for (i, op) in ops.iter().enumerate() {
+        let i = i as u32;
+        if [Some(mm), Some(left.load), Some(right.load), carry, init].contains(&Some(i)) {
+            continue;
+        }
+        if op.op == "store" && op.args.get(1) == Some(&Operand::Value(mm)) && store.is_none() {
+            store = Some(i);
+            continue;
+        }
+        return Err(NoForm::Op(
+            Some(i),
+            format!(
+                "`{}` (%{i}) is not part of what `wsp emit` writes for a loop kernel on an AICore: one matmul accumulated over a K loop, its operands loaded by slices and its result stored once",
+                op.op
+            ),
+        ));
+    }
+    let Some(store) = store else {
+        return Err(kernel_no(format!(
+            "kernel `{}` never stores its matmul's result",
+            k.name
+        )));
+    };
+    let so = &ops[store as usize];
+    let Some(Operand::Param(out)) = so.args.first() else {
+        return Err(NoForm::Op(Some(store), "a store to no parameter".into()));
+    };
+    if k_loop.is_some_and(|l| {
+        let l = &k.loops[l];
+        l.first <= store && store < l.end
+    }) {
+        return Err(NoForm::Op(
+            Some(store),
+            "the result is stored inside its K loop; store it once, after the loop".into(),
+        ));
+    }
+    let Some(ParamType::Tile(_, out_t)) = k.params.iter().find(|p| &p.name == out).map(|p| &p.ty)
+    else {
+        return Err(NoForm::Op(
+            Some(store),
+            "a store to no tile parameter".into(),
+        ));
+    };
+    if out_t.dtype != acc.dtype || acc.dtype != DType::F32 {
+        return Err(NoForm::Op(
+            Some(store),
+            format!(
+                "the accumulator is {} and the output {}; `wsp emit` stores an f32 accumulator to an f32 tensor",
+                acc.dtype.name(),
+                out_t.dtype.name()
+            ),
+        ));
+    }
+    let (out_row, out_col) = starts(&so.args);
+    // A store whose slice runs past the tensor's end is a partial tile.
+    let extent = |v: &str| k.loops.iter().find(|l| l.var == v).map(|l| l.trips);
+    let past = |a: &Affine, len: u64, dim: u64| {
+        a.bounds(extent)
+            .is_none_or(|(lo, hi)| lo < 0 || hi as u64 + len > dim)
+    };
+    if past(&out_row, acc.rows, out_t.rows) || past(&out_col, acc.cols, out_t.cols) {
+        return Err(NoForm::Op(
+            Some(store),
+            "this store writes a partial tile, which `wsp emit` does not yet write for an AICore; make the tensor a multiple of the tile".into(),
+        ));
+    }
+    for o in [&left, &right] {
+        if let Some(ParamType::Tile(_, t)) =
+            k.params.iter().find(|p| p.name == o.param).map(|p| &p.ty)
+            && (past(&o.row, o.tile.rows, t.rows) || past(&o.col, o.tile.cols, t.cols))
+        {
+            return Err(NoForm::Op(
+                Some(o.load),
+                "this load reads a partial tile, which `wsp emit` does not yet write for an AICore"
+                    .into(),
+            ));
+        }
+    }
+    let stated = k_loop.and_then(|l| k.loops[l].stages);
+    let mut plan = CubeLoop {
+        matmul: mm,
+        left,
+        right,
+        k_loop,
+        store,
+        out: out.clone(),
+        out_row,
+        out_col,
+        acc,
+        l1_stages: stated.unwrap_or(DEFAULT_STAGES),
+        l0_stages: 1,
+    };
+    fit(&mut plan, stated.is_some(), arch)?;
+    Ok(plan)
+}
+
+/// Chooses the depths in L0 (two where both fit, as L0A/L0B are ping-ponged) and, without a
+/// stated one, in L1; checks every memory counting the buffers in flight.
+fn fit(p: &mut CubeLoop, stated: bool, arch: &Arch) -> Result<(), NoForm> {
+    let chip = &arch.on_chip;
+    let [(_, l1), (_, l0a), (_, l0b), (_, l0c)] = p.bytes();
+    if !stated {
+        while p.l1_stages > 1 && p.l1_stages as u64 * l1 > chip.l1 {
+            p.l1_stages -= 1;
+        }
+    }
+    // MTE2 → MTE1 has an event per operand and stage.
+    p.l1_stages = p.l1_stages.min(arch.events / 2);
+    p.l0_stages = p.l1_stages.min(2);
+    while p.l0_stages > 1
+        && (p.l0_stages as u64 * l0a > chip.l0a || p.l0_stages as u64 * l0b > chip.l0b)
+    {
+        p.l0_stages -= 1;
+    }
+    let checks = [
+        (Memory::L1, p.l1_stages as u64 * l1, chip.l1, p.left.load),
+        (Memory::L0a, p.l0_stages as u64 * l0a, chip.l0a, p.matmul),
+        (Memory::L0b, p.l0_stages as u64 * l0b, chip.l0b, p.matmul),
+        (Memory::L0c, l0c, chip.l0c, p.matmul),
+    ];
+    for (memory, needed, available, op) in checks {
+        if needed > available {
+            return Err(NoForm::Overflow(Overflow {
+                memory,
+                needed,
+                available,
+                op,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Loop variable `var` of `k` as the emitted C++ names it: `i_` and its name, or the loop's
+/// position where the name is not ASCII.
+pub fn loop_var(k: &Kernel, var: &str) -> String {
+    if var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        format!("i_{var}")
+    } else {
+        let n = k.loops.iter().position(|l| l.var == var).unwrap_or(0);
+        format!("i_{n}")
+    }
+}
+
+/// `a` as a C++ `int64_t` expression over the loop variables.
+pub fn affine_cxx(k: &Kernel, a: &Affine) -> String {
+    let mut out = String::new();
+    for (v, c) in &a.terms {
+        if !out.is_empty() {
+            out.push_str(" + ");
+        }
+        if *c == 1 {
+            out.push_str(&loop_var(k, v));
+        } else {
+            out.push_str(&format!("{c} * {}", loop_var(k, v)));
+        }
+    }
+    if a.constant != 0 || out.is_empty() {
+        if !out.is_empty() {
+            out.push_str(" + ");
+        }
+        out.push_str(&a.constant.to_string());
+    }
+    out
+}
