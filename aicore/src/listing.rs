@@ -120,11 +120,12 @@ pub struct Listing {
 impl Listing {
     /// Every step in the order the kernel runs them, each loop's body `trips` times.
     pub fn run(&self, f: &mut impl FnMut(&Step)) {
-        self.run_range(0, self.steps.len(), 0, f);
+        self.run_range(0, self.steps.len(), 0, &mut |i| f(&self.steps[i]));
     }
 
-    /// Steps `first..end`, whose loops are `self.loops[next..]` that lie inside.
-    fn run_range(&self, first: usize, end: usize, mut next: usize, f: &mut impl FnMut(&Step)) {
+    /// Steps `first..end` (their indices), whose loops are `self.loops[next..]` that lie
+    /// inside.
+    fn run_range(&self, first: usize, end: usize, mut next: usize, f: &mut impl FnMut(usize)) {
         let mut i = first;
         while i < end
             || self
@@ -142,7 +143,7 @@ impl Listing {
                     i = l.end;
                 }
                 _ => {
-                    f(&self.steps[i]);
+                    f(i);
                     i += 1;
                 }
             }
@@ -162,6 +163,18 @@ impl Listing {
             m += 1;
         }
         m
+    }
+
+    /// Every instruction in the order the kernel runs them (each loop's body `trips` times),
+    /// as Perf-Sim's trace lists them.
+    pub fn run_instrs(&self) -> Vec<(Option<u32>, Pipe, &Instr)> {
+        let mut out = Vec::new();
+        self.run_range(0, self.steps.len(), 0, &mut |i| {
+            if let Step::Instr { op, pipe, instr } = &self.steps[i] {
+                out.push((*op, *pipe, instr));
+            }
+        });
+        out
     }
 
     /// How many steps the kernel runs, saturating.

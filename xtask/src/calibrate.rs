@@ -189,7 +189,11 @@ fn instruction_cycles(trace: &Value, src: &str, kernel: &str) -> Result<Vec<Valu
     }
     timed.sort();
     let listing = wsp_aicore::listing::listing(src);
-    let instrs: Vec<&str> = listing.instrs().map(|(_, _, i)| i.name.as_str()).collect();
+    let instrs: Vec<&str> = listing
+        .run_instrs()
+        .into_iter()
+        .map(|(_, _, i)| i.name.as_str())
+        .collect();
     let names: Vec<&str> = timed.iter().map(|(_, n, _)| n.as_str()).collect();
     if names != instrs {
         return Err(format!(

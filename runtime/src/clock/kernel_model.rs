@@ -89,9 +89,10 @@ pub fn features(i: &Instr, pipe: Pipe) -> (DType, [f64; 3]) {
     };
     match class(pipe) {
         "cube" => {
-            // TMATMUL(c, a, b[, bias]): a is M×K, b is K×N.
-            let (m, k, dt) = tiles.get(1).copied().unwrap_or(first);
-            let n = tiles.get(2).map_or(first.1, |b| b.1);
+            // TMATMUL(c, a, b[, bias]) and TMATMUL_ACC(c, c, a, b): a is M×K, b is K×N.
+            let a = if i.name == "TMATMUL_ACC" { 2 } else { 1 };
+            let (m, k, dt) = tiles.get(a).copied().unwrap_or(first);
+            let n = tiles.get(a + 1).map_or(first.1, |b| b.1);
             let out = m.div_ceil(16) * n.div_ceil(16);
             (dt, [1.0, out as f64, (out * k.div_ceil(16)) as f64])
         }
@@ -142,6 +143,10 @@ pub fn key(i: &Instr, pipe: Pipe) -> String {
         } else {
             i.name.clone()
         };
+    }
+    if i.name == "TMATMUL_ACC" {
+        // The same work as TMATMUL, into an accumulator that already holds a value.
+        return "TMATMUL".to_string();
     }
     if class(pipe) != "move" {
         return i.name.clone();
@@ -206,36 +211,64 @@ fn index(p: Pipe) -> usize {
 
 /// The pipes of one core running `l`, each instruction costed by `table`.
 pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
-    let mut out = PartCycles::default();
     // Every tile is bound before any instruction starts.
     let bound = (l.tiles as f64 * table.assign).round() as u64;
-    let mut free = [bound; 7];
-    let mut started = false;
-    let mut flags: BTreeMap<(Pipe, Pipe, u32), std::collections::VecDeque<u64>> = BTreeMap::new();
-    for s in &l.steps {
+    let mut core = Core {
+        free: [bound; 7],
+        flags: BTreeMap::new(),
+        started: false,
+        gm: [0, 0],
+    };
+    core.range(l, 0, l.steps.len(), 0, table);
+    PartCycles {
+        total: core.free.into_iter().max().unwrap_or(0),
+        gm_cycles: core.gm[0],
+        gm_bytes: core.gm[1],
+    }
+}
+
+/// Iterations of a loop simulated one by one before its last period is taken as its steady
+/// state even where the pipes have not settled into one shift.
+const SETTLE: u64 = 4096;
+
+/// One core as a listing runs on it.
+struct Core {
+    /// When each pipe has finished what it was given.
+    free: [u64; 7],
+    /// Per flag, when each signal not yet waited for was raised.
+    flags: BTreeMap<(Pipe, Pipe, u32), std::collections::VecDeque<u64>>,
+    started: bool,
+    /// Cycles and bytes of the loads and stores of global memory so far.
+    gm: [u64; 2],
+}
+
+impl Core {
+    fn step(&mut self, s: &Step, table: &InstrTable) {
         match s {
             Step::Instr { pipe, instr, .. } => {
                 let mut c = table.cycles(instr, *pipe);
-                if *pipe == Pipe::V && !started {
-                    started = true;
+                if *pipe == Pipe::V && !self.started {
+                    self.started = true;
                     c += table.vector_start.round() as u64;
                 }
-                free[index(*pipe)] += c;
+                self.free[index(*pipe)] += c;
                 if let Some(bytes) = gm_bytes(instr) {
-                    out.gm_cycles += c;
-                    out.gm_bytes += bytes;
+                    self.gm[0] += c;
+                    self.gm[1] += bytes;
                 }
             }
-            Step::Signal { from, to, event } => flags
+            Step::Signal { from, to, event } => self
+                .flags
                 .entry((*from, *to, *event))
                 .or_default()
-                .push_back(free[index(*from)]),
+                .push_back(self.free[index(*from)]),
             Step::Wait { from, to, event } => {
-                if let Some(t) = flags
+                if let Some(t) = self
+                    .flags
                     .get_mut(&(*from, *to, *event))
                     .and_then(|q| q.pop_front())
                 {
-                    let f = &mut free[index(*to)];
+                    let f = &mut self.free[index(*to)];
                     *f = (*f).max(t);
                 }
             }
@@ -243,8 +276,98 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
             Step::Barrier(_) => {}
         }
     }
-    out.total = free.into_iter().max().unwrap_or(0);
-    out
+
+    /// Every time the state holds, and the flags' queue lengths (the state's shape).
+    fn times(&self) -> (Vec<u64>, Vec<usize>) {
+        let mut t: Vec<u64> = self.free.to_vec();
+        let mut shape = Vec::new();
+        for q in self.flags.values() {
+            shape.push(q.len());
+            t.extend(q.iter().copied());
+        }
+        (t, shape)
+    }
+
+    /// Adds `times` × `delta` to every time (in [`Core::times`]'s order) and to the counts.
+    fn shift(&mut self, delta: &[u64], gm: [u64; 2], times: u64) {
+        let mut d = delta.iter();
+        let mut add = |x: &mut u64| {
+            *x = x.saturating_add(d.next().copied().unwrap_or(0).saturating_mul(times));
+        };
+        self.free.iter_mut().for_each(&mut add);
+        self.flags.values_mut().flatten().for_each(add);
+        for (g, d) in self.gm.iter_mut().zip(gm) {
+            *g = g.saturating_add(d.saturating_mul(times));
+        }
+    }
+
+    /// Steps `first..end` of `l`, whose loops are `l.loops[next..]` that lie inside.
+    fn range(
+        &mut self,
+        l: &Listing,
+        first: usize,
+        end: usize,
+        mut next: usize,
+        table: &InstrTable,
+    ) {
+        let mut i = first;
+        while i < end {
+            match l.loops.get(next) {
+                Some(lp) if lp.first == i && lp.end <= end => {
+                    self.repeat(l, next, table);
+                    next = l.after(next);
+                    i = lp.end;
+                }
+                _ => {
+                    self.step(&l.steps[i], table);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Loop `n` of `l`. Once two iterations in a row move every time that moves by the same
+    /// amount, and every time that stays is below them (so it never matters again), the pipes
+    /// are in their steady state: the remaining iterations shift the state by that amount
+    /// each, exactly, and are not simulated one by one.
+    fn repeat(&mut self, l: &Listing, n: usize, table: &InstrTable) {
+        let lp = l.loops[n];
+        let mut last: Option<Vec<u64>> = None;
+        let mut t = 0;
+        while t < lp.trips {
+            let (before, shape) = self.times();
+            let gm = self.gm;
+            self.range(l, lp.first, lp.end, n + 1, table);
+            t += 1;
+            let (after, shape_after) = self.times();
+            if shape != shape_after || after.iter().zip(&before).any(|(a, b)| a < b) {
+                last = None;
+                continue;
+            }
+            let delta: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+            let moved = delta.iter().copied().filter(|&d| d > 0);
+            let step = moved.clone().next().unwrap_or(0);
+            let uniform = moved.clone().all(|d| d == step);
+            let lowest_moving = after
+                .iter()
+                .zip(&delta)
+                .filter(|(_, d)| **d > 0)
+                .map(|(a, _)| *a)
+                .min()
+                .unwrap_or(0);
+            let still_below = after
+                .iter()
+                .zip(&delta)
+                .all(|(a, d)| *d > 0 || *a <= lowest_moving);
+            let settled = last.as_ref() == Some(&delta) && uniform && still_below;
+            if (settled || t >= SETTLE) && t < lp.trips {
+                let gm_delta = [self.gm[0] - gm[0], self.gm[1] - gm[1]];
+                self.shift(&delta, gm_delta, lp.trips - t);
+                return;
+            }
+            last = Some(delta);
+        }
+    }
 }
 
 /// The bytes a load from or store to global memory moves: its on-chip tile's valid part.
@@ -424,7 +547,7 @@ fn from_ops(k: &Kernel, table: &InstrTable) -> (bool, u64) {
 pub fn reference(m: &Measured, l: &Listing, table: &InstrTable) -> (u64, Vec<String>) {
     let mut total = m.total_cycles.unwrap_or(0);
     let mut fixed = Vec::new();
-    for ((_, pipe, i), (_, cycles)) in l.instrs().zip(&m.instructions) {
+    for ((_, pipe, i), (_, cycles)) in l.run_instrs().into_iter().zip(&m.instructions) {
         if wrapped(i, pipe, *cycles, table) {
             let c = table.cycles(i, pipe);
             total = total - cycles + c;
@@ -591,7 +714,8 @@ struct Start {
 impl Samples {
     /// Each instruction of `l` with its measured cycles from `m`, which must name the same.
     fn add(&mut self, m: &Measured, l: &Listing) -> Result<(), String> {
-        let instrs: Vec<(Pipe, &Instr)> = l.instrs().map(|(_, p, i)| (p, i)).collect();
+        let instrs: Vec<(Pipe, &Instr)> =
+            l.run_instrs().into_iter().map(|(_, p, i)| (p, i)).collect();
         if instrs.len() != m.instructions.len() {
             return Err(format!(
                 "{} ({}): {} instructions measured, {} emitted",
