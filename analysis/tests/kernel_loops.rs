@@ -259,3 +259,38 @@ fn a_module_level_range_loop_unrolls() {
         "for i in range(1.5):\n    print(i)\nfor i in range(1, 2, 0):\n    print(i)\n",
     ));
 }
+
+/// A loop kernel for the NPU: its buffers in flight are counted against L1 (WSP506, for every
+/// program); a loop kernel that is not a GEMM is WSP507 at its first op of another form, where
+/// the file is checked for the NPU.
+#[test]
+fn npu_limits_count_the_buffers_in_flight() {
+    let deep = kernel(
+        GEMM_PARAMS,
+        r#"    acc = pto.alloc((256, 256), F32)
+    for k in range(2):
+        a_t = pto.load(a[0:256, k * 64:(k + 1) * 64])
+        b_t = pto.load(b[k * 64:(k + 1) * 64, 0:256])
+        acc = pto.matmul(a_t, b_t, acc=acc)
+    pto.store(c, acc)"#,
+    );
+    check(
+        &deep,
+        expect![[r#"
+            WSP506 `pto.matmul(a_t, b_t, acc=acc)`: kernel `k__256x128_f16__128x256_f16__256x256_f32` needs 262144 bytes (256 KiB) of L0C at this op, counting the buffers in flight of its pipelined loop; an Ascend 910B AICore has 131072 bytes (128 KiB)
+        "#]],
+    );
+    let vector = kernel(
+        GEMM_PARAMS,
+        r#"    for m in range(2):
+        t = pto.load(a[m * 128:(m + 1) * 128, 0:128])
+        pto.store(c[m * 128:(m + 1) * 128, 0:128], pto.exp(pto.cast(t, F32)))"#,
+    )
+    .replace("target=\"cpu_sim\"", "target=\"ascend_npu\"");
+    check(
+        &vector,
+        expect![[r#"
+            WSP507 `pto.cast(t, F32)`: `wsp emit` cannot write kernel `k__256x128_f16__128x256_f16__256x256_f32` for an Ascend 910B (A2/A3): kernel `k__256x128_f16__128x256_f16__256x256_f32` loops over its tensors with `cast` (%1); `wsp emit` writes a loop kernel for an AICore when it is a GEMM: one matmul accumulated over a K loop, its operands loaded by slices in that loop and its result stored once after it
+        "#]],
+    );
+}

@@ -108,7 +108,8 @@ fn run(cmd: &mut Command) -> String {
 /// The programs whose trees are built and tested: every example, every port of the original
 /// framework's programs, the programs of A2/A3-specific forms (`data/a2a3_*.wsp`), task
 /// scalars read from run-time symbols (`data/symbol_scalars.wsp`), module-level tasks, slot
-/// loads and `cond` (`data/slot_cond.wsp`), and a column-major operand (`data/mem_layout.wsp`).
+/// loads and `cond` (`data/slot_cond.wsp`), a column-major operand (`data/mem_layout.wsp`), and
+/// the loop kernels of `examples/perf/`.
 fn tree_programs() -> Vec<PathBuf> {
     let mut v = examples();
     v.extend(common::ported());
@@ -117,6 +118,7 @@ fn tree_programs() -> Vec<PathBuf> {
     v.push(root().join("cli/tests/data/symbol_scalars.wsp"));
     v.push(root().join("cli/tests/data/slot_cond.wsp"));
     v.push(root().join("cli/tests/data/mem_layout.wsp"));
+    v.extend(common::perf());
     v
 }
 
@@ -302,15 +304,56 @@ fn emit_says_what_it_cannot_do() {
     );
 }
 
-/// A kernel that loops over tiles of its tensors runs on cpu_sim; `wsp emit` does not yet
-/// write it, and says so at the loop, not with a tree that computes something else.
+/// A GEMM that loops over tiles of its tensors is one pipelined AICore kernel: its K loop
+/// accumulates in L0C through ping-ponged L1 and L0 buffers, each with its own events.
 #[test]
-fn emit_refuses_a_kernel_that_loops_where_it_loops() {
+fn a_gemm_loop_kernel_emits_as_its_snapshot_shows() {
     let dir = scratch("loops");
-    let example = root().join("examples/perf/gemm_small.wsp");
+    emit(&root().join("examples/perf/gemm_medium.wsp"), &dir);
+    let src = std::fs::read_to_string(
+        dir.join("aicore/gemm__1536x256_f16__256x1024_f16__1536x1024_f32.cpp"),
+    )
+    .unwrap();
+    expect_test::expect_file![root().join("cli/tests/snapshots/emit/perf-gemm_medium-aicore.txt")]
+        .assert_eq(&src);
+}
+
+/// Any other loop kernel runs on cpu_sim; `wsp emit` says so at the op that is not of the
+/// pipelined form, not with a tree that computes something else.
+#[test]
+fn emit_refuses_a_loop_kernel_it_cannot_pipeline_at_the_op() {
+    let dir = scratch("loops-vector");
+    let file = dir.join("exp_loop.wsp");
+    std::fs::write(
+        &file,
+        r#"from pto_wsp import *
+
+F32 = DType.F32
+X = Tensor((256, 128), F32, init=randn(seed=1))
+Y = Tensor((256, 128), F32)
+one = Dense[1]
+
+
+@kernel
+def k(x: In[Tensor[F32]], y: Out[Tensor[F32]]):
+    for m in range(2):
+        t = pto.load(x[m * 128:(m + 1) * 128, 0:128])
+        pto.store(y[m * 128:(m + 1) * 128, 0:128], pto.exp(t))
+
+
+@workload
+def w(one):
+    for i in P(one):
+        k[i](x=X, y=Y)
+
+
+program = w(one).compile(target="cpu_sim")
+"#,
+    )
+    .unwrap();
     let out = wsp(&[
         "emit",
-        example.to_str().unwrap(),
+        file.to_str().unwrap(),
         "-o",
         dir.join("t").to_str().unwrap(),
     ]);
@@ -318,8 +361,10 @@ fn emit_refuses_a_kernel_that_loops_where_it_loops() {
     let shown = text(&out);
     assert!(
         shown.contains("error[WSP507]")
-            && shown.contains("kernel `gemm__128x64_f16__64x256_f16__128x256_f32` loops or slices its tile parameters")
-            && shown.contains("gemm_small.wsp:26:5"),
+            && shown.contains(
+                "kernel `k__256x128_f32__256x128_f32` loops over its tensors with `exp` (%1)"
+            )
+            && shown.contains("exp_loop.wsp:13:52"),
         "{shown}"
     );
     assert!(!dir.join("t").exists());

@@ -88,6 +88,9 @@ impl CubeLoop {
     }
 }
 
+/// What `wsp emit` writes of a loop kernel, for messages.
+const FORM: &str = "`wsp emit` writes a loop kernel for an AICore when it is a GEMM: one matmul accumulated over a K loop, its operands loaded by slices in that loop and its result stored once after it";
+
 /// Pipelining depth when the user states none: two of each operand in flight, as PTO-ISA's
 /// hand-written kernels keep.
 const DEFAULT_STAGES: u32 = 2;
@@ -158,13 +161,23 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
         .filter(|&i| ops[i as usize].op == "matmul")
         .collect();
     let &[mm] = matmuls.as_slice() else {
-        let at = matmuls.get(1).copied();
+        // At the second matmul, or the first op a GEMM does not have.
+        let at = matmuls.get(1).copied().or_else(|| {
+            (0..ops.len() as u32).find(|&i| {
+                !["load", "store", "alloc", crate::kernel::CARRY]
+                    .contains(&ops[i as usize].op.as_str())
+            })
+        });
+        let what = match at {
+            Some(i) if matmuls.len() > 1 => format!("a second matmul (%{i})"),
+            Some(i) => format!("`{}` (%{i})", ops[i as usize].op),
+            None => "no matmul".to_string(),
+        };
         return Err(NoForm::Op(
             at,
             format!(
-                "kernel `{}` loops over its tensors with {} matmuls; `wsp emit` writes such a kernel for an AICore when it is one matmul accumulated over a K loop, loaded and stored by slices",
-                k.name,
-                matmuls.len()
+                "kernel `{}` loops over its tensors with {what}; {FORM}",
+                k.name
             ),
         ));
     };
@@ -251,10 +264,7 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
         }
         return Err(NoForm::Op(
             Some(i),
-            format!(
-                "`{}` (%{i}) is not part of what `wsp emit` writes for a loop kernel on an AICore: one matmul accumulated over a K loop, its operands loaded by slices and its result stored once",
-                op.op
-            ),
+            format!("`{}` (%{i}) is not part of the GEMM: {FORM}", op.op),
         ));
     }
     let Some(store) = store else {
@@ -347,7 +357,20 @@ fn fit(p: &mut CubeLoop, stated: bool, arch: &Arch) -> Result<(), NoForm> {
         }
     }
     // MTE2 → MTE1 has an event per operand and stage.
-    p.l1_stages = p.l1_stages.min(arch.events / 2);
+    let most = arch.events / 2;
+    if stated && p.l1_stages > most {
+        return Err(NoForm::Op(
+            Some(p.matmul),
+            format!(
+                "`num_stages={}` needs {} event IDs between MTE2 and MTE1 (one per operand and stage); an {} pipe pair has {}, so at most `num_stages={most}`",
+                p.l1_stages,
+                2 * p.l1_stages,
+                arch.name,
+                arch.events
+            ),
+        ));
+    }
+    p.l1_stages = p.l1_stages.min(most);
     p.l0_stages = p.l1_stages.min(2);
     while p.l0_stages > 1
         && (p.l0_stages as u64 * l0a > chip.l0a || p.l0_stages as u64 * l0b > chip.l0b)

@@ -1,5 +1,5 @@
 //! `cargo xtask calibrate --pto-isa PATH`: measures every AICore kernel of `examples/`,
-//! `examples/ported/` and the probe grid (`runtime/calibration/probes.wsp`) with PTO-ISA's
+//! `examples/ported/`, `examples/perf/` and the probe grid (`runtime/calibration/probes.wsp`) with PTO-ISA's
 //! A2/A3 Perf-Sim, writes the measurements to `runtime/calibration/perf_sim.json`, fits the
 //! simulated clock's instruction table to them (`wsp_runtime::kernel_model::fit`) and writes
 //! it into `runtime/targets/ascend_910b.toml`, with the PTO-ISA commit and the date.
@@ -143,10 +143,11 @@ fn measure(pto_isa: &Path, cxx: &str, wsp: &Path, work: &Path) -> Result<Value, 
     Ok(data)
 }
 
-/// The programs measured: the examples, the ported ones, then the probe grid.
+/// The programs measured: the examples, the ported ones, the loop kernels of `examples/perf/`,
+/// then the probe grid.
 fn programs() -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
-    for dir in ["examples", "examples/ported"] {
+    for dir in ["examples", "examples/ported", "examples/perf"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
             .map_err(|e| format!("{dir}: {e}"))?
             .filter_map(|e| Some(e.ok()?.path()))
