@@ -19,7 +19,7 @@ use std::fmt::Write;
 use wsp_ir::arch::{Arch, GmLayout};
 use wsp_ir::kernel::{Kernel, KernelBody, Loop, ParamType};
 use wsp_ir::layout::Layouts;
-use wsp_ir::pipeline::{self, CubeLoop, NoForm, Streamed, affine_cxx, loop_var};
+use wsp_ir::pipeline::{self, CubeLoop, NoForm, affine_cxx, loop_var};
 use wsp_ir::{Affine, TileType};
 
 use crate::{Refusal, elem, entry_signature, gm_layout};
@@ -95,11 +95,14 @@ struct Emit<'a> {
     next_loop: usize,
 }
 
-/// Where one K step's operands and flags are: its L1 and L0 stages.
+/// One K step: the C++ expression of its iteration, its L1 and L0 stages, and whether it is
+/// the loop's first (which starts the accumulator) or last (after which each part is stored).
 struct Step {
+    k: String,
     l1: u32,
     l0: u32,
     first: bool,
+    last: bool,
 }
 
 impl Emit<'_> {
@@ -128,8 +131,10 @@ impl Emit<'_> {
             "#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n",
         );
         if self.events_used() > 4 {
-            // PTO-ISA's CPU simulation names EVENT_ID0 to EVENT_ID3; the chip has more.
-            self.out.push_str("#if defined(__CPU_SIM)\n");
+            // PTO-ISA's CPU simulation and cost model name EVENT_ID0 to EVENT_ID3 (plain
+            // ints); the chip's toolchain names all it has.
+            self.out
+                .push_str("#if defined(__CPU_SIM) || defined(__COSTMODEL)\n");
             for e in 4..self.events_used() {
                 let _ = writeln!(
                     self.out,
@@ -154,9 +159,24 @@ impl Emit<'_> {
         self.out.push_str(&crate::adapter(k, layouts));
     }
 
-    /// Event IDs of the widest pipe pair: MTE2 → MTE1 has one per operand and L1 stage.
+    // Event IDs are unique per destination pipe, whichever pipe signals: a kernel is then
+    // right whether the chip keys a flag by its pipe pair or, as Perf-Sim does
+    // (`EncodeSyncKey`), by its destination pipe and ID alone. Into MTE2: an L1 stage is free
+    // (its stage). Into MTE1: an operand is loaded (left: stage, right: stages + stage), an
+    // L0 stage is free (2 × stages + its stage). Into M: an L0 stage is filled (its stage),
+    // a part of L0C is free (L0 stages + part). Into FIX: a part is computed (its part).
+
+    fn l0_free(&self, s: u32) -> u32 {
+        2 * self.plan.l1_stages + s
+    }
+
+    fn acc_free(&self, h: u32) -> u32 {
+        self.plan.l0_stages + h
+    }
+
+    /// Event IDs of the pipe that takes the most: MTE1.
     fn events_used(&self) -> u32 {
-        2 * self.plan.l1_stages
+        2 * self.plan.l1_stages + self.plan.l0_stages
     }
 
     fn unused_params(&mut self) {
@@ -179,54 +199,65 @@ impl Emit<'_> {
     fn tiles(&mut self) {
         let p = self.plan;
         let [(_, l1), (_, l0a), (_, l0b), (_, l0c)] = p.bytes();
-        let l1_left = {
-            let (r, c) = wsp_ir::buffers::padded(p.left.tile, wsp_ir::buffers::Memory::L1);
-            r * c * p.left.tile.dtype.size_bytes() as u64
+        let bytes = |t: TileType, m| {
+            let (r, c) = wsp_ir::buffers::padded(t, m);
+            r * c * t.dtype.size_bytes() as u64
         };
+        let l1_left = bytes(p.left.tile, wsp_ir::buffers::Memory::L1);
+        let right = p.part(p.right.tile);
+        let l1_part = bytes(right, wsp_ir::buffers::Memory::L1);
         for s in 0..p.l1_stages {
             let at = s as u64 * l1;
-            for (o, at, bytes) in [
-                (&p.left, at, l1_left),
-                (&p.right, at + l1_left, l1 - l1_left),
-            ] {
-                let name = format!("m{}_{s}", o.load);
-                self.line(&format!(
-                    "{} {name}; TASSIGN({name}, 0x{at:x});  // L1 [{at}, {})",
-                    mat_type(o.tile),
-                    at + bytes
-                ));
+            self.tile(
+                &mat_type(p.left.tile),
+                &format!("m{}_{s}", p.left.load),
+                "L1",
+                at,
+                l1_left,
+            );
+            for h in 0..p.parts {
+                let at = at + l1_left + h as u64 * l1_part;
+                let name = format!("m{}_{s}_{h}", p.right.load);
+                self.tile(&mat_type(right), &name, "L1", at, l1_part);
             }
         }
+        let l0_part = l0b / p.parts as u64;
         for s in 0..p.l0_stages {
-            let (a, b) = (s as u64 * l0a, s as u64 * l0b);
-            let (l, r) = (format!("l{}_{s}", p.matmul), format!("r{}_{s}", p.matmul));
-            self.line(&format!(
-                "{} {l}; TASSIGN({l}, 0x{a:x});  // L0A [{a}, {})",
-                l0_type("TileLeft", p.left.tile),
-                a + l0a
-            ));
-            self.line(&format!(
-                "{} {r}; TASSIGN({r}, 0x{b:x});  // L0B [{b}, {})",
-                l0_type("TileRight", p.right.tile),
-                b + l0b
-            ));
+            let (l, a) = (format!("l{}_{s}", p.matmul), s as u64 * l0a);
+            self.tile(&l0_type("TileLeft", p.left.tile), &l, "L0A", a, l0a);
+            for h in 0..p.parts {
+                let r = format!("r{}_{s}_{h}", p.matmul);
+                let b = s as u64 * l0b + h as u64 * l0_part;
+                self.tile(&l0_type("TileRight", right), &r, "L0B", b, l0_part);
+            }
         }
-        let c = format!("c{}", p.matmul);
+        let c_part = l0c / p.parts as u64;
+        for h in 0..p.parts {
+            let c = format!("c{}_{h}", p.matmul);
+            let at = h as u64 * c_part;
+            self.tile(&l0_type("TileAcc", p.part(p.acc)), &c, "L0C", at, c_part);
+        }
+    }
+
+    fn tile(&mut self, ty: &str, name: &str, memory: &str, at: u64, bytes: u64) {
         self.line(&format!(
-            "{} {c}; TASSIGN({c}, 0x0);  // L0C [0, {l0c})",
-            l0_type("TileAcc", p.acc)
+            "{ty} {name}; TASSIGN({name}, 0x{at:x});  // {memory} [{at}, {})",
+            at + bytes
         ));
     }
 
-    /// Each "free" flag: L1 stages (MTE1 → MTE2), L0 stages (M → MTE1), L0C (FIX → M).
+    /// Each "free" flag: L1 stages (MTE1 → MTE2), L0 stages (M → MTE1), the accumulator's
+    /// parts (FIX → M).
     fn free_flags(&mut self, what: &str) {
         for s in 0..self.plan.l1_stages {
             self.flag(what, "MTE1", "MTE2", s);
         }
         for s in 0..self.plan.l0_stages {
-            self.flag(what, "M", "MTE1", s);
+            self.flag(what, "M", "MTE1", self.l0_free(s));
         }
-        self.flag(what, "FIX", "M", 0);
+        for h in 0..self.plan.parts {
+            self.flag(what, "FIX", "M", self.acc_free(h));
+        }
     }
 
     /// Ops `first..end` with the loops among them.
@@ -273,11 +304,13 @@ impl Emit<'_> {
         let p = self.plan;
         if i == p.matmul && p.k_loop.is_none() {
             self.line(&format!("// %{i} = matmul"));
-            self.step(&Step {
+            self.group(&[Step {
+                k: String::new(),
                 l1: 0,
                 l0: 0,
                 first: true,
-            });
+                last: true,
+            }]);
         } else if i == p.store {
             self.store();
         } else if i != p.left.load && i != p.right.load {
@@ -292,115 +325,200 @@ impl Emit<'_> {
         }
     }
 
-    /// The K loop: its first step, then blocks of steps that bring every stage back to where
-    /// it was, then the steps left.
+    /// The K loop in groups of as many steps as L0 has stages: the first group (which starts
+    /// the accumulator) and the last (after which each part is stored) written apart, the
+    /// groups between in blocks that bring every stage back to where it was.
     fn k_loop(&mut self, l: &Loop) {
         let p = self.plan;
         let v = loop_var(self.k, &l.var);
-        let block = lcm(p.l1_stages, p.l0_stages) as u64;
-        let stage = |t: u64| Step {
+        let g = p.l0_stages as u64;
+        let trips = l.trips;
+        let step = |t: u64, k: String| Step {
+            k,
             l1: (t % p.l1_stages as u64) as u32,
-            l0: (t % p.l0_stages as u64) as u32,
+            l0: (t % g) as u32,
             first: t == 0,
+            last: t + 1 == trips,
+        };
+        let steps = |from: u64, to: u64, k: &dyn Fn(u64) -> String| -> Vec<Step> {
+            (from..to).map(|t| step(t, k(t))).collect()
         };
         self.line(&format!(
-            "// %{} = matmul over {} K steps: {} L1 and {} L0 buffers of each operand in flight",
-            p.matmul, l.trips, p.l1_stages, p.l0_stages
+            "// %{} = matmul over {trips} K steps: {} L1 and {} L0 buffers of each operand in flight, the accumulator in {} parts",
+            p.matmul, p.l1_stages, p.l0_stages, p.parts
         ));
-        self.scoped(&format!("const int64_t {v} = 0;"), &stage(0));
-        let rest = l.trips - 1;
-        let (blocks, tail) = (rest / block, rest % block);
+        let groups = trips.div_ceil(g);
+        self.group(&steps(0, g.min(trips), &|t| t.to_string()));
+        if groups == 1 {
+            return;
+        }
+        let last = (groups - 1) * g;
+        // Groups 1 .. groups-1 (exclusive of the last), in blocks of `block` groups.
+        let block = lcm(p.l1_stages, p.l0_stages) as u64 / g;
+        let middle = groups - 2;
+        let (blocks, tail) = (middle / block, middle % block);
         if blocks > 0 {
             let b = format!("{v}__b");
+            let end = g + blocks * block * g;
             self.line(&format!(
-                "for (int64_t {b} = 1; {b} < {}; {b} += {block}) {{",
-                1 + blocks * block
+                "for (int64_t {b} = {g}; {b} < {end}; {b} += {}) {{",
+                block * g
             ));
             self.indent += 1;
-            for j in 0..block {
-                self.scoped(&format!("const int64_t {v} = {b} + {j};"), &stage(1 + j));
+            for q in 0..block {
+                let at = g + q * g;
+                let b = b.clone();
+                self.group(&steps(at, at + g, &move |t| format!("{b} + {}", t - g)));
             }
             self.indent -= 1;
             self.line("}");
         }
-        for j in 0..tail {
-            let t = 1 + blocks * block + j;
-            self.scoped(&format!("const int64_t {v} = {t};"), &stage(t));
+        for q in 0..tail {
+            let at = g + (blocks * block + q) * g;
+            self.group(&steps(at, at + g, &|t| t.to_string()));
         }
+        self.group(&steps(last, trips, &|t| t.to_string()));
     }
 
-    /// One K step in a scope of its own, its loop variable bound by `bind`.
-    fn scoped(&mut self, bind: &str, s: &Step) {
-        self.line("{");
-        self.indent += 1;
-        self.line(bind);
-        self.step(s);
-        self.indent -= 1;
-        self.line("}");
-    }
-
-    /// A `GlobalTensor` view `g{op}` of the slice of `param` at (`row`, `col`), `t` in shape.
-    fn view(&mut self, op: u32, param: &str, row: &Affine, col: &Affine, t: TileType) {
+    /// A `GlobalTensor` view `g{name}` of the slice of `param` at (`row`, `col` + `col_add`),
+    /// `t` in shape.
+    fn view(
+        &mut self,
+        name: &str,
+        param: &str,
+        row: &Affine,
+        col: &Affine,
+        col_add: u64,
+        t: TileType,
+    ) {
         let k = self.k;
         let shape = format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols);
         let stride = "pto::Stride<1, 1, 1, -1, 1>";
+        let add = if col_add == 0 {
+            String::new()
+        } else {
+            format!(" + {col_add}")
+        };
         self.line(&format!(
-            "GlobalTensor<{e}, {shape}, {stride}> g{op}(p_{param} + ({r}) * p_{param}_rs + ({c}), {shape}(), {stride}(p_{param}_rs));",
+            "GlobalTensor<{e}, {shape}, {stride}> g{name}(p_{param} + ({r}) * p_{param}_rs + ({c}){add}, {shape}(), {stride}(p_{param}_rs));",
             e = elem(t.dtype),
             r = affine_cxx(k, row),
             c = affine_cxx(k, col),
         ));
     }
 
-    /// One K step: load both operands into L1 stage `s.l1`, move them to L0 stage `s.l0`,
-    /// multiply. MTE2 → MTE1 events: left at `l1`, right at `stages + l1`.
-    fn step(&mut self, s: &Step) {
+    /// A group of K steps: each loads its operands into its L1 stage and moves them to its L0
+    /// stage; then each part of the accumulator takes every step's product, so the part
+    /// computed first is done, and stored, while the next is computed. MTE2 → MTE1 events:
+    /// the left operand at its L1 stage, the right at `stages` + that.
+    fn group(&mut self, steps: &[Step]) {
         let p = self.plan;
-        let (l1, l0, n) = (s.l1, s.l0, p.l1_stages);
-        let loads: [(&Streamed, u32); 2] = [(&p.left, l1), (&p.right, n + l1)];
-        self.line(&format!(
-            "// %{} = load, %{} = load",
-            p.left.load, p.right.load
-        ));
-        for (o, _) in loads {
-            self.view(o.load, &o.param, &o.row, &o.col, o.tile);
-        }
-        self.flag("wait_flag", "MTE1", "MTE2", l1);
-        for (o, e) in loads {
-            self.line(&format!("TLOAD(m{}_{l1}, g{});", o.load, o.load));
-            self.flag("set_flag", "MTE2", "MTE1", e);
-        }
-        let mm = p.matmul;
-        self.line(&format!("// %{mm} = matmul"));
-        self.flag("wait_flag", "M", "MTE1", l0);
-        for ((o, e), dst) in loads.into_iter().zip(["l", "r"]) {
-            self.flag("wait_flag", "MTE2", "MTE1", e);
-            self.line(&format!("TMOV({dst}{mm}_{l0}, m{}_{l1});", o.load));
-        }
-        self.flag("set_flag", "MTE1", "MTE2", l1);
-        self.flag("set_flag", "MTE1", "M", l0);
-        self.flag("wait_flag", "MTE1", "M", l0);
-        if s.first {
-            // L0C is free once the previous tile is stored.
-            self.flag("wait_flag", "FIX", "M", 0);
-            self.line(&format!("TMATMUL(c{mm}, l{mm}_{l0}, r{mm}_{l0});"));
-        } else {
+        let (mm, n) = (p.matmul, p.l1_stages);
+        let v = p.k_loop.map(|l| loop_var(self.k, &self.k.loops[l].var));
+        let right = p.part(p.right.tile);
+        for s in steps {
+            let l1 = s.l1;
+            self.line("{");
+            self.indent += 1;
+            if let Some(v) = &v {
+                self.line(&format!("const int64_t {v} = {};", s.k));
+            }
             self.line(&format!(
-                "TMATMUL_ACC(c{mm}, c{mm}, l{mm}_{l0}, r{mm}_{l0});"
+                "// %{} = load, %{} = load",
+                p.left.load, p.right.load
             ));
+            let (l, r) = (&p.left, &p.right);
+            self.view(&l.load.to_string(), &l.param, &l.row, &l.col, 0, l.tile);
+            for h in 0..p.parts {
+                let name = format!("{}_{h}", r.load);
+                self.view(
+                    &name,
+                    &r.param,
+                    &r.row,
+                    &r.col,
+                    h as u64 * right.cols,
+                    right,
+                );
+            }
+            self.flag("wait_flag", "MTE1", "MTE2", l1);
+            self.line(&format!("TLOAD(m{0}_{l1}, g{0});", l.load));
+            self.flag("set_flag", "MTE2", "MTE1", l1);
+            for h in 0..p.parts {
+                self.line(&format!("TLOAD(m{0}_{l1}_{h}, g{0}_{h});", r.load));
+            }
+            self.flag("set_flag", "MTE2", "MTE1", n + l1);
+            self.indent -= 1;
+            self.line("}");
+            let l0 = s.l0;
+            self.flag("wait_flag", "M", "MTE1", self.l0_free(l0));
+            self.flag("wait_flag", "MTE2", "MTE1", l1);
+            self.line(&format!("TMOV(l{mm}_{l0}, m{}_{l1});", l.load));
+            self.flag("wait_flag", "MTE2", "MTE1", n + l1);
+            for h in 0..p.parts {
+                self.line(&format!("TMOV(r{mm}_{l0}_{h}, m{}_{l1}_{h});", r.load));
+            }
+            self.flag("set_flag", "MTE1", "MTE2", l1);
+            self.flag("set_flag", "MTE1", "M", l0);
         }
-        self.flag("set_flag", "M", "MTE1", l0);
+        self.line(&format!("// %{mm} = matmul"));
+        // Part by part where a part waits for its store (the first group) or is stored next
+        // (the last); elsewhere step by step, so each step's L0 buffers are free soonest.
+        let by_part = steps.iter().any(|s| s.first || s.last);
+        let mut order: Vec<(u32, usize)> = Vec::new();
+        for a in 0..if by_part {
+            p.parts as usize
+        } else {
+            steps.len()
+        } {
+            for b in 0..if by_part {
+                steps.len()
+            } else {
+                p.parts as usize
+            } {
+                order.push(if by_part {
+                    (a as u32, b)
+                } else {
+                    (b as u32, a)
+                });
+            }
+        }
+        for (n, &(h, i)) in order.iter().enumerate() {
+            let s = &steps[i];
+            let l0 = s.l0;
+            if !order[..n].iter().any(|&(_, j)| j == i) {
+                self.flag("wait_flag", "MTE1", "M", l0);
+            }
+            if s.first {
+                // This part of L0C is free once the previous tile's part is stored.
+                self.flag("wait_flag", "FIX", "M", self.acc_free(h));
+                self.line(&format!("TMATMUL(c{mm}_{h}, l{mm}_{l0}, r{mm}_{l0}_{h});"));
+            } else {
+                self.line(&format!(
+                    "TMATMUL_ACC(c{mm}_{h}, c{mm}_{h}, l{mm}_{l0}, r{mm}_{l0}_{h});"
+                ));
+            }
+            if s.last && !order[n + 1..].iter().any(|&(g, j)| g == h && steps[j].last) {
+                self.flag("set_flag", "M", "FIX", h);
+            }
+            if !order[n + 1..].iter().any(|&(_, j)| j == i) {
+                self.flag("set_flag", "M", "MTE1", self.l0_free(l0));
+            }
+        }
     }
 
-    /// The accumulator out through the fixpipe, once its last step is done.
+    /// Each part of the accumulator out through the fixpipe once its last step is done.
     fn store(&mut self) {
         let p = self.plan;
         self.line(&format!("// %{} = store", p.store));
-        self.line("set_flag(PIPE_M, PIPE_FIX, EVENT_ID0); wait_flag(PIPE_M, PIPE_FIX, EVENT_ID0);");
-        let (out, row, col, acc) = (p.out.clone(), p.out_row.clone(), p.out_col.clone(), p.acc);
-        self.view(p.store, &out, &row, &col, acc);
-        self.line(&format!("TSTORE(g{}, c{});", p.store, p.matmul));
-        self.flag("set_flag", "FIX", "M", 0);
+        let (out, row, col) = (p.out.clone(), p.out_row.clone(), p.out_col.clone());
+        let part = p.part(p.acc);
+        for h in 0..p.parts {
+            self.flag("wait_flag", "M", "FIX", h);
+            let name = format!("{}_{h}", p.store);
+            self.view(&name, &out, &row, &col, h as u64 * part.cols, part);
+            self.line(&format!("TSTORE(g{name}, c{}_{h});", p.matmul));
+            self.flag("set_flag", "FIX", "M", self.acc_free(h));
+        }
     }
 }
 

@@ -62,12 +62,24 @@ pub struct CubeLoop {
     /// Operand tiles in flight in L1 (each operand has this many buffers), and in L0A/L0B.
     pub l1_stages: u32,
     pub l0_stages: u32,
+    /// Column blocks of the accumulator, each its own L0C tile (and each a block of the right
+    /// operand's columns), so the fixpipe stores one while the cube computes another: 2 where
+    /// the columns split into whole fractals, else 1.
+    pub parts: u32,
 }
 
 impl CubeLoop {
     /// The trips of the K loop (1 without one).
     pub fn k_trips(&self, k: &Kernel) -> u64 {
         self.k_loop.map_or(1, |l| k.loops[l].trips)
+    }
+
+    /// A block of `t`'s columns: one of [`CubeLoop::parts`].
+    pub fn part(&self, t: TileType) -> TileType {
+        TileType {
+            cols: t.cols / self.parts as u64,
+            ..t
+        }
     }
 
     /// Bytes of one buffer of each kind: L1 left and right, L0A, L0B, L0C.
@@ -341,6 +353,11 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
         acc,
         l1_stages: stated.unwrap_or(DEFAULT_STAGES),
         l0_stages: 1,
+        parts: if acc.cols % (2 * crate::buffers::FRACTAL) == 0 {
+            2
+        } else {
+            1
+        },
     };
     fit(&mut plan, stated.is_some(), arch)?;
     Ok(plan)
@@ -356,15 +373,15 @@ fn fit(p: &mut CubeLoop, stated: bool, arch: &Arch) -> Result<(), NoForm> {
             p.l1_stages -= 1;
         }
     }
-    // MTE2 → MTE1 has an event per operand and stage.
-    let most = arch.events / 2;
+    // MTE1 takes an event per operand and L1 stage, and one per L0 stage (two).
+    let most = (arch.events - 2) / 2;
     if stated && p.l1_stages > most {
         return Err(NoForm::Op(
             Some(p.matmul),
             format!(
-                "`num_stages={}` needs {} event IDs between MTE2 and MTE1 (one per operand and stage); an {} pipe pair has {}, so at most `num_stages={most}`",
+                "`num_stages={}` needs {} event IDs into MTE1 (one per operand and stage, and two for L0); an {} pipe has {}, so at most `num_stages={most}`",
                 p.l1_stages,
-                2 * p.l1_stages,
+                2 * p.l1_stages + 2,
                 arch.name,
                 arch.events
             ),
