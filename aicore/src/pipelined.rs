@@ -3,13 +3,15 @@
 //! (`kernels/manual/a2a3/gemm_performance`):
 //!
 //! - each K step loads its operand slices into L1 (MTE2), moves them to L0A/L0B (MTE1) and
-//!   multiplies (M): `TMATMUL` at the first step, `TMATMUL_ACC` after, into one L0C tile that
-//!   the fixpipe stores once, after the K loop;
+//!   multiplies (M): `TMATMUL` at the first step, `TMATMUL_ACC` after. The accumulator stays in
+//!   L0C, in column parts the fixpipe stores one by one after the K loop, so one part is
+//!   stored while the cube computes the next;
 //! - L1 and L0 buffers are ping-ponged (`stages` of each in flight). Every buffer has its own
-//!   event ID for "filled" and "free", and each operand its own "loaded" flag, so step k+1's
+//!   event IDs for "filled" and "free", and each operand its own "loaded" flag, so step k+1's
 //!   loads run while step k multiplies;
-//! - the K loop is written as straight code per stage (its first step peeled, as it starts
-//!   the accumulator), so every event ID and buffer is a literal, as [`crate::listing`] reads.
+//! - the K loop is written as straight code per group of steps (its first and last groups
+//!   apart, as they start and finish the accumulator), so every event ID and buffer is a
+//!   literal, as [`crate::listing`] reads them.
 //!
 //! Every buffer starts free: the kernel sets each "free" flag once before its loops and waits
 //! each once after them.

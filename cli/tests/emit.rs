@@ -730,3 +730,51 @@ program.execute()
     .unwrap();
     replay_matches_wsp_run(&source, &dir.join("tree"));
 }
+
+/// A PTO-ISA checkout whose A2/A3 cost model does not compile (as its HEAD 3186c381) cannot
+/// check any kernel: the tree's `a2a3_kernels` test is skipped with why, not failed.
+#[test]
+fn a2a3_kernels_skips_a_pto_isa_whose_cost_model_does_not_build() {
+    if !common::have_cmake() {
+        return;
+    }
+    let dir = scratch("a2a3-skip");
+    let tree = dir.join("tree");
+    emit(&root().join("examples/perf/gemm_small.wsp"), &tree);
+    let pto = dir.join("pto-isa");
+    let costmodel = pto.join("include/pto/costmodel");
+    for (file, text) in [
+        (
+            "perf_sim/launch.hpp",
+            "#error \"this cost model does not build\"\n",
+        ),
+        ("a2a3/formula_costmodel/formula_params_generated.hpp", ""),
+        ("a5/formula_costmodel/formula_params_generated.hpp", ""),
+    ] {
+        let path = costmodel.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let out = Command::new("cmake")
+        .arg(format!("-DPTO_ISA_PATH={}", pto.display()))
+        .arg("-DCXX=c++")
+        .arg("-DPYTHON=python3")
+        .arg(format!("-DTREE={}", tree.display()))
+        .arg("-DKERNELS=gemm__128x64_f16__64x256_f16__128x256_f32")
+        .arg("-DNPU_ARCH=2201")
+        .arg(format!("-DWORK={}", dir.join("work").display()))
+        .arg("-P")
+        .arg(tree.join("cmake/a2a3.cmake"))
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    // Exit 77 where CMake has cmake_language(EXIT) (3.29), else the line ctest matches.
+    assert!(
+        matches!(out.status.code(), Some(0 | 77))
+            && shown.contains("wsp-tree: SKIPPED: PTO-ISA at")
+            && shown.contains("does not build its A2/A3 cost model")
+            && shown.contains("this cost model does not build"),
+        "{shown}"
+    );
+    assert!(!dir.join("work/perf_sim").exists());
+}

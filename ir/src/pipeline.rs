@@ -69,11 +69,6 @@ pub struct CubeLoop {
 }
 
 impl CubeLoop {
-    /// The trips of the K loop (1 without one).
-    pub fn k_trips(&self, k: &Kernel) -> u64 {
-        self.k_loop.map_or(1, |l| k.loops[l].trips)
-    }
-
     /// A block of `t`'s columns: one of [`CubeLoop::parts`].
     pub fn part(&self, t: TileType) -> TileType {
         TileType {

@@ -64,12 +64,12 @@ pub fn calibrate(pto_isa: Option<&Path>, cxx: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn slug(program: &str) -> String {
+pub(crate) fn slug(program: &str) -> String {
     program.replace(['/', '.'], "_")
 }
 
 /// `wsp emit`s `program` into `work`; its path from the workspace and the tree.
-fn emit(wsp: &Path, program: &Path, work: &Path) -> Result<(String, PathBuf), String> {
+pub(crate) fn emit(wsp: &Path, program: &Path, work: &Path) -> Result<(String, PathBuf), String> {
     let rel = program
         .strip_prefix(root())
         .unwrap_or(program)
@@ -103,17 +103,7 @@ fn measure(pto_isa: &Path, cxx: &str, wsp: &Path, work: &Path) -> Result<Value, 
             .collect();
         names.sort();
         let perf = work.join(format!("{}.perf", slug(&rel)));
-        run(Command::new("cmake")
-            .arg(format!("-DPTO_ISA_PATH={}", pto_isa.display()))
-            .arg(format!("-DCXX={cxx}"))
-            .arg("-DPYTHON=python3")
-            .arg(format!("-DTREE={}", tree.display()))
-            .arg(format!("-DKERNELS={}", names.join(",")))
-            .arg("-DNPU_ARCH=2201")
-            .arg(format!("-DWORK={}", perf.display()))
-            .arg("-P")
-            .arg(tree.join("cmake/a2a3.cmake")))?;
-        let cycles = read_json(&perf.join("kernel_cycles.json"))?;
+        let cycles = perf_sim(&pto_isa, cxx, &tree, &names, &perf)?;
         for name in &names {
             let entry = &cycles["kernels"][name];
             let src = std::fs::read_to_string(tree.join(format!("aicore/{name}.cpp")))
@@ -141,6 +131,28 @@ fn measure(pto_isa: &Path, cxx: &str, wsp: &Path, work: &Path) -> Result<Value, 
     write(&root().join(DATA), &text)?;
     eprintln!("xtask: wrote {DATA} ({} kernels)", kernels.len());
     Ok(data)
+}
+
+/// The tree's own A2/A3 check (`cmake/a2a3.cmake`) on its kernels `names`: each compiled under
+/// PTO-ISA's cost-model build and run through Perf-Sim in `work`; its `kernel_cycles.json`.
+pub(crate) fn perf_sim(
+    pto_isa: &Path,
+    cxx: &str,
+    tree: &Path,
+    names: &[String],
+    work: &Path,
+) -> Result<Value, String> {
+    run(Command::new("cmake")
+        .arg(format!("-DPTO_ISA_PATH={}", pto_isa.display()))
+        .arg(format!("-DCXX={cxx}"))
+        .arg("-DPYTHON=python3")
+        .arg(format!("-DTREE={}", tree.display()))
+        .arg(format!("-DKERNELS={}", names.join(",")))
+        .arg("-DNPU_ARCH=2201")
+        .arg(format!("-DWORK={}", work.display()))
+        .arg("-P")
+        .arg(tree.join("cmake/a2a3.cmake")))?;
+    read_json(&work.join("kernel_cycles.json"))
 }
 
 /// The programs measured: the examples, the ported ones, the loop kernels of `examples/perf/`,
@@ -204,7 +216,7 @@ fn instruction_cycles(trace: &Value, src: &str, kernel: &str) -> Result<Vec<Valu
     Ok(timed.into_iter().map(|(_, n, d)| json!([n, d])).collect())
 }
 
-fn git_commit(repo: &Path) -> Result<String, String> {
+pub(crate) fn git_commit(repo: &Path) -> Result<String, String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
@@ -229,13 +241,13 @@ fn today() -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Written beside, then renamed.
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))

@@ -8,7 +8,8 @@
 //!   the extension in real VS Code (code-server) in Chromium, installed as needed.
 //! - `tidy`: rustfmt's check, clippy with warnings denied and `// SAFETY:` comments required,
 //!   and a `//!` line opening every Rust file (`tidy.rs`).
-//! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json`.
+//! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json` (`npu`, with
+//!   `PTO_ISA_PATH` set: `bench_npu.rs`).
 //! - `calibrate [--pto-isa PATH]`: measure every example kernel with PTO-ISA's Perf-Sim and
 //!   fit the simulated clock's instruction table to it (`calibrate.rs`).
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
@@ -18,6 +19,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod bench_npu;
 mod calibrate;
 mod editors;
 mod tidy;
@@ -37,7 +39,8 @@ enum Task {
     Tidy,
     /// Run the benchmarks (all, or the one named) and write target/bench/*.json.
     Bench {
-        /// Which benchmark: `syntax`, `analysis`, `runtime`, `lsp` or `kernel`.
+        /// Which benchmark: `syntax`, `analysis`, `runtime`, `tune`, `lsp`, `kernel` or `npu`
+        /// (which needs `PTO_ISA_PATH`).
         name: Option<String>,
     },
     /// Measure every example kernel with PTO-ISA's A2/A3 Perf-Sim into
@@ -316,12 +319,22 @@ fn file_hash(path: &Path) -> Result<String, String> {
 }
 
 fn bench(name: Option<&str>) -> Result<(), String> {
+    match name {
+        Some("npu") => return bench_npu::bench(),
+        None if std::env::var_os("PTO_ISA_PATH").is_some_and(|p| !p.is_empty()) => {
+            bench_npu::bench()?
+        }
+        None => eprintln!(
+            "xtask: bench npu skipped: PTO_ISA_PATH is unset (a PTO-ISA checkout at d07bd4b6)"
+        ),
+        _ => {}
+    }
     let selected: Vec<&(&str, Option<&str>)> = match name {
         None => BENCHES.iter().collect(),
         Some(n) => {
             let found: Vec<_> = BENCHES.iter().filter(|(b, _)| *b == n).collect();
             if found.is_empty() {
-                let known: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
+                let known: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).chain(["npu"]).collect();
                 return Err(format!("no benchmark `{n}`; known: {}", known.join(", ")));
             }
             found
