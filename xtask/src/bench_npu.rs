@@ -67,7 +67,7 @@ pub fn bench() -> Result<(), String> {
             &pto_isa,
             CXX,
             &tree,
-            &[name.clone()],
+            std::slice::from_ref(&name),
             &work.join(format!("{case}.perf")),
         )?;
         let k = &cycles["kernels"][&name];
