@@ -744,10 +744,12 @@ fn a2a3_kernels_skips_a_pto_isa_whose_cost_model_does_not_build() {
     let pto = dir.join("pto-isa");
     let costmodel = pto.join("include/pto/costmodel");
     for (file, text) in [
+        // The first header the probe reaches.
         (
-            "perf_sim/launch.hpp",
+            "../pto-inst.hpp",
             "#error \"this cost model does not build\"\n",
         ),
+        ("perf_sim/launch.hpp", ""),
         ("a2a3/formula_costmodel/formula_params_generated.hpp", ""),
         ("a5/formula_costmodel/formula_params_generated.hpp", ""),
     ] {

@@ -84,10 +84,10 @@ execute_process(COMMAND "${CXX}" ${flags} -fsyntax-only "${WORK}/probe.cpp"
 if(NOT rc EQUAL 0)
   string(SUBSTRING "${out}" 0 3000 out)
   message(NOTICE "${out}")
-  set(SKIP "PTO-ISA at ${PTO_ISA_PATH} (commit ${commit}) does not build its A2/A3 cost model "
-    "with ${CXX} (the compiler's first lines are above), so no kernel can be checked here. This "
-    "tree is tested against ${tested}; PTO-ISA's HEAD 3186c381 does not build it")
-  string(JOIN "" SKIP ${SKIP})
+  string(CONCAT SKIP "PTO-ISA at ${PTO_ISA_PATH} (commit ${commit}) does not build its A2/A3 "
+    "cost model with ${CXX} (the compiler's first lines are above), so no kernel can be "
+    "checked here. This tree is tested against ${tested}; PTO-ISA's HEAD 3186c381 does not "
+    "build it")
   include("${CMAKE_CURRENT_LIST_DIR}/skip.cmake")
   return()
 endif()
