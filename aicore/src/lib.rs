@@ -1216,8 +1216,9 @@ mod tests {
         )
     }
 
-    /// `examples/tiled_matmul.wsp`'s kernel: f16 operands from global memory, an f32
-    /// accumulator loaded from the `InOut` tile.
+    /// A matmul that accumulates into its `InOut` tile (as `examples/tiled_matmul.wsp`'s did
+    /// before its K loop moved into the kernel): f16 operands from global memory, an f32
+    /// accumulator loaded from the tile.
     fn matmul_acc() -> Kernel {
         use DType::{F16, F32};
         kernel(

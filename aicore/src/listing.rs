@@ -177,24 +177,6 @@ impl Listing {
         out
     }
 
-    /// How many steps the kernel runs, saturating.
-    pub fn dynamic_len(&self) -> u64 {
-        let mut n = self.steps.len() as u64;
-        for (i, l) in self.loops.iter().enumerate() {
-            // Each loop adds (trips - 1) runs of its body, times the trips of the loops around it.
-            let around: u64 = self.loops[..i]
-                .iter()
-                .filter(|o| o.first <= l.first && l.end <= o.end)
-                .fold(1u64, |a, o| a.saturating_mul(o.trips));
-            let body = (l.end - l.first) as u64;
-            n = n.saturating_add(
-                body.saturating_mul(l.trips.saturating_sub(1))
-                    .saturating_mul(around),
-            );
-        }
-        n
-    }
-
     pub fn instrs(&self) -> impl Iterator<Item = (Option<u32>, Pipe, &Instr)> {
         self.steps.iter().filter_map(|s| match s {
             Step::Instr { op, pipe, instr } => Some((*op, *pipe, instr)),

@@ -182,7 +182,12 @@ fn matmul_kernels_compile_for_the_cube_unit() {
     let Some((calls, tree, pto)) = device_build("tiled_matmul") else {
         return;
     };
-    assert_compiles(&calls, &tree, &pto, &[("matmul_acc", "cube")]);
+    assert_compiles(
+        &calls,
+        &tree,
+        &pto,
+        &[("matmul_acc__64x512_f16__512x64_f16__64x64_f32", "cube")],
+    );
 }
 
 #[test]

@@ -63,9 +63,9 @@ fn inlay_hints_of_every_example() {
         22: def softmax(rows)‹8 tasks›
         23: for r in P(rows)‹Independent›
         == tiled_matmul.wsp
-        28: def tiled_matmul(tile_m, tile_n, tile_k)‹128 tasks›
-        29: for m, n in P(tile_m, tile_n)‹Independent›
-        30: for k in P.seq(tile_k)‹Sequential›
+        26: acc‹: Tile[64,64] F32›
+        35: def tiled_matmul(tile_m, tile_n)‹16 tasks›
+        36: for m, n in P(tile_m, tile_n)‹Independent›
         == varlen_attention.wsp
         32: s‹: Tile[32,128] F32›
         33: e‹: Tile[32,128] F32›

@@ -237,6 +237,8 @@ fn loop_kernel_checks<'db>(
                 ),
             )];
         }
+        // The emitter's limits, not the program's: said where the file is checked for the NPU.
+        _ if !*checked_for_npu(db, item.file(db)) => return Vec::new(),
         Err(wsp_ir::pipeline::NoForm::Op(op, message)) => wsp_aicore::Refusal { op, message },
         Ok(_) => match wsp_aicore::kernel_source(kernel, arch, &wsp_ir::layout::Layouts::default())
         {
@@ -244,9 +246,6 @@ fn loop_kernel_checks<'db>(
             Err(r) => r,
         },
     };
-    if !*checked_for_npu(db, item.file(db)) {
-        return Vec::new();
-    }
     vec![Diag::new(
         Code::NoAicoreForm,
         Span {

@@ -166,7 +166,7 @@ async def test_disk_changes_are_watched_when_the_client_can(client: LanguageClie
 
     # Another program on disk breaks a file the editor never opened.
     path = client.root / "tiled_matmul.wsp"
-    path.write_text(path.read_text().replace("Dense[8]", "Dense[0]"))
+    path.write_text(path.read_text().replace("tile_n = Dense[4]", "tile_n = Dense[0]"))
     before = len(client.published)
     client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams(
@@ -174,7 +174,7 @@ async def test_disk_changes_are_watched_when_the_client_can(client: LanguageClie
         )
     )
     [diag] = (await published(client, path.as_uri(), after=before)).diagnostics
-    assert (diag.code, diag.range.start.line) == ("WSP210", 13), diag
+    assert (diag.code, diag.range.start.line) == ("WSP210", 15), diag
 
 
 async def test_an_edit_fixes_the_error_and_the_version_follows(client: LanguageClient):
@@ -310,9 +310,9 @@ async def test_symbols_tokens_and_folding(client: LanguageClient):
         ("F16", t.SymbolKind.Constant),
         ("F32", t.SymbolKind.Constant),
         ("T", t.SymbolKind.Constant),
+        ("K", t.SymbolKind.Constant),
         ("tile_m", t.SymbolKind.Enum),
         ("tile_n", t.SymbolKind.Enum),
-        ("tile_k", t.SymbolKind.Enum),
         ("A", t.SymbolKind.Variable),
         ("B", t.SymbolKind.Variable),
         ("C", t.SymbolKind.Variable),
@@ -351,17 +351,17 @@ async def test_symbols_tokens_and_folding(client: LanguageClient):
     assert token("matmul_acc(") == ("function", {"declaration"})
     assert token("matmul_acc[") == ("function", set())
     assert token("a=A", 2) == ("variable", {"readonly"})
-    assert token("P.seq") == ("namespace", {"defaultLibrary"})
+    assert token("pto.range") == ("namespace", {"defaultLibrary"})
     assert token("pto.matmul", 4) == ("function", {"defaultLibrary"})
 
     folds = await client.text_document_folding_range_async(
         t.FoldingRangeParams(text_document=t.TextDocumentIdentifier(uri=uri))
     )
     assert sorted((f.start_line, f.end_line) for f in folds) == [
-        (0, 4),  # the docstring
-        (21, 23),  # the kernel
-        (27, 30),  # the workload and its two loops
-        (28, 30),
-        (29, 30),
-        (33, 35),  # the bracketed chain
+        (0, 6),  # the docstring
+        (23, 30),  # the kernel and its K loop
+        (26, 29),
+        (34, 36),  # the workload and its loop
+        (35, 36),
+        (39, 41),  # the bracketed chain
     ]
