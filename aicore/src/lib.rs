@@ -76,7 +76,7 @@ pub fn gm_layout(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> GmLayou
 
 /// A tile parameter's stride argument: the row stride of a row-major (ND) tensor, the column
 /// stride of a column-major (DN) one.
-fn stride_name(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> String {
+pub(crate) fn stride_name(k: &Kernel, p: &str, t: TileType, layouts: &Layouts) -> String {
     match gm_layout(k, p, t, layouts) {
         GmLayout::Nd => format!("p_{p}_rs"),
         GmLayout::Dn => format!("p_{p}_cs"),

@@ -146,7 +146,7 @@ impl Emit<'_> {
             self.out.push_str("#endif\n\n");
         }
         let _ = writeln!(self.out, "{}\n{{", entry_signature(k, layouts));
-        self.unused_params();
+        self.unused_params(layouts);
         self.tiles();
         self.line("// Every buffer starts free.");
         self.free_flags("set_flag");
@@ -181,14 +181,15 @@ impl Emit<'_> {
         2 * self.plan.l1_stages + self.plan.l0_stages
     }
 
-    fn unused_params(&mut self) {
+    fn unused_params(&mut self, layouts: &Layouts) {
         let k = self.k;
         let p = self.plan;
         for q in &k.params {
             let used = [&p.left.param, &p.right.param, &p.out].contains(&&q.name);
             match &q.ty {
-                ParamType::Tile(..) if !used => {
-                    self.line(&format!("(void)p_{0}; (void)p_{0}_rs;", q.name));
+                ParamType::Tile(_, t) if !used => {
+                    let stride = crate::stride_name(k, &q.name, *t, layouts);
+                    self.line(&format!("(void)p_{}; (void){stride};", q.name));
                 }
                 ParamType::Scalar(..) | ParamType::Constexpr(_) => {
                     self.line(&format!("(void)p_{};", q.name));
