@@ -316,6 +316,10 @@ impl Emit<'_> {
             }]);
         } else if i == p.store {
             self.store();
+        } else if Some(i) == p.adds_into_out {
+            self.line(&format!(
+                "// %{i} = load: the store adds the product into it (atomic add), so it is not loaded"
+            ));
         } else if i != p.left.load && i != p.right.load {
             // The accumulator's `alloc`: the first K step's TMATMUL starts it.
             let KernelBody::Ops(ops) = &self.k.body else {
@@ -519,7 +523,14 @@ impl Emit<'_> {
             self.flag("wait_flag", "M", "FIX", h);
             let name = format!("{}_{h}", p.store);
             self.view(&name, &out, &row, &col, h as u64 * part.cols, part);
-            self.line(&format!("TSTORE(g{name}, c{}_{h});", p.matmul));
+            let c = format!("c{}_{h}", p.matmul);
+            if p.adds_into_out.is_some() {
+                self.line(&format!(
+                    "TSTORE<decltype({c}), decltype(g{name}), AtomicType::AtomicAdd>(g{name}, {c});"
+                ));
+            } else {
+                self.line(&format!("TSTORE(g{name}, {c});"));
+            }
             self.flag("set_flag", "FIX", "M", self.acc_free(h));
         }
     }

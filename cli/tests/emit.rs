@@ -109,7 +109,7 @@ fn run(cmd: &mut Command) -> String {
 /// framework's programs, the programs of A2/A3-specific forms (`data/a2a3_*.wsp`), task
 /// scalars read from run-time symbols (`data/symbol_scalars.wsp`), module-level tasks, slot
 /// loads and `cond` (`data/slot_cond.wsp`), a column-major operand (`data/mem_layout.wsp`), and
-/// the loop kernels of `examples/perf/`.
+/// the loop kernels of `examples/perf/` and `data/gemm_acc.wsp`.
 fn tree_programs() -> Vec<PathBuf> {
     let mut v = examples();
     v.extend(common::ported());
@@ -118,6 +118,7 @@ fn tree_programs() -> Vec<PathBuf> {
     v.push(root().join("cli/tests/data/symbol_scalars.wsp"));
     v.push(root().join("cli/tests/data/slot_cond.wsp"));
     v.push(root().join("cli/tests/data/mem_layout.wsp"));
+    v.push(root().join("cli/tests/data/gemm_acc.wsp"));
     v.extend(common::perf());
     v
 }
@@ -316,6 +317,42 @@ fn a_gemm_loop_kernel_emits_as_its_snapshot_shows() {
     .unwrap();
     expect_test::expect_file![root().join("cli/tests/snapshots/emit/perf-gemm_medium-aicore.txt")]
         .assert_eq(&src);
+}
+
+/// A K loop whose accumulator starts from the output slice it is stored to adds into it: the
+/// loop starts from zeros and each part is stored with the fixpipe's atomic add, never loaded.
+#[test]
+fn a_loop_kernel_that_accumulates_into_its_output_stores_with_an_atomic_add() {
+    let dir = scratch("loops-acc");
+    emit(&root().join("cli/tests/data/gemm_acc.wsp"), &dir);
+    let src = std::fs::read_to_string(
+        dir.join("aicore/gemm_acc__256x256_f16__256x256_f16__256x256_f32.cpp"),
+    )
+    .unwrap();
+    let stores: Vec<&str> = src
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("TSTORE") || l.starts_with("TLOAD"))
+        .collect();
+    assert_eq!(
+        stores,
+        [
+            "TLOAD(m2_0, g2);",
+            "TLOAD(m3_0_0, g3_0);",
+            "TLOAD(m3_0_1, g3_1);",
+            "TLOAD(m2_1, g2);",
+            "TLOAD(m3_1_0, g3_0);",
+            "TLOAD(m3_1_1, g3_1);",
+            "TLOAD(m2_0, g2);",
+            "TLOAD(m3_0_0, g3_0);",
+            "TLOAD(m3_0_1, g3_1);",
+            "TLOAD(m2_1, g2);",
+            "TLOAD(m3_1_0, g3_0);",
+            "TLOAD(m3_1_1, g3_1);",
+            "TSTORE<decltype(c4_0), decltype(g5_0), AtomicType::AtomicAdd>(g5_0, c4_0);",
+            "TSTORE<decltype(c4_1), decltype(g5_1), AtomicType::AtomicAdd>(g5_1, c4_1);",
+        ]
+    );
 }
 
 /// Any other loop kernel runs on cpu_sim; `wsp emit` says so at the op that is not of the

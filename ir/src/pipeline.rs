@@ -66,6 +66,10 @@ pub struct CubeLoop {
     /// operand's columns), so the fixpipe stores one while the cube computes another: 2 where
     /// the columns split into whole fractals, else 1.
     pub parts: u32,
+    /// The accumulator starts from the output slice it is stored to (`acc = pto.load(c[...])`,
+    /// a K loop, `pto.store(c[...], acc)`): the K loop starts from zeros and the store adds
+    /// into global memory (the fixpipe's atomic add), so nothing is loaded.
+    pub adds_into_out: Option<u32>,
 }
 
 impl CubeLoop {
@@ -234,10 +238,11 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
                         .into(),
                 ));
             }
-            if op_at(ops, *init).is_none_or(|o| o.op != "alloc") {
+            // From zeros, or from the output slice it is stored to (checked with the store).
+            if op_at(ops, *init).is_none_or(|o| o.op != "alloc" && o.op != "load") {
                 return Err(NoForm::Op(
                     Some(*init),
-                    "the accumulator starts from a value, not from `pto.alloc`: `wsp emit` writes a K loop whose accumulator starts from zeros (the first step's TMATMUL)".into(),
+                    "the accumulator starts from a value, not from `pto.alloc` or a load of the slice it is stored to: `wsp emit` writes a K loop whose accumulator starts from zeros (the first step's TMATMUL)".into(),
                 ));
             }
             (Some(l), Some(*c), Some(*init))
@@ -311,6 +316,30 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
         ));
     }
     let (out_row, out_col) = starts(&so.args);
+    // An accumulator loaded from the slice it is stored to is added into it by the store.
+    let adds_into_out = match init.and_then(|i| op_at(ops, i).map(|o| (i, o))) {
+        Some((i, o)) if o.op == "load" => {
+            let same = o.args.first() == so.args.first()
+                && starts(&o.args) == (out_row.clone(), out_col.clone())
+                && o.ty == ValueType::Tile(acc)
+                && !o.args.iter().any(|a| matches!(a, Operand::Number(_)));
+            if !same
+                || k_loop.is_some_and(|l| {
+                    loop_of(k, i) != loop_of(k, store) || {
+                        let l = &k.loops[l];
+                        l.first <= i && i < l.end
+                    }
+                })
+            {
+                return Err(NoForm::Op(
+                    Some(i),
+                    "the accumulator starts from a load of another slice than the one it is stored to; `wsp emit` writes a K loop whose accumulator starts from zeros or from the slice it is stored to".into(),
+                ));
+            }
+            Some(i)
+        }
+        _ => None,
+    };
     // A store whose slice runs past the tensor's end is a partial tile.
     let extent = |v: &str| k.loops.iter().find(|l| l.var == v).map(|l| l.trips);
     let past = |a: &Affine, len: u64, dim: u64| {
@@ -348,6 +377,7 @@ pub fn plan(k: &Kernel, arch: &Arch) -> Result<CubeLoop, NoForm> {
         acc,
         l1_stages: stated.unwrap_or(DEFAULT_STAGES),
         l0_stages: 1,
+        adds_into_out,
         parts: if acc.cols % (2 * crate::buffers::FRACTAL) == 0 {
             2
         } else {
