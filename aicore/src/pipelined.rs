@@ -202,10 +202,7 @@ impl Emit<'_> {
     fn tiles(&mut self) {
         let p = self.plan;
         let [(_, l1), (_, l0a), (_, l0b), (_, l0c)] = p.bytes();
-        let bytes = |t: TileType, m| {
-            let (r, c) = wsp_ir::buffers::padded(t, m);
-            r * c * t.dtype.size_bytes() as u64
-        };
+        let bytes = pipeline::buffer_bytes;
         let l1_left = bytes(p.left.tile, wsp_ir::buffers::Memory::L1);
         let right = p.part(p.right.tile);
         let l1_part = bytes(right, wsp_ir::buffers::Memory::L1);

@@ -305,16 +305,23 @@ fn emit_says_what_it_cannot_do() {
     );
 }
 
+/// The AICore source of `kernel` in the tree `program` (from the workspace) emits into a
+/// scratch folder `name`.
+fn emitted_kernel(name: &str, program: &str, kernel: &str) -> String {
+    let dir = scratch(name);
+    emit(&root().join(program), &dir);
+    std::fs::read_to_string(dir.join(format!("aicore/{kernel}.cpp"))).unwrap()
+}
+
 /// A GEMM that loops over tiles of its tensors is one pipelined AICore kernel: its K loop
 /// accumulates in L0C through ping-ponged L1 and L0 buffers, each with its own events.
 #[test]
 fn a_gemm_loop_kernel_emits_as_its_snapshot_shows() {
-    let dir = scratch("loops");
-    emit(&root().join("examples/perf/gemm_medium.wsp"), &dir);
-    let src = std::fs::read_to_string(
-        dir.join("aicore/gemm__1536x256_f16__256x1024_f16__1536x1024_f32.cpp"),
-    )
-    .unwrap();
+    let src = emitted_kernel(
+        "loops",
+        "examples/perf/gemm_medium.wsp",
+        "gemm__1536x256_f16__256x1024_f16__1536x1024_f32",
+    );
     expect_test::expect_file![root().join("cli/tests/snapshots/emit/perf-gemm_medium-aicore.txt")]
         .assert_eq(&src);
 }
@@ -323,12 +330,11 @@ fn a_gemm_loop_kernel_emits_as_its_snapshot_shows() {
 /// loop starts from zeros and each part is stored with the fixpipe's atomic add, never loaded.
 #[test]
 fn a_loop_kernel_that_accumulates_into_its_output_stores_with_an_atomic_add() {
-    let dir = scratch("loops-acc");
-    emit(&root().join("cli/tests/data/gemm_acc.wsp"), &dir);
-    let src = std::fs::read_to_string(
-        dir.join("aicore/gemm_acc__256x256_f16__256x256_f16__256x256_f32.cpp"),
-    )
-    .unwrap();
+    let src = emitted_kernel(
+        "loops-acc",
+        "cli/tests/data/gemm_acc.wsp",
+        "gemm_acc__256x256_f16__256x256_f16__256x256_f32",
+    );
     let stores: Vec<&str> = src
         .lines()
         .map(str::trim)

@@ -14,6 +14,18 @@ use serde_json::Value;
 use wsp_runtime::kernel_model::{Measured, reference, run_listing};
 use wsp_runtime::target::TargetDesc;
 
+/// `wsp emit`s `program` into `tree`.
+fn emit(program: &std::path::Path, tree: &std::path::Path) {
+    let out = wsp()
+        .arg("emit")
+        .arg(program)
+        .arg("-o")
+        .arg(tree)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "wsp emit {}", program.display());
+}
+
 fn measured() -> Vec<Measured> {
     let text = std::fs::read_to_string(root().join("runtime/calibration/perf_sim.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -39,14 +51,7 @@ fn every_example_kernel_is_within_15_percent_of_perf_sim() {
     let mut rows = Vec::new();
     for (program, kernels) in &by_program {
         let dir = scratch("kernel-model", &program.replace(['/', '.'], "_")).join("tree");
-        let out = wsp()
-            .arg("emit")
-            .arg(root().join(program))
-            .arg("-o")
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "wsp emit {program}");
+        emit(&root().join(program), &dir);
         for m in kernels {
             let src = std::fs::read_to_string(dir.join(format!("aicore/{}.cpp", m.kernel)))
                 .unwrap_or_else(|e| panic!("{program}: {}: {e}", m.kernel));
@@ -90,14 +95,7 @@ fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
         .enumerate()
     {
         let tree = dir.join(n.to_string());
-        let out = wsp()
-            .arg("emit")
-            .arg(&program)
-            .arg("-o")
-            .arg(&tree)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "wsp emit {}", program.display());
+        emit(&program, &tree);
         for entry in std::fs::read_dir(tree.join("aicore")).unwrap() {
             let path = entry.unwrap().path();
             let listing = wsp_aicore::listing::listing(&std::fs::read_to_string(&path).unwrap());
@@ -137,14 +135,7 @@ fn a_settled_loop_costs_what_running_every_iteration_costs() {
     let mut repeated = 0;
     for (n, program) in common::perf().into_iter().enumerate() {
         let tree = dir.join(n.to_string());
-        let out = wsp()
-            .arg("emit")
-            .arg(&program)
-            .arg("-o")
-            .arg(&tree)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "wsp emit {}", program.display());
+        emit(&program, &tree);
         for entry in std::fs::read_dir(tree.join("aicore")).unwrap() {
             let path = entry.unwrap().path();
             let looped = wsp_aicore::listing::listing(&std::fs::read_to_string(&path).unwrap());

@@ -83,10 +83,7 @@ impl CubeLoop {
 
     /// Bytes of one buffer of each kind: L1 left and right, L0A, L0B, L0C.
     pub fn bytes(&self) -> [(Memory, u64); 4] {
-        let b = |t: TileType, m: Memory| {
-            let (r, c) = padded(t, m);
-            r * c * t.dtype.size_bytes() as u64
-        };
+        let b = buffer_bytes;
         [
             (
                 Memory::L1,
@@ -97,6 +94,12 @@ impl CubeLoop {
             (Memory::L0c, b(self.acc, Memory::L0c)),
         ]
     }
+}
+
+/// Bytes of a buffer holding `t` in `memory`, padded as it is laid out there.
+pub fn buffer_bytes(t: TileType, memory: Memory) -> u64 {
+    let (r, c) = padded(t, memory);
+    r * c * t.dtype.size_bytes() as u64
 }
 
 /// What `wsp emit` writes of a loop kernel, for messages.

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use wsp_runtime::kernel_model::run_listing;
 use wsp_runtime::target::TargetDesc;
 
-use crate::calibrate::{DATA, emit, git_commit, perf_sim, read_json, write};
-use crate::{cargo, root, run};
+use crate::calibrate::{DATA, aicore_kernels, emit, git_commit, perf_sim, read_json, write};
+use crate::{release_wsp, root, run};
 
 /// PTO-ISA's case name (`runGemm_MxKxN`) and our program for it.
 const CASES: &[(&str, &str)] = &[
@@ -46,16 +46,7 @@ pub fn bench() -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
 
     let reference = hand_written(&pto_isa, &work)?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "--locked",
-        "-p",
-        "wsp-cli",
-        "--bin",
-        "wsp",
-    ]))?;
-    let wsp = root().join("target/release/wsp");
+    let wsp = release_wsp()?;
     let table = TargetDesc::default().instructions;
     let mut gemms = Vec::new();
     println!("| GEMM | PTO-ISA | ours, Perf-Sim | ratio | ours, our clock | clock / Perf-Sim |");
@@ -114,14 +105,7 @@ pub fn bench() -> Result<(), String> {
 
 /// The one AICore kernel of an emitted tree.
 fn kernel_of(tree: &Path) -> Result<String, String> {
-    let mut names: Vec<String> = std::fs::read_dir(tree.join("aicore"))
-        .map_err(|e| format!("{}: {e}", tree.display()))?
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            let stem = p.file_stem()?.to_string_lossy().into_owned();
-            (p.extension()? == "cpp").then_some(stem)
-        })
-        .collect();
+    let mut names = aicore_kernels(tree)?;
     match names.len() {
         1 => Ok(names.remove(0)),
         n => Err(format!(

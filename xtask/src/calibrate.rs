@@ -93,15 +93,7 @@ fn measure(pto_isa: &Path, cxx: &str, wsp: &Path, work: &Path) -> Result<Value, 
     let mut kernels = Vec::new();
     for program in programs()? {
         let (rel, tree) = emit(wsp, &program, work)?;
-        let mut names: Vec<String> = std::fs::read_dir(tree.join("aicore"))
-            .map_err(|e| format!("{}: {e}", tree.display()))?
-            .filter_map(|e| {
-                let p = e.ok()?.path();
-                let stem = p.file_stem()?.to_string_lossy().into_owned();
-                (p.extension()? == "cpp").then_some(stem)
-            })
-            .collect();
-        names.sort();
+        let names = aicore_kernels(&tree)?;
         let perf = work.join(format!("{}.perf", slug(&rel)));
         let cycles = perf_sim(&pto_isa, cxx, &tree, &names, &perf)?;
         for name in &names {
@@ -131,6 +123,20 @@ fn measure(pto_isa: &Path, cxx: &str, wsp: &Path, work: &Path) -> Result<Value, 
     write(&root().join(DATA), &text)?;
     eprintln!("xtask: wrote {DATA} ({} kernels)", kernels.len());
     Ok(data)
+}
+
+/// The AICore kernels of an emitted tree (`aicore/NAME.cpp`), by name.
+pub(crate) fn aicore_kernels(tree: &Path) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = std::fs::read_dir(tree.join("aicore"))
+        .map_err(|e| format!("{}: {e}", tree.display()))?
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (p.extension()? == "cpp").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// The tree's own A2/A3 check (`cmake/a2a3.cmake`) on its kernels `names`: each compiled under

@@ -110,6 +110,20 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
+/// Builds the release `wsp` binary; its path.
+fn release_wsp() -> Result<PathBuf, String> {
+    run(cargo().args([
+        "build",
+        "--release",
+        "--locked",
+        "-p",
+        "wsp-cli",
+        "--bin",
+        "wsp",
+    ]))?;
+    Ok(root().join("target/release/wsp"))
+}
+
 fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
@@ -344,15 +358,7 @@ fn bench(name: Option<&str>) -> Result<(), String> {
         let mut cmd = cargo();
         if matches!(*bench, "analysis" | "runtime" | "lsp" | "kernel" | "tune") {
             // These time the release `wsp` binary too.
-            run(cargo().args([
-                "build",
-                "--release",
-                "--locked",
-                "-p",
-                "wsp-cli",
-                "--bin",
-                "wsp",
-            ]))?;
+            release_wsp()?;
         }
         let Some(package) = package else {
             run(Command::new(jupyter_venv()?)
