@@ -33,6 +33,7 @@ use wsp_ir::{DType, Kernel, TileType};
 
 use crate::cxx::compute;
 
+mod barriers;
 pub mod cxx;
 pub mod listing;
 mod pipelined;
@@ -282,8 +283,9 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         at: None,
     };
     g.file().map_err(|m| refuse(g.at, m))?;
-    verify::check(&g.out, arch)?;
-    Ok(g.out)
+    let out = barriers::elide(&g.out, arch);
+    verify::check(&out, arch)?;
+    Ok(out)
 }
 
 struct Gen<'a> {

@@ -281,7 +281,7 @@ fn for_header(line: &str) -> Option<u64> {
 
 /// One synchronisation statement (`set_flag(A, B, EVENT_IDn)`, `wait_flag(...)`,
 /// `pipe_barrier(P)`), without its `;`.
-fn sync(statement: &str) -> Option<Step> {
+pub(crate) fn sync(statement: &str) -> Option<Step> {
     let s = statement.trim();
     let open = s.find('(')?;
     let args: Vec<&str> = s[open + 1..]
@@ -307,7 +307,7 @@ fn sync(statement: &str) -> Option<Step> {
 }
 
 /// `NAME(args);` or `NAME<...>(args);`: the name and the top-level arguments.
-fn call(line: &str) -> Option<(String, Vec<String>)> {
+pub(crate) fn call(line: &str) -> Option<(String, Vec<String>)> {
     let body = line.strip_suffix(';')?;
     let name_end = body.find(['(', '<'])?;
     let name = &body[..name_end];
@@ -359,7 +359,7 @@ fn dtype(elem_name: &str) -> Option<DType> {
 }
 
 /// A declaration line: the name it declares and what it is.
-fn declaration(line: &str) -> Option<(String, Operand)> {
+pub(crate) fn declaration(line: &str) -> Option<(String, Operand)> {
     let open = line.find('<')?;
     let head = &line[..open];
     let close = matching(line, open)?;
