@@ -34,6 +34,7 @@ use wsp_ir::{DType, Kernel, TileType};
 use crate::cxx::compute;
 
 mod barriers;
+mod blocks;
 pub mod cxx;
 pub mod listing;
 mod pipelined;
@@ -269,7 +270,75 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
             ));
         }
     }
-    let plan = buffers::plan(k, &arch.on_chip)
+    let source = written(k, k, arch, &arch.on_chip, layouts, 1, 0)?;
+    Ok(source)
+}
+
+/// `k`'s AICore C++ as [`kernel_source`] writes it or, where `cost` (cycles of an emitted
+/// text) finds one cheaper, in a form that overlaps its pipes: a vector kernel as row blocks
+/// ([`blocks`]), a one-tile matmul as a GEMM over K steps (`wsp_ir::pipeline::k_steps`).
+/// What `wsp emit` writes and the clock costs.
+pub fn kernel_source_costed(
+    k: &Kernel,
+    arch: &Arch,
+    layouts: &Layouts,
+    cost: &dyn Fn(&str) -> u64,
+) -> Result<String, Refusal> {
+    let whole = kernel_source(k, arch, layouts)?;
+    let mut best = (cost(&whole), whole);
+    let mut consider = |src: Result<String, Refusal>| {
+        if let Ok(src) = src {
+            let c = cost(&src);
+            if c < best.0 {
+                best = (c, src);
+            }
+        }
+    };
+    for steps in [2, 4, 8] {
+        if let Some(looped) = wsp_ir::pipeline::k_steps(k, steps) {
+            consider(pipelined::kernel_source(&looped, arch, layouts));
+        }
+    }
+    if let Some(m) = blocks::rows(k) {
+        // Each buffer set has half of UB, on the planner's alignment.
+        let half = OnChip {
+            ub: arch.on_chip.ub / 2 / 512 * 512,
+            ..arch.on_chip
+        };
+        for n in blocks::counts(m) {
+            let sub = blocks::sub_kernel(k, m, m / n);
+            let Ok(plan) = buffers::plan(&sub, &half) else {
+                continue;
+            };
+            let used = plan
+                .buffers
+                .iter()
+                .filter(|b| b.memory == Memory::Ub)
+                .map(|b| b.offset + b.bytes())
+                .max()
+                .unwrap_or(0);
+            consider(written(&sub, k, arch, &half, layouts, n, used.div_ceil(512) * 512));
+        }
+    }
+    Ok(best.1)
+}
+
+/// The text of `k` (`full`, or its row block) as `blocks` blocks whose buffer sets are
+/// `set_bytes` apart, planned in `chip`, checked against `arch`'s rules.
+fn written(
+    k: &Kernel,
+    full: &Kernel,
+    arch: &Arch,
+    chip: &OnChip,
+    layouts: &Layouts,
+    blocks: u64,
+    set_bytes: u64,
+) -> Result<String, Refusal> {
+    let refuse = |op: Option<u32>, message: String| Refusal { op, message };
+    let KernelBody::Ops(ops) = &k.body else {
+        return Err(refuse(None, format!("kernel `{}` has a C++ body", k.name)));
+    };
+    let plan = buffers::plan(k, chip)
         .map_err(|o| refuse(Some(o.op), format!("kernel `{}`: {o}", k.name)))?;
     let mut g = Gen {
         out: String::new(),
@@ -281,8 +350,12 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         layouts,
         chip: &arch.on_chip,
         at: None,
+        block: None,
+        first_pipe: None,
+        indent: 0,
     };
-    g.file().map_err(|m| refuse(g.at, m))?;
+    g.file(full, blocks, set_bytes)
+        .map_err(|m| refuse(g.at, m))?;
     let out = barriers::elide(&g.out, arch);
     verify::check(&out, arch)?;
     Ok(out)
@@ -301,11 +374,30 @@ struct Gen<'a> {
     chip: &'a OnChip,
     /// The op being written.
     at: Option<u32>,
+    /// The row block being written, if the kernel runs as blocks.
+    block: Option<Block>,
+    /// The pipe of the first instruction written (of the block).
+    first_pipe: Option<Pipe>,
+    /// Scopes open around the lines written.
+    indent: usize,
+}
+
+/// One row block of a kernel written as blocks ([`blocks`]).
+#[derive(Clone, Copy)]
+struct Block {
+    /// Its first row of the kernel's split tiles.
+    first_row: u64,
+    /// Its buffer set: 0 or 1.
+    set: u32,
+    /// Where its buffer set starts in UB.
+    base: u64,
 }
 
 impl Gen<'_> {
     fn line(&mut self, s: &str) {
-        self.out.push_str("    ");
+        for _ in 0..=self.indent {
+            self.out.push_str("    ");
+        }
         self.out.push_str(s);
         self.out.push('\n');
     }
@@ -316,12 +408,14 @@ impl Gen<'_> {
             Some(p) if p == pipe && p == Pipe::V => self.line("pipe_barrier(PIPE_V);"),
             Some(p) if p != pipe => {
                 let (a, b) = (p.name(), pipe.name());
+                let e = self.block.map_or(0, |b| b.set);
                 self.line(&format!(
-                    "set_flag({a}, {b}, EVENT_ID0); wait_flag({a}, {b}, EVENT_ID0);"
+                    "set_flag({a}, {b}, EVENT_ID{e}); wait_flag({a}, {b}, EVENT_ID{e});"
                 ));
             }
             _ => {}
         }
+        self.first_pipe.get_or_insert(pipe);
         self.pipe = Some(pipe);
         self.line(&s);
     }
@@ -357,7 +451,21 @@ impl Gen<'_> {
     /// reads, marked unused.
     fn globals(&mut self) {
         let k = self.k;
+        let rows = self.block_rows();
         for p in &k.params {
+            // A row block's view starts at its first row of a split tile.
+            let at = |t: &TileType, layout: GmLayout| match self.block {
+                Some(b) if t.rows == rows && b.first_row > 0 => match layout {
+                    GmLayout::Nd => format!(
+                        "p_{} + {} * {}",
+                        p.name,
+                        b.first_row,
+                        stride_name(k, &p.name, *t, self.layouts)
+                    ),
+                    GmLayout::Dn => format!("p_{} + {}", p.name, b.first_row),
+                },
+                _ => format!("p_{}", p.name),
+            };
             match &p.ty {
                 ParamType::Tile(_, t) if buffers::is_column(*t) => {
                     // A column's UB tile is column-major, which A2/A3 loads and stores only
@@ -369,24 +477,27 @@ impl Gen<'_> {
                         "pto::Stride<1, 1, 1, 1, 1>",
                     );
                     self.line(&format!(
-                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}(p_{n}, {shape}(), {stride}());  (void)p_{n}_cs;",
+                        "GlobalTensor<{e}, {shape}, {stride}, Layout::DN> g_{n}({ptr}, {shape}(), {stride}());  (void)p_{n}_cs;",
                         e = elem(t.dtype),
-                        n = p.name
+                        n = p.name,
+                        ptr = at(t, GmLayout::Dn)
                     ));
                 }
                 ParamType::Tile(_, t) => {
                     // Row-major: columns one element apart, rows `rs` apart. Column-major (a
                     // transposed view, which only the cube reads, into a ZN tile that is its
                     // right operand as it is): rows one element apart, columns `cs` apart.
-                    let (stride, layout) = match gm_layout(k, &p.name, *t, self.layouts) {
+                    let gm = gm_layout(k, &p.name, *t, self.layouts);
+                    let (stride, layout) = match gm {
                         GmLayout::Nd => ("pto::Stride<1, 1, 1, -1, 1>", ""),
                         GmLayout::Dn => ("pto::Stride<1, 1, 1, 1, -1>", ", Layout::DN"),
                     };
                     let shape = format!("pto::Shape<1, 1, 1, {}, {}>", t.rows, t.cols);
                     self.line(&format!(
-                        "GlobalTensor<{e}, {shape}, {stride}{layout}> g_{n}(p_{n}, {shape}(), {stride}({s}));",
+                        "GlobalTensor<{e}, {shape}, {stride}{layout}> g_{n}({ptr}, {shape}(), {stride}({s}));",
                         e = elem(t.dtype),
                         n = p.name,
+                        ptr = at(t, gm),
                         s = stride_name(k, &p.name, *t, self.layouts)
                     ));
                 }
@@ -403,40 +514,128 @@ impl Gen<'_> {
         }
     }
 
-    fn file(&mut self) -> Result<(), String> {
-        let k = self.k;
+    /// The kernel's file: `full`'s entry over this kernel's instructions, once or, for
+    /// `blocks` > 1, once per row block ([`blocks`]) in two buffer sets `set_bytes` apart.
+    fn file(&mut self, full: &Kernel, blocks: u64, set_bytes: u64) -> Result<(), String> {
         let _ = writeln!(
             self.out,
             "// AICore kernel `{}` ({}), generated by `wsp emit` from its IR: PTO-ISA tiles placed in\n\
              // UB/L1/L0 at planned offsets, one instruction sequence per op.",
-            k.name,
-            unit(k)
+            full.name,
+            unit(full)
         );
         self.out.push_str("#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n");
-        let _ = writeln!(self.out, "{}\n{{", entry_signature(k, self.layouts));
-        self.globals();
+        let _ = writeln!(self.out, "{}\n{{", entry_signature(full, self.layouts));
+        if blocks == 1 {
+            self.globals();
+            self.body()?;
+        } else {
+            self.blocks(blocks, set_bytes)?;
+        }
+        if let Some(p) = self.pipe {
+            let a = p.name();
+            self.line(&format!(
+                "set_flag({a}, PIPE_S, EVENT_ID0); wait_flag({a}, PIPE_S, EVENT_ID0);"
+            ));
+        }
+        self.out.push_str("}\n");
+        self.out.push_str(&adapter(full, self.layouts));
+        Ok(())
+    }
+
+    /// Row blocks in turn, each in its own scope with its views and buffers. A block's
+    /// instructions are chained as the whole kernel's are, on its buffer set's event ID; its
+    /// first waits for the last of the block two before, which used the same buffers (event
+    /// ID 2 + set), and a vector barrier keeps the blocks' undeclared UB scratch apart.
+    fn blocks(&mut self, blocks: u64, set_bytes: u64) -> Result<(), String> {
+        let rows = self.block_rows();
+        let mut ends: Option<(Pipe, Pipe)> = None;
+        for b in 0..blocks {
+            let set = (b % 2) as u32;
+            self.line(&format!(
+                "{{  // rows [{}, {}) in buffer set {set}",
+                b * rows,
+                (b + 1) * rows
+            ));
+            self.indent += 1;
+            self.block = Some(Block {
+                first_row: b * rows,
+                set,
+                base: u64::from(set) * set_bytes,
+            });
+            self.pipe = None;
+            self.first_pipe = None;
+            self.filled.clear();
+            if b >= 1 {
+                self.line("pipe_barrier(PIPE_V);");
+            }
+            if let (true, Some((first, last))) = (b >= 2, ends) {
+                self.line(&format!(
+                    "wait_flag({}, {}, EVENT_ID{});",
+                    last.name(),
+                    first.name(),
+                    2 + set
+                ));
+            }
+            self.globals();
+            self.body()?;
+            let (Some(first), Some(last)) = (self.first_pipe, self.pipe) else {
+                return Err("a row block with no instructions".into());
+            };
+            if first == last {
+                return Err("a row block on one pipe cannot overlap another".into());
+            }
+            ends = Some((first, last));
+            if b + 2 < blocks {
+                self.line(&format!(
+                    "set_flag({}, {}, EVENT_ID{});",
+                    last.name(),
+                    first.name(),
+                    2 + set
+                ));
+            }
+            self.indent -= 1;
+            self.line("}");
+        }
+        Ok(())
+    }
+
+    /// The rows of this (sub-)kernel's split tiles: its results'.
+    fn block_rows(&self) -> u64 {
+        self.ops
+            .iter()
+            .filter_map(|o| match o.ty {
+                ValueType::Tile(t) => Some(t.rows),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The buffers' declarations, then each op's instructions.
+    fn body(&mut self) -> Result<(), String> {
         let plan = self.plan;
+        let base = self.block.map_or(0, |b| b.base);
         let mut aliases = Vec::new();
         for b in &plan.buffers {
             let name = buffer_name(&b.role);
+            let at = b.offset + base;
             self.line(&format!(
-                "{} {name}; TASSIGN({name}, 0x{:x});  // {} [{}, {})",
+                "{} {name}; TASSIGN({name}, 0x{at:x});  // {} [{at}, {})",
                 tile_type(b, self.loaded_transposed(&b.role)),
-                b.offset,
                 b.memory.name(),
-                b.offset,
-                b.offset + b.bytes()
+                at + b.bytes()
             ));
             if b.memory == Memory::Ub && buffers::is_column(b.tile) {
                 // Elementwise instructions take row-major tiles: the same bytes as [1, M].
                 aliases.push((
                     format!("{name}_row"),
                     format!(
-                        "    Tile<TileType::Vec, {}, 1, {}, BLayout::RowMajor, 1, {}> {name}_row; TASSIGN({name}_row, 0x{:x});  // {name} as a row\n",
+                        "{}Tile<TileType::Vec, {}, 1, {}, BLayout::RowMajor, 1, {}> {name}_row; TASSIGN({name}_row, 0x{at:x});  // {name} as a row\n",
+                        "    ".repeat(1 + self.indent),
                         elem(b.tile.dtype),
                         b.rows,
                         b.tile.rows,
-                        b.offset
                     ),
                 ));
             }
@@ -459,14 +658,6 @@ impl Gen<'_> {
             .map(|(_, line)| line)
             .collect();
         self.out.insert_str(body, &used);
-        if let Some(p) = self.pipe {
-            let a = p.name();
-            self.line(&format!(
-                "set_flag({a}, PIPE_S, EVENT_ID0); wait_flag({a}, PIPE_S, EVENT_ID0);"
-            ));
-        }
-        self.out.push_str("}\n");
-        self.out.push_str(&adapter(self.k, self.layouts));
         Ok(())
     }
 
@@ -1155,7 +1346,7 @@ pub(crate) fn adapter(k: &Kernel, layouts: &Layouts) -> String {
 
 #[cfg(test)]
 mod tests {
-    use expect_test::expect;
+    use expect_test::{expect, expect_file};
     use wsp_ir::arch::A2A3;
     use wsp_ir::kernel::{Param, ParamType};
     use wsp_ir::plan::{Direction, F64};
@@ -1216,6 +1407,22 @@ mod tests {
                 op("store", vec![p("out"), Operand::Value(4)], ValueType::Unit),
             ],
         )
+    }
+
+    /// `rmsnorm` times a `[1,128]` gain row.
+    fn rmsnorm_gain() -> Kernel {
+        use DType::F32;
+        let mut k = rmsnorm();
+        k.params.insert(1, tile("gain", Direction::In, 1, 128, F32));
+        let KernelBody::Ops(ops) = &mut k.body else {
+            unreachable!()
+        };
+        ops.insert(
+            5,
+            op("mul", vec![Operand::Value(4), p("gain")], t(16, 128, F32)),
+        );
+        ops[6].args[1] = Operand::Value(5);
+        k
     }
 
     /// A matmul that accumulates into its `InOut` tile (as `examples/tiled_matmul.wsp`'s did
@@ -1303,6 +1510,28 @@ mod tests {
         "#]]
         .assert_eq(&src);
         assert_eq!(unit(&rmsnorm()), "vec");
+    }
+
+    /// Where the cost favours them, row blocks: each block's views start at its rows (the
+    /// gain row, read whole, does not move), its buffers in its own half of UB, its flags on
+    /// its own event ID.
+    #[test]
+    fn row_blocks_when_cheaper() {
+        use DType::F32;
+        let blocked = |src: &str| u64::from(!src.contains("buffer set 1"));
+        let src = kernel_source_costed(&rmsnorm_gain(), &A2A3, &Layouts::default(), &blocked)
+            .unwrap();
+        expect_file!["../tests/snapshots/rmsnorm_row_blocks.cpp"].assert_eq(&src);
+        // Of equal costs, the fewest blocks; no block has fewer than 8 rows.
+        assert_eq!(src.matches("// rows [").count(), 2);
+        // Columns down the rows (a column sum) cannot be split by rows.
+        let mut colsum = rmsnorm_gain();
+        let KernelBody::Ops(ops) = &mut colsum.body else {
+            unreachable!()
+        };
+        ops[1] = op("colsum", vec![Operand::Value(0)], t(1, 128, F32));
+        assert_eq!(blocks::rows(&colsum), None);
+        assert_eq!(blocks::rows(&rmsnorm_gain()), Some(16));
     }
 
     #[test]

@@ -111,7 +111,14 @@ fn emit_inner(args: &EmitArgs) -> Result<ExitCode, String> {
         name: &name,
         text: &text,
     };
-    let mut tree = wsp_codegen::npu::tree(&programs, &actions, &source, &wsp_ir::arch::A2A3)?;
+    let table = wsp_runtime::target::TargetDesc::default().instructions;
+    let mut tree = wsp_codegen::npu::tree(
+        &programs,
+        &actions,
+        &source,
+        &wsp_ir::arch::A2A3,
+        &|k, layouts| wsp_runtime::kernel_model::source(k, layouts, &table),
+    )?;
     let base_dir = args
         .file
         .parent()

@@ -105,6 +105,115 @@ pub fn buffer_bytes(t: TileType, memory: Memory) -> u64 {
 /// What `wsp emit` writes of a loop kernel, for messages.
 const FORM: &str = "`wsp emit` writes a loop kernel for an AICore when it is a GEMM: one matmul accumulated over a K loop, its operands loaded by slices in that loop and its result stored once after it";
 
+/// A kernel that multiplies two tiles once (`c = a @ b` of its tile parameters, read as they
+/// are or loaded, the product stored whole) written as the same GEMM over `steps` K steps:
+/// the form [`plan`] pipelines, so that one step's loads overlap another's cube work and the
+/// fixpipe stores one column part while the cube computes the other. `None`: not such a
+/// kernel, or its K is not `steps` whole fractals.
+pub fn k_steps(k: &Kernel, steps: u64) -> Option<Kernel> {
+    let KernelBody::Ops(ops) = &k.body else {
+        return None;
+    };
+    if k.iterates() || steps < 2 {
+        return None;
+    }
+    // The parameter an operand reads: itself, or a whole load of it.
+    let param = |o: &Operand| match o {
+        Operand::Param(p) => Some(p.clone()),
+        Operand::Value(v) => match ops.get(*v as usize) {
+            Some(Op { op, args, .. }) if op == "load" && args.len() == 1 => match &args[0] {
+                Operand::Param(p) => Some(p.clone()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut matmul = None;
+    let mut store = None;
+    for (i, o) in ops.iter().enumerate() {
+        match o.op.as_str() {
+            "load" if param(&Operand::Value(i as u32)).is_some() => {}
+            "matmul" if matmul.is_none() && o.args.len() == 2 => matmul = Some(i as u32),
+            "store" if store.is_none() => store = Some(o),
+            _ => return None,
+        }
+    }
+    let mm = matmul?;
+    let m = &ops[mm as usize];
+    let (a, b) = (param(&m.args[0])?, param(&m.args[1])?);
+    let [Operand::Param(c), Operand::Value(v)] = store?.args.as_slice() else {
+        return None;
+    };
+    let ValueType::Tile(acc) = m.ty else {
+        return None;
+    };
+    let tile = |name: &str| {
+        k.params.iter().find_map(|p| match p.ty {
+            ParamType::Tile(_, t) if p.name == name => Some(t),
+            _ => None,
+        })
+    };
+    let (at, bt, ct) = (tile(&a)?, tile(&b)?, tile(c)?);
+    let kt = at.cols / steps;
+    if *v != mm || ct != acc || at.cols % steps != 0 || kt % 16 != 0 {
+        return None;
+    }
+    let step = |t: TileType, rows: u64, cols: u64| ValueType::Tile(TileType { rows, cols, ..t });
+    let at_k = Affine {
+        constant: 0,
+        terms: vec![("k".into(), kt as i64)],
+    };
+    let zero = Operand::Index(Affine::constant(0));
+    let body = vec![
+        Op {
+            op: "alloc".into(),
+            args: vec![
+                Operand::Shape(acc.rows, acc.cols),
+                Operand::DType(acc.dtype),
+            ],
+            ty: ValueType::Tile(acc),
+        },
+        Op {
+            op: crate::kernel::CARRY.into(),
+            args: vec![Operand::Value(0), Operand::Value(4)],
+            ty: ValueType::Tile(acc),
+        },
+        Op {
+            op: "load".into(),
+            args: vec![Operand::Param(a), zero.clone(), Operand::Index(at_k.clone())],
+            ty: step(at, at.rows, kt),
+        },
+        Op {
+            op: "load".into(),
+            args: vec![Operand::Param(b), Operand::Index(at_k), zero],
+            ty: step(bt, kt, bt.cols),
+        },
+        Op {
+            op: "matmul".into(),
+            args: vec![Operand::Value(2), Operand::Value(3), Operand::Value(1)],
+            ty: ValueType::Tile(acc),
+        },
+        Op {
+            op: "store".into(),
+            args: vec![Operand::Param(c.clone()), Operand::Value(4)],
+            ty: ValueType::Unit,
+        },
+    ];
+    Some(Kernel {
+        name: k.name.clone(),
+        params: k.params.clone(),
+        body: KernelBody::Ops(body),
+        loops: vec![crate::kernel::Loop {
+            var: "k".into(),
+            trips: steps,
+            first: 1,
+            end: 5,
+            stages: None,
+        }],
+    })
+}
+
 /// Pipelining depth when the user states none: two of each operand in flight, as PTO-ISA's
 /// hand-written kernels keep.
 const DEFAULT_STAGES: u32 = 2;

@@ -256,11 +256,15 @@ pub fn alternative_value(default: u64) -> u64 {
 /// The tree for a file's programs (already retargeted to `ascend_npu` by the caller) and its
 /// top-level actions. Initial tensor data (`data/*.npy`) is the caller's to add: it is computed
 /// by the runtime, which codegen does not depend on.
+///
+/// `kernel` writes each AICore kernel's C++ (`wsp_aicore::kernel_source_costed` with the
+/// clock's costs, which codegen does not depend on either).
 pub fn tree(
     programs: &[Program],
     actions: &[Action],
     source: &Source,
     arch: &wsp_ir::arch::Arch,
+    kernel: &dyn Fn(&Kernel, &wsp_ir::layout::Layouts) -> Result<String, aicore::Refusal>,
 ) -> Result<Tree, String> {
     let mut tree = Tree::default();
     for (path, text) in STATIC_FILES {
@@ -291,7 +295,7 @@ pub fn tree(
     // Each AICore kernel, with the instruction of it Perf-Sim cannot run, if any.
     let mut timed: Vec<(&Kernel, Option<String>)> = Vec::new();
     for k in all.iter().copied().filter(|k| !is_custom(k)) {
-        let src = aicore::kernel_source(k, arch, &layouts)
+        let src = kernel(k, &layouts)
             .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         timed.push((k, verify::scalar_loop(&src)));
         tree.add(format!("aicore/{}.cpp", k.name), src);

@@ -402,8 +402,12 @@ pub struct Modelled {
 }
 
 /// The AICore parts of `k` for A2/A3 (itself, or its split), each read back as `wsp emit`
-/// writes it; `Err` says why it has none.
-pub fn listings(k: &Kernel, layouts: &Layouts) -> Result<Vec<(Kernel, Listing)>, String> {
+/// writes it with `table`'s costs ([`source`]); `Err` says why it has none.
+pub fn listings(
+    k: &Kernel,
+    layouts: &Layouts,
+    table: &InstrTable,
+) -> Result<Vec<(Kernel, Listing)>, String> {
     let arch = &wsp_ir::arch::A2A3;
     let parts = match wsp_ir::split::split_kernel(k, arch)? {
         Some(split) => split.parts.into_iter().map(|p| p.kernel).collect(),
@@ -412,15 +416,27 @@ pub fn listings(k: &Kernel, layouts: &Layouts) -> Result<Vec<(Kernel, Listing)>,
     parts
         .into_iter()
         .map(|p| {
-            let src = wsp_aicore::kernel_source(&p, arch, layouts).map_err(|r| r.message)?;
+            let src = source(&p, layouts, table).map_err(|r| r.message)?;
             Ok((p, wsp_aicore::listing::listing(&src)))
         })
         .collect()
 }
 
+/// The A2/A3 AICore C++ `wsp emit` writes for the AICore kernel `k` (one part of a split),
+/// its form chosen by this model's cycles under `table`.
+pub fn source(
+    k: &Kernel,
+    layouts: &Layouts,
+    table: &InstrTable,
+) -> Result<String, wsp_aicore::Refusal> {
+    wsp_aicore::kernel_source_costed(k, &wsp_ir::arch::A2A3, layouts, &|src| {
+        run_listing(&wsp_aicore::listing::listing(src), table).total
+    })
+}
+
 /// The model's cycles for `k`.
 pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
-    match listings(k, layouts) {
+    match listings(k, layouts, table) {
         Ok(parts) => {
             let mut m = Modelled {
                 cube_cycles: 0,
