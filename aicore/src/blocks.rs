@@ -30,13 +30,15 @@ pub(crate) fn rows(k: &Kernel) -> Option<u64> {
     if k.iterates() || !ops.iter().any(|o| o.op == "store") {
         return None;
     }
-    let m = ops
-        .iter()
-        .filter_map(|o| match o.ty {
-            ValueType::Tile(t) => Some(t.rows),
-            _ => None,
-        })
-        .max()?;
+    let results = ops.iter().filter_map(|o| match o.ty {
+        ValueType::Tile(t) => Some(t.rows),
+        _ => None,
+    });
+    let params = k.params.iter().filter_map(|p| match p.ty {
+        ParamType::Tile(_, t) => Some(t.rows),
+        _ => None,
+    });
+    let m = results.chain(params).max()?;
     if m < 2 * MIN_ROWS {
         return None;
     }

@@ -294,9 +294,15 @@ pub fn kernel_source_costed(
             }
         }
     };
+    // A GEMM's accumulator in more column parts; a one-tile matmul over K steps.
+    if k.iterates() {
+        consider(pipelined::kernel_source_in_parts(k, arch, layouts, Some(4)));
+    }
     for steps in [2, 4, 8] {
         if let Some(looped) = wsp_ir::pipeline::k_steps(k, steps) {
-            consider(pipelined::kernel_source(&looped, arch, layouts));
+            for parts in [None, Some(4)] {
+                consider(pipelined::kernel_source_in_parts(&looped, arch, layouts, parts));
+            }
         }
     }
     if let Some(m) = blocks::rows(k) {
@@ -600,16 +606,17 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// The rows of this (sub-)kernel's split tiles: its results'.
+    /// The rows of this (sub-)kernel's split tiles: the most any tile has.
     fn block_rows(&self) -> u64 {
-        self.ops
-            .iter()
-            .filter_map(|o| match o.ty {
-                ValueType::Tile(t) => Some(t.rows),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(1)
+        let results = self.ops.iter().filter_map(|o| match o.ty {
+            ValueType::Tile(t) => Some(t.rows),
+            _ => None,
+        });
+        let params = self.k.params.iter().filter_map(|p| match p.ty {
+            ParamType::Tile(_, t) => Some(t.rows),
+            _ => None,
+        });
+        results.chain(params).max().unwrap_or(1)
     }
 
     /// The buffers' declarations, then each op's instructions.

@@ -28,13 +28,33 @@ use crate::{Refusal, elem, entry_signature, gm_layout};
 
 /// The translation unit of a loop kernel; `Err` names the op that has no pipelined form.
 pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, Refusal> {
-    let plan = pipeline::plan(k, arch).map_err(|e| match e {
+    kernel_source_in_parts(k, arch, layouts, None)
+}
+
+/// [`kernel_source`] with the accumulator in `parts` column parts (each whole fractals)
+/// rather than the plan's: more parts leave less of the last store after the cube's work.
+pub(crate) fn kernel_source_in_parts(
+    k: &Kernel,
+    arch: &Arch,
+    layouts: &Layouts,
+    parts: Option<u32>,
+) -> Result<String, Refusal> {
+    let mut plan = pipeline::plan(k, arch).map_err(|e| match e {
         NoForm::Op(op, message) => Refusal { op, message },
         NoForm::Overflow(o) => Refusal {
             op: Some(o.op),
             message: format!("kernel `{}`: {o}, counting the buffers in flight", k.name),
         },
     })?;
+    if let Some(parts) = parts {
+        if plan.acc.cols % (u64::from(parts) * wsp_ir::buffers::FRACTAL) != 0 {
+            return Err(Refusal {
+                op: Some(plan.matmul),
+                message: format!("the accumulator's columns are not {parts} parts of fractals"),
+            });
+        }
+        plan.parts = parts;
+    }
     for (p, op) in [
         (&plan.left.param, plan.left.load),
         (&plan.right.param, plan.right.load),

@@ -582,3 +582,68 @@ pub fn affine_cxx(k: &Kernel, a: &Affine) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Param;
+    use crate::plan::Direction;
+
+    fn tile(name: &str, dir: Direction, rows: u64, cols: u64, dtype: DType) -> Param {
+        Param {
+            name: name.into(),
+            ty: ParamType::Tile(dir, TileType { rows, cols, dtype }),
+        }
+    }
+
+    /// `c = a @ b` for a 64x128 and 128x64, f16 into f32.
+    fn one_tile() -> Kernel {
+        let acc = TileType {
+            rows: 64,
+            cols: 64,
+            dtype: DType::F32,
+        };
+        Kernel {
+            name: "mm".into(),
+            params: vec![
+                tile("a", Direction::In, 64, 128, DType::F16),
+                tile("b", Direction::In, 128, 64, DType::F16),
+                tile("c", Direction::Out, 64, 64, DType::F32),
+            ],
+            body: KernelBody::Ops(vec![
+                Op {
+                    op: "matmul".into(),
+                    args: vec![Operand::Param("a".into()), Operand::Param("b".into())],
+                    ty: ValueType::Tile(acc),
+                },
+                Op {
+                    op: "store".into(),
+                    args: vec![Operand::Param("c".into()), Operand::Value(0)],
+                    ty: ValueType::Unit,
+                },
+            ]),
+            loops: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_one_tile_matmul_is_a_gemm_over_k_steps() {
+        let k = one_tile();
+        let looped = k_steps(&k, 4).unwrap();
+        let p = plan(&looped, &crate::arch::A2A3).unwrap();
+        assert_eq!(looped.loops[p.k_loop.unwrap()].trips, 4);
+        assert_eq!((p.left.tile.cols, p.right.tile.rows), (32, 32));
+        assert_eq!(p.left.col, Affine::var("k").scale(32).unwrap());
+        assert_eq!(p.right.row, Affine::var("k").scale(32).unwrap());
+        assert_eq!((p.store, p.out.as_str()), (5, "c"));
+        // Steps of 16 (whole fractals) at most; a kernel with more than the product is not
+        // this form.
+        assert!(k_steps(&k, 8).is_some());
+        assert!(k_steps(&k, 16).is_none());
+        let mut more = k.clone();
+        if let KernelBody::Ops(ops) = &mut more.body {
+            ops.insert(1, ops[0].clone());
+        }
+        assert!(k_steps(&more, 2).is_none());
+    }
+}
