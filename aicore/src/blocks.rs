@@ -69,7 +69,10 @@ fn row_wise(o: &Op, m: u64) -> bool {
             | Lowering::RowReduce { .. }
             | Lowering::Steps { .. },
         ) => true,
-        _ => matches!(o.op.as_str(), "load" | "store" | "cast" | "alloc" | "constant"),
+        _ => matches!(
+            o.op.as_str(),
+            "load" | "store" | "cast" | "alloc" | "constant"
+        ),
     };
     result && shapes && lowering
 }

@@ -301,7 +301,9 @@ pub fn kernel_source_costed(
     for steps in [2, 4, 8] {
         if let Some(looped) = wsp_ir::pipeline::k_steps(k, steps) {
             for parts in [None, Some(4)] {
-                consider(pipelined::kernel_source_in_parts(&looped, arch, layouts, parts));
+                consider(pipelined::kernel_source_in_parts(
+                    &looped, arch, layouts, parts,
+                ));
             }
         }
     }
@@ -323,7 +325,15 @@ pub fn kernel_source_costed(
                 .map(|b| b.offset + b.bytes())
                 .max()
                 .unwrap_or(0);
-            consider(written(&sub, k, arch, &half, layouts, n, used.div_ceil(512) * 512));
+            consider(written(
+                &sub,
+                k,
+                arch,
+                &half,
+                layouts,
+                n,
+                used.div_ceil(512) * 512,
+            ));
         }
     }
     Ok(best.1)
@@ -1526,8 +1536,8 @@ mod tests {
     fn row_blocks_when_cheaper() {
         use DType::F32;
         let blocked = |src: &str| u64::from(!src.contains("buffer set 1"));
-        let src = kernel_source_costed(&rmsnorm_gain(), &A2A3, &Layouts::default(), &blocked)
-            .unwrap();
+        let src =
+            kernel_source_costed(&rmsnorm_gain(), &A2A3, &Layouts::default(), &blocked).unwrap();
         expect_file!["../tests/snapshots/rmsnorm_row_blocks.cpp"].assert_eq(&src);
         // Of equal costs, the fewest blocks; no block has fewer than 8 rows.
         assert_eq!(src.matches("// rows [").count(), 2);

@@ -81,9 +81,10 @@ fn every_example_kernel_is_within_15_percent_of_perf_sim() {
 }
 
 /// The pipe the model gives each instruction (`wsp_aicore::listing::Pipe::of`, from its name
-/// and memories) is the one the emitter ordered it on: in a kernel that does not loop, whose
-/// pipes the emitter orders one after another, a `wait_flag(A, B)` is followed by an
-/// instruction on B, and A is the pipe of the instruction before.
+/// and memories) is the one the emitter ordered it on: in a kernel that is not a GEMM, whose
+/// pipes the emitter orders one after another (in each row block, a block's first waiting
+/// for the last of the block two before), a `wait_flag(A, B)` is followed by an instruction on
+/// B, and A is the pipe of the instruction before.
 #[test]
 fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
     use wsp_aicore::listing::Step;
@@ -98,9 +99,11 @@ fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
         emit(&program, &tree);
         for entry in std::fs::read_dir(tree.join("aicore")).unwrap() {
             let path = entry.unwrap().path();
-            let listing = wsp_aicore::listing::listing(&std::fs::read_to_string(&path).unwrap());
-            // A loop kernel's pipes overlap by design (`aicore/src/pipelined.rs`).
-            if !listing.loops.is_empty() {
+            let src = std::fs::read_to_string(&path).unwrap();
+            let listing = wsp_aicore::listing::listing(&src);
+            // A GEMM's pipes overlap by design (`aicore/src/pipelined.rs`), whether its K
+            // steps are a loop or, for a one-tile matmul, written out.
+            if !listing.loops.is_empty() || src.contains(" K steps: ") {
                 continue;
             }
             let (mut last, mut waiting) = (None, None);

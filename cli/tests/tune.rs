@@ -291,8 +291,8 @@ summary.print_summary()
         ==================================================
         Configurations tested: 8
         Successful trials: 2
-        Baseline time: 0.004 ms (8056 cycles, simulated)
-        Best time: 0.001 ms (2014 cycles, simulated)
+        Baseline time: 0.004 ms (8044 cycles, simulated)
+        Best time: 0.001 ms (2011 cycles, simulated)
         Speedup: 4.00x
 
         Best configuration:

@@ -181,7 +181,11 @@ pub fn k_steps(k: &Kernel, steps: u64) -> Option<Kernel> {
         },
         Op {
             op: "load".into(),
-            args: vec![Operand::Param(a), zero.clone(), Operand::Index(at_k.clone())],
+            args: vec![
+                Operand::Param(a),
+                zero.clone(),
+                Operand::Index(at_k.clone()),
+            ],
             ty: step(at, at.rows, kt),
         },
         Op {

@@ -295,8 +295,7 @@ pub fn tree(
     // Each AICore kernel, with the instruction of it Perf-Sim cannot run, if any.
     let mut timed: Vec<(&Kernel, Option<String>)> = Vec::new();
     for k in all.iter().copied().filter(|k| !is_custom(k)) {
-        let src = kernel(k, &layouts)
-            .map_err(|e| format!("kernel `{}`: {e}", k.name))?;
+        let src = kernel(k, &layouts).map_err(|e| format!("kernel `{}`: {e}", k.name))?;
         timed.push((k, verify::scalar_loop(&src)));
         tree.add(format!("aicore/{}.cpp", k.name), src);
     }
