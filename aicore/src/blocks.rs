@@ -82,7 +82,7 @@ fn row_wise(o: &Op, m: u64) -> bool {
 pub(crate) fn counts(m: u64) -> impl Iterator<Item = u64> {
     COUNTS
         .into_iter()
-        .filter(move |n| m % n == 0 && m / n >= MIN_ROWS)
+        .filter(move |n| m.is_multiple_of(*n) && m / n >= MIN_ROWS)
 }
 
 /// `k` over `rows` of its `m` rows: every tile of `m` rows has `rows`.

@@ -156,7 +156,11 @@ pub fn k_steps(k: &Kernel, steps: u64) -> Option<Kernel> {
     };
     let (at, bt, ct) = (tile(&a)?, tile(&b)?, tile(c)?);
     let kt = at.cols / steps;
-    if *v != mm || ct != acc || at.cols % steps != 0 || kt % 16 != 0 {
+    if *v != mm
+        || ct != acc
+        || !at.cols.is_multiple_of(steps)
+        || !kt.is_multiple_of(crate::buffers::FRACTAL)
+    {
         return None;
     }
     let step = |t: TileType, rows: u64, cols: u64| ValueType::Tile(TileType { rows, cols, ..t });
