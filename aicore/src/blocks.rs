@@ -46,15 +46,30 @@ pub(crate) fn rows(k: &Kernel) -> Option<u64> {
         ParamType::Tile(d, t) => t.rows == m || (t.rows == 1 && d == Direction::In),
         _ => true,
     });
-    let ops_ok = ops.iter().all(|o| row_wise(o, m));
+    let ops_ok = ops.iter().all(|o| row_wise(k, ops, o, m));
     (params_ok && ops_ok).then_some(m)
 }
 
-fn row_wise(o: &Op, m: u64) -> bool {
+fn row_wise(k: &Kernel, ops: &[Op], o: &Op, m: u64) -> bool {
+    let tile = |a: &Operand| match a {
+        Operand::Value(v) => matches!(
+            ops.get(*v as usize),
+            Some(Op {
+                ty: ValueType::Tile(_),
+                ..
+            })
+        ),
+        Operand::Param(p) => k
+            .params
+            .iter()
+            .any(|q| q.name == *p && matches!(q.ty, ParamType::Tile(..))),
+        _ => false,
+    };
     let result = match o.ty {
         ValueType::Tile(t) => t.rows == m,
         ValueType::Unit => o.op == "store",
-        ValueType::Scalar(_) => false,
+        // Each block computes a scalar of scalars again; one of a tile would be of its rows.
+        ValueType::Scalar(_) => return !o.args.iter().any(tile),
     };
     let shapes = o.args.iter().all(|a| match a {
         Operand::Shape(r, _) => *r == m,
