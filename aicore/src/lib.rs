@@ -286,26 +286,38 @@ pub fn kernel_source_costed(
 ) -> Result<String, Refusal> {
     let whole = kernel_source(k, arch, layouts)?;
     let mut best = (cost(&whole), whole);
-    let mut consider = |src: Result<String, Refusal>| {
-        if let Ok(src) = src {
+    // Whether `src` is the fastest yet (and now `best`).
+    let mut consider = |src: Result<String, Refusal>| match src {
+        Ok(src) => {
             let c = cost(&src);
-            if c < best.0 {
+            let faster = c < best.0;
+            if faster {
                 best = (c, src);
             }
+            faster
         }
+        Err(_) => false,
     };
-    // A GEMM's accumulator in more column parts; a one-tile matmul over K steps.
+    // A GEMM's accumulator in more column parts; a one-tile matmul over K steps, and the
+    // fastest of those with more parts.
     if k.iterates() {
         consider(pipelined::kernel_source_in_parts(k, arch, layouts, Some(4)));
     }
+    let mut stepped = None;
     for steps in [2, 4, 8] {
-        if let Some(looped) = wsp_ir::pipeline::k_steps(k, steps) {
-            for parts in [None, Some(4)] {
-                consider(pipelined::kernel_source_in_parts(
-                    &looped, arch, layouts, parts,
-                ));
-            }
+        if let Some(looped) = wsp_ir::pipeline::k_steps(k, steps)
+            && consider(pipelined::kernel_source(&looped, arch, layouts))
+        {
+            stepped = Some(looped);
         }
+    }
+    if let Some(looped) = stepped {
+        consider(pipelined::kernel_source_in_parts(
+            &looped,
+            arch,
+            layouts,
+            Some(4),
+        ));
     }
     if let Some(m) = blocks::rows(k) {
         // Each buffer set has half of UB, on the planner's alignment.
