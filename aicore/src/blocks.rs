@@ -9,6 +9,7 @@
 //! keeps whichever count the caller's cost of the emitted text finds fastest
 //! ([`crate::kernel_source_costed`]).
 
+use wsp_ir::buffers;
 use wsp_ir::instructions::{self, Lowering};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::plan::Direction;
@@ -30,15 +31,7 @@ pub(crate) fn rows(k: &Kernel) -> Option<u64> {
     if k.iterates() || !ops.iter().any(|o| o.op == "store") {
         return None;
     }
-    let results = ops.iter().filter_map(|o| match o.ty {
-        ValueType::Tile(t) => Some(t.rows),
-        _ => None,
-    });
-    let params = k.params.iter().filter_map(|p| match p.ty {
-        ParamType::Tile(_, t) => Some(t.rows),
-        _ => None,
-    });
-    let m = results.chain(params).max()?;
+    let m = most_rows(k, ops)?;
     if m < 2 * MIN_ROWS {
         return None;
     }
@@ -51,20 +44,7 @@ pub(crate) fn rows(k: &Kernel) -> Option<u64> {
 }
 
 fn row_wise(k: &Kernel, ops: &[Op], o: &Op, m: u64) -> bool {
-    let tile = |a: &Operand| match a {
-        Operand::Value(v) => matches!(
-            ops.get(*v as usize),
-            Some(Op {
-                ty: ValueType::Tile(_),
-                ..
-            })
-        ),
-        Operand::Param(p) => k
-            .params
-            .iter()
-            .any(|q| q.name == *p && matches!(q.ty, ParamType::Tile(..))),
-        _ => false,
-    };
+    let tile = |a: &Operand| buffers::tile_of(k, ops, a).is_some();
     let result = match o.ty {
         ValueType::Tile(t) => t.rows == m,
         ValueType::Unit => o.op == "store",
@@ -90,6 +70,19 @@ fn row_wise(k: &Kernel, ops: &[Op], o: &Op, m: u64) -> bool {
         ),
     };
     result && shapes && lowering
+}
+
+/// The most rows any tile of `k` has, its results' or its parameters'.
+pub(crate) fn most_rows(k: &Kernel, ops: &[Op]) -> Option<u64> {
+    let results = ops.iter().filter_map(|o| match o.ty {
+        ValueType::Tile(t) => Some(t.rows),
+        _ => None,
+    });
+    let params = k.params.iter().filter_map(|p| match p.ty {
+        ParamType::Tile(_, t) => Some(t.rows),
+        _ => None,
+    });
+    results.chain(params).max()
 }
 
 /// The block counts to try for `m` rows, fewest first: each block has the same rows, at

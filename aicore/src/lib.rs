@@ -270,8 +270,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
             ));
         }
     }
-    let source = written(k, k, arch, &arch.on_chip, layouts, 1, 0)?;
-    Ok(source)
+    written(k, k, arch, &arch.on_chip, layouts, 1, 0)
 }
 
 /// `k`'s AICore C++ as [`kernel_source`] writes it or, where `cost` (cycles of an emitted
@@ -330,13 +329,7 @@ pub fn kernel_source_costed(
             let Ok(plan) = buffers::plan(&sub, &half) else {
                 continue;
             };
-            let used = plan
-                .buffers
-                .iter()
-                .filter(|b| b.memory == Memory::Ub)
-                .map(|b| b.offset + b.bytes())
-                .max()
-                .unwrap_or(0);
+            let used = plan.peak(Memory::Ub);
             consider(written(
                 &sub,
                 k,
@@ -628,17 +621,9 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// The rows of this (sub-)kernel's split tiles: the most any tile has.
+    /// The rows of this (sub-)kernel's split tiles.
     fn block_rows(&self) -> u64 {
-        let results = self.ops.iter().filter_map(|o| match o.ty {
-            ValueType::Tile(t) => Some(t.rows),
-            _ => None,
-        });
-        let params = self.k.params.iter().filter_map(|p| match p.ty {
-            ParamType::Tile(_, t) => Some(t.rows),
-            _ => None,
-        });
-        results.chain(params).max().unwrap_or(1)
+        blocks::most_rows(self.k, self.ops).unwrap_or(1)
     }
 
     /// The buffers' declarations, then each op's instructions.

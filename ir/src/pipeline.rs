@@ -148,12 +148,7 @@ pub fn k_steps(k: &Kernel, steps: u64) -> Option<Kernel> {
     let ValueType::Tile(acc) = m.ty else {
         return None;
     };
-    let tile = |name: &str| {
-        k.params.iter().find_map(|p| match p.ty {
-            ParamType::Tile(_, t) if p.name == name => Some(t),
-            _ => None,
-        })
-    };
+    let tile = |name: &str| crate::buffers::tile_of(k, ops, &Operand::Param(name.into()));
     let (at, bt, ct) = (tile(&a)?, tile(&b)?, tile(c)?);
     let kt = at.cols / steps;
     if *v != mm
