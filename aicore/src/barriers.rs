@@ -4,11 +4,10 @@
 //! whose next instruction neither reads nor writes bytes that the vector instructions since
 //! the last synchronisation write, nor writes bytes they read.
 
-use std::collections::HashMap;
+use wsp_ir::arch::{Arch, instruction};
 
-use wsp_ir::arch::{Arch, Operand, instruction};
-
-use crate::listing::{Pipe, Step, call, declaration, sync};
+use crate::listing::{Pipe, Step, call, sync};
+use crate::sync::Names;
 
 /// UB byte ranges an instruction reads and writes.
 #[derive(Default)]
@@ -21,59 +20,28 @@ fn meets(a: &[(u64, u64)], b: &[(u64, u64)]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.0 < y.1 && y.0 < x.1))
 }
 
-/// What a vector instruction line touches: its destination (the first operand) and scratch
-/// tiles (`tN_M`) are written, its other tiles read; an instruction that uses undeclared UB
-/// scratch writes all of it. `None`: not a vector instruction, or one to keep ordered on both
-/// sides (it works element by element from the scalar pipe).
-fn access(line: &str, names: &HashMap<String, Operand>, arch: &Arch) -> Option<Access> {
-    let (name, args) = call(line)?;
-    let operands: Vec<Option<&Operand>> = args.iter().map(|a| names.get(a)).collect();
-    let instr = wsp_ir::arch::Instr {
-        name: name.clone(),
-        operands: operands
-            .iter()
-            .zip(&args)
-            .map(|(o, a)| o.cloned().unwrap_or_else(|| Operand::Scalar(a.clone())))
-            .collect(),
-    };
-    if Pipe::of(&instr) != Pipe::V {
+/// What a vector instruction line touches in UB ([`crate::sync::read`]). `None`: not a
+/// vector instruction, or one to keep ordered on both sides (it works element by element
+/// from the scalar pipe).
+fn access(line: &str, names: &Names, arch: &Arch) -> Option<Access> {
+    let (instr, pipe, a) = crate::sync::read(line, names, arch)?;
+    if pipe != Pipe::V || instruction(&instr.name)?.scalar_loop {
         return None;
     }
-    let row = instruction(&name)?;
-    if row.scalar_loop {
-        return None;
-    }
-    let mut a = Access::default();
-    for (n, (o, arg)) in operands.iter().zip(&args).enumerate() {
-        let Some(Operand::Tile { offset, bytes, .. }) = o else {
-            continue;
-        };
-        let range = (*offset, offset + bytes);
-        let scratch = arg.starts_with('t') && arg[1..].starts_with(|c: char| c.is_ascii_digit());
-        if n == 0 || scratch {
-            a.writes.push(range);
-        } else {
-            a.reads.push(range);
-        }
-    }
-    if row.hidden_scratch {
-        let from = arch.hidden_ub_scratch.unwrap_or(arch.on_chip.ub);
-        a.writes.push((from, u64::MAX));
-    }
-    Some(a)
+    let (reads, writes) = a.ub();
+    Some(Access { reads, writes })
 }
 
 /// `src` without the vector barriers nothing needs.
 pub(crate) fn elide(src: &str, arch: &Arch) -> String {
     let lines: Vec<&str> = src.lines().collect();
-    let mut names: HashMap<String, Operand> = HashMap::new();
-    // What the vector instructions since the last barrier or wait on the vector pipe touch.
+    let mut names = Names::default();
+    // What the vector instructions since the last barrier or raise from the vector pipe touch.
     let mut pending = Access::default();
     let mut out = String::with_capacity(src.len());
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
-        if let Some((name, operand)) = declaration(t) {
-            names.insert(name, operand);
+        if names.declare(t) {
         } else if t == "pipe_barrier(PIPE_V);" {
             let next = lines[i + 1..]
                 .iter()
@@ -91,8 +59,9 @@ pub(crate) fn elide(src: &str, arch: &Arch) -> String {
         } else if t
             .split(';')
             .filter_map(sync)
-            .any(|s| matches!(s, Step::Wait { to: Pipe::V, .. }))
+            .any(|s| matches!(s, Step::Signal { from: Pipe::V, .. }))
         {
+            // A raise from the vector pipe waits for its instructions to be done.
             pending = Access::default();
         } else if let Some(a) = access(t, &names, arch) {
             pending.reads.extend(a.reads);

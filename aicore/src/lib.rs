@@ -38,6 +38,7 @@ mod blocks;
 pub mod cxx;
 pub mod listing;
 mod pipelined;
+pub mod sync;
 pub mod verify;
 
 use listing::Pipe;
@@ -270,7 +271,28 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
             ));
         }
     }
-    written(k, k, arch, &arch.on_chip, layouts, 1, 0)
+    written(k, k, arch, &arch.on_chip, layouts, Form::WHOLE)
+}
+
+/// How [`written`] lays a kernel out.
+#[derive(Clone, Copy)]
+struct Form {
+    /// Row blocks, and how far apart their buffer sets are.
+    blocks: u64,
+    set_bytes: u64,
+    /// Planned so that pipes may run ahead (`wsp_ir::buffers::plan_with`).
+    ahead: bool,
+    /// Flags written from dependencies ([`sync::by_dependency`]) rather than chained.
+    by_dependency: bool,
+}
+
+impl Form {
+    const WHOLE: Form = Form {
+        blocks: 1,
+        set_bytes: 0,
+        ahead: false,
+        by_dependency: false,
+    };
 }
 
 /// `k`'s AICore C++ as [`kernel_source`] writes it or, where `cost` (cycles of an emitted
@@ -318,6 +340,17 @@ pub fn kernel_source_costed(
             Some(4),
         ));
     }
+    if !k.iterates() {
+        // Pipes that wait only for what they need, planned to run ahead or not.
+        for ahead in [false, true] {
+            let form = Form {
+                ahead,
+                by_dependency: true,
+                ..Form::WHOLE
+            };
+            consider(written(k, k, arch, &arch.on_chip, layouts, form));
+        }
+    }
     if let Some(m) = blocks::rows(k) {
         // Each buffer set has half of UB, on the planner's alignment.
         let half = OnChip {
@@ -336,8 +369,11 @@ pub fn kernel_source_costed(
                 arch,
                 &half,
                 layouts,
-                n,
-                used.div_ceil(512) * 512,
+                Form {
+                    blocks: n,
+                    set_bytes: used.div_ceil(512) * 512,
+                    ..Form::WHOLE
+                },
             ));
         }
     }
@@ -352,14 +388,13 @@ fn written(
     arch: &Arch,
     chip: &OnChip,
     layouts: &Layouts,
-    blocks: u64,
-    set_bytes: u64,
+    form: Form,
 ) -> Result<String, Refusal> {
     let refuse = |op: Option<u32>, message: String| Refusal { op, message };
     let KernelBody::Ops(ops) = &k.body else {
         return Err(refuse(None, format!("kernel `{}` has a C++ body", k.name)));
     };
-    let plan = buffers::plan(k, chip)
+    let plan = buffers::plan_with(k, chip, form.ahead)
         .map_err(|o| refuse(Some(o.op), format!("kernel `{}`: {o}", k.name)))?;
     let mut g = Gen {
         out: String::new(),
@@ -375,9 +410,26 @@ fn written(
         first_pipe: None,
         indent: 0,
     };
-    g.file(full, blocks, set_bytes)
+    g.file(full, form.blocks, form.set_bytes)
         .map_err(|m| refuse(g.at, m))?;
-    let out = barriers::elide(&g.out, arch);
+    let mut out = g.out;
+    if form.by_dependency {
+        out = sync::by_dependency(&out, arch).ok_or_else(|| {
+            refuse(
+                None,
+                "flags by dependency: a form this pass does not read".into(),
+            )
+        })?;
+    }
+    let out = barriers::elide(&out, arch);
+    if form.by_dependency
+        && let Some((a, b)) = sync::unordered(&out, arch)
+    {
+        return Err(refuse(
+            None,
+            format!("flags by dependency leave lines {a} and {b} unordered"),
+        ));
+    }
     verify::check(&out, arch)?;
     Ok(out)
 }

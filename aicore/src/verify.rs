@@ -1,6 +1,7 @@
 //! Every instruction of an emitted AICore kernel, read back from the emitted text
-//! ([`crate::listing`]) and checked against its architecture's rules (`wsp_ir::arch`): what is
-//! checked is what the tree holds.
+//! ([`crate::listing`]) and checked against its architecture's rules (`wsp_ir::arch`) and, in
+//! a loop-free kernel, for instructions its flags leave unordered ([`crate::sync::unordered`]):
+//! what is checked is what the tree holds.
 
 use wsp_ir::arch::Arch;
 
@@ -10,6 +11,26 @@ use crate::listing::listing;
 /// `Err` names the first instruction that breaks a rule, its op and the rule.
 pub fn check(src: &str, arch: &Arch) -> Result<(), Refusal> {
     let l = listing(src);
+    if l.loops.is_empty()
+        && let Some((a, b)) = crate::sync::unordered(src, arch)
+    {
+        let line = |n: usize| src.lines().nth(n).unwrap_or_default().trim().to_string();
+        return Err(Refusal {
+            op: None,
+            message: if a == b {
+                format!(
+                    "`{}` raises a flag that may not have been waited for",
+                    line(a)
+                )
+            } else {
+                format!(
+                    "`{}` and `{}` touch the same bytes with nothing ordering them",
+                    line(a),
+                    line(b)
+                )
+            },
+        });
+    }
     for (op, _, i) in l.instrs() {
         if let Some((id, why)) = wsp_ir::arch::broken_rules(arch, i, &l.facts)
             .into_iter()

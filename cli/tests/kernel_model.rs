@@ -81,10 +81,11 @@ fn every_example_kernel_is_within_15_percent_of_perf_sim() {
 }
 
 /// The pipe the model gives each instruction (`wsp_aicore::listing::Pipe::of`, from its name
-/// and memories) is the one the emitter ordered it on: in a kernel that is not a GEMM, whose
-/// pipes the emitter orders one after another (in each row block, a block's first waiting
-/// for the last of the block two before), a `wait_flag(A, B)` is followed by an instruction on
-/// B, and A is the pipe of the instruction before.
+/// and memories) is the one the emitter ordered it on: in a kernel that is not a GEMM, every
+/// flag is raised right after an instruction of its producer (`set_flag(A, B)` follows an
+/// instruction on A) and waited for right before one of its consumer (`wait_flag(A, B)` is
+/// followed by an instruction on B), whether the flags chain the pipes one after another or
+/// are written from dependencies.
 #[test]
 fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
     use wsp_aicore::listing::Step;
@@ -109,10 +110,10 @@ fn every_emitted_instruction_runs_on_the_pipe_its_flags_name() {
             let (mut last, mut waiting) = (None, None);
             for step in &listing.steps {
                 match step {
-                    Step::Wait { from, to, .. } => {
+                    Step::Signal { from, .. } => {
                         assert_eq!(last, Some(*from), "{}: {step:?}", path.display());
-                        waiting = Some(*to);
                     }
+                    Step::Wait { to, .. } => waiting = Some(*to),
                     Step::Instr { pipe, instr, .. } => {
                         if let Some(to) = waiting.take() {
                             assert_eq!(*pipe, to, "{}: {}", path.display(), instr.name);

@@ -513,6 +513,14 @@ struct Uses {
 
 /// Places every buffer `k`'s AICore form needs. `Ok` with an empty plan for a `cpp_src` kernel.
 pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
+    plan_with(k, chip, false)
+}
+
+/// [`plan`], or when `ahead`, a plan in which a pipe may run ahead: every tile parameter read
+/// as a value is live from the first op (its load may be issued before any instruction), and a
+/// matmul's L0 tiles are live from the previous matmul on (its operands move in, and its
+/// product starts, while the previous one's are still in use).
+pub fn plan_with(k: &Kernel, chip: &OnChip, ahead: bool) -> Result<BufferPlan, Overflow> {
     let KernelBody::Ops(ops) = &k.body else {
         return Ok(BufferPlan::default());
     };
@@ -610,8 +618,9 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
             .copied()
             .collect();
         let start = first(&all).unwrap_or(0);
+        let from = |s: u32| if ahead { 0 } else { s };
         if !u.vec.is_empty() || !u.store.is_empty() {
-            let s = first(&[u.vec.as_slice(), &u.store].concat()).unwrap_or(start);
+            let s = from(first(&[u.vec.as_slice(), &u.store].concat()).unwrap_or(start));
             add(
                 Role::Vec(v.clone()),
                 Memory::Ub,
@@ -619,13 +628,14 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
                 (s, last(&[&u.vec, &u.store], s)),
             );
         }
-        if let Some(s) = first(&u.cube) {
+        if let Some(s) = first(&u.cube).map(from) {
             add(Role::Mat(v), Memory::L1, *t, (s, last(&[&u.cube], s)));
         }
     }
     let in_place: Vec<(u32, u32)> = (0..ops.len())
         .filter_map(|i| accumulates_in_place(ops, i))
         .collect();
+    let mut previous_matmul = None;
     for (i, op) in ops.iter().enumerate() {
         let i32 = i as u32;
         let v = Value::Op(i32);
@@ -660,10 +670,14 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
                 };
                 let has_acc = op.args.len() > 2 && accumulates_in_place(ops, i).is_none();
                 let in_vec = has_acc || !u.vec.is_empty() || !u.cube.is_empty();
-                add(Role::Left(i32), Memory::L0a, a, (i32, i32));
-                add(Role::Right(i32), Memory::L0b, b, (i32, i32));
+                let from = match previous_matmul.replace(i32) {
+                    Some(p) if ahead => p,
+                    _ => i32,
+                };
+                add(Role::Left(i32), Memory::L0a, a, (from, i32));
+                add(Role::Right(i32), Memory::L0b, b, (from, i32));
                 let acc_end = if in_vec { i32 } else { end };
-                add(Role::Acc(i32), Memory::L0c, t, (i32, acc_end));
+                add(Role::Acc(i32), Memory::L0c, t, (from, acc_end));
                 if in_vec {
                     add(Role::Vec(v.clone()), Memory::Ub, t, (i32, end));
                 }
