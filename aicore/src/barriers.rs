@@ -28,7 +28,7 @@ fn access(line: &str, names: &Names, arch: &Arch) -> Option<Access> {
     if pipe != Pipe::V || instruction(&instr.name)?.scalar_loop {
         return None;
     }
-    let (reads, writes) = a.ub();
+    let [reads, writes] = a.ub();
     Some(Access { reads, writes })
 }
 
@@ -46,7 +46,7 @@ pub(crate) fn elide(src: &str, arch: &Arch) -> String {
             let next = lines[i + 1..]
                 .iter()
                 .map(|l| l.trim())
-                .find(|l| !l.starts_with("//"));
+                .find(|l| !l.starts_with("//") && !l.starts_with("wait_flag("));
             let free = next.and_then(|l| access(l, &names, arch)).is_some_and(|n| {
                 !meets(&n.reads, &pending.writes)
                     && !meets(&n.writes, &pending.writes)

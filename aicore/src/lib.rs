@@ -36,6 +36,7 @@ use crate::cxx::compute;
 mod barriers;
 mod blocks;
 pub mod cxx;
+mod halves;
 pub mod listing;
 mod pipelined;
 pub mod sync;
@@ -284,6 +285,9 @@ struct Form {
     ahead: bool,
     /// Flags written from dependencies ([`sync::by_dependency`]) rather than chained.
     by_dependency: bool,
+    /// The kernel's rows, and how many vector instructions at each end run as two halves
+    /// of them ([`halves`]).
+    halves: Option<(u64, usize)>,
 }
 
 impl Form {
@@ -292,6 +296,7 @@ impl Form {
         set_bytes: 0,
         ahead: false,
         by_dependency: false,
+        halves: None,
     };
 }
 
@@ -352,6 +357,16 @@ pub fn kernel_source_costed(
         }
     }
     if let Some(m) = blocks::rows(k) {
+        // The ends in halves of the rows, the middle whole.
+        for ends in [1, 2] {
+            let form = Form {
+                ahead: true,
+                by_dependency: true,
+                halves: Some((m, ends)),
+                ..Form::WHOLE
+            };
+            consider(written(k, k, arch, &arch.on_chip, layouts, form));
+        }
         // Each buffer set has half of UB, on the planner's alignment.
         let half = OnChip {
             ub: arch.on_chip.ub / 2 / 512 * 512,
@@ -413,6 +428,10 @@ fn written(
     g.file(full, form.blocks, form.set_bytes)
         .map_err(|m| refuse(g.at, m))?;
     let mut out = g.out;
+    if let Some((rows, ends)) = form.halves {
+        out = halves::split(&out, arch, rows, ends)
+            .ok_or_else(|| refuse(None, "no ends to run as halves".into()))?;
+    }
     if form.by_dependency {
         out = sync::by_dependency(&out, arch).ok_or_else(|| {
             refuse(
@@ -1576,6 +1595,21 @@ mod tests {
         "#]]
         .assert_eq(&src);
         assert_eq!(unit(&rmsnorm()), "vec");
+    }
+
+    #[test]
+    fn the_ends_in_halves_when_cheaper() {
+        // The load and first vector instruction, and the last and the store, over rows
+        // [0, 8) and [8, 16); the row-wise middle over the whole tile.
+        let halved = |src: &str| u64::from(!src.contains("__h1"));
+        let src = kernel_source_costed(&rmsnorm(), &A2A3, &Layouts::default(), &halved).unwrap();
+        expect_file!["../tests/snapshots/rmsnorm_halves.cpp"].assert_eq(&src);
+        assert_eq!(sync::unordered(&src, &A2A3), None);
+        // The second half of x starts 8 rows of 128 f32 (4 KiB) into x; of the [16,1]
+        // column v3, 8 elements in.
+        assert!(src.contains("TASSIGN(v_x__h1, 0x1000)"), "{src}");
+        assert!(src.contains("Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h1; TASSIGN(v3__h1, 0x2060)"), "{src}");
+        assert!(src.contains("g_out__h1(p_out + 8 * p_out_rs, "), "{src}");
     }
 
     /// Where the cost favours them, row blocks: each block's views start at its rows (the

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use wsp_ir::arch::{Arch, GmLayout, Instr, Operand, TileKind, instruction};
+use wsp_ir::arch::{Arch, Instr, Operand, TileKind, instruction};
 
 use crate::listing::{Pipe, Step, call, declaration, sync};
 
@@ -59,15 +59,15 @@ impl Access {
             || meet(&later.writes, &self.reads)
     }
 
-    /// Only the vector unit's memory (UB).
-    pub(crate) fn ub(&self) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    /// Only the vector unit's memory (UB): the byte ranges read, and those written.
+    pub(crate) fn ub(&self) -> [Vec<(u64, u64)>; 2] {
         let ub = |v: &[(Space, u64, u64)]| {
             v.iter()
                 .filter(|x| x.0 == Space::Chip(TileKind::Vec))
                 .map(|x| (x.1, x.2))
                 .collect()
         };
-        (ub(&self.reads), ub(&self.writes))
+        [ub(&self.reads), ub(&self.writes)]
     }
 }
 
@@ -96,7 +96,7 @@ impl Names {
         let Some((name, operand)) = declaration(line) else {
             return false;
         };
-        if let Operand::Global { layout, .. } = &operand {
+        if let Operand::Global { .. } = &operand {
             // `GlobalTensor<T, pto::Shape<1, 1, 1, R, C>, ...> g_x(p_x[ + N * p_x_rs | + N], ...`
             let view = (|| {
                 let shape = line.get(line.find('<')? + 1..line.find(", pto::Stride")?)?;
@@ -109,12 +109,8 @@ impl Names {
                     Some(off) => off.split(" * ").next()?.parse().ok()?,
                     None => 0,
                 };
-                let (first, rows) = if *layout == GmLayout::Dn {
-                    (0, u64::MAX) // a column-major view: all of it
-                } else {
-                    (first, first + rows)
-                };
-                Some((param, shape.to_string(), first, rows))
+                // A column-major view starts `N` elements, that is rows, down its columns.
+                Some((param, shape.to_string(), first, first + rows))
             })();
             if let Some((param, shape, first, end)) = view {
                 let v = (self.intern(&param), self.intern(&shape), first, end);
@@ -496,7 +492,10 @@ extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, __gm
         );
         let (a, b) = unordered(&missing, &A2A3).unwrap();
         let line = |n: usize| missing.lines().nth(n).unwrap().trim();
-        assert_eq!((line(a), line(b)), ("TLOAD(v_x, g_x);", "TMULS(v0, v_x, (float)(2));"));
+        assert_eq!(
+            (line(a), line(b)),
+            ("TLOAD(v_x, g_x);", "TMULS(v0, v_x, (float)(2));")
+        );
         // The same flag raised again before anything shows its first raise was waited for.
         let twice = CHAINED.replacen(
             "TLOAD(v_x, g_x);",
@@ -511,5 +510,34 @@ extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, __gm
             "TMULS(v0, v_x, (float)(2));\n    TADDS(v0, v0, (float)(1));",
         );
         assert!(unordered(&no_barrier, &A2A3).is_some());
+    }
+
+    #[test]
+    fn global_views_meet_by_rows_of_one_parameter_or_one_shape() {
+        // A store of out's rows [0, 8), then a load of x's rows [8, 16) (same view shape: the
+        // task may pass one region as both) and of w (another shape): only a load of x's
+        // rows [0, 8) must wait for the store.
+        let view = |name: &str, ptr: &str, rows: u64| {
+            format!(
+                "    GlobalTensor<float, pto::Shape<1, 1, 1, {rows}, 64>, pto::Stride<1, 1, 1, -1, 1>> {name}({ptr}, pto::Shape<1, 1, 1, {rows}, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_x_rs));\n"
+            )
+        };
+        let src = |x_ptr: &str| {
+            format!(
+                "{}{}{}{}    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v0; TASSIGN(v0, 0x0);\n    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v1; TASSIGN(v1, 0x800);\n    Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, 16, 64> v2; TASSIGN(v2, 0x1000);\n    TSTORE(g_out, v0);\n    TLOAD(v1, g_x);\n    TLOAD(v2, g_w);\n",
+                view("g_out", "p_out", 8),
+                view("g_x", x_ptr, 8),
+                view("g_w", "p_w", 16),
+                "",
+            )
+        };
+        assert_eq!(unordered(&src("p_x + 8 * p_x_rs"), &A2A3), None);
+        let same_rows = src("p_x");
+        let (a, b) = unordered(&same_rows, &A2A3).unwrap();
+        let line = |n: usize| same_rows.lines().nth(n).unwrap().trim();
+        assert_eq!(
+            (line(a), line(b)),
+            ("TSTORE(g_out, v0);", "TLOAD(v1, g_x);")
+        );
     }
 }

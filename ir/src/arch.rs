@@ -112,6 +112,10 @@ pub struct Instruction {
     /// and run for real by PTO-ISA's cost-model build, whose UB addresses are not memory, so
     /// Perf-Sim cannot time a kernel using it.
     pub scalar_loop: bool,
+    /// Reduces each row to one element (`[M,N]` to `[M,1]`): its cost grows with the
+    /// reduction across a row's repeats more than with its rows (Perf-Sim, `ragged_decode`'s
+    /// `finish`: TROWSUM over `[8,64]` f32 51 cycles, over `[16,64]` 51).
+    pub row_reduction: bool,
 }
 
 const fn ins(name: &'static str) -> Instruction {
@@ -122,7 +126,13 @@ const fn ins(name: &'static str) -> Instruction {
         bf16: false,
         hidden_scratch: false,
         scalar_loop: false,
+        row_reduction: false,
     }
+}
+
+const fn row_reduction(mut i: Instruction) -> Instruction {
+    i.row_reduction = true;
+    i
 }
 
 const fn no_alias(mut i: Instruction) -> Instruction {
@@ -178,8 +188,8 @@ pub const INSTRUCTIONS: &[Instruction] = &[
     ins("TRELU"),
     ins("TNEG"),
     ins("TABS"),
-    ins("TROWSUM"),
-    ins("TROWMAX"),
+    row_reduction(ins("TROWSUM")),
+    row_reduction(ins("TROWMAX")),
     ins("TCOLSUM"),
     ins("TCOLMAX"),
     scalar_loop(bf16(ins("TROWEXPAND"))),

@@ -69,7 +69,7 @@ fn tile(o: &Operand) -> Option<(u64, u64, DType)> {
 }
 
 fn is_row_reduction(name: &str) -> bool {
-    name.starts_with("TROW") && !name.starts_with("TROWEXPAND")
+    wsp_ir::arch::instruction(name).is_some_and(|r| r.row_reduction)
 }
 
 /// Whether Perf-Sim's `cycles` for vector instruction `i` are its known fault rather than a

@@ -1,0 +1,239 @@
+//! Split ends: in a kernel whose every op works row by row ([`crate::blocks::rows`]), the
+//! instructions up to its first vector instructions, and from its last ones on, run as two
+//! halves of the rows. With flags by dependency ([`crate::sync`]), the vector unit starts on
+//! the first half while the second is still loading, and the first half is stored while the
+//! second is computed; the instructions between stay whole, so only the ends pay a vector
+//! instruction's fixed cost twice. A row reduction (`TROWSUM`) stays whole: it costs about as
+//! much over half the rows as over all of them. Row blocks ([`crate::blocks`]) split every
+//! instruction.
+//!
+//! A half is a view of the whole tile's bytes: a tile of `M` rows at `offset` has halves of
+//! `M/2` rows at `offset` and `offset + M/2 × row bytes` (a `[M,1]` column, `M/2` elements
+//! further), and a global view of `M` rows halves at its `M/2`-th row.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use wsp_ir::arch::{Arch, Operand, TileKind, TileLayout, instruction};
+
+use crate::listing::{Pipe, call, declaration};
+use crate::sync::{Names, read};
+
+/// UB addresses a tile may start at.
+const ALIGN: u64 = 32;
+
+/// `src` (a straight kernel, before flags by dependency) with its first `ends` and last `ends`
+/// vector instructions, and the loads before and stores after them, over two halves of its
+/// `rows` rows. `None`: nothing to split, or a half that would not be aligned.
+pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<String> {
+    let half = rows / 2;
+    if !rows.is_multiple_of(2) || half < 8 {
+        return None;
+    }
+    let lines: Vec<&str> = src.lines().collect();
+    let mut names = Names::default();
+    // Each instruction line: its index and pipe.
+    let mut instrs: Vec<(usize, Pipe)> = Vec::new();
+    // Declaration lines by name.
+    let mut declared: HashMap<String, usize> = HashMap::new();
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if let Some((name, _)) = declaration(t) {
+            names.declare(t);
+            declared.insert(name, n);
+        } else if let Some((_, pipe, _)) = read(t, &names, arch) {
+            instrs.push((n, pipe));
+        }
+    }
+    let vector: Vec<usize> = (0..instrs.len())
+        .filter(|i| instrs[*i].1 == Pipe::V)
+        .collect();
+    if vector.len() < 2 * ends + 1 {
+        return None;
+    }
+    let (head, tail) = (vector[ends - 1], vector[vector.len() - ends]);
+    let mut split_lines: Vec<usize> = Vec::new();
+    let mut views: Vec<String> = Vec::new();
+    for (i, &(n, _)) in instrs.iter().enumerate() {
+        if i > head && i < tail {
+            continue;
+        }
+        let (name, args) = call(lines[n].trim())?;
+        if instruction(&name).is_some_and(|r| r.row_reduction) {
+            continue; // as slow over half the rows as over all
+        }
+        let halved: Vec<&String> = args
+            .iter()
+            .filter(|a| {
+                let (Some(o), Some(d)) = (names.operands.get(*a), declared.get(*a)) else {
+                    return false;
+                };
+                of_rows(o, lines[*d]) == Some(rows)
+            })
+            .collect();
+        if halved.is_empty() {
+            continue;
+        }
+        for a in halved {
+            if !views.contains(a) {
+                views.push(a.clone());
+            }
+        }
+        split_lines.push(n);
+    }
+    if split_lines.is_empty() {
+        return None;
+    }
+    // Each view's two halves, declared after its own declaration.
+    let mut after: HashMap<usize, String> = HashMap::new();
+    for v in &views {
+        let n = *declared.get(v)?;
+        let text = halves(lines[n], v, names.operands.get(v)?, half)?;
+        after.entry(n).or_default().push_str(&text);
+    }
+    let mut out = String::with_capacity(src.len() * 2);
+    for (n, line) in lines.iter().enumerate() {
+        if !split_lines.contains(&n) {
+            out.push_str(line);
+            out.push('\n');
+            if let Some(text) = after.get(&n) {
+                out.push_str(text);
+            }
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let is_vector = instrs.iter().any(|i| i.0 == n && i.1 == Pipe::V);
+        for h in 0..2 {
+            if h == 1 && is_vector {
+                // Kept only if the halves share bytes (`crate::barriers`).
+                let _ = writeln!(out, "{indent}pipe_barrier(PIPE_V);");
+            }
+            let _ = writeln!(out, "{indent}{}", renamed(line.trim(), &views, h));
+        }
+    }
+    Some(out)
+}
+
+/// The rows a tile or global view has, if halves may split it: a UB tile laid out with
+/// exactly its valid rows, or a global view (the rows of its shape).
+fn of_rows(o: &Operand, declaration: &str) -> Option<u64> {
+    match o {
+        Operand::Tile {
+            kind: TileKind::Vec,
+            rows,
+            valid,
+            layout: TileLayout::RowMajor | TileLayout::ColMajor,
+            ..
+        } if valid.0 == *rows => Some(*rows),
+        Operand::Global { .. } => {
+            let shape = declaration.get(declaration.find("pto::Shape<")? + 11..)?;
+            shape.split(['>', ',']).nth(3)?.trim().parse().ok()
+        }
+        _ => None,
+    }
+}
+
+/// The instruction `line` over half `h`: each split operand `v` as `v__hN`.
+fn renamed(line: &str, views: &[String], h: u64) -> String {
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if views.contains(word) {
+            let _ = write!(out, "{word}__h{h}");
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in line.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The declarations of `name`'s two halves of `half` rows, from its declaration `line`.
+fn halves(line: &str, name: &str, o: &Operand, half: u64) -> Option<String> {
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let t = line.trim();
+    let mut out = String::new();
+    match o {
+        Operand::Tile {
+            dtype,
+            rows,
+            cols,
+            offset,
+            layout,
+            ..
+        } => {
+            let size = dtype.size_bytes() as u64;
+            let step = match layout {
+                TileLayout::ColMajor => half * size,
+                _ => half * cols * size,
+            };
+            if !step.is_multiple_of(ALIGN) {
+                return None;
+            }
+            let head = t.split(&format!("> {name};")).next()?;
+            let (kind_elem, rest) = head.split_at(head.find(&format!(", {rows}, {cols}, "))?);
+            let rest = rest.replacen(
+                &format!(", {rows}, {cols}, "),
+                &format!(", {half}, {cols}, "),
+                1,
+            );
+            // The valid shape: the last two numbers.
+            let (layout_part, valid) = rest.rsplit_once(&format!(", {rows}, "))?;
+            for h in 0..2 {
+                let at = offset + h * step;
+                let _ = writeln!(
+                    out,
+                    "{indent}{kind_elem}{layout_part}, {half}, {valid}> {name}__h{h}; TASSIGN({name}__h{h}, 0x{at:x});  // {name}, rows [{}, {})",
+                    h * half,
+                    (h + 1) * half
+                );
+            }
+        }
+        Operand::Global { .. } => {
+            if t.contains("Layout::DN") {
+                return None;
+            }
+            let param = format!("p_{}", name.strip_prefix("g_")?);
+            let whole = format!(" {name}({param}, ");
+            if !t.contains(&whole) {
+                return None;
+            }
+            let shape = t.get(t.find("pto::Shape<")?..)?;
+            let shape = &shape[..shape.find('>')? + 1];
+            let dims: Vec<&str> = shape
+                .strip_prefix("pto::Shape<")?
+                .strip_suffix('>')?
+                .split(", ")
+                .collect();
+            let rows: u64 = dims.get(3)?.parse().ok()?;
+            let halved = format!("pto::Shape<1, 1, 1, {half}, {}>", dims.get(4)?);
+            if rows != 2 * half {
+                return None;
+            }
+            for h in 0..2 {
+                let ptr = if h == 0 {
+                    param.clone()
+                } else {
+                    format!("{param} + {half} * {param}_rs")
+                };
+                let _ = writeln!(
+                    out,
+                    "{indent}{}",
+                    t.replace(shape, &halved)
+                        .replace(&whole, &format!(" {name}__h{h}({ptr}, "))
+                );
+            }
+        }
+        Operand::Scalar(_) => return None,
+    }
+    Some(out)
+}
