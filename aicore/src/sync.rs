@@ -28,13 +28,19 @@ enum Space {
 
 /// Whether two places may be the same: on chip, the same memory; in global memory, the same
 /// parameter, or parameters seen through views of one shape (a task may pass one region as
-/// two parameters, never two overlapping regions that differ).
+/// two parameters, never two overlapping regions that differ), or a view not understood
+/// ([`ANY`]) and any other.
 fn same_space(a: Space, b: Space) -> bool {
     match (a, b) {
-        (Space::Gm { param, shape }, Space::Gm { param: p, shape: s }) => param == p || shape == s,
+        (Space::Gm { param, shape }, Space::Gm { param: p, shape: s }) => {
+            param == p || shape == s || param == ANY || p == ANY
+        }
         _ => a == b,
     }
 }
+
+/// The parameter and shape of a global view not understood: all of global memory.
+const ANY: usize = usize::MAX;
 
 /// The bytes an instruction reads and writes.
 #[derive(Debug, Default, Clone)]
@@ -158,11 +164,10 @@ pub(crate) fn read(line: &str, names: &Names, arch: &Arch) -> Option<(Instr, Pip
             } => (Space::Chip(*kind), *offset, offset + bytes),
             Operand::Global { .. } => match names.views.get(arg) {
                 Some(&(param, shape, first, end)) => (Space::Gm { param, shape }, first, end),
-                // A view not understood: all of global memory.
                 None => (
                     Space::Gm {
-                        param: usize::MAX,
-                        shape: usize::MAX,
+                        param: ANY,
+                        shape: ANY,
                     },
                     0,
                     u64::MAX,
@@ -538,6 +543,24 @@ extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, __gm
         assert_eq!(
             (line(a), line(b)),
             ("TSTORE(g_out, v0);", "TLOAD(v1, g_x);")
+        );
+        // A view of another shape whose pointer is not read as rows of a parameter may be
+        // anywhere.
+        let unknown: String = src("p_x + p_off")
+            .lines()
+            .map(|l| match l.contains(" g_x(") {
+                true => l.replace("1, 8, 64>", "1, 4, 64>") + "\n",
+                false => format!("{l}\n"),
+            })
+            .collect();
+        assert!(
+            unknown.contains("g_x(p_x + p_off, pto::Shape<1, 1, 1, 4, 64>"),
+            "{unknown}"
+        );
+        assert!(unordered(&unknown, &A2A3).is_some());
+        assert_eq!(
+            unordered(&unknown.replace("p_x + p_off", "p_x + 8 * p_x_rs"), &A2A3),
+            None
         );
     }
 }
