@@ -41,7 +41,7 @@ pub(crate) fn elide(src: &str, arch: &Arch) -> String {
     let mut out = String::with_capacity(src.len());
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
-        if names.declare(t) {
+        if names.declare(t).is_some() {
         } else if t == "pipe_barrier(PIPE_V);" {
             let next = lines[i + 1..]
                 .iter()

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use wsp_ir::arch::{Arch, Operand, TileKind, TileLayout, instruction};
 
-use crate::listing::{Pipe, call, declaration};
+use crate::listing::{Pipe, call};
 use crate::sync::{Names, read};
 
 /// UB addresses a tile may start at.
@@ -38,8 +38,7 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
     let mut declared: HashMap<String, usize> = HashMap::new();
     for (n, line) in lines.iter().enumerate() {
         let t = line.trim();
-        if let Some((name, _)) = declaration(t) {
-            names.declare(t);
+        if let Some(name) = names.declare(t) {
             declared.insert(name, n);
         } else if let Some((_, pipe, _)) = read(t, &names, arch) {
             instrs.push((n, pipe));

@@ -97,11 +97,9 @@ impl Names {
         }
     }
 
-    /// Takes a declaration line in; `false` if `line` is none.
-    pub(crate) fn declare(&mut self, line: &str) -> bool {
-        let Some((name, operand)) = declaration(line) else {
-            return false;
-        };
+    /// Takes a declaration line in: the name it declares, `None` if `line` is none.
+    pub(crate) fn declare(&mut self, line: &str) -> Option<String> {
+        let (name, operand) = declaration(line)?;
         if let Operand::Global { .. } = &operand {
             // `GlobalTensor<T, pto::Shape<1, 1, 1, R, C>, ...> g_x(p_x[ + N * p_x_rs | + N], ...`
             let view = (|| {
@@ -125,8 +123,8 @@ impl Names {
                 self.views.remove(&name);
             }
         }
-        self.operands.insert(name, operand);
-        true
+        self.operands.insert(name.clone(), operand);
+        Some(name)
     }
 }
 
@@ -225,7 +223,7 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
     let mut instrs: Vec<(usize, Pipe, Access)> = Vec::new();
     for (n, line) in lines.iter().enumerate().take(end).skip(first) {
         let t = line.trim();
-        if names.declare(t) {
+        if names.declare(t).is_some() {
         } else if let Some((i, pipe, a)) = read(t, &names, arch) {
             if instruction(&i.name).is_some_and(|r| r.scalar_loop) {
                 return None;
@@ -290,7 +288,7 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
         let (a, b) = (p.name(), q.name());
         let set = format!("set_flag({a}, {b}, EVENT_ID{free});");
         let wait = format!("wait_flag({a}, {b}, EVENT_ID{free});");
-        behind.entry(instrs[i].0).or_default().push(set.clone());
+        behind.entry(instrs[i].0).or_default().push(set);
         if j == instrs.len() {
             ending.push(wait);
         } else {
@@ -298,7 +296,14 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
         }
     }
     let mut out = String::with_capacity(src.len());
-    let indent = "    ";
+    // Flag lines, each at the body's indent.
+    let put = |out: &mut String, lines: &[String]| {
+        for l in lines {
+            out.push_str("    ");
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
     for (n, line) in lines.iter().enumerate() {
         let t = line.trim();
         let inside = (first..end).contains(&n);
@@ -306,24 +311,12 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
             continue;
         }
         if n == end {
-            for w in &ending {
-                out.push_str(indent);
-                out.push_str(w);
-                out.push('\n');
-            }
+            put(&mut out, &ending);
         }
-        for w in before.get(&n).into_iter().flatten() {
-            out.push_str(indent);
-            out.push_str(w);
-            out.push('\n');
-        }
+        put(&mut out, before.get(&n).map_or(&[], Vec::as_slice));
         out.push_str(line);
         out.push('\n');
-        for s in behind.get(&n).into_iter().flatten() {
-            out.push_str(indent);
-            out.push_str(s);
-            out.push('\n');
-        }
+        put(&mut out, behind.get(&n).map_or(&[], Vec::as_slice));
     }
     Some(out)
 }
@@ -345,7 +338,7 @@ pub fn unordered(src: &str, arch: &Arch) -> Option<(usize, usize)> {
     let mut waited: HashMap<(Pipe, Pipe, u32), Option<usize>> = HashMap::new();
     for (n, line) in src.lines().enumerate() {
         let t = line.trim();
-        if names.declare(t) {
+        if names.declare(t).is_some() {
             continue;
         }
         let steps: Vec<Step> = t.split(';').filter_map(sync).collect();
