@@ -51,3 +51,20 @@ pub fn double(v: f64) -> String {
         }
     }
 }
+
+/// Event IDs 4 to `used` - 1 defined where PTO-ISA does not: its CPU simulation and cost model
+/// name EVENT_ID0 to EVENT_ID3 (plain ints); the chip's toolchain names all it has. Empty
+/// for `used` <= 4.
+pub fn event_ids(used: u32) -> String {
+    if used <= 4 {
+        return String::new();
+    }
+    let mut out = String::from("#if defined(__CPU_SIM) || defined(__COSTMODEL)\n");
+    for e in 4..used {
+        out.push_str(&format!(
+            "#ifndef EVENT_ID{e}\n#define EVENT_ID{e} {e}\n#endif\n"
+        ));
+    }
+    out.push_str("#endif\n\n");
+    out
+}

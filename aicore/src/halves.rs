@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use wsp_ir::arch::{Arch, Operand, TileKind, TileLayout, instruction};
 
-use crate::listing::{Pipe, call};
+use crate::listing::{Pipe, call, renamed};
 use crate::sync::{Names, read};
 
 /// UB addresses a tile may start at.
@@ -107,7 +107,11 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
                 // Kept only if the halves share bytes (`crate::barriers`).
                 let _ = writeln!(out, "{indent}pipe_barrier(PIPE_V);");
             }
-            let _ = writeln!(out, "{indent}{}", renamed(line.trim(), &views, h));
+            let _ = writeln!(
+                out,
+                "{indent}{}",
+                renamed(line.trim(), &views, &format!("__h{h}"))
+            );
         }
     }
     Some(out)
@@ -130,30 +134,6 @@ fn of_rows(o: &Operand, declaration: &str) -> Option<u64> {
         }
         _ => None,
     }
-}
-
-/// The instruction `line` over half `h`: each split operand `v` as `v__hN`.
-fn renamed(line: &str, views: &[String], h: u64) -> String {
-    let mut out = String::with_capacity(line.len() + 16);
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if views.contains(word) {
-            let _ = write!(out, "{word}__h{h}");
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for c in line.chars() {
-        if c.is_alphanumeric() || c == '_' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
 }
 
 /// The declarations of `name`'s two halves of `half` rows, from its declaration `line`.

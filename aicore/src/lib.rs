@@ -38,6 +38,7 @@ mod blocks;
 pub mod cxx;
 mod halves;
 pub mod listing;
+mod parts;
 mod pipelined;
 pub mod sync;
 pub mod verify;
@@ -288,6 +289,8 @@ struct Form {
     /// The kernel's rows, and how many vector instructions at each end run as two halves
     /// of them ([`halves`]).
     halves: Option<(u64, usize)>,
+    /// The matmul in blocks of its product ([`parts`]).
+    parts: Option<(parts::Axis, u64)>,
 }
 
 impl Form {
@@ -297,6 +300,7 @@ impl Form {
         ahead: false,
         by_dependency: false,
         halves: None,
+        parts: None,
     };
 }
 
@@ -354,6 +358,20 @@ pub fn kernel_source_costed(
                 ..Form::WHOLE
             };
             consider(written(k, k, arch, &arch.on_chip, layouts, form));
+        }
+    }
+    if unit(k) == "cube" && !k.iterates() {
+        // The matmul in blocks of its product's rows or columns.
+        for axis in [parts::Axis::Rows, parts::Axis::Cols] {
+            for n in [2, 4, 8] {
+                let form = Form {
+                    ahead: true,
+                    by_dependency: true,
+                    parts: Some((axis, n)),
+                    ..Form::WHOLE
+                };
+                consider(written(k, k, arch, &arch.on_chip, layouts, form));
+            }
         }
     }
     if let Some(m) = blocks::rows(k) {
@@ -431,6 +449,10 @@ fn written(
     if let Some((rows, ends)) = form.halves {
         out = halves::split(&out, arch, rows, ends)
             .ok_or_else(|| refuse(None, "no ends to run as halves".into()))?;
+    }
+    if let Some((axis, n)) = form.parts {
+        out = parts::split(&out, n, axis)
+            .ok_or_else(|| refuse(None, format!("no matmul to run as {n} blocks")))?;
     }
     if form.by_dependency {
         out = sync::by_dependency(&out, arch).ok_or_else(|| {
@@ -1603,6 +1625,67 @@ mod tests {
         assert!(src.contains("TASSIGN(v_x__h1, 0x1000)"), "{src}");
         assert!(src.contains("Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h1; TASSIGN(v3__h1, 0x2060)"), "{src}");
         assert!(src.contains("g_out__h1(p_out + 8 * p_out_rs, "), "{src}");
+    }
+
+    /// `s = q @ k^T`, as attention's first matmul: `k` loaded transposed.
+    fn q_k_transposed() -> Kernel {
+        use DType::{F16, F32};
+        kernel(
+            "qk",
+            vec![
+                tile("q", Direction::In, 32, 64, F16),
+                tile("k", Direction::In, 256, 64, F16),
+                tile("s", Direction::Out, 32, 256, F32),
+            ],
+            vec![
+                op("transpose", vec![p("k")], t(64, 256, F16)),
+                op("matmul", vec![p("q"), Operand::Value(0)], t(32, 256, F32)),
+                op("store", vec![p("s"), Operand::Value(1)], ValueType::Unit),
+            ],
+        )
+    }
+
+    #[test]
+    fn the_matmul_in_column_blocks_when_cheaper() {
+        // Four blocks of k^T's columns (k's rows), each loaded, moved, multiplied and stored
+        // on its own tiles; q loaded first and moved after the first block, once.
+        let four = |src: &str| u64::from(!src.contains("__p3") || src.contains("__p4"));
+        let src =
+            kernel_source_costed(&q_k_transposed(), &A2A3, &Layouts::default(), &four).unwrap();
+        expect_file!["../tests/snapshots/qk_column_blocks.cpp"].assert_eq(&src);
+        assert_eq!(sync::unordered(&src, &A2A3), None);
+        assert!(
+            src.contains("Layout::DN> g_k_t__p1(p_k + 64 * p_k_rs, "),
+            "{src}"
+        );
+        assert!(src.contains("> g_s__p1(p_s + 64, "), "{src}");
+        let at = |s: &str| src.find(s).unwrap();
+        assert!(at("TLOAD(m_q, g_q);") < at("TLOAD(m0__p0, "), "{src}");
+        assert!(at("TMOV(r1__p0, m0__p0);") < at("TMOV(l1, m_q);"), "{src}");
+        assert!(at("TMOV(l1, m_q);") < at("TMOV(r1__p1, m0__p1);"), "{src}");
+    }
+
+    #[test]
+    fn the_matmul_in_row_blocks_when_cheaper() {
+        // Two blocks of a's rows, each added into its rows of c; b loaded before them.
+        let two = |src: &str| u64::from(!src.contains("m_a__p1") || src.contains("__p2"));
+        let src = kernel_source_costed(&matmul_acc(), &A2A3, &Layouts::default(), &two).unwrap();
+        assert_eq!(sync::unordered(&src, &A2A3), None);
+        assert!(src.contains("> g_a__p1(p_a + 32 * p_a_rs, "), "{src}");
+        assert!(
+            src.contains("TileLeft<half, 32, 64, 32, 64> l1__p1; TASSIGN(l1__p1, 0x1000);"),
+            "{src}"
+        );
+        assert!(
+            src.contains("TSTORE<decltype(c1__p1), decltype(g_c__p1), AtomicType::AtomicAdd>(g_c__p1, c1__p1);"),
+            "{src}"
+        );
+        let at = |s: &str| src.find(s).unwrap();
+        assert!(
+            at("TLOAD(m_b, g_b);") < at("TLOAD(m_a__p0, g_a__p0);"),
+            "{src}"
+        );
+        assert!(at("TMOV(l1__p0, m_a__p0);") < at("TMOV(r1, m_b);"), "{src}");
     }
 
     /// Where the cost favours them, row blocks: each block's views start at its rows (the

@@ -334,7 +334,7 @@ fn top_level(s: &str, from: usize, c: char) -> Option<usize> {
 }
 
 /// Splits at commas outside brackets, trimmed.
-fn split_top(s: &str) -> Vec<String> {
+pub(crate) fn split_top(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0i32, 0);
     for (i, ch) in s.char_indices() {
@@ -455,7 +455,7 @@ pub(crate) fn declaration(line: &str) -> Option<(String, Operand)> {
 }
 
 /// The `>` closing the `<` at `open`.
-fn matching(s: &str, open: usize) -> Option<usize> {
+pub(crate) fn matching(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0i32;
     for (i, ch) in s[open..].char_indices() {
         match ch {
@@ -470,6 +470,29 @@ fn matching(s: &str, open: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// `line` with each word in `names` followed by `suffix`.
+pub(crate) fn renamed(line: &str, names: &[String], suffix: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(word);
+        if names.contains(word) {
+            out.push_str(suffix);
+        }
+        word.clear();
+    };
+    for c in line.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 #[cfg(test)]

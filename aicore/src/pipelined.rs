@@ -152,19 +152,8 @@ impl Emit<'_> {
         self.out.push_str(
             "#include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n",
         );
-        if self.events_used() > 4 {
-            // PTO-ISA's CPU simulation and cost model name EVENT_ID0 to EVENT_ID3 (plain
-            // ints); the chip's toolchain names all it has.
-            self.out
-                .push_str("#if defined(__CPU_SIM) || defined(__COSTMODEL)\n");
-            for e in 4..self.events_used() {
-                let _ = writeln!(
-                    self.out,
-                    "#ifndef EVENT_ID{e}\n#define EVENT_ID{e} {e}\n#endif"
-                );
-            }
-            self.out.push_str("#endif\n\n");
-        }
+        self.out
+            .push_str(&crate::cxx::event_ids(self.events_used()));
         let _ = writeln!(self.out, "{}\n{{", entry_signature(k, layouts));
         self.unused_params(layouts);
         self.tiles();

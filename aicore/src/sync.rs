@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use wsp_ir::arch::{Arch, Instr, Operand, TileKind, instruction};
+use wsp_ir::arch::{Arch, GmLayout, Instr, Operand, TileKind, instruction};
 
 use crate::listing::{Pipe, Step, call, declaration, sync};
 
@@ -23,7 +23,12 @@ use crate::listing::{Pipe, Step, call, declaration, sync};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Space {
     Chip(TileKind),
-    Gm { param: usize, shape: usize },
+    /// `dn`: the view is column-major, its rows one element apart.
+    Gm {
+        param: usize,
+        shape: usize,
+        dn: bool,
+    },
 }
 
 /// Whether two places may be the same: on chip, the same memory; in global memory, the same
@@ -32,9 +37,12 @@ enum Space {
 /// ([`ANY`]) and any other.
 fn same_space(a: Space, b: Space) -> bool {
     match (a, b) {
-        (Space::Gm { param, shape }, Space::Gm { param: p, shape: s }) => {
-            param == p || shape == s || param == ANY || p == ANY
-        }
+        (
+            Space::Gm { param, shape, .. },
+            Space::Gm {
+                param: p, shape: s, ..
+            },
+        ) => param == p || shape == s || param == ANY || p == ANY,
         _ => a == b,
     }
 }
@@ -45,14 +53,37 @@ const ANY: usize = usize::MAX;
 /// The bytes an instruction reads and writes.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Access {
-    reads: Vec<(Space, u64, u64)>,
-    writes: Vec<(Space, u64, u64)>,
+    reads: Vec<Place>,
+    writes: Vec<Place>,
 }
 
-fn meet(a: &[(Space, u64, u64)], b: &[(Space, u64, u64)]) -> bool {
+/// Bytes of one space: on chip a byte range; in global memory a range of rows, and of the
+/// columns of those rows (all of them on chip).
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    space: Space,
+    from: u64,
+    to: u64,
+    cols: (u64, u64),
+}
+
+const ALL_COLS: (u64, u64) = (0, u64::MAX);
+
+fn meet(a: &[Place], b: &[Place]) -> bool {
     a.iter().any(|x| {
-        b.iter()
-            .any(|y| same_space(x.0, y.0) && x.1 < y.2 && y.1 < x.2)
+        b.iter().any(|y| {
+            let crossed = match (x.space, y.space) {
+                // Rows of one are columns of the other: compared whole.
+                (Space::Gm { dn, .. }, Space::Gm { dn: d, .. }) => dn != d,
+                _ => false,
+            };
+            same_space(x.space, y.space)
+                && (crossed
+                    || (x.from < y.to
+                        && y.from < x.to
+                        && x.cols.0 < y.cols.1
+                        && y.cols.0 < x.cols.1))
+        })
     })
 }
 
@@ -67,10 +98,10 @@ impl Access {
 
     /// Only the vector unit's memory (UB): the byte ranges read, and those written.
     pub(crate) fn ub(&self) -> [Vec<(u64, u64)>; 2] {
-        let ub = |v: &[(Space, u64, u64)]| {
+        let ub = |v: &[Place]| {
             v.iter()
-                .filter(|x| x.0 == Space::Chip(TileKind::Vec))
-                .map(|x| (x.1, x.2))
+                .filter(|x| x.space == Space::Chip(TileKind::Vec))
+                .map(|x| (x.from, x.to))
                 .collect()
         };
         [ub(&self.reads), ub(&self.writes)]
@@ -81,8 +112,8 @@ impl Access {
 #[derive(Default)]
 pub(crate) struct Names {
     pub(crate) operands: HashMap<String, Operand>,
-    /// Per global view: its parameter, its shape and the rows it starts at and covers.
-    views: HashMap<String, (usize, usize, u64, u64)>,
+    /// Per global view: where it is (rows and columns as the view lays them out).
+    views: HashMap<String, Place>,
     interned: Vec<String>,
 }
 
@@ -100,25 +131,51 @@ impl Names {
     /// Takes a declaration line in: the name it declares, `None` if `line` is none.
     pub(crate) fn declare(&mut self, line: &str) -> Option<String> {
         let (name, operand) = declaration(line)?;
-        if let Operand::Global { .. } = &operand {
-            // `GlobalTensor<T, pto::Shape<1, 1, 1, R, C>, ...> g_x(p_x[ + N * p_x_rs | + N], ...`
+        if let Operand::Global { layout, .. } = &operand {
+            let dn = *layout == GmLayout::Dn;
+            // `GlobalTensor<T, pto::Shape<1, 1, 1, R, C>, ...> g_x(p_x[ + N * p_x_rs][ + N], ...`:
+            // row major, `N * rs` is N rows on and `N` is N columns; column major, the other
+            // way round.
             let view = (|| {
                 let shape = line.get(line.find('<')? + 1..line.find(", pto::Stride")?)?;
-                let rows: u64 = shape.rsplit(", ").nth(1)?.parse().ok()?;
+                let mut dims = shape.rsplit(", ");
+                let cols: u64 = dims.next()?.trim_end_matches('>').parse().ok()?;
+                let rows: u64 = dims.next()?.parse().ok()?;
                 let open = line.find(&format!(" {name}("))? + name.len() + 2;
                 let ptr = line[open..].split(',').next()?;
-                let mut parts = ptr.split(" + ");
-                let param = parts.next()?.to_string();
-                let first: u64 = match parts.next() {
-                    Some(off) => off.split(" * ").next()?.parse().ok()?,
-                    None => 0,
-                };
-                // A column-major view starts `N` elements, that is rows, down its columns.
-                Some((param, shape.to_string(), first, first + rows))
+                let mut terms = ptr.split(" + ");
+                let param = terms.next()?.to_string();
+                let (mut row, mut col) = (0u64, 0u64);
+                for t in terms {
+                    let mut factors = t.split(" * ");
+                    let n: u64 = factors.next()?.parse().ok()?;
+                    let strided = factors.next().is_some();
+                    if strided != dn {
+                        row = row.checked_add(n)?;
+                    } else {
+                        col = col.checked_add(n)?;
+                    }
+                }
+                Some((
+                    param,
+                    shape.to_string(),
+                    (row, row + rows),
+                    (col, col + cols),
+                ))
             })();
-            if let Some((param, shape, first, end)) = view {
-                let v = (self.intern(&param), self.intern(&shape), first, end);
-                self.views.insert(name.clone(), v);
+            if let Some((param, shape, rows, cols)) = view {
+                let space = Space::Gm {
+                    param: self.intern(&param),
+                    shape: self.intern(&shape),
+                    dn,
+                };
+                let place = Place {
+                    space,
+                    from: rows.0,
+                    to: rows.1,
+                    cols,
+                };
+                self.views.insert(name.clone(), place);
             } else {
                 self.views.remove(&name);
             }
@@ -159,17 +216,24 @@ pub(crate) fn read(line: &str, names: &Names, arch: &Arch) -> Option<(Instr, Pip
                 offset,
                 bytes,
                 ..
-            } => (Space::Chip(*kind), *offset, offset + bytes),
+            } => Place {
+                space: Space::Chip(*kind),
+                from: *offset,
+                to: offset + bytes,
+                cols: ALL_COLS,
+            },
             Operand::Global { .. } => match names.views.get(arg) {
-                Some(&(param, shape, first, end)) => (Space::Gm { param, shape }, first, end),
-                None => (
-                    Space::Gm {
+                Some(place) => *place,
+                None => Place {
+                    space: Space::Gm {
                         param: ANY,
                         shape: ANY,
+                        dn: false,
                     },
-                    0,
-                    u64::MAX,
-                ),
+                    from: 0,
+                    to: u64::MAX,
+                    cols: ALL_COLS,
+                },
             },
             Operand::Scalar(_) => continue,
         };
@@ -182,7 +246,12 @@ pub(crate) fn read(line: &str, names: &Names, arch: &Arch) -> Option<(Instr, Pip
     }
     if instruction(&instr.name).is_some_and(|r| r.hidden_scratch) {
         let from = arch.hidden_ub_scratch.unwrap_or(arch.on_chip.ub);
-        a.writes.push((Space::Chip(TileKind::Vec), from, u64::MAX));
+        a.writes.push(Place {
+            space: Space::Chip(TileKind::Vec),
+            from,
+            to: u64::MAX,
+            cols: ALL_COLS,
+        });
     }
     Some((instr, pipe, a))
 }
@@ -296,6 +365,7 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
         }
     }
     let mut out = String::with_capacity(src.len());
+    let ids = last_use.keys().map(|k| k.2 + 1).max().unwrap_or(0);
     // Flag lines, each at the body's indent.
     let put = |out: &mut String, lines: &[String]| {
         for l in lines {
@@ -312,6 +382,9 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
         }
         if n == end {
             put(&mut out, &ending);
+        }
+        if t.starts_with("extern \"C\" __global__") {
+            out.push_str(&crate::cxx::event_ids(ids));
         }
         put(&mut out, before.get(&n).map_or(&[], Vec::as_slice));
         out.push_str(line);
@@ -555,5 +628,16 @@ extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, __gm
             unordered(&unknown.replace("p_x + p_off", "p_x + 8 * p_x_rs"), &A2A3),
             None
         );
+        // Row major, `+ N` is N columns on: the same rows, other columns.
+        assert_eq!(unordered(&src("p_x + 64"), &A2A3), None);
+        assert!(unordered(&src("p_x + 32"), &A2A3).is_some());
+        // A view laid out the other way round (column major: `+ N * rs` is N columns on)
+        // meets every view of its shape or parameter, wherever each starts.
+        let dn = src("p_x + 64 * p_x_rs").replace(
+            "pto::Stride<1, 1, 1, -1, 1>> g_x(",
+            "pto::Stride<1, 1, 1, 1, -1>, Layout::DN> g_x(",
+        );
+        assert!(dn.contains("Layout::DN> g_x(p_x + 64 * p_x_rs, "), "{dn}");
+        assert!(unordered(&dn, &A2A3).is_some());
     }
 }

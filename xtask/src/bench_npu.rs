@@ -31,6 +31,25 @@ const CASES: &[(&str, &str)] = &[
 
 const CXX: &str = "clang++-19";
 
+/// Our clock's cycles for each AICore kernel of `tree`.
+pub fn clock(tree: &Path) -> Result<(), String> {
+    let table = TargetDesc::default().instructions;
+    let dir = tree.join("aicore");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    files.sort();
+    for f in files {
+        let src = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let cycles = run_listing(&wsp_aicore::listing::listing(&src), &table).total;
+        let name = f.file_stem().unwrap_or_default().to_string_lossy();
+        println!("{name}\t{cycles}");
+    }
+    Ok(())
+}
+
 pub fn bench() -> Result<(), String> {
     let pto_isa = std::env::var_os("PTO_ISA_PATH")
         .filter(|p| !p.is_empty())

@@ -54,6 +54,9 @@ enum Task {
         #[arg(long, default_value = "clang++-19")]
         cxx: String,
     },
+    /// Print the clock's cycles for each AICore kernel of a tree `wsp emit` wrote (nothing is
+    /// built or run): to compare forms of a kernel before measuring them.
+    Clock { tree: PathBuf },
     /// Regenerate syntax/tree-sitter-wsp/src from grammar.js at ABI 14 (needs the tree-sitter CLI).
     TreeSitter,
 }
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Task::Tidy => tidy::tidy(),
         Task::Bench { name } => bench(name.as_deref()),
         Task::Calibrate { pto_isa, cxx } => calibrate::calibrate(pto_isa.as_deref(), &cxx),
+        Task::Clock { tree } => bench_npu::clock(&tree),
         Task::TreeSitter => tree_sitter(),
     };
     match result {

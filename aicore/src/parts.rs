@@ -1,0 +1,292 @@
+//! Cube parts: a straight cube kernel's one matmul over `P` blocks of its product, each the
+//! product of a block of one operand (rows of the left, or columns of the right) by the
+//! whole other. A block is loaded (MTE2), moved to L0 (MTE1), multiplied (M) and stored
+//! (FIX) on tiles of its own, so with flags by dependency ([`crate::sync`]) one block loads
+//! while another is multiplied and a third is stored; the operand kept whole is loaded and
+//! moved once. A block's tiles share out the whole tile's bytes.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use wsp_ir::arch::{GmLayout, Operand};
+use wsp_ir::buffers::FRACTAL;
+
+use crate::listing::{call, declaration, matching, renamed, split_top};
+
+/// Which of the product's dimensions is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Axis {
+    /// Rows of the left operand and of the product.
+    Rows,
+    /// Columns of the right operand and of the product.
+    Cols,
+}
+
+/// Tile addresses a block may start at (a fractal of f16).
+const ALIGN: u64 = 512;
+
+/// `src` (a straight kernel, before flags by dependency) with its matmul in `parts` blocks
+/// along `axis`. `None`: not one matmul of a loaded operand whose product is only stored, or
+/// blocks that would not be whole fractals.
+pub(crate) fn split(src: &str, parts: u64, axis: Axis) -> Option<String> {
+    if parts < 2 {
+        return None;
+    }
+    let lines: Vec<&str> = src.lines().collect();
+    let mut declared: HashMap<String, (usize, Operand)> = HashMap::new();
+    // Each instruction line: its index, instruction and arguments.
+    let mut instrs: Vec<(usize, String, Vec<String>)> = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if let Some((name, o)) = declaration(t) {
+            declared.insert(name, (n, o));
+        } else if let Some((name, args)) = call(t)
+            && name.starts_with('T')
+            && name != "TASSIGN"
+        {
+            instrs.push((n, name, args));
+        }
+    }
+    // The one matmul, and the operand it splits.
+    let mut matmuls = instrs.iter().filter(|i| i.1.starts_with("TMATMUL"));
+    let (_, name, args) = matmuls.next()?;
+    if matmuls.next().is_some() || name != "TMATMUL" || args.len() != 3 {
+        return None;
+    }
+    let (acc, split_op) = (&args[0], &args[if axis == Axis::Rows { 1 } else { 2 }]);
+    // The only instruction writing `of`, if it is `name` with a second argument: that.
+    let only_writer = |of: &str, name: &str| -> Option<String> {
+        let mut w = instrs
+            .iter()
+            .filter(|i| i.2.first().is_some_and(|a| a == of));
+        let (_, n, args) = w.next()?;
+        (w.next().is_none() && n == name && args.len() == 2).then(|| args[1].clone())
+    };
+    let l1 = only_writer(split_op, "TMOV")?;
+    let global = only_writer(&l1, "TLOAD")?;
+    // The product is only stored, once.
+    let mut stores = instrs
+        .iter()
+        .filter(|i| i.2.iter().skip(1).any(|a| a == acc));
+    let (_, store, store_args) = stores.next()?;
+    if stores.next().is_some() || store != "TSTORE" || store_args.len() != 2 {
+        return None;
+    }
+    let out = store_args[0].clone();
+    let names = [split_op.clone(), l1, global, acc.clone(), out];
+    let uses = |n: &str| instrs.iter().filter(|i| i.2.iter().any(|a| a == n)).count();
+    if uses(&names[0]) != 2 || uses(&names[1]) != 2 || uses(&names[2]) != 1 || uses(&names[4]) != 1
+    {
+        return None;
+    }
+    let mut after: HashMap<usize, String> = HashMap::new();
+    for n in &names {
+        let (line_at, o) = declared.get(n)?;
+        let text = match o {
+            Operand::Tile { .. } => tile_parts(lines[*line_at], n, o, parts, axis)?,
+            Operand::Global { layout, .. } => view_parts(lines[*line_at], n, *layout, parts, axis)?,
+            Operand::Scalar(_) => return None,
+        };
+        after.insert(*line_at, text);
+    }
+    // What each instruction line becomes: itself, or (in place of the matmul's chain) its
+    // blocks.
+    let mut at: HashMap<usize, Vec<Piece>> = HashMap::new();
+    for (n, _, args) in &instrs {
+        if args.iter().any(|a| names.contains(a)) {
+            at.insert(*n, vec![Piece::Blocks(*n, 0..parts)]);
+        }
+    }
+    // The whole operand's load before the blocks', and its move after the first block's, so
+    // the first block is multiplied as soon as it is in L0.
+    let whole = &args[if axis == Axis::Rows { 2 } else { 1 }];
+    let line_of = |writes: &str| {
+        instrs
+            .iter()
+            .find(|i| i.2.first().is_some_and(|a| a == writes))
+            .map(|i| i.0)
+    };
+    if let Some(whole_l1) = only_writer(whole, "TMOV")
+        && only_writer(&whole_l1, "TLOAD").is_some()
+        && uses(whole) == 2
+        && uses(&whole_l1) == 2
+    {
+        let (load, whole_load) = (line_of(&names[1])?, line_of(&whole_l1)?);
+        let (mov, whole_mov) = (line_of(&names[0])?, line_of(whole)?);
+        // Moved only past lines that are no instructions.
+        let adjacent =
+            |a: usize, b: usize| !instrs.iter().any(|i| a.min(b) < i.0 && i.0 < a.max(b));
+        if load < whole_load && adjacent(load, whole_load) {
+            at.insert(load, Vec::new());
+            at.insert(
+                whole_load,
+                vec![Piece::Line(whole_load), Piece::Blocks(load, 0..parts)],
+            );
+        }
+        if adjacent(mov, whole_mov) {
+            at.insert(mov.min(whole_mov), Vec::new());
+            at.insert(
+                mov.max(whole_mov),
+                vec![
+                    Piece::Blocks(mov, 0..1),
+                    Piece::Line(whole_mov),
+                    Piece::Blocks(mov, 1..parts),
+                ],
+            );
+        }
+    }
+    let mut out = String::with_capacity(src.len() * 2);
+    for (n, line) in lines.iter().enumerate() {
+        if let Some(text) = after.get(&n) {
+            out.push_str(text);
+            continue;
+        }
+        let Some(pieces) = at.get(&n) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let indent = &line[..line.len() - line.trim_start().len()];
+        for piece in pieces {
+            match piece {
+                Piece::Line(m) => {
+                    let _ = writeln!(out, "{indent}{}", lines[*m].trim());
+                }
+                Piece::Blocks(m, blocks) => {
+                    for p in blocks.clone() {
+                        let line = renamed(lines[*m].trim(), &names, &format!("__p{p}"));
+                        let _ = writeln!(out, "{indent}{line}");
+                    }
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// What an instruction line of the kernel is written as.
+enum Piece {
+    /// The instruction at this line, as it is.
+    Line(usize),
+    /// The instruction at this line, for these blocks.
+    Blocks(usize, std::ops::Range<u64>),
+}
+
+/// The declarations of tile `name`'s blocks, from its declaration `line`.
+fn tile_parts(line: &str, name: &str, o: &Operand, parts: u64, axis: Axis) -> Option<String> {
+    let Operand::Tile {
+        rows,
+        cols,
+        valid,
+        offset,
+        bytes,
+        ..
+    } = *o
+    else {
+        return None;
+    };
+    let (whole, valid_whole) = match axis {
+        Axis::Rows => (rows, valid.0),
+        Axis::Cols => (cols, valid.1),
+    };
+    let part = whole / parts;
+    let part_bytes = bytes / parts;
+    if valid_whole != whole
+        || !whole.is_multiple_of(parts)
+        || !part.is_multiple_of(FRACTAL)
+        || !bytes.is_multiple_of(parts)
+        || !part_bytes.is_multiple_of(ALIGN)
+    {
+        return None;
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let t = line.trim();
+    let open = t.find('<')?;
+    let (head, close) = (&t[..open], matching(t, open)?);
+    let mut params = split_top(&t[open + 1..close]);
+    // Where the laid-out and valid dimension split stands among the template's arguments.
+    let (laid, valid_at) = match (head, axis) {
+        ("Tile", Axis::Rows) => (2, 5),
+        ("Tile", Axis::Cols) => (3, 6),
+        ("TileLeft" | "TileRight" | "TileAcc", Axis::Rows) => (1, 3),
+        ("TileLeft" | "TileRight" | "TileAcc", Axis::Cols) => (2, 4),
+        _ => return None,
+    };
+    for i in [laid, valid_at] {
+        *params.get_mut(i)? = part.to_string();
+    }
+    let memory = t.split("// ").nth(1)?.split(' ').next()?;
+    let mut out = String::new();
+    for p in 0..parts {
+        let at = offset + p * part_bytes;
+        let _ = writeln!(
+            out,
+            "{indent}{head}<{}> {name}__p{p}; TASSIGN({name}__p{p}, 0x{at:x});  // {memory} [{at}, {}), {} [{}, {}) of {name}",
+            params.join(", "),
+            at + part_bytes,
+            if axis == Axis::Rows {
+                "rows"
+            } else {
+                "columns"
+            },
+            p * part,
+            (p + 1) * part
+        );
+    }
+    Some(out)
+}
+
+/// The declarations of global view `name`'s blocks, from its declaration `line`: each starts
+/// `part` rows or columns further on.
+fn view_parts(line: &str, name: &str, layout: GmLayout, parts: u64, axis: Axis) -> Option<String> {
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let t = line.trim();
+    let shape = t.get(t.find("pto::Shape<")?..)?;
+    let shape = &shape[..shape.find('>')? + 1];
+    let dims: Vec<u64> = shape
+        .strip_prefix("pto::Shape<")?
+        .strip_suffix('>')?
+        .split(", ")
+        .map(|d| d.parse().ok())
+        .collect::<Option<_>>()?;
+    let [1, 1, 1, rows, cols] = dims[..] else {
+        return None;
+    };
+    let whole = if axis == Axis::Rows { rows } else { cols };
+    if !whole.is_multiple_of(parts) {
+        return None;
+    }
+    let part = whole / parts;
+    let (prows, pcols) = match axis {
+        Axis::Rows => (part, cols),
+        Axis::Cols => (rows, part),
+    };
+    let part_shape = format!("pto::Shape<1, 1, 1, {prows}, {pcols}>");
+    let open = t.find(&format!(" {name}("))? + name.len() + 2;
+    let ptr = t[open..].split(", pto::Shape").next()?;
+    // The stride between rows (row major) or columns (column major).
+    let stride = t.rsplit_once(">(")?.1.strip_suffix("));")?;
+    if stride.is_empty() {
+        return None;
+    }
+    // Row major, a row is `stride` on; column major, a column is.
+    let strided = (axis == Axis::Rows) == (layout == GmLayout::Nd);
+    let mut out = String::new();
+    for p in 0..parts {
+        let at = match (p, strided) {
+            (0, _) => ptr.to_string(),
+            (_, true) => format!("{ptr} + {} * {stride}", p * part),
+            (_, false) => format!("{ptr} + {}", p * part),
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            t.replace(shape, &part_shape).replacen(
+                &format!(" {name}({ptr}, "),
+                &format!(" {name}__p{p}({at}, "),
+                1
+            )
+        );
+    }
+    Some(out)
+}
