@@ -24,7 +24,7 @@
 use std::fmt::Write;
 
 use wsp_ir::arch::{Arch, GmLayout, OnChip};
-use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Memory, Role, Value};
+use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Lifetimes, Memory, Role, Value};
 use wsp_ir::instructions::{self, Lowering, Slot};
 use wsp_ir::kernel::{KernelBody, Op, Operand, ParamType, ValueType};
 use wsp_ir::layout::Layouts;
@@ -36,7 +36,7 @@ use crate::cxx::compute;
 mod barriers;
 mod blocks;
 pub mod cxx;
-mod halves;
+mod ends;
 pub mod listing;
 mod parts;
 mod pipelined;
@@ -282,13 +282,12 @@ struct Form {
     /// Row blocks, and how far apart their buffer sets are.
     blocks: u64,
     set_bytes: u64,
-    /// Planned so that pipes may run ahead (`wsp_ir::buffers::plan_with`).
-    ahead: bool,
+    /// How long the plan keeps each buffer (`wsp_ir::buffers::plan_with`).
+    lifetimes: Lifetimes,
     /// Flags written from dependencies ([`sync::by_dependency`]) rather than chained.
     by_dependency: bool,
-    /// The kernel's rows, and how many vector instructions at each end run as two halves
-    /// of them ([`halves`]).
-    halves: Option<(u64, usize)>,
+    /// Vector instructions at each end over pieces of the kernel's rows ([`ends`]).
+    ends: Option<ends::Ends>,
     /// The matmul in blocks of its product ([`parts`]).
     parts: Option<(parts::Axis, u64)>,
 }
@@ -297,9 +296,9 @@ impl Form {
     const WHOLE: Form = Form {
         blocks: 1,
         set_bytes: 0,
-        ahead: false,
+        lifetimes: Lifetimes::Tight,
         by_dependency: false,
-        halves: None,
+        ends: None,
         parts: None,
     };
 }
@@ -350,10 +349,10 @@ pub fn kernel_source_costed(
         ));
     }
     if !k.iterates() {
-        // Pipes that wait only for what they need, planned to run ahead or not.
-        for ahead in [false, true] {
+        // Pipes that wait only for what they need, on buffers kept for as long as each.
+        for lifetimes in [Lifetimes::Tight, Lifetimes::Ahead, Lifetimes::Whole] {
             let form = Form {
-                ahead,
+                lifetimes,
                 by_dependency: true,
                 ..Form::WHOLE
             };
@@ -365,7 +364,7 @@ pub fn kernel_source_costed(
         for axis in [parts::Axis::Rows, parts::Axis::Cols] {
             for n in [2, 4, 8] {
                 let form = Form {
-                    ahead: true,
+                    lifetimes: Lifetimes::Ahead,
                     by_dependency: true,
                     parts: Some((axis, n)),
                     ..Form::WHOLE
@@ -375,15 +374,21 @@ pub fn kernel_source_costed(
         }
     }
     if let Some(m) = blocks::rows(k) {
-        // The ends in halves of the rows, the middle whole.
-        for ends in [1, 2] {
-            let form = Form {
-                ahead: true,
-                by_dependency: true,
-                halves: Some((m, ends)),
-                ..Form::WHOLE
-            };
-            consider(written(k, k, arch, &arch.on_chip, layouts, form));
+        // The ends in pieces of the rows, the middle whole.
+        for lifetimes in [Lifetimes::Ahead, Lifetimes::Whole] {
+            for (ends, pieces) in [(1, 2), (2, 2), (1, 4), (2, 4)] {
+                let form = Form {
+                    lifetimes,
+                    by_dependency: true,
+                    ends: Some(ends::Ends {
+                        rows: m,
+                        ends,
+                        pieces,
+                    }),
+                    ..Form::WHOLE
+                };
+                consider(written(k, k, arch, &arch.on_chip, layouts, form));
+            }
         }
         // Each buffer set has half of UB, on the planner's alignment.
         let half = OnChip {
@@ -427,7 +432,7 @@ fn written(
     let KernelBody::Ops(ops) = &k.body else {
         return Err(refuse(None, format!("kernel `{}` has a C++ body", k.name)));
     };
-    let plan = buffers::plan_with(k, chip, form.ahead)
+    let plan = buffers::plan_with(k, chip, form.lifetimes)
         .map_err(|o| refuse(Some(o.op), format!("kernel `{}`: {o}", k.name)))?;
     let mut g = Gen {
         out: String::new(),
@@ -442,13 +447,14 @@ fn written(
         block: None,
         first_pipe: None,
         indent: 0,
+        loads_first: form.lifetimes == Lifetimes::Ahead,
     };
     g.file(full, form.blocks, form.set_bytes)
         .map_err(|m| refuse(g.at, m))?;
     let mut out = g.out;
-    if let Some((rows, ends)) = form.halves {
-        out = halves::split(&out, arch, rows, ends)
-            .ok_or_else(|| refuse(None, "no ends to run as halves".into()))?;
+    if let Some(e) = form.ends {
+        out = ends::split(&out, arch, e)
+            .ok_or_else(|| refuse(None, "no ends to run in pieces".into()))?;
     }
     if let Some((axis, n)) = form.parts {
         out = parts::split(&out, n, axis)
@@ -487,6 +493,9 @@ struct Gen<'a> {
     first_pipe: Option<Pipe>,
     /// Scopes open around the lines written.
     indent: usize,
+    /// Every parameter's load at its buffer's first live op, which [`Lifetimes::Ahead`] makes
+    /// the first; else at the first op that reads it.
+    loads_first: bool,
 }
 
 /// One row block of a kernel written as blocks ([`blocks`]).
@@ -761,14 +770,27 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// Loads a tile parameter read as a value into its UB or L1 buffer before op `i` reads it.
+    /// Loads a tile parameter read as a value into its UB or L1 buffer before op `i`: the
+    /// first op its buffer is live at or, unless [`Gen::loads_first`], the first of those that
+    /// reads it, so that loads are issued in the order ops read them.
     fn fill_params(&mut self, i: u32) {
         let plan = self.plan;
+        let reads = |p: &str| {
+            self.ops.get(i as usize).is_some_and(|o| {
+                o.args
+                    .iter()
+                    .any(|a| matches!(a, Operand::Param(q) if q == p))
+            })
+        };
         for b in &plan.buffers {
             let (Role::Vec(Value::Param(p)) | Role::Mat(Value::Param(p))) = &b.role else {
                 continue;
             };
-            if b.live.0 == i && !self.filled.contains(&b.role) {
+            let due = match self.loads_first {
+                true => b.live.0 == i,
+                false => b.live.0 <= i && reads(p),
+            };
+            if due && !self.filled.contains(&b.role) {
                 self.filled.push(b.role.clone());
                 let pipe = Pipe::Mte2;
                 self.instr(pipe, format!("TLOAD({}, g_{p});", buffer_name(&b.role)));

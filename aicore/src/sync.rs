@@ -364,6 +364,27 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
             before.entry(instrs[j].0).or_default().push(wait);
         }
     }
+    // Two vector instructions the chained text ordered only through flags to and from
+    // another pipe, now gone, get a barrier, unless a raise from the vector pipe between
+    // them drains it.
+    let vector: Vec<usize> = (0..instrs.len())
+        .filter(|j| instrs[*j].1 == Pipe::V)
+        .collect();
+    for w in vector.windows(2) {
+        let ((i, _, a), (j, _, b)) = (&instrs[w[0]], &instrs[w[1]]);
+        let barrier = lines[*i..*j]
+            .iter()
+            .any(|l| l.trim() == "pipe_barrier(PIPE_V);");
+        let raised = behind
+            .get(i)
+            .is_some_and(|r| r.iter().any(|l| l.starts_with("set_flag(PIPE_V,")));
+        if !barrier && !raised && a.conflicts(b) {
+            before
+                .entry(*j)
+                .or_default()
+                .insert(0, "pipe_barrier(PIPE_V);".into());
+        }
+    }
     let mut out = String::with_capacity(src.len());
     let ids = last_use.keys().map(|k| k.2 + 1).max().unwrap_or(0);
     // Flag lines, each at the body's indent.
@@ -581,6 +602,40 @@ extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, __gm
             "TMULS(v0, v_x, (float)(2));\n    TADDS(v0, v0, (float)(1));",
         );
         assert!(unordered(&no_barrier, &A2A3).is_some());
+    }
+
+    #[test]
+    fn vector_instructions_ordered_through_another_pipe_get_a_barrier() {
+        // x * 2, then a load of w, then (x * 2) + w: the chained text orders the two vector
+        // instructions by the flags around the load; with those gone, a barrier does.
+        let chained = "\
+extern \"C\" __global__ AICORE void k(__gm__ float* p_x, __gm__ float* p_w, int64_t p_x_rs, int64_t p_w_rs)
+{
+    GlobalTensor<float, pto::Shape<1, 1, 1, 8, 64>, pto::Stride<1, 1, 1, -1, 1>> g_x(p_x, pto::Shape<1, 1, 1, 8, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_x_rs));
+    GlobalTensor<float, pto::Shape<1, 1, 1, 8, 64>, pto::Stride<1, 1, 1, -1, 1>> g_w(p_w, pto::Shape<1, 1, 1, 8, 64>(), pto::Stride<1, 1, 1, -1, 1>(p_w_rs));
+    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v_x; TASSIGN(v_x, 0x0);
+    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v0; TASSIGN(v0, 0x800);
+    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v_w; TASSIGN(v_w, 0x1000);
+    Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64> v1; TASSIGN(v1, 0x1800);
+    TLOAD(v_x, g_x);
+    set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0); wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    TMULS(v0, v_x, (float)(2));
+    set_flag(PIPE_V, PIPE_MTE2, EVENT_ID0); wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);
+    TLOAD(v_w, g_w);
+    set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0); wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    TADD(v1, v0, v_w);
+    set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0); wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    TSTORE(g_x, v1);
+    set_flag(PIPE_MTE3, PIPE_S, EVENT_ID0); wait_flag(PIPE_MTE3, PIPE_S, EVENT_ID0);
+}
+";
+        let out = by_dependency(chained, &A2A3).unwrap();
+        assert_eq!(unordered(&out, &A2A3), None, "{out}");
+        let at = |s: &str| out.find(s).unwrap();
+        assert!(at("TMULS(") < at("pipe_barrier(PIPE_V);"), "{out}");
+        assert!(at("pipe_barrier(PIPE_V);") < at("TADD("), "{out}");
+        // The load of w waits for nothing.
+        assert!(!out.contains("set_flag(PIPE_V, PIPE_MTE2"), "{out}");
     }
 
     #[test]

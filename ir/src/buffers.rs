@@ -511,16 +511,29 @@ struct Uses {
     store: Vec<u32>,
 }
 
-/// Places every buffer `k`'s AICore form needs. `Ok` with an empty plan for a `cpp_src` kernel.
-pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
-    plan_with(k, chip, false)
+/// How long a plan keeps each buffer's bytes: the longer, the fewer instructions wait for
+/// another to be done with bytes they write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetimes {
+    /// From a buffer's first use to its last: the least memory.
+    Tight,
+    /// So that a pipe may run ahead: every tile parameter read as a value is live from the
+    /// first op (its load may be issued before any instruction), and a matmul's L0 tiles are
+    /// live from the previous matmul on (its operands move in, and its product starts, while
+    /// the previous one's are still in use).
+    Ahead,
+    /// The whole kernel: no two buffers share bytes, so only reads of results wait.
+    Whole,
 }
 
-/// [`plan`], or when `ahead`, a plan in which a pipe may run ahead: every tile parameter read
-/// as a value is live from the first op (its load may be issued before any instruction), and a
-/// matmul's L0 tiles are live from the previous matmul on (its operands move in, and its
-/// product starts, while the previous one's are still in use).
-pub fn plan_with(k: &Kernel, chip: &OnChip, ahead: bool) -> Result<BufferPlan, Overflow> {
+/// Places every buffer `k`'s AICore form needs. `Ok` with an empty plan for a `cpp_src` kernel.
+pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
+    plan_with(k, chip, Lifetimes::Tight)
+}
+
+/// [`plan`] with buffers kept as `lifetimes` says.
+pub fn plan_with(k: &Kernel, chip: &OnChip, lifetimes: Lifetimes) -> Result<BufferPlan, Overflow> {
+    let ahead = lifetimes != Lifetimes::Tight;
     let KernelBody::Ops(ops) = &k.body else {
         return Ok(BufferPlan::default());
     };
@@ -698,6 +711,12 @@ pub fn plan_with(k: &Kernel, chip: &OnChip, ahead: bool) -> Result<BufferPlan, O
             add(Role::Tmp(i32, n as u8), Memory::Ub, t, (i32, i32));
         }
     }
+    if lifetimes == Lifetimes::Whole {
+        let end = ops.len().saturating_sub(1) as u32;
+        for b in &mut want {
+            b.live = (0, end);
+        }
+    }
     place(&mut want, chip)?;
     Ok(BufferPlan { buffers: want })
 }
@@ -830,6 +849,25 @@ mod tests {
         assert_eq!((x.live, x.offset, x.cols), ((0, 1), 0, 256));
         let m = p.get(&Role::Vec(Value::Op(0))).unwrap();
         assert_eq!((m.rows, m.cols), (64, 1));
+    }
+
+    #[test]
+    fn whole_lifetimes_share_no_bytes() {
+        let k = softmax(16, 256);
+        let chip = &crate::arch::A2A3.on_chip;
+        let p = plan_with(&k, chip, Lifetimes::Whole).unwrap();
+        for a in &p.buffers {
+            for b in &p.buffers {
+                let overlap = a.offset < b.offset + b.bytes() && b.offset < a.offset + a.bytes();
+                if a.role != b.role && a.memory == b.memory {
+                    assert!(!overlap, "{a:?} overlaps {b:?}");
+                }
+            }
+        }
+        // More than the tight plan, which reuses dead values' bytes; too much for UB at
+        // twice the rows.
+        assert!(p.peak(Memory::Ub) > plan(&k, chip).unwrap().peak(Memory::Ub));
+        assert!(plan_with(&softmax(64, 256), chip, Lifetimes::Whole).is_err());
     }
 
     #[test]

@@ -1,15 +1,15 @@
 //! Split ends: in a kernel whose every op works row by row ([`crate::blocks::rows`]), the
 //! instructions up to its first vector instructions, and from its last ones on, run as two
-//! halves of the rows. With flags by dependency ([`crate::sync`]), the vector unit starts on
-//! the first half while the second is still loading, and the first half is stored while the
-//! second is computed; the instructions between stay whole, so only the ends pay a vector
-//! instruction's fixed cost twice. A row reduction (`TROWSUM`) stays whole: it costs about as
-//! much over half the rows as over all of them. Row blocks ([`crate::blocks`]) split every
+//! or four pieces of the rows. With flags by dependency ([`crate::sync`]), the vector unit
+//! starts on the first piece while the next is still loading, and the first piece is stored
+//! while the next is computed; the instructions between stay whole, so only the ends pay a
+//! vector instruction's fixed cost more than once. A row reduction (`TROWSUM`) stays whole: it
+//! costs about as much over a piece of the rows as over all of them. Row blocks ([`crate::blocks`]) split every
 //! instruction.
 //!
-//! A half is a view of the whole tile's bytes: a tile of `M` rows at `offset` has halves of
-//! `M/2` rows at `offset` and `offset + M/2 × row bytes` (a `[M,1]` column, `M/2` elements
-//! further), and a global view of `M` rows halves at its `M/2`-th row.
+//! A piece is a view of the whole tile's bytes: piece `h` of `n` of a tile of `M` rows at
+//! `offset` has `M/n` rows at `offset + h × M/n × row bytes` (of a `[M,1]` column, `h × M/n`
+//! elements further), and of a global view of `M` rows, starts at its `h × M/n`-th row.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -22,12 +22,23 @@ use crate::sync::{Names, read};
 /// UB addresses a tile may start at.
 const ALIGN: u64 = 32;
 
-/// `src` (a straight kernel, before flags by dependency) with its first `ends` and last `ends`
-/// vector instructions, and the loads before and stores after them, over two halves of its
-/// `rows` rows. `None`: nothing to split, or a half that would not be aligned.
-pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<String> {
-    let half = rows / 2;
-    if !rows.is_multiple_of(2) || half < 8 {
+/// How a kernel's ends are split: its `rows`, in `pieces`, over its first `ends` and last
+/// `ends` vector instructions.
+#[derive(Clone, Copy)]
+pub(crate) struct Ends {
+    pub rows: u64,
+    pub ends: usize,
+    pub pieces: u64,
+}
+
+/// `src` (a straight kernel, before flags by dependency) with its first and last
+/// `e.ends` vector instructions, and the loads before and stores after them, over `e.pieces`
+/// pieces of its `e.rows` rows. `None`: nothing to split, or a piece that would not be
+/// aligned.
+pub(crate) fn split(src: &str, arch: &Arch, e: Ends) -> Option<String> {
+    let Ends { rows, ends, pieces } = e;
+    let piece = rows / pieces.max(1);
+    if pieces < 2 || !rows.is_multiple_of(pieces) || piece < 8 {
         return None;
     }
     let lines: Vec<&str> = src.lines().collect();
@@ -59,7 +70,7 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
         }
         let (name, args) = call(lines[n].trim())?;
         if instruction(&name).is_some_and(|r| r.row_reduction) {
-            continue; // as slow over half the rows as over all
+            continue; // as slow over a piece of the rows as over all
         }
         let halved: Vec<&String> = args
             .iter()
@@ -83,11 +94,11 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
     if split_lines.is_empty() {
         return None;
     }
-    // Each view's two halves, declared after its own declaration.
+    // Each view's pieces, declared after its own declaration.
     let mut after: HashMap<usize, String> = HashMap::new();
     for v in &views {
         let n = *declared.get(v)?;
-        let text = halves(lines[n], v, names.operands.get(v)?, half)?;
+        let text = declare_pieces(lines[n], v, names.operands.get(v)?, piece, pieces)?;
         after.entry(n).or_default().push_str(&text);
     }
     let mut out = String::with_capacity(src.len() * 2);
@@ -102,9 +113,9 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
         }
         let indent = &line[..line.len() - line.trim_start().len()];
         let is_vector = instrs.iter().any(|i| i.0 == n && i.1 == Pipe::V);
-        for h in 0..2 {
-            if h == 1 && is_vector {
-                // Kept only if the halves share bytes (`crate::barriers`).
+        for h in 0..pieces {
+            if h > 0 && is_vector {
+                // Kept only if the pieces share bytes (`crate::barriers`).
                 let _ = writeln!(out, "{indent}pipe_barrier(PIPE_V);");
             }
             let _ = writeln!(
@@ -117,7 +128,7 @@ pub(crate) fn split(src: &str, arch: &Arch, rows: u64, ends: usize) -> Option<St
     Some(out)
 }
 
-/// The rows a tile or global view has, if halves may split it: a UB tile laid out with
+/// The rows a tile or global view has, if pieces may split it: a UB tile laid out with
 /// exactly its valid rows, or a global view (the rows of its shape).
 fn of_rows(o: &Operand, declaration: &str) -> Option<u64> {
     match o {
@@ -136,8 +147,8 @@ fn of_rows(o: &Operand, declaration: &str) -> Option<u64> {
     }
 }
 
-/// The declarations of `name`'s two halves of `half` rows, from its declaration `line`.
-fn halves(line: &str, name: &str, o: &Operand, half: u64) -> Option<String> {
+/// The declarations of `name`'s `pieces` pieces of `piece` rows, from its declaration `line`.
+fn declare_pieces(line: &str, name: &str, o: &Operand, piece: u64, pieces: u64) -> Option<String> {
     let indent = &line[..line.len() - line.trim_start().len()];
     let t = line.trim();
     let mut out = String::new();
@@ -152,8 +163,8 @@ fn halves(line: &str, name: &str, o: &Operand, half: u64) -> Option<String> {
         } => {
             let size = dtype.size_bytes() as u64;
             let step = match layout {
-                TileLayout::ColMajor => half * size,
-                _ => half * cols * size,
+                TileLayout::ColMajor => piece * size,
+                _ => piece * cols * size,
             };
             if !step.is_multiple_of(ALIGN) {
                 return None;
@@ -162,18 +173,18 @@ fn halves(line: &str, name: &str, o: &Operand, half: u64) -> Option<String> {
             let (kind_elem, rest) = head.split_at(head.find(&format!(", {rows}, {cols}, "))?);
             let rest = rest.replacen(
                 &format!(", {rows}, {cols}, "),
-                &format!(", {half}, {cols}, "),
+                &format!(", {piece}, {cols}, "),
                 1,
             );
             // The valid shape: the last two numbers.
             let (layout_part, valid) = rest.rsplit_once(&format!(", {rows}, "))?;
-            for h in 0..2 {
+            for h in 0..pieces {
                 let at = offset + h * step;
                 let _ = writeln!(
                     out,
-                    "{indent}{kind_elem}{layout_part}, {half}, {valid}> {name}__h{h}; TASSIGN({name}__h{h}, 0x{at:x});  // {name}, rows [{}, {})",
-                    h * half,
-                    (h + 1) * half
+                    "{indent}{kind_elem}{layout_part}, {piece}, {valid}> {name}__h{h}; TASSIGN({name}__h{h}, 0x{at:x});  // {name}, rows [{}, {})",
+                    h * piece,
+                    (h + 1) * piece
                 );
             }
         }
@@ -194,20 +205,20 @@ fn halves(line: &str, name: &str, o: &Operand, half: u64) -> Option<String> {
                 .split(", ")
                 .collect();
             let rows: u64 = dims.get(3)?.parse().ok()?;
-            let halved = format!("pto::Shape<1, 1, 1, {half}, {}>", dims.get(4)?);
-            if rows != 2 * half {
+            let split = format!("pto::Shape<1, 1, 1, {piece}, {}>", dims.get(4)?);
+            if rows != pieces * piece {
                 return None;
             }
-            for h in 0..2 {
+            for h in 0..pieces {
                 let ptr = if h == 0 {
                     param.clone()
                 } else {
-                    format!("{param} + {half} * {param}_rs")
+                    format!("{param} + {} * {param}_rs", h * piece)
                 };
                 let _ = writeln!(
                     out,
                     "{indent}{}",
-                    t.replace(shape, &halved)
+                    t.replace(shape, &split)
                         .replace(&whole, &format!(" {name}__h{h}({ptr}, "))
                 );
             }
