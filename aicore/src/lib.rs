@@ -304,8 +304,9 @@ impl Form {
 }
 
 /// `k`'s AICore C++ as [`kernel_source`] writes it or, where `cost` (cycles of an emitted
-/// text) finds one cheaper, in a form that overlaps its pipes: a vector kernel as row blocks
-/// ([`blocks`]), a one-tile matmul as a GEMM over K steps (`wsp_ir::pipeline::k_steps`).
+/// text) finds one cheaper, in a form that overlaps its pipes: a one-tile matmul as a GEMM
+/// over K steps (`wsp_ir::pipeline::k_steps`), a straight kernel with flags by dependency
+/// ([`straight_forms`]), a vector kernel as row blocks ([`blocks`]).
 /// What `wsp emit` writes and the clock costs.
 pub fn kernel_source_costed(
     k: &Kernel,
@@ -348,48 +349,10 @@ pub fn kernel_source_costed(
             Some(4),
         ));
     }
-    if !k.iterates() {
-        // Pipes that wait only for what they need, on buffers kept for as long as each.
-        for lifetimes in [Lifetimes::Tight, Lifetimes::Ahead, Lifetimes::Whole] {
-            let form = Form {
-                lifetimes,
-                by_dependency: true,
-                ..Form::WHOLE
-            };
-            consider(written(k, k, arch, &arch.on_chip, layouts, form));
-        }
-    }
-    if unit(k) == "cube" && !k.iterates() {
-        // The matmul in blocks of its product's rows or columns.
-        for axis in [parts::Axis::Rows, parts::Axis::Cols] {
-            for n in [2, 4, 8] {
-                let form = Form {
-                    lifetimes: Lifetimes::Ahead,
-                    by_dependency: true,
-                    parts: Some((axis, n)),
-                    ..Form::WHOLE
-                };
-                consider(written(k, k, arch, &arch.on_chip, layouts, form));
-            }
-        }
+    for form in straight_forms(k) {
+        consider(written(k, k, arch, &arch.on_chip, layouts, form));
     }
     if let Some(m) = blocks::rows(k) {
-        // The ends in pieces of the rows, the middle whole.
-        for lifetimes in [Lifetimes::Ahead, Lifetimes::Whole] {
-            for (ends, pieces) in [(1, 2), (2, 2), (1, 4), (2, 4)] {
-                let form = Form {
-                    lifetimes,
-                    by_dependency: true,
-                    ends: Some(ends::Ends {
-                        rows: m,
-                        ends,
-                        pieces,
-                    }),
-                    ..Form::WHOLE
-                };
-                consider(written(k, k, arch, &arch.on_chip, layouts, form));
-            }
-        }
         // Each buffer set has half of UB, on the planner's alignment.
         let half = OnChip {
             ub: arch.on_chip.ub / 2 / 512 * 512,
@@ -416,6 +379,45 @@ pub fn kernel_source_costed(
         }
     }
     Ok(best.1)
+}
+
+/// The forms of a straight kernel with flags by dependency: buffers kept for as long as each
+/// form allows; a matmul in blocks of its product's rows or columns ([`parts`]); a row-wise
+/// kernel's ends in pieces of its rows, the middle whole ([`ends`]).
+fn straight_forms(k: &Kernel) -> Vec<Form> {
+    if k.iterates() {
+        return Vec::new();
+    }
+    let form = |lifetimes| Form {
+        lifetimes,
+        by_dependency: true,
+        ..Form::WHOLE
+    };
+    let mut forms: Vec<Form> = [Lifetimes::Tight, Lifetimes::Ahead, Lifetimes::Whole]
+        .into_iter()
+        .map(form)
+        .collect();
+    if unit(k) == "cube" {
+        for axis in [parts::Axis::Rows, parts::Axis::Cols] {
+            for n in [2, 4, 8] {
+                forms.push(Form {
+                    parts: Some((axis, n)),
+                    ..form(Lifetimes::Ahead)
+                });
+            }
+        }
+    }
+    if let Some(rows) = blocks::rows(k) {
+        for lifetimes in [Lifetimes::Ahead, Lifetimes::Whole] {
+            for (ends, pieces) in [(1, 2), (2, 2), (1, 4), (2, 4)] {
+                forms.push(Form {
+                    ends: Some(ends::Ends { rows, ends, pieces }),
+                    ..form(lifetimes)
+                });
+            }
+        }
+    }
+    forms
 }
 
 /// The text of `k` (`full`, or its row block) as `blocks` blocks whose buffer sets are

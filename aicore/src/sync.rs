@@ -300,10 +300,73 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
             instrs.push((n, pipe, a));
         }
     }
+    let (flags, after) = flags(&instrs);
+    // Event IDs: a flag's ID is free again once the producer pipe knows the consumer passed
+    // the ID's last wait.
+    let mut last_use: HashMap<(Pipe, Pipe, u32), usize> = HashMap::new();
+    let mut before: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut behind: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut ending = Vec::new();
+    for &(p, q, i, j) in &flags {
+        let free = (0..arch.events).find(|e| {
+            last_use
+                .get(&(p, q, *e))
+                .is_none_or(|&w| w < instrs.len() && after[i][slot(q)] >= w as i64)
+        })?;
+        last_use.insert((p, q, free), j);
+        let (a, b) = (p.name(), q.name());
+        let set = format!("set_flag({a}, {b}, EVENT_ID{free});");
+        let wait = format!("wait_flag({a}, {b}, EVENT_ID{free});");
+        behind.entry(instrs[i].0).or_default().push(set);
+        if j == instrs.len() {
+            ending.push(wait);
+        } else {
+            before.entry(instrs[j].0).or_default().push(wait);
+        }
+    }
+    vector_barriers(&lines, &instrs, &behind, &mut before);
+    let mut out = String::with_capacity(src.len());
+    let ids = last_use.keys().map(|k| k.2 + 1).max().unwrap_or(0);
+    // Flag lines, each at the body's indent.
+    let put = |out: &mut String, lines: &[String]| {
+        for l in lines {
+            out.push_str("    ");
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        let inside = (first..end).contains(&n);
+        if inside && (t.starts_with("set_flag(") || t.starts_with("wait_flag(")) {
+            continue;
+        }
+        if n == end {
+            put(&mut out, &ending);
+        }
+        if t.starts_with("extern \"C\" __global__") {
+            out.push_str(&crate::cxx::event_ids(ids));
+        }
+        put(&mut out, before.get(&n).map_or(&[], Vec::as_slice));
+        out.push_str(line);
+        out.push('\n');
+        put(&mut out, behind.get(&n).map_or(&[], Vec::as_slice));
+    }
+    Some(out)
+}
+
+/// A flag: from a pipe to another, its producer instruction and its consumer (or the
+/// instructions' count: the kernel's end).
+type Flag = (Pipe, Pipe, usize, usize);
+
+/// The flags `instrs` (line, pipe, access) need: each instruction waits for the last one of
+/// each other pipe it conflicts with, unless what its pipe knows covers it; the end waits for
+/// every pipe's last. With what each instruction's pipe knows after it.
+fn flags(instrs: &[(usize, Pipe, Access)]) -> (Vec<Flag>, Vec<Clock>) {
     let mut known: [Clock; 7] = [[-1; 7]; 7];
     let mut after: Vec<Clock> = Vec::with_capacity(instrs.len());
     // Flags: (from, to, producer instruction, consumer instruction or `instrs.len()` at the end).
-    let mut flags: Vec<(Pipe, Pipe, usize, usize)> = Vec::new();
+    let mut flags: Vec<Flag> = Vec::new();
     for j in 0..instrs.len() {
         let (_, q, ref a) = instrs[j];
         // Per other pipe, its last instruction this one conflicts with.
@@ -341,32 +404,18 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
             join(&mut done, &after[i]);
         }
     }
-    // Event IDs: a flag's ID is free again once the producer pipe knows the consumer passed
-    // the ID's last wait.
-    let mut last_use: HashMap<(Pipe, Pipe, u32), usize> = HashMap::new();
-    let mut before: HashMap<usize, Vec<String>> = HashMap::new();
-    let mut behind: HashMap<usize, Vec<String>> = HashMap::new();
-    let mut ending = Vec::new();
-    for &(p, q, i, j) in &flags {
-        let free = (0..arch.events).find(|e| {
-            last_use
-                .get(&(p, q, *e))
-                .is_none_or(|&w| w < instrs.len() && after[i][slot(q)] >= w as i64)
-        })?;
-        last_use.insert((p, q, free), j);
-        let (a, b) = (p.name(), q.name());
-        let set = format!("set_flag({a}, {b}, EVENT_ID{free});");
-        let wait = format!("wait_flag({a}, {b}, EVENT_ID{free});");
-        behind.entry(instrs[i].0).or_default().push(set);
-        if j == instrs.len() {
-            ending.push(wait);
-        } else {
-            before.entry(instrs[j].0).or_default().push(wait);
-        }
-    }
-    // Two vector instructions the chained text ordered only through flags to and from
-    // another pipe, now gone, get a barrier, unless a raise from the vector pipe between
-    // them drains it.
+    (flags, after)
+}
+
+/// Two vector instructions the chained text ordered only through flags to and from another
+/// pipe, now gone, get a barrier, unless a raise from the vector pipe between them (in
+/// `behind`) drains it.
+fn vector_barriers(
+    lines: &[&str],
+    instrs: &[(usize, Pipe, Access)],
+    behind: &HashMap<usize, Vec<String>>,
+    before: &mut HashMap<usize, Vec<String>>,
+) {
     let vector: Vec<usize> = (0..instrs.len())
         .filter(|j| instrs[*j].1 == Pipe::V)
         .collect();
@@ -385,34 +434,6 @@ pub(crate) fn by_dependency(src: &str, arch: &Arch) -> Option<String> {
                 .insert(0, "pipe_barrier(PIPE_V);".into());
         }
     }
-    let mut out = String::with_capacity(src.len());
-    let ids = last_use.keys().map(|k| k.2 + 1).max().unwrap_or(0);
-    // Flag lines, each at the body's indent.
-    let put = |out: &mut String, lines: &[String]| {
-        for l in lines {
-            out.push_str("    ");
-            out.push_str(l);
-            out.push('\n');
-        }
-    };
-    for (n, line) in lines.iter().enumerate() {
-        let t = line.trim();
-        let inside = (first..end).contains(&n);
-        if inside && (t.starts_with("set_flag(") || t.starts_with("wait_flag(")) {
-            continue;
-        }
-        if n == end {
-            put(&mut out, &ending);
-        }
-        if t.starts_with("extern \"C\" __global__") {
-            out.push_str(&crate::cxx::event_ids(ids));
-        }
-        put(&mut out, before.get(&n).map_or(&[], Vec::as_slice));
-        out.push_str(line);
-        out.push('\n');
-        put(&mut out, behind.get(&n).map_or(&[], Vec::as_slice));
-    }
-    Some(out)
 }
 
 /// The first two instructions (their lines' numbers, 0-based) of a loop-free kernel text
