@@ -21,7 +21,10 @@
 //! (`codegen/src/cpp.rs`, [`cxx::symbol`]), calling the entry, so the host replay links it
 //! instead of the CPU kernel and PTO-ISA's CPU simulation computes the task.
 
+use std::borrow::Cow;
 use std::fmt::Write;
+
+use rayon::prelude::*;
 
 use wsp_ir::arch::{Arch, GmLayout, OnChip};
 use wsp_ir::buffers::{self, Broadcast, Buffer, BufferPlan, Lifetimes, Memory, Role, Value};
@@ -273,7 +276,9 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
             ));
         }
     }
-    written(k, k, arch, &arch.on_chip, layouts, Form::WHOLE)
+    let src = written(k, k, arch, &arch.on_chip, layouts, Form::WHOLE)?;
+    verify::check(&src, arch)?;
+    Ok(src)
 }
 
 /// How [`written`] lays a kernel out.
@@ -312,7 +317,7 @@ pub fn kernel_source_costed(
     k: &Kernel,
     arch: &Arch,
     layouts: &Layouts,
-    cost: &dyn Fn(&str) -> u64,
+    cost: &(dyn Fn(&str) -> u64 + Sync),
 ) -> Result<String, Refusal> {
     let whole = kernel_source(k, arch, layouts)?;
     let mut best = (cost(&whole), whole);
@@ -349,9 +354,13 @@ pub fn kernel_source_costed(
             Some(4),
         ));
     }
-    for form in straight_forms(k) {
-        consider(written(k, k, arch, &arch.on_chip, layouts, form));
-    }
+    // Straight forms and row blocks, each written and costed on its own (in parallel), and
+    // checked (`verify::check`, which also finds instructions the flags leave unordered) only
+    // once the cheapest is known: the fastest that passes, the first listed among equals.
+    let mut jobs: Vec<(Cow<Kernel>, OnChip, Form)> = straight_forms(k)
+        .into_iter()
+        .map(|form| (Cow::Borrowed(k), arch.on_chip, form))
+        .collect();
     if let Some(m) = blocks::rows(k) {
         // Each buffer set has half of UB, on the planner's alignment.
         let half = OnChip {
@@ -364,19 +373,29 @@ pub fn kernel_source_costed(
                 continue;
             };
             let used = plan.peak(Memory::Ub);
-            consider(written(
-                &sub,
-                k,
-                arch,
-                &half,
-                layouts,
-                Form {
-                    blocks: n,
-                    set_bytes: used.div_ceil(512) * 512,
-                    ..Form::WHOLE
-                },
-            ));
+            let form = Form {
+                blocks: n,
+                set_bytes: used.div_ceil(512) * 512,
+                ..Form::WHOLE
+            };
+            jobs.push((Cow::Owned(sub), half, form));
         }
+    }
+    let mut unchecked: Vec<(u64, usize, String)> = jobs
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, (sub, chip, form))| {
+            let src = written(sub, k, arch, chip, layouts, *form).ok()?;
+            Some((cost(&src), i, src))
+        })
+        .collect();
+    unchecked.sort_by_key(|u| (u.0, u.1));
+    if let Some((c, _, src)) = unchecked
+        .into_iter()
+        .take_while(|u| u.0 < best.0)
+        .find(|u| verify::check(&u.2, arch).is_ok())
+    {
+        best = (c, src);
     }
     Ok(best.1)
 }
@@ -397,7 +416,11 @@ fn straight_forms(k: &Kernel) -> Vec<Form> {
         .into_iter()
         .map(form)
         .collect();
-    if unit(k) == "cube" {
+    let matmuls = match &k.body {
+        KernelBody::Ops(ops) => ops.iter().filter(|o| o.op == "matmul").count(),
+        KernelBody::Cpp { .. } => 0,
+    };
+    if matmuls == 1 {
         for axis in [parts::Axis::Rows, parts::Axis::Cols] {
             for n in [2, 4, 8] {
                 forms.push(Form {
@@ -470,10 +493,7 @@ fn written(
             )
         })?;
     }
-    let out = barriers::elide(&out, arch);
-    // Also finds any instructions the flags leave unordered.
-    verify::check(&out, arch)?;
-    Ok(out)
+    Ok(barriers::elide(&out, arch))
 }
 
 struct Gen<'a> {
