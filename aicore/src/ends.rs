@@ -4,19 +4,21 @@
 //! starts on the first piece while the next is still loading, and the first piece is stored
 //! while the next is computed; the instructions between stay whole, so only the ends pay a
 //! vector instruction's fixed cost more than once. A row reduction (`TROWSUM`) stays whole: it
-//! costs about as much over a piece of the rows as over all of them. Row blocks ([`crate::blocks`]) split every
-//! instruction.
+//! costs about as much over a piece of the rows as over all of them. Row blocks
+//! ([`crate::blocks`]) split every instruction.
 //!
-//! A piece is a view of the whole tile's bytes: piece `h` of `n` of a tile of `M` rows at
-//! `offset` has `M/n` rows at `offset + h × M/n × row bytes` (of a `[M,1]` column, `h × M/n`
-//! elements further), and of a global view of `M` rows, starts at its `h × M/n`-th row.
+//! A piece is a view of the whole tile's bytes ([`crate::pieces`]): piece `h` of `n` of a tile
+//! of `M` rows at `offset` has `M/n` rows at `offset + h × M/n × row bytes` (of a `[M,1]`
+//! column, `h × M/n` elements further), and of a global view of `M` rows, starts at its
+//! `h × M/n`-th row.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use wsp_ir::arch::{Arch, Operand, TileKind, TileLayout, instruction};
+use wsp_ir::arch::{Arch, GmLayout, Operand, TileKind, TileLayout, instruction};
 
 use crate::listing::{Pipe, call, renamed};
+use crate::pieces::{self, Axis};
 use crate::sync::{Names, read};
 
 /// UB addresses a tile may start at.
@@ -98,7 +100,16 @@ pub(crate) fn split(src: &str, arch: &Arch, e: Ends) -> Option<String> {
     let mut after: HashMap<usize, String> = HashMap::new();
     for v in &views {
         let n = *declared.get(v)?;
-        let text = declare_pieces(lines[n], v, names.operands.get(v)?, piece, pieces)?;
+        let text = match names.operands.get(v)? {
+            o @ Operand::Tile { .. } => {
+                pieces::tile(lines[n], v, o, pieces, Axis::Rows, 1, ALIGN, "__h")?
+            }
+            // A column-major view's rows are its parameter's columns.
+            Operand::Global { layout, .. } if *layout == GmLayout::Nd => {
+                pieces::view(lines[n], v, *layout, pieces, Axis::Rows, "__h")?
+            }
+            _ => return None,
+        };
         after.entry(n).or_default().push_str(&text);
     }
     let mut out = String::with_capacity(src.len() * 2);
@@ -145,85 +156,4 @@ fn of_rows(o: &Operand, declaration: &str) -> Option<u64> {
         }
         _ => None,
     }
-}
-
-/// The declarations of `name`'s `pieces` pieces of `piece` rows, from its declaration `line`.
-fn declare_pieces(line: &str, name: &str, o: &Operand, piece: u64, pieces: u64) -> Option<String> {
-    let indent = &line[..line.len() - line.trim_start().len()];
-    let t = line.trim();
-    let mut out = String::new();
-    match o {
-        Operand::Tile {
-            dtype,
-            rows,
-            cols,
-            offset,
-            layout,
-            ..
-        } => {
-            let size = dtype.size_bytes() as u64;
-            let step = match layout {
-                TileLayout::ColMajor => piece * size,
-                _ => piece * cols * size,
-            };
-            if !step.is_multiple_of(ALIGN) {
-                return None;
-            }
-            let head = t.split(&format!("> {name};")).next()?;
-            let (kind_elem, rest) = head.split_at(head.find(&format!(", {rows}, {cols}, "))?);
-            let rest = rest.replacen(
-                &format!(", {rows}, {cols}, "),
-                &format!(", {piece}, {cols}, "),
-                1,
-            );
-            // The valid shape: the last two numbers.
-            let (layout_part, valid) = rest.rsplit_once(&format!(", {rows}, "))?;
-            for h in 0..pieces {
-                let at = offset + h * step;
-                let _ = writeln!(
-                    out,
-                    "{indent}{kind_elem}{layout_part}, {piece}, {valid}> {name}__h{h}; TASSIGN({name}__h{h}, 0x{at:x});  // {name}, rows [{}, {})",
-                    h * piece,
-                    (h + 1) * piece
-                );
-            }
-        }
-        Operand::Global { .. } => {
-            if t.contains("Layout::DN") {
-                return None;
-            }
-            let param = format!("p_{}", name.strip_prefix("g_")?);
-            let whole = format!(" {name}({param}, ");
-            if !t.contains(&whole) {
-                return None;
-            }
-            let shape = t.get(t.find("pto::Shape<")?..)?;
-            let shape = &shape[..shape.find('>')? + 1];
-            let dims: Vec<&str> = shape
-                .strip_prefix("pto::Shape<")?
-                .strip_suffix('>')?
-                .split(", ")
-                .collect();
-            let rows: u64 = dims.get(3)?.parse().ok()?;
-            let split = format!("pto::Shape<1, 1, 1, {piece}, {}>", dims.get(4)?);
-            if rows != pieces * piece {
-                return None;
-            }
-            for h in 0..pieces {
-                let ptr = if h == 0 {
-                    param.clone()
-                } else {
-                    format!("{param} + {} * {param}_rs", h * piece)
-                };
-                let _ = writeln!(
-                    out,
-                    "{indent}{}",
-                    t.replace(shape, &split)
-                        .replace(&whole, &format!(" {name}__h{h}({ptr}, "))
-                );
-            }
-        }
-        Operand::Scalar(_) => return None,
-    }
-    Some(out)
 }

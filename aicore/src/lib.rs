@@ -42,6 +42,7 @@ pub mod cxx;
 mod ends;
 pub mod listing;
 mod parts;
+mod pieces;
 mod pipelined;
 pub mod sync;
 pub mod verify;
@@ -294,7 +295,7 @@ struct Form {
     /// Vector instructions at each end over pieces of the kernel's rows ([`ends`]).
     ends: Option<ends::Ends>,
     /// The matmul in blocks of its product ([`parts`]).
-    parts: Option<(parts::Axis, u64)>,
+    parts: Option<(pieces::Axis, u64)>,
 }
 
 impl Form {
@@ -421,7 +422,7 @@ fn straight_forms(k: &Kernel) -> Vec<Form> {
         KernelBody::Cpp { .. } => 0,
     };
     if matmuls == 1 {
-        for axis in [parts::Axis::Rows, parts::Axis::Cols] {
+        for axis in [pieces::Axis::Rows, pieces::Axis::Cols] {
             for n in [2, 4, 8] {
                 forms.push(Form {
                     parts: Some((axis, n)),

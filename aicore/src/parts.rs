@@ -8,21 +8,13 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use wsp_ir::arch::{GmLayout, Operand};
+use wsp_ir::arch::Operand;
 use wsp_ir::buffers::FRACTAL;
 
-use crate::listing::{call, declaration, matching, renamed, split_top};
+use crate::listing::{call, declaration, renamed};
+use crate::pieces::{self, Axis};
 
-/// Which of the product's dimensions is split.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Axis {
-    /// Rows of the left operand and of the product.
-    Rows,
-    /// Columns of the right operand and of the product.
-    Cols,
-}
-
-/// Tile addresses a block may start at (a fractal of f16).
+/// A block's tiles start at whole fractals of f16.
 const ALIGN: u64 = 512;
 
 /// `src` (a straight kernel, before flags by dependency) with its matmul in `parts` blocks
@@ -39,8 +31,8 @@ pub(crate) fn split(src: &str, parts: u64, axis: Axis) -> Option<String> {
         let (at, o) = text.declared.get(n)?;
         let line = text.lines[*at];
         let blocks = match o {
-            Operand::Tile { .. } => tile_parts(line, n, o, parts, axis)?,
-            Operand::Global { layout, .. } => view_parts(line, n, *layout, parts, axis)?,
+            Operand::Tile { .. } => pieces::tile(line, n, o, parts, axis, FRACTAL, ALIGN, "__p")?,
+            Operand::Global { layout, .. } => pieces::view(line, n, *layout, parts, axis, "__p")?,
             Operand::Scalar(_) => return None,
         };
         declarations.insert(*at, blocks);
@@ -232,123 +224,4 @@ impl<'s> Text<'s> {
         }
         Some(at)
     }
-}
-
-/// The declarations of tile `name`'s blocks, from its declaration `line`.
-fn tile_parts(line: &str, name: &str, o: &Operand, parts: u64, axis: Axis) -> Option<String> {
-    let Operand::Tile {
-        rows,
-        cols,
-        valid,
-        offset,
-        bytes,
-        ..
-    } = *o
-    else {
-        return None;
-    };
-    let (whole, valid_whole) = match axis {
-        Axis::Rows => (rows, valid.0),
-        Axis::Cols => (cols, valid.1),
-    };
-    let part = whole / parts;
-    let part_bytes = bytes / parts;
-    if valid_whole != whole
-        || !whole.is_multiple_of(parts)
-        || !part.is_multiple_of(FRACTAL)
-        || !bytes.is_multiple_of(parts)
-        || !part_bytes.is_multiple_of(ALIGN)
-    {
-        return None;
-    }
-    let indent = &line[..line.len() - line.trim_start().len()];
-    let t = line.trim();
-    let open = t.find('<')?;
-    let (head, close) = (&t[..open], matching(t, open)?);
-    let mut params = split_top(&t[open + 1..close]);
-    // Where the laid-out and valid dimension split stands among the template's arguments.
-    let (laid, valid_at) = match (head, axis) {
-        ("Tile", Axis::Rows) => (2, 5),
-        ("Tile", Axis::Cols) => (3, 6),
-        ("TileLeft" | "TileRight" | "TileAcc", Axis::Rows) => (1, 3),
-        ("TileLeft" | "TileRight" | "TileAcc", Axis::Cols) => (2, 4),
-        _ => return None,
-    };
-    for i in [laid, valid_at] {
-        *params.get_mut(i)? = part.to_string();
-    }
-    let memory = t.split("// ").nth(1)?.split(' ').next()?;
-    let mut out = String::new();
-    for p in 0..parts {
-        let at = offset + p * part_bytes;
-        let _ = writeln!(
-            out,
-            "{indent}{head}<{}> {name}__p{p}; TASSIGN({name}__p{p}, 0x{at:x});  // {memory} [{at}, {}), {} [{}, {}) of {name}",
-            params.join(", "),
-            at + part_bytes,
-            if axis == Axis::Rows {
-                "rows"
-            } else {
-                "columns"
-            },
-            p * part,
-            (p + 1) * part
-        );
-    }
-    Some(out)
-}
-
-/// The declarations of global view `name`'s blocks, from its declaration `line`: each starts
-/// `part` rows or columns further on.
-fn view_parts(line: &str, name: &str, layout: GmLayout, parts: u64, axis: Axis) -> Option<String> {
-    let indent = &line[..line.len() - line.trim_start().len()];
-    let t = line.trim();
-    let shape = t.get(t.find("pto::Shape<")?..)?;
-    let shape = &shape[..shape.find('>')? + 1];
-    let dims: Vec<u64> = shape
-        .strip_prefix("pto::Shape<")?
-        .strip_suffix('>')?
-        .split(", ")
-        .map(|d| d.parse().ok())
-        .collect::<Option<_>>()?;
-    let [1, 1, 1, rows, cols] = dims[..] else {
-        return None;
-    };
-    let whole = if axis == Axis::Rows { rows } else { cols };
-    if !whole.is_multiple_of(parts) {
-        return None;
-    }
-    let part = whole / parts;
-    let (prows, pcols) = match axis {
-        Axis::Rows => (part, cols),
-        Axis::Cols => (rows, part),
-    };
-    let part_shape = format!("pto::Shape<1, 1, 1, {prows}, {pcols}>");
-    let open = t.find(&format!(" {name}("))? + name.len() + 2;
-    let ptr = t[open..].split(", pto::Shape").next()?;
-    // The stride between rows (row major) or columns (column major).
-    let stride = t.rsplit_once(">(")?.1.strip_suffix("));")?;
-    if stride.is_empty() {
-        return None;
-    }
-    // Row major, a row is `stride` on; column major, a column is.
-    let strided = (axis == Axis::Rows) == (layout == GmLayout::Nd);
-    let mut out = String::new();
-    for p in 0..parts {
-        let at = match (p, strided) {
-            (0, _) => ptr.to_string(),
-            (_, true) => format!("{ptr} + {} * {stride}", p * part),
-            (_, false) => format!("{ptr} + {}", p * part),
-        };
-        let _ = writeln!(
-            out,
-            "{indent}{}",
-            t.replace(shape, &part_shape).replacen(
-                &format!(" {name}({ptr}, "),
-                &format!(" {name}__p{p}({at}, "),
-                1
-            )
-        );
-    }
-    Some(out)
 }

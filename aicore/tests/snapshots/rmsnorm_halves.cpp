@@ -15,20 +15,20 @@ extern "C" __global__ AICORE void wsp_aicore_rmsnorm_tile(__gm__ float* p_x, __g
     GlobalTensor<float, pto::Shape<1, 1, 1, 8, 128>, pto::Stride<1, 1, 1, -1, 1>> g_out__h0(p_out, pto::Shape<1, 1, 1, 8, 128>(), pto::Stride<1, 1, 1, -1, 1>(p_out_rs));
     GlobalTensor<float, pto::Shape<1, 1, 1, 8, 128>, pto::Stride<1, 1, 1, -1, 1>> g_out__h1(p_out + 8 * p_out_rs, pto::Shape<1, 1, 1, 8, 128>(), pto::Stride<1, 1, 1, -1, 1>(p_out_rs));
     Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v_x; TASSIGN(v_x, 0x0);  // UB [0, 8192)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v_x__h0; TASSIGN(v_x__h0, 0x0);  // v_x, rows [0, 8)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v_x__h1; TASSIGN(v_x__h1, 0x1000);  // v_x, rows [8, 16)
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v_x__h0; TASSIGN(v_x__h0, 0x0);  // UB [0, 4096), rows [0, 8) of v_x
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v_x__h1; TASSIGN(v_x__h1, 0x1000);  // UB [4096, 8192), rows [8, 16) of v_x
     Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v0; TASSIGN(v0, 0x2000);  // UB [8192, 16384)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v0__h0; TASSIGN(v0__h0, 0x2000);  // v0, rows [0, 8)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v0__h1; TASSIGN(v0__h1, 0x3000);  // v0, rows [8, 16)
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v0__h0; TASSIGN(v0__h0, 0x2000);  // UB [8192, 12288), rows [0, 8) of v0
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v0__h1; TASSIGN(v0__h1, 0x3000);  // UB [12288, 16384), rows [8, 16) of v0
     Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v1; TASSIGN(v1, 0x6000);  // UB [24576, 24640)
     Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> t1_0; TASSIGN(t1_0, 0x4000);  // UB [16384, 24576)
     Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v2; TASSIGN(v2, 0x2000);  // UB [8192, 8256)
     Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor, 16, 1> v3; TASSIGN(v3, 0x2040);  // UB [8256, 8320)
-    Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h0; TASSIGN(v3__h0, 0x2040);  // v3, rows [0, 8)
-    Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h1; TASSIGN(v3__h1, 0x2060);  // v3, rows [8, 16)
+    Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h0; TASSIGN(v3__h0, 0x2040);  // UB [8256, 8288), rows [0, 8) of v3
+    Tile<TileType::Vec, float, 8, 1, BLayout::ColMajor, 8, 1> v3__h1; TASSIGN(v3__h1, 0x2060);  // UB [8288, 8320), rows [8, 16) of v3
     Tile<TileType::Vec, float, 16, 128, BLayout::RowMajor, 16, 128> v4; TASSIGN(v4, 0x2080);  // UB [8320, 16512)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v4__h0; TASSIGN(v4__h0, 0x2080);  // v4, rows [0, 8)
-    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v4__h1; TASSIGN(v4__h1, 0x3080);  // v4, rows [8, 16)
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v4__h0; TASSIGN(v4__h0, 0x2080);  // UB [8320, 12416), rows [0, 8) of v4
+    Tile<TileType::Vec, float, 8, 128, BLayout::RowMajor, 8, 128> v4__h1; TASSIGN(v4__h1, 0x3080);  // UB [12416, 16512), rows [8, 16) of v4
     Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v1_row; TASSIGN(v1_row, 0x6000);  // v1 as a row
     Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v2_row; TASSIGN(v2_row, 0x2000);  // v2 as a row
     Tile<TileType::Vec, float, 1, 16, BLayout::RowMajor, 1, 16> v3_row; TASSIGN(v3_row, 0x2040);  // v3 as a row
