@@ -41,6 +41,7 @@ mod blocks;
 pub mod cxx;
 mod ends;
 pub mod listing;
+mod mixed;
 mod parts;
 mod pieces;
 mod pipelined;
@@ -60,8 +61,13 @@ pub fn uses_bf16(k: &Kernel) -> bool {
             if ops.iter().any(|o| matches!(&o.ty, ValueType::Tile(t) if tile(t))))
 }
 
-/// `cube` if the kernel runs a matmul (an AIC kernel), else `vec` (AIV).
+/// `mix` for one mixed launch of a cube core and its vector cores (a loop kernel with its
+/// hand-off ring, `wsp_ir::mixed`), `cube` if the kernel runs a matmul (an AIC kernel), else
+/// `vec` (AIV).
 pub fn unit(k: &Kernel) -> &'static str {
+    if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+        return "mix";
+    }
     match &k.body {
         KernelBody::Ops(ops) if ops.iter().any(|o| o.op == "matmul") => "cube",
         _ => "vec",
@@ -260,6 +266,9 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         ));
     };
     if k.iterates() {
+        if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+            return mixed::kernel_source(k, arch, layouts);
+        }
         return pipelined::kernel_source(k, arch, layouts);
     }
     for (i, op) in ops.iter().enumerate() {

@@ -22,7 +22,7 @@ fn examples_check_clean() {
     let out = wsp(&["check", "examples/"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     expect![[r#"
-        29 files checked: 0 errors, 0 warnings
+        32 files checked: 0 errors, 0 warnings
     "#]]
     .assert_eq(&stdout(&out));
 }

@@ -144,7 +144,12 @@ fn a_settled_loop_costs_what_running_every_iteration_costs() {
         emit(&program, &tree);
         for entry in std::fs::read_dir(tree.join("aicore")).unwrap() {
             let path = entry.unwrap().path();
-            let looped = wsp_aicore::listing::listing(&std::fs::read_to_string(&path).unwrap());
+            let text = std::fs::read_to_string(&path).unwrap();
+            // A mixed launch's cores are straight code (its loop unrolled).
+            if text.contains("one mixed launch") {
+                continue;
+            }
+            let looped = wsp_aicore::listing::listing(&text);
             assert!(!looped.loops.is_empty(), "{}", path.display());
             let mut steps: Vec<Step> = Vec::new();
             looped.run(&mut |s| steps.push(s.clone()));

@@ -729,12 +729,18 @@ fn index_launches_change_neither_numbers_nor_timeline() {
 /// cube and vector work split into a task per core, passing values through workspace
 /// tensors. Every tensor of the program comes out bit for bit as the kernels computed it
 /// unsplit, and the split tasks are what runs. The A2/A3 forms programs add kernels the
-/// lowering rewrites without splitting (bf16 math through f32, cube-only forms).
+/// lowering rewrites without splitting (bf16 math through f32, cube-only forms). A loop
+/// kernel mixing the units stays one task, of its mixed launch, whose ring is not dumped.
 #[test]
 fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
     let mut split = Vec::new();
+    let mut mixed = Vec::new();
     let forms = ["a2a3_forms", "a2a3_bf16"].map(|f| root().join(format!("cli/tests/data/{f}.wsp")));
-    for program in examples().into_iter().chain(common::ported()).chain(forms) {
+    let programs = examples()
+        .into_iter()
+        .chain(common::ported())
+        .chain(common::perf());
+    for program in programs.chain(forms) {
         let name = program.file_stem().unwrap().to_str().unwrap().to_string();
         let mut runs = Vec::new();
         for (mode, extra) in [("cpu", &[][..]), ("npu", &["--simulate-npu"][..])] {
@@ -770,8 +776,21 @@ fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
             split.push(name);
         } else {
             assert!(workspaces.is_empty(), "{name}: {workspaces:?}");
+            // The same tasks, of the mixed launch's kernel.
+            if npu.2 != cpu.2 {
+                assert!(npu.2.contains("_mix "), "{name}");
+                mixed.push(name);
+            }
         }
     }
+    expect_test::expect![[r#"
+        [
+            "fa_long",
+            "fa_small",
+            "fa_standard",
+        ]
+    "#]]
+    .assert_debug_eq(&mixed);
     // Every program whose kernels mix a matmul with vector work.
     expect_test::expect![[r#"
         [

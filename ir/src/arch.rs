@@ -39,6 +39,8 @@ pub struct Arch {
     /// The bisheng `--cce-aicore-arch` of its vector and cube cores.
     pub aicore_vec: &'static str,
     pub aicore_cube: &'static str,
+    /// ... and of a mixed kernel: its cube core and their vector cores in one launch.
+    pub aicore_mix: &'static str,
     /// PTO-ISA's `__NPU_ARCH__` for it.
     pub npu_arch: u32,
     /// The memories a kernel's planned tiles may use. UB stops below any region the
@@ -71,6 +73,7 @@ pub const A2A3: Arch = Arch {
     name: "A2/A3",
     aicore_vec: "dav-c220-vec",
     aicore_cube: "dav-c220-cube",
+    aicore_mix: "dav-c220",
     npu_arch: 2201,
     on_chip: OnChip {
         ub: 184 * 1024,

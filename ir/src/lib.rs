@@ -15,6 +15,7 @@ pub mod instructions;
 pub mod kernel;
 pub mod layout;
 pub mod memory;
+pub mod mixed;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;

@@ -307,6 +307,12 @@ pub enum TensorOrigin {
         base: String,
         dims: Vec<ViewDim>,
     },
+    /// The rings a mixed launch of `kernel` hands tiles between its cores through
+    /// (`crate::mixed`): global memory the host allocates for the launch, whose contents mean
+    /// nothing after it.
+    Ring {
+        kernel: String,
+    },
 }
 
 /// One dimension of a view: its index steps `step` along dimension `base_dim` of the base,

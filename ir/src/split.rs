@@ -61,7 +61,7 @@ impl Core {
 /// Where an op runs: on one unit, or anywhere (loads of parameters, constants, scalar
 /// arithmetic), repeated in every part that needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
+pub(crate) enum Place {
     On(Core),
     Anywhere,
 }
@@ -70,7 +70,9 @@ enum Place {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
     pub kernel: Kernel,
-    pub core: Core,
+    /// The core it runs on; `None`: one mixed launch of a cube core and its vector cores
+    /// ([`crate::mixed`]).
+    pub core: Option<Core>,
     /// What each tile or scalar parameter of the part is given, in the part's parameter order.
     pub args: Vec<PartArg>,
     /// For each op of the part, the op of the original kernel it computes or passes on (a
@@ -93,7 +95,7 @@ pub struct KernelSplit {
     pub workspaces: Vec<TileType>,
 }
 
-fn place(k: &Kernel, ops: &[Op], i: usize, places: &[Place], arch: &Arch) -> Place {
+pub(crate) fn place(k: &Kernel, ops: &[Op], i: usize, places: &[Place], arch: &Arch) -> Place {
     let op = &ops[i];
     let value_place = |o: &Operand| match o {
         Operand::Value(v) => places[*v as usize],
@@ -260,9 +262,14 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
     let KernelBody::Ops(original) = &k.body else {
         return Ok(None);
     };
-    // A kernel that loops has no AICore form yet (`wsp_aicore` refuses it): nothing to split.
-    if arch.mixes_units() || k.iterates() {
+    if arch.mixes_units() {
         return Ok(None);
+    }
+    // A loop mixing the units runs as one mixed launch, its hand-offs through a ring the
+    // split adds as a workspace; any other loop kernel runs as it is (`wsp_aicore` writes a
+    // GEMM, and says why it cannot write the rest).
+    if k.iterates() {
+        return Ok(crate::mixed::plan(k, arch).ok().map(|m| mixed_part(k, &m)));
     }
     let (ops, from) = separate_accumulators(original);
     let mut places: Vec<Place> = Vec::with_capacity(ops.len());
@@ -453,12 +460,41 @@ pub fn split_kernel(k: &Kernel, arch: &Arch) -> Result<Option<KernelSplit>, Stri
                 body: KernelBody::Ops(body),
                 loops: Vec::new(),
             },
-            core,
+            core: Some(core),
             args,
             origin,
         });
     }
     Ok(Some(KernelSplit { parts, workspaces }))
+}
+
+/// A mixed loop kernel as one part: the kernel with its ring workspace as a last parameter.
+fn mixed_part(k: &Kernel, m: &crate::mixed::Mixed) -> KernelSplit {
+    let mut kernel = k.clone();
+    kernel.name = format!("{}_mix", k.name);
+    kernel.params.push(Param {
+        name: crate::mixed::RING_PARAM.into(),
+        ty: ParamType::Tile(Direction::InOut, m.ring_tile()),
+    });
+    let mut args: Vec<PartArg> = k
+        .params
+        .iter()
+        .map(|p| PartArg::Param(p.name.clone()))
+        .collect();
+    args.push(PartArg::Workspace(0));
+    let ops = match &k.body {
+        KernelBody::Ops(ops) => ops.len() as u32,
+        KernelBody::Cpp { .. } => 0,
+    };
+    KernelSplit {
+        parts: vec![Part {
+            kernel,
+            core: None,
+            args,
+            origin: (0..ops).collect(),
+        }],
+        workspaces: vec![m.ring_tile()],
+    }
 }
 
 /// `p` as `arch` runs it: bf16 math in f32 (`crate::widen`), every kernel that mixes units
@@ -667,13 +703,23 @@ impl Rewrite<'_> {
         }
         let mut shape: Vec<u64> = indexed.iter().filter_map(|v| v.extent).collect();
         shape.extend([tile.rows, tile.cols]);
+        let ring = self
+            .splits
+            .iter()
+            .find(|(k, _)| *k == t.kernel)
+            .is_some_and(|(_, s)| s.parts.iter().any(|p| p.core.is_none()));
         self.tensors.push(Tensor {
             name: name.clone(),
             shape,
             dtype: tile.dtype,
             layout: crate::plan::Layout::replicated(indexed.len() + 2),
             init: None,
-            origin: crate::plan::TensorOrigin::Declared,
+            origin: match ring {
+                true => crate::plan::TensorOrigin::Ring {
+                    kernel: t.kernel.clone(),
+                },
+                false => crate::plan::TensorOrigin::Declared,
+            },
         });
         let indices = indexed
             .iter()
@@ -733,7 +779,7 @@ mod tests {
             Ok(Some(s)) => s
                 .parts
                 .iter()
-                .map(|p| format!("{:?} {:?}\n{}", p.core, p.args, p.kernel))
+                .map(|p| format!("{:?} {:?}\n{}", p.core.expect("one core"), p.args, p.kernel))
                 .collect::<String>(),
             Ok(None) => "runs as it is\n".into(),
             Err(e) => format!("error: {e}\n"),

@@ -69,6 +69,7 @@ impl Display for Tensor {
             }
             (TensorOrigin::Declared, Some(i)) => write!(f, " init {i}"),
             (TensorOrigin::Declared, None) => f.write_str(" init zeros"),
+            (TensorOrigin::Ring { kernel }, _) => write!(f, " = ring of {kernel}'s launch"),
         }
     }
 }

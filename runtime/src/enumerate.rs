@@ -165,7 +165,9 @@ impl<'a> Enumerator<'a> {
                     run.tensors.id(&t.name)?,
                     (op.as_str(), run.tensors.id(source)?),
                 )),
-                TensorOrigin::Declared | TensorOrigin::View { .. } => None,
+                TensorOrigin::Declared | TensorOrigin::View { .. } | TensorOrigin::Ring { .. } => {
+                    None
+                }
             })
             .collect();
         Enumerator {

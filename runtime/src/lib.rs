@@ -1126,8 +1126,16 @@ fn run_job(
         swimlane::write(dir, &run.graph, &ran, &all_spans, &target).map_err(RunError::Input)?;
     }
     if let Some(dir) = &job.dump_tensors {
+        // A mixed launch's rings are scratch: what they hold after it means nothing.
+        let rings: Vec<&str> = programs()
+            .flat_map(|p| &p.tensors)
+            .filter(|t| matches!(t.origin, TensorOrigin::Ring { .. }))
+            .map(|t| t.name.as_str())
+            .collect();
         for t in &run.tensors.data {
-            if kept_hashes.get(&t.name) == Some(&blake3::hash(t.bytes())) {
+            if kept_hashes.get(&t.name) == Some(&blake3::hash(t.bytes()))
+                || rings.contains(&t.name.as_str())
+            {
                 continue;
             }
             t.save_npy(&dir.join(format!("{}.npy", t.name)))

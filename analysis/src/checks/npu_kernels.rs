@@ -220,6 +220,10 @@ fn loop_kernel_checks<'db>(
             .or(name_range)
             .unwrap_or_default()
     };
+    // A loop mixing cube and vector work: one mixed launch (`wsp_ir::mixed`), or why not.
+    if mixes_units(kernel) {
+        return mixed_loop_checks(db, item, kernel, arch, &range_of);
+    }
     let refusal = match wsp_ir::pipeline::plan(kernel, arch) {
         Err(wsp_ir::pipeline::NoForm::Overflow(over)) => {
             return vec![Diag::new(
@@ -262,6 +266,98 @@ fn loop_kernel_checks<'db>(
 /// The kernels `wsp emit` writes for `kernel` on `arch`: the kernel with its bf16 math in f32,
 /// or its parts for separate cube and vector cores; each with, per op, the kernel's op it
 /// comes from. `Err` says why the kernel cannot be split.
+/// Whether a loop kernel has both cube and vector work (an `alloc` a matmul accumulates
+/// into is neither).
+fn mixes_units(kernel: &wsp_ir::Kernel) -> bool {
+    let wsp_ir::kernel::KernelBody::Ops(ops) = &kernel.body else {
+        return false;
+    };
+    let unit = |u| {
+        ops.iter()
+            .any(|o| o.op != "alloc" && wsp_ir::ops::lookup(&o.op).is_some_and(|r| r.unit == u))
+    };
+    unit(wsp_ir::ops::Unit::Cube) && unit(wsp_ir::ops::Unit::Vector)
+}
+
+/// A loop kernel mixing the units against its mixed launch: WSP506 where a core's buffers
+/// overflow its memory (for every program), and, where the file is checked for the NPU,
+/// WSP507 where it has no such form or the emitter refuses it.
+fn mixed_loop_checks<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    kernel: &wsp_ir::Kernel,
+    arch: &wsp_ir::arch::Arch,
+    range_of: &dyn Fn(Option<u32>) -> wsp_syntax::TextRange,
+) -> Vec<Diag<'db>> {
+    let message = |why: &str| {
+        format!(
+            "`wsp emit` cannot write kernel `{}` as one mixed launch of an Ascend 910B ({}) cube core and its vector cores: {why}",
+            kernel.name, arch.name
+        )
+    };
+    let for_npu = *checked_for_npu(db, item.file(db));
+    let refused = |op: Option<u32>, why: &str| {
+        if !for_npu {
+            return Vec::new();
+        }
+        vec![Diag::new(
+            Code::NoAicoreForm,
+            Span {
+                item,
+                range: range_of(op),
+            },
+            message(why),
+        )]
+    };
+    let m = match wsp_ir::mixed::plan(kernel, arch) {
+        Ok(m) => m,
+        Err(no) => return refused(no.op, &no.message),
+    };
+    let programs = match wsp_ir::mixed::unroll(kernel, &m) {
+        Ok(p) => p,
+        Err(no) => return refused(no.op, &no.message),
+    };
+    for p in &programs {
+        if let Err(over) = wsp_ir::buffers::plan(&p.kernel, &arch.on_chip) {
+            let at = p.origin.get(over.op as usize).copied();
+            return vec![Diag::new(
+                Code::OnChipOverflow,
+                Span {
+                    item,
+                    range: range_of(at),
+                },
+                format!(
+                    "kernel `{}` needs {} of {} at this op on its {} core ({}), counting what one iteration holds and what it hands on; an Ascend 910B AICore has {}",
+                    kernel.name,
+                    kib(over.needed),
+                    over.memory.name(),
+                    match p.core {
+                        wsp_ir::split::Core::Cube => "cube",
+                        wsp_ir::split::Core::Vector => "vector",
+                    },
+                    match p.core {
+                        wsp_ir::split::Core::Cube => "its loop unrolled".to_string(),
+                        wsp_ir::split::Core::Vector =>
+                            format!("half of the {} rows, its loop unrolled", m.rows),
+                    },
+                    kib(over.available)
+                ),
+            )];
+        }
+    }
+    let part = match wsp_ir::split::split_kernel(kernel, arch) {
+        Ok(Some(s)) => s.parts.into_iter().next(),
+        _ => None,
+    };
+    match part
+        .map(|p| wsp_aicore::kernel_source(&p.kernel, arch, &wsp_ir::layout::Layouts::default()))
+    {
+        Some(Ok(_)) => Vec::new(),
+        Some(Err(r)) => refused(r.op, &r.message),
+        None => refused(None, "it does not split"),
+    }
+}
+
 fn lowered_pieces(
     kernel: &wsp_ir::Kernel,
     arch: &wsp_ir::arch::Arch,

@@ -422,6 +422,7 @@ fn program_cmake(
     let _ = writeln!(out, "set(WSP_NPU_ARCH {})", arch.npu_arch);
     let _ = writeln!(out, "set(WSP_AICORE_ARCH_vec {})", arch.aicore_vec);
     let _ = writeln!(out, "set(WSP_AICORE_ARCH_cube {})", arch.aicore_cube);
+    let _ = writeln!(out, "set(WSP_AICORE_ARCH_mix {})", arch.aicore_mix);
     let _ = writeln!(out, "set(WSP_SOURCE \"source/{}\")", source.name);
     let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
     let _ = writeln!(out, "set(WSP_KERNELS {})", names.join(" "));

@@ -84,6 +84,9 @@ pub fn perf_sim_source(kernels: &[(&Kernel, Option<String>)], layouts: &Layouts)
         );
     }
     out.push_str(DRIVER_HELPERS);
+    if kernels.iter().any(|(k, _)| aicore::unit(k) == "mix") {
+        out.push_str(MIXED_HELPER);
+    }
     out.push_str(
         "int main(int argc, char** argv)\n{\n    const std::string out = argc > 1 ? argv[1] : \"kernel_cycles.json\";\n    \
          const std::string dir = ::pto::perf_sim::GetConfig().output_dir;\n    \
@@ -106,6 +109,27 @@ pub fn perf_sim_source(kernels: &[(&Kernel, Option<String>)], layouts: &Layouts)
                 name = k.name,
                 core = if cube { "AIC" } else { "AIV" },
                 why = why.replace('`', "")
+            );
+            continue;
+        }
+        if aicore::unit(k) == "mix" {
+            // One launch of the cube core and both vector cores: its total is the last one's
+            // end, and each core's pipes are its own.
+            let list = |pipes: &[(&str, &str)]| {
+                pipes
+                    .iter()
+                    .map(|(name, col)| format!("{{\"{name}\", \"{col}\"}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "    LAUNCH_KERNEL(wsp_perf_{name}, , (1, nullptr, nullptr));\n    \
+                 ok &= mixed_entry(json, {first}, \"{name}\", dir + \"/wsp_perf_{name}_pipeline_summary.csv\", {{{}}}, {{{}}});",
+                list(AIC_PIPES),
+                list(AIV_PIPES),
+                name = k.name,
+                first = n == 0,
             );
             continue;
         }
@@ -210,6 +234,69 @@ static bool write_atomically(const std::string& path, const std::string& text)
         return false;
     }
     std::printf("wrote %s\n", path.c_str());
+    return true;
+}
+
+"#;
+
+/// A mixed launch's entry of `kernel_cycles.json`, for a tree that has one.
+const MIXED_HELPER: &str = r#"// A mixed launch's entry: its total (the last core's end) and each core's pipes, from the
+// rows of AIC, AIV0 and AIV1.
+static bool mixed_entry(std::ostringstream& json, bool first, const char* kernel, const std::string& csv,
+                        const std::vector<std::pair<const char*, const char*>>& aic,
+                        const std::vector<std::pair<const char*, const char*>>& aiv)
+{
+    std::ifstream in(csv);
+    std::string line;
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    while (std::getline(in, line)) {
+        auto cells = split_csv(line);
+        if (header.empty()) {
+            header = cells;
+        } else if (cells.size() == header.size()) {
+            rows.push_back(cells);
+        }
+    }
+    auto column = [&](const std::vector<std::string>& row, const char* name) -> std::string {
+        for (size_t i = 0; i < header.size(); ++i) {
+            if (header[i] == name) {
+                return row[i];
+            }
+        }
+        return "";
+    };
+    std::ostringstream cores;
+    long long total = -1;
+    const char* units[] = {"AIC", "AIV0", "AIV1"};
+    for (const char* unit : units) {
+        const std::vector<std::string>* row = nullptr;
+        for (auto& r : rows) {
+            if (r[2] == unit) {
+                row = &r;
+            }
+        }
+        if (row == nullptr || column(*row, "total_cycles").empty()) {
+            std::fprintf(stderr, "perf_sim: no %s row in %s\n", unit, csv.c_str());
+            return false;
+        }
+        const long long cycles = std::stoll(column(*row, "total_cycles"));
+        total = cycles > total ? cycles : total;
+        const auto& pipes = unit[2] == 'C' ? aic : aiv;
+        cores << (unit[2] == 'C' ? "" : ", ") << "\"" << unit << "\": {";
+        for (size_t i = 0; i < pipes.size(); ++i) {
+            std::string v = column(*row, pipes[i].second);
+            if (v.empty()) {
+                std::fprintf(stderr, "perf_sim: no column %s in %s\n", pipes[i].second, csv.c_str());
+                return false;
+            }
+            cores << (i ? ", " : "") << "\"" << pipes[i].first << "\": " << v;
+        }
+        cores << "}";
+    }
+    json << (first ? "" : ",") << "\n    \"" << kernel << "\": {\"core\": \"MIX\", \"total_cycles\": " << total
+         << ", \"busy_cycles\": {" << cores.str() << "}}";
+    std::printf("%s: %lld cycles on AIC, AIV0 and AIV1\n", kernel, total);
     return true;
 }
 

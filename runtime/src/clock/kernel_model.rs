@@ -420,6 +420,9 @@ pub fn listings(
 ) -> Result<Vec<(Kernel, Listing)>, String> {
     let arch = &wsp_ir::arch::A2A3;
     let parts = match wsp_ir::split::split_kernel(k, arch)? {
+        Some(split) if split.parts.iter().any(|p| p.core.is_none()) => {
+            return Err("a mixed launch of the cube and vector cores is not modelled".into());
+        }
         Some(split) => split.parts.into_iter().map(|p| p.kernel).collect(),
         None => vec![k.clone()],
     };

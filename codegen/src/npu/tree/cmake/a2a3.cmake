@@ -12,6 +12,8 @@
 #   PYTHON         python3, to generate PTO-ISA's formula headers when they are missing
 #   TREE           the tree's folder
 #   KERNELS        the AICore kernels, comma-separated
+#   MIXED          those of them that are one mixed launch of a cube core and its vector cores,
+#                  comma-separated: compiled with both cores' code, as PTO-ISA's fa_perf_sim is
 #   NPU_ARCH       PTO-ISA's __NPU_ARCH__ of the architecture they are written for (2201: A2/A3)
 #   WORK           a folder of this check's own (emptied first); kernel_cycles.json goes there
 #   SKIP           if set, print it as the reason the check cannot run here and report a skip
@@ -31,6 +33,7 @@ endforeach()
 set(tested "d07bd4b6 (2026-07-08)")
 
 string(REPLACE "," ";" KERNELS "${KERNELS}")
+string(REPLACE "," ";" MIXED "${MIXED}")
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/obj")
 
@@ -96,8 +99,13 @@ set(objects "")
 set(failed "")
 foreach(k IN LISTS KERNELS)
   set(obj "${WORK}/obj/${k}.o")
+  set(cores_${k} "")
+  list(FIND MIXED "${k}" mixed_at)
+  if(mixed_at GREATER -1)
+    set(cores_${k} -D__DAV_C220_CUBE__ -D__DAV_CUBE__ -D__DAV_VEC__)
+  endif()
   execute_process(
-    COMMAND "${CXX}" ${flags} -include pto_wsp/costmodel.hpp -c "${TREE}/aicore/${k}.cpp" -o "${obj}"
+    COMMAND "${CXX}" ${flags} ${cores_${k}} -include pto_wsp/costmodel.hpp -c "${TREE}/aicore/${k}.cpp" -o "${obj}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(rc EQUAL 0)
     message(STATUS "ok: ${k}")

@@ -1,0 +1,491 @@
+//! A mixed loop kernel (`wsp_ir::mixed`) as ONE A2/A3 launch: one AIC and two AIVs in one
+//! entry, as PTO-ISA's flash attention is written (`kernels/manual/common/flash_atten`).
+//!
+//! Each core's work is written as the straight kernel `wsp_ir::mixed::unroll` makes of it
+//! (the emitter's own form, flags by dependency), its views pointed at the kernel's
+//! parameters and at the ring workspace, and cut into its sections. The entry runs the
+//! sections in [`Mixed::order`]: the cube's under `__DAV_CUBE__`, the vector cores' under
+//! `__DAV_VEC__`, each vector core on its half of the rows (`get_subblockid()`). A device
+//! compiles the file once per core kind and each runs its own sections; PTO-ISA's cost
+//! model and CPU simulation define both and run them in the order written, which is why the
+//! order lets every hand-off be written before it is read.
+//!
+//! A hand-off is a store into a ring slot between `TALLOC` and `TPUSH`, and a load from it
+//! between `TPOP` and `TFREE` (PTO-ISA's `TPipe` over global memory: cross-core flags
+//! `2r` and `2r + 1` for ring `r`). The CPU simulation runs the sections one after another,
+//! so it needs no flags: there the ring calls are left out, and the two vector cores' halves
+//! run in turn, each in its own 192 KiB of the simulated UB.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use wsp_ir::arch::Arch;
+use wsp_ir::buffers::Lifetimes;
+use wsp_ir::kernel::ParamType;
+use wsp_ir::layout::Layouts;
+use wsp_ir::mixed::{self, Base, CoreProgram, Mixed, RING_PARAM, Section};
+use wsp_ir::split::Core;
+use wsp_ir::{Kernel, TileType};
+
+use crate::{Form, Refusal, adapter, elem, entry_signature, written};
+
+/// The mixed kernel's translation unit, or why it has none.
+pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, Refusal> {
+    let refuse = |op: Option<u32>, message: String| Refusal { op, message };
+    let m = mixed::plan(k, arch).map_err(|e| refuse(e.op, e.message))?;
+    let ring = k.params.iter().find(|p| p.name == RING_PARAM);
+    match ring.map(|p| &p.ty) {
+        Some(ParamType::Tile(_, t)) if *t == m.ring_tile() => {}
+        _ => {
+            return Err(refuse(
+                None,
+                format!(
+                    "kernel `{}` mixes cube and vector work in its loop and has no `{RING_PARAM}` parameter of {} bytes for its hand-offs",
+                    k.name,
+                    m.ring_bytes()
+                ),
+            ));
+        }
+    }
+    for p in &k.params {
+        if let ParamType::Tile(_, t) = &p.ty
+            && crate::gm_layout(k, &p.name, *t, layouts) != wsp_ir::arch::GmLayout::Nd
+        {
+            return Err(refuse(
+                None,
+                format!("parameter `{}` is given column-major views", p.name),
+            ));
+        }
+    }
+    let programs = mixed::unroll(k, &m).map_err(|e| refuse(e.op, e.message))?;
+    let form = Form {
+        lifetimes: Lifetimes::Tight,
+        by_dependency: true,
+        ..Form::WHOLE
+    };
+    let mut cores = Vec::new();
+    for p in &programs {
+        let text = written(
+            &p.kernel,
+            &p.kernel,
+            arch,
+            &arch.on_chip,
+            &Layouts::default(),
+            form,
+        )
+        .map_err(|r| {
+            refuse(
+                None,
+                format!("{} of kernel `{}`: {}", p.core.name(), k.name, r.message),
+            )
+        })?;
+        crate::verify::check(&text, arch).map_err(|r| {
+            refuse(
+                None,
+                format!("{} of kernel `{}`: {}", p.core.name(), k.name, r.message),
+            )
+        })?;
+        cores.push(CoreText::read(&text, p, &m)?);
+    }
+    Ok(file(k, &m, &cores, layouts))
+}
+
+/// One core's straight kernel, read back: what precedes its entry, its declarations, and its
+/// instructions by section.
+struct CoreText {
+    preamble: Vec<String>,
+    tiles: Vec<String>,
+    globals: Vec<(String, String)>,
+    sections: Vec<(Section, Vec<String>)>,
+}
+
+impl CoreText {
+    fn read(text: &str, p: &CoreProgram, m: &Mixed) -> Result<CoreText, Refusal> {
+        let refuse = |message: String| Refusal { op: None, message };
+        let lines: Vec<&str> = text.lines().collect();
+        let using = lines
+            .iter()
+            .position(|l| *l == "using namespace pto;")
+            .ok_or_else(|| refuse("no `using namespace pto;`".into()))?;
+        let entry = lines
+            .iter()
+            .position(|l| l.starts_with("extern \"C\""))
+            .ok_or_else(|| refuse("no entry".into()))?;
+        let close = lines
+            .iter()
+            .position(|l| *l == "}")
+            .ok_or_else(|| refuse("no end of the entry".into()))?;
+        let preamble = lines[using + 1..entry]
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        let pointers = pointers(p, m);
+        let body: Vec<String> = lines[entry + 2..close]
+            .iter()
+            .map(|l| rename(l, &pointers))
+            .collect();
+        let (mut tiles, mut globals) = (Vec::new(), Vec::new());
+        let mut sections: Vec<(Section, Vec<String>)> = Vec::new();
+        let starts: BTreeMap<u32, Section> = p.sections.iter().copied().collect();
+        let mut current: Option<usize> = None;
+        let mut pre = Vec::new();
+        for line in body {
+            let t = line.trim_start();
+            if current.is_none() && t.starts_with("GlobalTensor<") {
+                let name = declared(t, '(');
+                globals.push((name, line));
+                continue;
+            }
+            if current.is_none()
+                && (t.starts_with("Tile<")
+                    || t.starts_with("TileLeft<")
+                    || t.starts_with("TileRight<")
+                    || t.starts_with("TileAcc<"))
+            {
+                tiles.push(line);
+                continue;
+            }
+            if let Some(n) = t
+                .strip_prefix("// %")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse::<u32>().ok())
+                && let Some(s) = starts.get(&n)
+            {
+                sections.push((*s, Vec::new()));
+                current = Some(sections.len() - 1);
+            }
+            match current {
+                Some(c) => sections[c].1.push(line),
+                None => pre.push(line),
+            }
+        }
+        // What precedes the first section (flags set up front) runs with it.
+        if let Some(first) = sections.first_mut() {
+            pre.append(&mut first.1);
+            first.1 = pre;
+        }
+        for (_, lines) in &mut sections {
+            *lines = lines
+                .iter()
+                .flat_map(|l| ring_calls(l, m, p.core))
+                .collect();
+        }
+        Ok(CoreText {
+            preamble,
+            tiles,
+            globals,
+            sections,
+        })
+    }
+}
+
+/// The identifier declared by a declaration line: the word before `stop`.
+fn declared(line: &str, stop: char) -> String {
+    let head = line.split(stop).next().unwrap_or("");
+    head.rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// What each view parameter's pointer and stride names stand for in the mixed entry: a
+/// kernel parameter's rows and columns, or a ring slot (row-major, as wide as its tile), a
+/// vector core's further on by its lane's rows.
+fn pointers(p: &CoreProgram, m: &Mixed) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, view) in &p.views {
+        let tile = p.kernel.params.iter().find_map(|q| match &q.ty {
+            ParamType::Tile(_, t) if q.name == *name => Some(*t),
+            _ => None,
+        });
+        let Some(tile) = tile else { continue };
+        let lane = |rows: u64| match rows {
+            0 => String::new(),
+            n => format!(" + lane * {n}"),
+        };
+        match &view.base {
+            Base::Param(base) => {
+                let rs = format!("p_{base}_rs");
+                out.insert(
+                    format!("p_{name}"),
+                    format!(
+                        "(p_{base} + ({}{}) * {rs} + {})",
+                        view.row,
+                        lane(view.lane_rows),
+                        view.col
+                    ),
+                );
+                out.insert(format!("p_{name}_rs"), rs);
+            }
+            Base::Ring { ring, slot } => {
+                let r = &m.rings[*ring];
+                let words = (r.offset + *slot as u64 * r.slot_bytes) / 4;
+                let rows = match view.lane_rows {
+                    0 => "0".to_string(),
+                    n => format!("lane * {n}"),
+                };
+                out.insert(
+                    format!("p_{name}"),
+                    format!(
+                        "((__gm__ {}*)(p_{RING_PARAM} + {words}) + ({rows}) * {})",
+                        elem(tile.dtype),
+                        r.tile.cols
+                    ),
+                );
+                out.insert(format!("p_{name}_rs"), r.tile.cols.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `line` with every identifier `map` names replaced.
+fn rename(line: &str, map: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            out.push_str(map.get(word.as_str()).map_or(word.as_str(), |s| s.as_str()));
+            word.clear();
+        }
+    };
+    for c in line.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The ring a view parameter's global (`g_wsp_ring2_s1`) is a slot of.
+fn ring_of(global: &str) -> Option<usize> {
+    let rest = global.strip_prefix(&format!("g_{RING_PARAM}"))?;
+    rest.split('_').next()?.parse().ok()
+}
+
+/// `line`, and around a store into a ring slot its `TALLOC` and `TPUSH`, around a load from
+/// one its `TPOP` and `TFREE`.
+fn ring_calls(line: &str, m: &Mixed, core: Core) -> Vec<String> {
+    let t = line.trim_start();
+    let indent = &line[..line.len() - t.len()];
+    let c = slot_suffix(core);
+    let call = |f: &str, r: usize| {
+        format!(
+            "{indent}WSP_RING({f}<WspRing{r}, WspSlot{c}{r}, TileSplitAxis::TILE_UP_DOWN>(wsp_ring{r}, wsp_slot{c}{r}));"
+        )
+    };
+    let arg = |i: usize| {
+        t.split(['(', ')', ','])
+            .nth(i)
+            .map(str::trim)
+            .unwrap_or("")
+            .to_string()
+    };
+    if t.starts_with("TSTORE(")
+        && let Some(r) = ring_of(&arg(1))
+        && m.rings[r].from == core
+    {
+        // Its `TPUSH` is written where the other core reads it ([`file`]).
+        return vec![call("TALLOC", r), line.to_string()];
+    }
+    if t.starts_with("TLOAD(")
+        && let Some(r) = ring_of(&arg(2))
+    {
+        return vec![call("TPOP", r), line.to_string(), call("TFREE", r)];
+    }
+    vec![line.to_string()]
+}
+
+/// How a ring slot's names tell the core that sees it (the simulations compile both).
+fn slot_suffix(core: Core) -> &'static str {
+    match core {
+        Core::Cube => "C",
+        Core::Vector => "V",
+    }
+}
+
+/// Rows of `t` one core of `core` holds.
+fn held(t: TileType, core: Core) -> TileType {
+    match core {
+        Core::Vector => TileType {
+            rows: t.rows / mixed::LANES,
+            ..t
+        },
+        Core::Cube => t,
+    }
+}
+
+fn file(k: &Kernel, m: &Mixed, cores: &[CoreText], layouts: &Layouts) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// AICore kernel `{}` (one mixed launch: an AIC and two AIVs), generated by `wsp emit`\n\
+         // from its IR: each core's sections in the order they hand tiles to each other through\n\
+         // rings in global memory ({} slots each), the vector cores on half of the rows each.\n\
+         #include <cmath>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n",
+        k.name, m.depth
+    );
+    out.push_str(
+        "// PTO-ISA's CPU simulation runs the sections one after another, the vector cores' halves\n\
+         // in turn, each in its own 192 KiB of the simulated UB; a device runs each core's own, and\n\
+         // the rings' cross-core flags order them.\n\
+         #if defined(__CPU_SIM)\n\
+         #define WSP_CUBE 1\n#define WSP_VEC 1\n#define WSP_LANES 2u\n#define WSP_LANE0 0u\n\
+         #define WSP_LANE_UB 196608u\n#define WSP_RING(...)\n\
+         #else\n\
+         #if defined(__DAV_CUBE__)\n#define WSP_CUBE 1\n#endif\n\
+         #if defined(__DAV_VEC__)\n#define WSP_VEC 1\n#endif\n\
+         #define WSP_LANES 1u\n#define WSP_LANE0 ((uint32_t)get_subblockid())\n#define WSP_LANE_UB 0u\n\
+         #define WSP_RING(...) __VA_ARGS__\n\
+         #endif\n",
+    );
+    // Each core's preamble (event IDs the simulations lack), once.
+    for c in cores {
+        let text = c.preamble.join("\n");
+        if !text.trim().is_empty() && !out.contains(text.trim()) {
+            out.push_str(text.trim());
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(out, "\n{}\n{{", entry_signature(k, layouts));
+    // The rings: TPipe over global memory, flags 2r and 2r + 1.
+    out.push_str("#if !defined(__CPU_SIM)\n");
+    for (r, ring) in m.rings.iter().enumerate() {
+        let dir = match ring.from {
+            Core::Cube => "DIR_C2V",
+            Core::Vector => "DIR_V2C",
+        };
+        let _ = writeln!(
+            out,
+            "    using WspRing{r} = TPipe<{}, Direction::{dir}, {}, {}>;\n    \
+             WspRing{r} wsp_ring{r}((__gm__ void*)(p_{RING_PARAM} + {}), 0x0, 0x0);",
+            2 * r,
+            ring.slot_bytes,
+            m.depth,
+            ring.offset / 4
+        );
+        // The slot as the core that touches it sees it.
+        for (core, guard) in [(Core::Cube, "WSP_CUBE"), (Core::Vector, "WSP_VEC")] {
+            let t = held(ring.tile, core);
+            let c = slot_suffix(core);
+            let _ = writeln!(
+                out,
+                "#if defined({guard})\n    using WspSlot{c}{r} = GlobalTensor<{e}, pto::Shape<1, 1, 1, {}, {}>, pto::Stride<1, 1, 1, {}, 1>>;\n    WspSlot{c}{r} wsp_slot{c}{r};\n#endif",
+                t.rows,
+                t.cols,
+                t.cols,
+                e = elem(t.dtype)
+            );
+        }
+    }
+    out.push_str("#endif\n");
+    let cube = &cores[0];
+    let vector = &cores[1];
+    // The cube's views and tiles, once.
+    out.push_str("#if defined(WSP_CUBE)\n");
+    for (_, g) in &cube.globals {
+        let _ = writeln!(out, "{g}");
+    }
+    for t in &cube.tiles {
+        let _ = writeln!(out, "{t}");
+    }
+    out.push_str("#endif\n");
+    // Each vector core's tiles: one per lane the simulation runs.
+    let mut lane_names: Vec<String> = Vec::new();
+    out.push_str("#if defined(WSP_VEC)\n");
+    for t in &vector.tiles {
+        let decl = t.trim_start();
+        let (ty_name, rest) = decl.split_once(';').unwrap_or((decl, ""));
+        let name = declared(ty_name, ';');
+        let offset = rest
+            .split_once(',')
+            .and_then(|(_, o)| o.split(')').next())
+            .map(str::trim)
+            .unwrap_or("0");
+        let comment = rest.split_once("//").map(|(_, c)| c.trim()).unwrap_or("");
+        let _ = writeln!(
+            out,
+            "    {ty_name}[WSP_LANES];  // {comment}\n    for (uint32_t wsp_l = 0; wsp_l < WSP_LANES; ++wsp_l) {{ TASSIGN({name}[wsp_l], {offset} + wsp_l * WSP_LANE_UB); }}"
+        );
+        lane_names.push(name);
+    }
+    out.push_str("#endif\n");
+    let lanes: BTreeMap<String, String> = lane_names
+        .iter()
+        .map(|n| (n.clone(), format!("{n}[wsp_l]")))
+        .collect();
+    // Stores into each ring not yet pushed.
+    let mut pending = vec![0usize; m.rings.len()];
+    for (core, section) in m.order() {
+        let c = if core == Core::Cube { cube } else { vector };
+        let Some((_, lines)) = c.sections.iter().find(|(s, _)| *s == section) else {
+            continue;
+        };
+        // A hand-off is pushed just before the other core reads it, so that the producer's
+        // later work is issued before its push waits for the store (PTO-ISA's Perf-Sim
+        // issues one stream for both cores and holds it at a push until the store is done;
+        // a device signals through the store's pipe either way).
+        for (r, ring) in m.rings.iter().enumerate() {
+            let pops = lines
+                .iter()
+                .any(|l| l.contains(&format!("TPOP<WspRing{r},")));
+            if pops && pending[r] > 0 && ring.from != core {
+                let (guard, c) = match ring.from {
+                    Core::Cube => ("WSP_CUBE", slot_suffix(Core::Cube)),
+                    Core::Vector => ("WSP_VEC", slot_suffix(Core::Vector)),
+                };
+                let _ = writeln!(out, "#if defined({guard})");
+                for _ in 0..std::mem::take(&mut pending[r]) {
+                    let _ = writeln!(
+                        out,
+                        "    WSP_RING(TPUSH<WspRing{r}, WspSlot{c}{r}, TileSplitAxis::TILE_UP_DOWN>(wsp_ring{r}, wsp_slot{c}{r}));"
+                    );
+                }
+                out.push_str("#endif\n");
+            }
+        }
+        for (r, _) in m.rings.iter().enumerate() {
+            pending[r] += lines
+                .iter()
+                .filter(|l| l.contains(&format!("TALLOC<WspRing{r},")))
+                .count();
+        }
+        let label = match section {
+            Section::Prologue => "before the loop".to_string(),
+            Section::Epilogue => "after the loop".to_string(),
+            Section::Stage { stage, iter } => format!("stage {stage} of iteration {iter}"),
+        };
+        match core {
+            Core::Cube => {
+                let _ = writeln!(out, "#if defined(WSP_CUBE)\n    {{  // cube: {label}");
+                for l in lines {
+                    let _ = writeln!(out, "    {l}");
+                }
+                out.push_str("    }\n#endif\n");
+            }
+            Core::Vector => {
+                let _ = writeln!(
+                    out,
+                    "#if defined(WSP_VEC)\n    for (uint32_t wsp_l = 0; wsp_l < WSP_LANES; ++wsp_l) {{  // vector: {label}\n        const uint32_t lane = WSP_LANE0 + wsp_l;\n        (void)lane;"
+                );
+                let text: Vec<String> = lines.iter().map(|l| rename(l, &lanes)).collect();
+                for (name, g) in &vector.globals {
+                    if text.iter().any(|l| l.contains(name.as_str())) {
+                        let _ = writeln!(out, "    {}", rename(g, &lanes));
+                    }
+                }
+                for l in text {
+                    let _ = writeln!(out, "    {l}");
+                }
+                out.push_str("    }\n#endif\n");
+            }
+        }
+    }
+    out.push_str("}\n");
+    out.push_str(&adapter(k, layouts));
+    out
+}
