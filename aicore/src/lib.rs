@@ -41,7 +41,7 @@ mod blocks;
 pub mod cxx;
 mod ends;
 pub mod listing;
-mod mixed;
+pub mod mixed;
 mod parts;
 mod pieces;
 mod pipelined;

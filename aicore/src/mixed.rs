@@ -21,7 +21,7 @@ use std::fmt::Write;
 
 use wsp_ir::arch::Arch;
 use wsp_ir::buffers::Lifetimes;
-use wsp_ir::kernel::ParamType;
+use wsp_ir::kernel::{KernelBody, Operand, ParamType};
 use wsp_ir::layout::Layouts;
 use wsp_ir::mixed::{self, Base, CoreProgram, Mixed, RING_PARAM, Section};
 use wsp_ir::split::Core;
@@ -29,8 +29,125 @@ use wsp_ir::{Kernel, TileType};
 
 use crate::{Form, Refusal, adapter, elem, entry_signature, written};
 
-/// The mixed kernel's translation unit, or why it has none.
+/// The mixed kernel's translation unit, each push just before its load, or why it has none.
 pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<String, Refusal> {
+    cores(k, arch, layouts)?.source(k, layouts)
+}
+
+/// A mixed kernel's cores as the launch runs them: its form, and each core's program and
+/// straight kernel text (cube first), flags into the pipes both name alike on IDs of their
+/// own. What [`kernel_source`] assembles, and what the clock times.
+pub struct MixedCores {
+    pub plan: Mixed,
+    pub programs: [CoreProgram; 2],
+    pub texts: Vec<String>,
+    /// Event IDs the texts use into one pipe.
+    pub event_ids: u32,
+    /// Per ring: whether its producer pushes each slot right after the section that stores
+    /// it, rather than just before the section of the other core that loads it.
+    pub early: Vec<bool>,
+}
+
+/// One step of the launch's one program: a core's section, or `n` pushes into a ring (by the
+/// core that stores into it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Section(Core, Section),
+    Push { ring: usize, n: usize },
+}
+
+impl MixedCores {
+    /// How many slots of each ring section `section` of `core` stores into and loads from.
+    fn rings_of(&self, core: Core, section: Section) -> (Vec<usize>, Vec<usize>) {
+        let rings = self.plan.rings.len();
+        let (mut stores, mut loads) = (vec![0; rings], vec![0; rings]);
+        let p = &self.programs[usize::from(core == Core::Vector)];
+        let Some(i) = p.sections.iter().position(|(_, s)| *s == section) else {
+            return (stores, loads);
+        };
+        let KernelBody::Ops(ops) = &p.kernel.body else {
+            return (stores, loads);
+        };
+        let end = p
+            .sections
+            .get(i + 1)
+            .map_or(ops.len(), |(at, _)| *at as usize);
+        for op in &ops[p.sections[i].0 as usize..end] {
+            let Some(Operand::Param(name)) = op.args.first() else {
+                continue;
+            };
+            let ring = p.views.iter().find_map(|(n, v)| match v.base {
+                Base::Ring { ring, .. } if n == name => Some(ring),
+                _ => None,
+            });
+            match (op.op.as_str(), ring) {
+                ("store", Some(r)) => stores[r] += 1,
+                ("load", Some(r)) => loads[r] += 1,
+                _ => {}
+            }
+        }
+        (stores, loads)
+    }
+
+    /// The launch's one program: the sections in [`Mixed::order`], each ring's pushes where
+    /// [`MixedCores::early`] puts them.
+    pub fn schedule(&self) -> Vec<Run> {
+        let mut out = Vec::new();
+        let mut pending = vec![0usize; self.plan.rings.len()];
+        for (core, section) in self.plan.order() {
+            let (stores, loads) = self.rings_of(core, section);
+            for (r, n) in loads.iter().enumerate() {
+                if *n > 0 && pending[r] > 0 {
+                    out.push(Run::Push {
+                        ring: r,
+                        n: std::mem::take(&mut pending[r]),
+                    });
+                }
+            }
+            out.push(Run::Section(core, section));
+            for (r, n) in stores.into_iter().enumerate() {
+                match (n, self.early[r]) {
+                    (0, _) => {}
+                    (n, true) => out.push(Run::Push { ring: r, n }),
+                    (n, false) => pending[r] += n,
+                }
+            }
+        }
+        out
+    }
+
+    /// With each ring's pushes placed where `cost` (cycles of the launch) finds the launch
+    /// fastest: the first such among equals, all pushes late first.
+    pub fn costed(mut self, cost: &dyn Fn(&MixedCores) -> u64) -> MixedCores {
+        let rings = self.plan.rings.len().min(4);
+        let mut best: Option<(u64, Vec<bool>)> = None;
+        for mask in 0..1u32 << rings {
+            self.early = (0..self.plan.rings.len())
+                .map(|r| r < rings && mask & (1 << r) != 0)
+                .collect();
+            let c = cost(&self);
+            if best.as_ref().is_none_or(|(b, _)| c < *b) {
+                best = Some((c, self.early.clone()));
+            }
+        }
+        if let Some((_, early)) = best {
+            self.early = early;
+        }
+        self
+    }
+
+    /// The translation unit.
+    pub fn source(&self, k: &Kernel, layouts: &Layouts) -> Result<String, Refusal> {
+        let mut texts = Vec::new();
+        for (p, text) in self.programs.iter().zip(&self.texts) {
+            texts.push(CoreText::read(text, p, &self.plan)?);
+        }
+        Ok(file(k, self, &texts, layouts))
+    }
+}
+
+/// `k`'s [`MixedCores`], or why it has none.
+pub fn cores(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<MixedCores, Refusal> {
     let refuse = |op: Option<u32>, message: String| Refusal { op, message };
     let m = mixed::plan(k, arch).map_err(|e| refuse(e.op, e.message))?;
     let ring = k.params.iter().find(|p| p.name == RING_PARAM);
@@ -63,7 +180,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         by_dependency: true,
         ..Form::WHOLE
     };
-    let mut cores = Vec::new();
+    let mut texts = Vec::new();
     for p in &programs {
         let text = written(
             &p.kernel,
@@ -85,15 +202,48 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
                 format!("{} of kernel `{}`: {}", p.core.name(), k.name, r.message),
             )
         })?;
-        cores.push(CoreText::read(&text, p, &m)?);
+        texts.push(text);
     }
-    Ok(file(k, &m, &cores, layouts))
+    // Flags into the pipes both cores name alike (PIPE_MTE2, PIPE_S) on IDs of their own:
+    // PTO-ISA's simulations key a flag by its destination pipe and ID, and run both cores.
+    let used = |text: &str, pipe: &str| {
+        flags(text)
+            .filter(|(_, to, _)| *to == pipe)
+            .map(|(_, _, e)| e + 1)
+            .max()
+            .unwrap_or(0)
+    };
+    let shift: Vec<(&str, u32)> = ["PIPE_MTE2", "PIPE_S"]
+        .into_iter()
+        .map(|pipe| (pipe, used(&texts[1], pipe)))
+        .collect();
+    texts[0] = shift_events(&texts[0], &shift);
+    let ids = texts
+        .iter()
+        .flat_map(|t| flags(t).map(|(_, _, e)| e + 1).collect::<Vec<_>>())
+        .max()
+        .unwrap_or(0);
+    if ids > arch.events {
+        return Err(refuse(
+            None,
+            format!(
+                "kernel `{}`'s cores need {ids} event IDs into one pipe, of {}",
+                k.name, arch.events
+            ),
+        ));
+    }
+    let early = vec![false; m.rings.len()];
+    Ok(MixedCores {
+        plan: m,
+        programs,
+        texts,
+        event_ids: ids,
+        early,
+    })
 }
 
-/// One core's straight kernel, read back: what precedes its entry, its declarations, and its
-/// instructions by section.
+/// One core's straight kernel, read back: its declarations, and its instructions by section.
 struct CoreText {
-    preamble: Vec<String>,
     tiles: Vec<String>,
     globals: Vec<(String, String)>,
     sections: Vec<(Section, Vec<String>)>,
@@ -103,10 +253,6 @@ impl CoreText {
     fn read(text: &str, p: &CoreProgram, m: &Mixed) -> Result<CoreText, Refusal> {
         let refuse = |message: String| Refusal { op: None, message };
         let lines: Vec<&str> = text.lines().collect();
-        let using = lines
-            .iter()
-            .position(|l| *l == "using namespace pto;")
-            .ok_or_else(|| refuse("no `using namespace pto;`".into()))?;
         let entry = lines
             .iter()
             .position(|l| l.starts_with("extern \"C\""))
@@ -115,10 +261,6 @@ impl CoreText {
             .iter()
             .position(|l| *l == "}")
             .ok_or_else(|| refuse("no end of the entry".into()))?;
-        let preamble = lines[using + 1..entry]
-            .iter()
-            .map(|l| l.to_string())
-            .collect();
         let pointers = pointers(p, m);
         let body: Vec<String> = lines[entry + 2..close]
             .iter()
@@ -171,12 +313,44 @@ impl CoreText {
                 .collect();
         }
         Ok(CoreText {
-            preamble,
             tiles,
             globals,
             sections,
         })
     }
+}
+
+/// Each `set_flag` and `wait_flag` of `text`: its pipes and event ID.
+fn flags(text: &str) -> impl Iterator<Item = (&str, &str, u32)> {
+    text.lines().filter_map(|l| {
+        let t = l.trim_start();
+        let args = t
+            .strip_prefix("set_flag(")
+            .or_else(|| t.strip_prefix("wait_flag("))?;
+        let mut a = args.split([',', ')']).map(str::trim);
+        let (from, to, e) = (a.next()?, a.next()?, a.next()?);
+        Some((from, to, e.strip_prefix("EVENT_ID")?.parse().ok()?))
+    })
+}
+
+/// `text` with the event IDs of its flags into each pipe of `shift` moved up by its count.
+fn shift_events(text: &str, shift: &[(&str, u32)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        let moved = ["set_flag(", "wait_flag("].iter().find_map(|f| {
+            let args = t.strip_prefix(f)?;
+            let mut a = args.split([',', ')']).map(str::trim);
+            let (from, to, e) = (a.next()?, a.next()?, a.next()?);
+            let e: u32 = e.strip_prefix("EVENT_ID")?.parse().ok()?;
+            let by = shift.iter().find(|(p, _)| *p == to)?.1;
+            let indent = &line[..line.len() - t.len()];
+            Some(format!("{indent}{f}{from}, {to}, EVENT_ID{});", e + by))
+        });
+        out.push_str(moved.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
 }
 
 /// The identifier declared by a declaration line: the word before `stop`.
@@ -319,7 +493,8 @@ fn held(t: TileType, core: Core) -> TileType {
     }
 }
 
-fn file(k: &Kernel, m: &Mixed, cores: &[CoreText], layouts: &Layouts) -> String {
+fn file(k: &Kernel, mc: &MixedCores, cores: &[CoreText], layouts: &Layouts) -> String {
+    let m = &mc.plan;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -343,14 +518,8 @@ fn file(k: &Kernel, m: &Mixed, cores: &[CoreText], layouts: &Layouts) -> String 
          #define WSP_RING(...) __VA_ARGS__\n\
          #endif\n",
     );
-    // Each core's preamble (event IDs the simulations lack), once.
-    for c in cores {
-        let text = c.preamble.join("\n");
-        if !text.trim().is_empty() && !out.contains(text.trim()) {
-            out.push_str(text.trim());
-            out.push('\n');
-        }
-    }
+    // The event IDs the simulations lack.
+    out.push_str(&crate::cxx::event_ids(mc.event_ids));
     let _ = writeln!(out, "\n{}\n{{", entry_signature(k, layouts));
     // The rings: TPipe over global memory, flags 2r and 2r + 1.
     out.push_str("#if !defined(__CPU_SIM)\n");
@@ -418,42 +587,35 @@ fn file(k: &Kernel, m: &Mixed, cores: &[CoreText], layouts: &Layouts) -> String 
         .iter()
         .map(|n| (n.clone(), format!("{n}[wsp_l]")))
         .collect();
-    // Stores into each ring not yet pushed.
-    let mut pending = vec![0usize; m.rings.len()];
-    for (core, section) in m.order() {
-        let c = if core == Core::Cube { cube } else { vector };
-        let Some((_, lines)) = c.sections.iter().find(|(s, _)| *s == section) else {
-            continue;
-        };
-        // A hand-off is pushed just before the other core reads it, so that the producer's
-        // later work is issued before its push waits for the store (PTO-ISA's Perf-Sim
-        // issues one stream for both cores and holds it at a push until the store is done;
-        // a device signals through the store's pipe either way).
-        for (r, ring) in m.rings.iter().enumerate() {
-            let pops = lines
-                .iter()
-                .any(|l| l.contains(&format!("TPOP<WspRing{r},")));
-            if pops && pending[r] > 0 && ring.from != core {
-                let (guard, c) = match ring.from {
-                    Core::Cube => ("WSP_CUBE", slot_suffix(Core::Cube)),
-                    Core::Vector => ("WSP_VEC", slot_suffix(Core::Vector)),
+    for run in mc.schedule() {
+        let (core, section) = match run {
+            Run::Section(core, section) => (core, section),
+            // A hand-off's push, by the core that stored it: by default just before the other
+            // core's section that loads it, so that the producer's later work is issued
+            // first (PTO-ISA's Perf-Sim holds its one stream for both cores at a push until
+            // the store is done; a device signals through the store's pipe either way).
+            Run::Push { ring: r, n } => {
+                let from = m.rings[r].from;
+                let guard = match from {
+                    Core::Cube => "WSP_CUBE",
+                    Core::Vector => "WSP_VEC",
                 };
+                let c = slot_suffix(from);
                 let _ = writeln!(out, "#if defined({guard})");
-                for _ in 0..std::mem::take(&mut pending[r]) {
+                for _ in 0..n {
                     let _ = writeln!(
                         out,
                         "    WSP_RING(TPUSH<WspRing{r}, WspSlot{c}{r}, TileSplitAxis::TILE_UP_DOWN>(wsp_ring{r}, wsp_slot{c}{r}));"
                     );
                 }
                 out.push_str("#endif\n");
+                continue;
             }
-        }
-        for (r, _) in m.rings.iter().enumerate() {
-            pending[r] += lines
-                .iter()
-                .filter(|l| l.contains(&format!("TALLOC<WspRing{r},")))
-                .count();
-        }
+        };
+        let c = if core == Core::Cube { cube } else { vector };
+        let Some((_, lines)) = c.sections.iter().find(|(s, _)| *s == section) else {
+            continue;
+        };
         let label = match section {
             Section::Prologue => "before the loop".to_string(),
             Section::Epilogue => "after the loop".to_string(),

@@ -237,6 +237,202 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
     }
 }
 
+/// The ring a load reads or a store writes, if a mixed launch's (`g_wsp_ring2_s1`).
+fn ring_of(instr: &Instr) -> Option<usize> {
+    let global = instr.operands.iter().find_map(|o| match o {
+        Operand::Global { name, .. } => Some(name.as_str()),
+        _ => None,
+    })?;
+    let rest = global.strip_prefix(&format!("g_{}", wsp_ir::mixed::RING_PARAM))?;
+    rest.split('_').next()?.parse().ok()
+}
+
+/// A mixed launch (`wsp_aicore::mixed`) as PTO-ISA's Perf-Sim times it: one stream of the
+/// cube core's and its first vector core's instructions in the launch's order (the other
+/// vector core runs as the first), each pipe a queue. An instruction starts when its queue is
+/// free and its flags are raised; after the last writer of each tile or global it reads on
+/// another pipe (tiles known by their address alone, whichever memory); and, where it reads
+/// nothing another pipe wrote, after the scalar instruction before it. The scalar queue,
+/// shared, runs the rings' calls: `TPUSH` (written just before the reading section) when the
+/// producer's last store is done, `TPOP` when its push is, a cycle each; a cube core's loads
+/// wait for its last pop. A flag into `PIPE_MTE2` waits on the queue of the last load.
+pub fn run_mixed(m: &wsp_aicore::mixed::MixedCores, table: &InstrTable) -> PartCycles {
+    use std::collections::{HashMap, VecDeque};
+    use wsp_aicore::mixed::Run;
+    use wsp_ir::mixed::Section;
+    use wsp_ir::split::Core as Unit;
+    // Queues: the shared scalar one, then each core's pipes.
+    const S: usize = 0;
+    let queue = |c: usize, p: Pipe| -> usize {
+        match (c, p) {
+            (_, Pipe::S) => S,
+            (0, Pipe::Mte2) => 1,
+            (_, Pipe::Mte1) => 2,
+            (_, Pipe::M) => 3,
+            (_, Pipe::Fix) => 4,
+            (_, Pipe::Mte2) => 5,
+            (_, Pipe::V) => 6,
+            (_, Pipe::Mte3) => 7,
+        }
+    };
+    let listings: Vec<Listing> = m
+        .texts
+        .iter()
+        .map(|t| wsp_aicore::listing::listing(t))
+        .collect();
+    // Every tile of both cores is bound, one after another, before any instruction starts.
+    let tiles: usize = listings.iter().map(|l| l.tiles).sum();
+    let bound = (tiles as f64 * table.assign).round() as u64;
+    let mut free = [bound; 8];
+    // Each core's steps by section: a step is in the section of its op, or the one before.
+    let mut sections: Vec<Vec<(Section, Vec<&Step>)>> = Vec::new();
+    for (p, l) in m.programs.iter().zip(&listings) {
+        let mut by: Vec<(Section, Vec<&Step>)> = Vec::new();
+        let mut current = 0usize;
+        for step in &l.steps {
+            if let Step::Instr { op: Some(op), .. } = step
+                && let Some(n) = p.sections.iter().rposition(|(at, _)| at <= op)
+            {
+                current = n;
+            }
+            while by.len() <= current {
+                by.push((p.sections[by.len()].1, Vec::new()));
+            }
+            by[current].1.push(step);
+        }
+        sections.push(by);
+    }
+    let rings = m.plan.rings.len();
+    let mut scalar_end = bound;
+    let mut pushes: Vec<VecDeque<u64>> = vec![VecDeque::new(); rings];
+    let mut last_pop = 0u64;
+    let mut last_mte2 = 1usize;
+    let mut last_end = [0u64; 8];
+    let mut flags: HashMap<(Pipe, u32), VecDeque<u64>> = HashMap::new();
+    let mut writers: HashMap<String, (usize, u64)> = HashMap::new();
+    let mut gm = [0u64; 2];
+    let key = |o: &Operand| match o {
+        Operand::Tile { offset, .. } => Some(format!("@{offset}")),
+        Operand::Global { name, .. } => Some(name.clone()),
+        Operand::Scalar(_) => None,
+    };
+    let loads_ring = |step: &Step| match step {
+        Step::Instr { instr, .. } if instr.name == "TLOAD" => ring_of(instr),
+        _ => None,
+    };
+    let scalar = |free: &mut [u64; 8], after: u64| -> u64 {
+        let end = free[S].max(after) + 1;
+        free[S] = end;
+        end
+    };
+    for run in m.schedule() {
+        let (unit, section) = match run {
+            Run::Section(unit, section) => (unit, section),
+            Run::Push { ring, n } => {
+                // Each waits for its producer's last store so far, of any ring.
+                let last_store = match m.plan.rings[ring].from {
+                    Unit::Cube => last_end[queue(0, Pipe::Fix)],
+                    Unit::Vector => last_end[queue(1, Pipe::Mte3)],
+                };
+                for _ in 0..n {
+                    scalar_end = scalar(&mut free, last_store);
+                    pushes[ring].push_back(scalar_end);
+                }
+                continue;
+            }
+        };
+        let c = match unit {
+            Unit::Cube => 0,
+            Unit::Vector => 1,
+        };
+        let Some((_, steps)) = sections[c].iter().find(|(s, _)| *s == section) else {
+            continue;
+        };
+        for step in steps.iter().copied() {
+            match step {
+                Step::Instr { pipe, instr, .. } => {
+                    let q = queue(c, *pipe);
+                    let ring_load = loads_ring(step);
+                    let ring_store = (instr.name == "TSTORE").then(|| ring_of(instr)).flatten();
+                    if ring_store.is_some() {
+                        scalar_end = scalar(&mut free, 0); // TALLOC
+                    }
+                    let mut start = free[q];
+                    if let Some(r) = ring_load {
+                        let pushed = pushes[r].pop_front().unwrap_or(0);
+                        scalar_end = scalar(&mut free, pushed); // TPOP
+                        start = start.max(scalar_end);
+                        if c == 0 {
+                            last_pop = scalar_end;
+                        }
+                    }
+                    if c == 0 && *pipe == Pipe::Mte2 {
+                        start = start.max(last_pop);
+                    }
+                    let mut cross = false;
+                    for o in instr.operands.iter().skip(1) {
+                        if let Some((wq, end)) = key(o).and_then(|k| writers.get(&k).copied())
+                            && wq != q
+                        {
+                            start = start.max(end);
+                            cross = true;
+                        }
+                    }
+                    if !cross {
+                        start = start.max(scalar_end);
+                    }
+                    let mut cycles = table.cycles(instr, *pipe);
+                    if *pipe == Pipe::V && last_end[q] == 0 {
+                        cycles += table.vector_start.round() as u64;
+                    }
+                    let end = start + cycles;
+                    free[q] = end;
+                    last_end[q] = end;
+                    if *pipe == Pipe::Mte2 {
+                        last_mte2 = q;
+                    }
+                    if let Some(bytes) = gm_bytes(instr) {
+                        let times = if c == 1 { 2 } else { 1 };
+                        gm[0] += cycles * times;
+                        gm[1] += bytes * times;
+                    }
+                    if let Some(k) = instr.operands.first().and_then(key) {
+                        writers.insert(k, (q, end));
+                    }
+                    if let Some(r) = ring_load {
+                        let _ = r;
+                        scalar_end = scalar(&mut free, 0); // TFREE
+                    }
+                }
+                Step::Signal { from, to, event } => {
+                    let q = if *from == Pipe::Mte2 {
+                        last_mte2
+                    } else {
+                        queue(c, *from)
+                    };
+                    flags.entry((*to, *event)).or_default().push_back(free[q]);
+                }
+                Step::Wait { to, event, .. } => {
+                    let q = if *to == Pipe::Mte2 {
+                        last_mte2
+                    } else {
+                        queue(c, *to)
+                    };
+                    if let Some(t) = flags.get_mut(&(*to, *event)).and_then(|f| f.pop_front()) {
+                        free[q] = free[q].max(t);
+                    }
+                }
+                Step::Barrier(_) => {}
+            }
+        }
+    }
+    PartCycles {
+        total: free.into_iter().max().unwrap_or(0),
+        gm_cycles: gm[0],
+        gm_bytes: gm[1],
+    }
+}
+
 /// Iterations of a loop simulated one by one before its last period is taken as its steady
 /// state even where the pipes have not settled into one shift.
 const SETTLE: u64 = 4096;
@@ -411,6 +607,31 @@ pub struct Modelled {
     pub source: CostSource,
 }
 
+/// A loop kernel that runs as one mixed launch ([`run_mixed`]): the launch on a cube core and
+/// its vector cores, as one task of its cube core; `None` for any other kernel.
+fn model_mixed(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Option<Modelled> {
+    let arch = &wsp_ir::arch::A2A3;
+    let split = wsp_ir::split::split_kernel(k, arch).ok()??;
+    let [part] = split.parts.as_slice() else {
+        return None;
+    };
+    if part.core.is_some() {
+        return None;
+    }
+    let cores = wsp_aicore::mixed::cores(&part.kernel, arch, layouts)
+        .ok()?
+        .costed(&|c| run_mixed(c, table).total);
+    let c = run_mixed(&cores, table);
+    Some(Modelled {
+        cube_cycles: c.total,
+        vector_cycles: 0,
+        gm_cycles: c.gm_cycles,
+        gm_bytes: c.gm_bytes,
+        parts: vec![(part.kernel.name.clone(), c)],
+        source: CostSource::Instructions,
+    })
+}
+
 /// The AICore parts of `k` for A2/A3 (itself, or its split), each read back as `wsp emit`
 /// writes it with `table`'s costs ([`source`]); `Err` says why it has none.
 pub fn listings(
@@ -442,6 +663,12 @@ pub fn source(
     layouts: &Layouts,
     table: &InstrTable,
 ) -> Result<String, wsp_aicore::Refusal> {
+    let arch = &wsp_ir::arch::A2A3;
+    if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+        return wsp_aicore::mixed::cores(k, arch, layouts)?
+            .costed(&|c| run_mixed(c, table).total)
+            .source(k, layouts);
+    }
     wsp_aicore::kernel_source_costed(k, &wsp_ir::arch::A2A3, layouts, &|src| {
         run_listing(&wsp_aicore::listing::listing(src), table).total
     })
@@ -449,6 +676,9 @@ pub fn source(
 
 /// The model's cycles for `k`.
 pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
+    if let Some(m) = model_mixed(k, layouts, table) {
+        return m;
+    }
     match listings(k, layouts, table) {
         Ok(parts) => {
             let mut m = Modelled {
