@@ -524,11 +524,6 @@ pub enum Lifetimes {
     Ahead,
     /// The whole kernel: no two buffers share bytes, so only reads of results wait.
     Whole,
-    /// As [`Lifetimes::Tight`], each buffer placed clear of the `n` buffers of its memory
-    /// placed before it where there is room: in a loop written out iteration by iteration, the
-    /// next iteration's tiles take other bytes, so its loads (and its matmul's accumulator)
-    /// need not wait for this one's last reads.
-    Apart(u32),
 }
 
 /// Places every buffer `k`'s AICore form needs. `Ok` with an empty plan for a `cpp_src` kernel.
@@ -538,7 +533,7 @@ pub fn plan(k: &Kernel, chip: &OnChip) -> Result<BufferPlan, Overflow> {
 
 /// [`plan`] with buffers kept as `lifetimes` says.
 pub fn plan_with(k: &Kernel, chip: &OnChip, lifetimes: Lifetimes) -> Result<BufferPlan, Overflow> {
-    let ahead = matches!(lifetimes, Lifetimes::Ahead | Lifetimes::Whole);
+    let ahead = lifetimes != Lifetimes::Tight;
     let KernelBody::Ops(ops) = &k.body else {
         return Ok(BufferPlan::default());
     };
@@ -716,27 +711,19 @@ pub fn plan_with(k: &Kernel, chip: &OnChip, lifetimes: Lifetimes) -> Result<Buff
             add(Role::Tmp(i32, n as u8), Memory::Ub, t, (i32, i32));
         }
     }
-    let end = ops.len().saturating_sub(1) as u32;
-    match lifetimes {
-        Lifetimes::Whole => {
-            for b in &mut want {
-                b.live = (0, end);
-            }
+    if lifetimes == Lifetimes::Whole {
+        let end = ops.len().saturating_sub(1) as u32;
+        for b in &mut want {
+            b.live = (0, end);
         }
-        Lifetimes::Tight | Lifetimes::Ahead | Lifetimes::Apart(_) => {}
     }
-    let apart = match lifetimes {
-        Lifetimes::Apart(n) => n as usize,
-        _ => 0,
-    };
-    place(&mut want, chip, apart)?;
+    place(&mut want, chip)?;
     Ok(BufferPlan { buffers: want })
 }
 
 /// First fit in order of live-range start: each buffer takes the lowest aligned offset clear
-/// of every placed buffer whose live range meets its own and, where that leaves room, of the
-/// `apart` buffers of its memory placed just before it.
-fn place(buffers: &mut [Buffer], chip: &OnChip, apart: usize) -> Result<(), Overflow> {
+/// of every placed buffer whose live range meets its own.
+fn place(buffers: &mut [Buffer], chip: &OnChip) -> Result<(), Overflow> {
     let mut idx: Vec<usize> = (0..buffers.len()).collect();
     // By first use; among buffers first used by one op, the largest first, so that a small
     // result placed first does not push a large scratch tile past a hole that would hold it.
@@ -746,42 +733,23 @@ fn place(buffers: &mut [Buffer], chip: &OnChip, apart: usize) -> Result<(), Over
     for &i in &idx {
         let (mem, live, bytes) = (buffers[i].memory, buffers[i].live, buffers[i].bytes());
         let align = mem.align();
-        let available = mem.capacity(chip);
-        let fit = |busy: &mut Vec<(u64, u64)>| {
-            busy.sort();
-            let mut at = 0u64;
-            for &(s, e) in busy.iter() {
-                if at + bytes <= s {
-                    break;
-                }
-                at = at.max(e.div_ceil(align) * align);
-            }
-            at
-        };
         let mut busy: Vec<(u64, u64)> = placed
             .iter()
             .map(|&j| &buffers[j])
             .filter(|b| b.memory == mem && b.live.0 <= live.1 && live.0 <= b.live.1)
             .map(|b| (b.offset, b.offset + b.bytes()))
             .collect();
-        let mut at = fit(&mut busy);
-        if apart > 0 {
-            let mut recent: Vec<(u64, u64)> = placed
-                .iter()
-                .rev()
-                .map(|&j| &buffers[j])
-                .filter(|b| b.memory == mem)
-                .take(apart)
-                .map(|b| (b.offset, b.offset + b.bytes()))
-                .collect();
-            recent.extend(busy.iter().copied());
-            let clear = fit(&mut recent);
-            if clear + bytes <= available {
-                at = clear;
+        busy.sort();
+        let mut at = 0u64;
+        for (s, e) in busy {
+            if at + bytes <= s {
+                break;
             }
+            at = at.max(e.div_ceil(align) * align);
         }
         buffers[i].offset = at;
         placed.push(i);
+        let available = mem.capacity(chip);
         if at + bytes > available {
             let o = Overflow {
                 memory: mem,
