@@ -294,3 +294,89 @@ fn npu_limits_count_the_buffers_in_flight() {
         "#]],
     );
 }
+
+/// Flash attention as a kernel engineer writes it, for `ascend_npu`: `stages` the loop's
+/// `pto.range` arguments after the trip count, `bs` keys per tile, `extra` a line of the loop.
+fn attention(stages: &str, bs: u64, extra: &str) -> String {
+    format!(
+        r#"from pto_wsp import *
+
+F16 = DType.F16
+F32 = DType.F32
+Q = Tensor((128, 128), F16, init=randn(seed=1))
+K = Tensor((1024, 128), F16, init=randn(seed=2))
+V = Tensor((1024, 128), F16, init=randn(seed=3))
+O = Tensor((128, 128), F32)
+BS = {bs}
+one = Dense[1]
+
+
+@kernel
+def fa(q: In[Tensor[F16]], k: In[Tensor[F16]], v: In[Tensor[F16]], o: Out[Tensor[F32]]):
+    qt = pto.load(q)
+    m = pto.sub(pto.alloc((128, 1), F32), 1e30)
+    l = pto.alloc((128, 1), F32)
+    acc = pto.alloc((128, 128), F32)
+    for j in pto.range(1024 // BS{stages}):
+        s = pto.mul(pto.matmul(qt, pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))), 0.125)
+        m_new = pto.maximum(m, pto.rowmax(s))
+        p = pto.exp(pto.sub(s, m_new))
+        alpha = pto.exp(pto.sub(m, m_new))
+        l = pto.add(pto.mul(l, alpha), pto.rowsum(p))
+        pv = pto.matmul(pto.cast(p, F16), pto.load(v[j * BS:(j + 1) * BS, :]))
+        acc = pto.add(pto.mul(acc, alpha), pv)
+{extra}        m = m_new
+    pto.store(o, pto.div(acc, l))
+
+
+@workload
+def w(one):
+    for i in P(one):
+        fa[i](q=Q, k=K, v=V, o=O)
+
+program = w(one).compile(target="ascend_npu")
+"#
+    )
+}
+
+/// The diagnostics of `text`, or none.
+fn diagnostics(text: &str, expect: Expect) {
+    let out = common::diagnostics_or_lowered(text, |_| "no diagnostics\n".to_string());
+    expect.assert_eq(&out);
+}
+
+#[test]
+fn attention_runs_as_one_mixed_launch_and_what_it_cannot_is_located() {
+    diagnostics(
+        &attention(", num_stages=2", 128, ""),
+        expect![[r#"
+            no diagnostics
+        "#]],
+    );
+    // A ring of one slot: the cube could not run ahead.
+    diagnostics(&attention(", num_stages=1", 128, ""), expect![[r#"
+        WSP507 `for j in pto.range(1024 // BS, num_stages=1):`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: `num_stages=1` gives each hand-off ring one slot, so the cube could not run ahead of the vector cores: state 2 or more
+    "#]]);
+    // Each vector core's half of 256-key tiles, its loop unrolled, does not fit UB.
+    diagnostics(&attention("", 256, ""), expect![[r#"
+        WSP506 `pto.sub(s, m_new)`: kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` needs 229888 bytes (224.5 KiB) of UB at this op on its vector core (half of the 128 rows, its loop unrolled), counting what one iteration holds and what it hands on; an Ascend 910B AICore has 188416 bytes (184 KiB)
+    "#]]);
+    // Vector work the two vector cores cannot split by rows.
+    diagnostics(
+        &attention("", 128, "        cols = pto.colsum(p)\n"),
+        expect![[r#"
+            WSP507 `pto.colsum(p)`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: `colsum` does not work row by row, so the two vector cores cannot each take half of the rows
+        "#]],
+    );
+    // A hand-off of other rows than the vector cores split.
+    diagnostics(
+        &attention(
+            "",
+            128,
+            "        half = pto.rowmax(pto.matmul(pto.load(q[0:64, :]), pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))))\n",
+        ),
+        expect![[r#"
+            WSP507 `pto.rowmax(pto.matmul(pto.load(q[0:64, :]), pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))))`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: vector work on 64 rows beside 128: the two vector cores split one row count
+        "#]],
+    );
+}

@@ -1,9 +1,11 @@
-//! `cargo xtask bench npu`: our emitted GEMMs against PTO-ISA's hand-written ones, side by side
-//! in one run, into `target/bench/npu.json`. Needs `PTO_ISA_PATH` (a checkout whose A2/A3 cost
+//! `cargo xtask bench npu`: our emitted GEMMs and flash attention against PTO-ISA's
+//! hand-written ones, side by side in one run, into `target/bench/npu.json`. Needs `PTO_ISA_PATH` (a checkout whose A2/A3 cost
 //! model builds: d07bd4b6), clang++-19 and Debian's `libgtest-dev` (PTO-ISA's test links it).
 //!
-//! - PTO-ISA's own `tests/costmodel/perf_sim_st` target `gemm_perf_sim` is built and run: its
-//!   three cases' Perf-Sim totals and pipes.
+//! - PTO-ISA's own `tests/costmodel/perf_sim_st` targets `gemm_perf_sim` and `fa_perf_sim` are
+//!   built and run: their three cases' Perf-Sim totals and pipes each.
+//! - `examples/perf/fa_{small,standard,long}.wsp`, the flash attention cases as one mixed launch
+//!   each, through Perf-Sim the same way, and on our clock (`wsp run`'s kernel report).
 //! - `examples/perf/gemm_{small,medium,large_k}.wsp`, the same three cases as one kernel each,
 //!   are emitted and run through Perf-Sim by their tree's own check (`cmake/a2a3.cmake`), and
 //!   costed by our clock's kernel model from the same emitted code.
@@ -21,6 +23,18 @@ use wsp_runtime::target::TargetDesc;
 
 use crate::calibrate::{DATA, aicore_kernels, emit, git_commit, perf_sim, read_json, write};
 use crate::{release_wsp, root, run};
+
+/// PTO-ISA's flash attention cases (`runTFA_S0xHEADxS1`, its `fa_perf_sim`) and our program
+/// for each: one mixed launch of a cube core and its vector cores.
+const FA_CASES: &[(&str, &str)] = &[
+    ("runTFA_64x64x512", "examples/perf/fa_small.wsp"),
+    ("runTFA_128x128x1024", "examples/perf/fa_standard.wsp"),
+    ("runTFA_256x64x2048", "examples/perf/fa_long.wsp"),
+];
+
+/// The gtest cases of `fa_perf_sim` that time those, on one core.
+const FA_TESTS: &str =
+    "FAPerfSim.Small_64x64x512:FAPerfSim.Standard_128x128x1024:FAPerfSim.LongSeq_256x64x2048";
 
 /// PTO-ISA's case name (`runGemm_MxKxN`) and our program for it.
 const CASES: &[(&str, &str)] = &[
@@ -106,13 +120,54 @@ pub fn bench() -> Result<(), String> {
         }));
     }
 
+    let mut attention = Vec::new();
+    println!();
+    println!(
+        "| flash attention | PTO-ISA | ours, Perf-Sim | ratio | ours, our clock | clock / Perf-Sim |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for (case, program) in FA_CASES {
+        let (_, tree) = emit(&wsp, &root().join(program), &work)?;
+        let name = kernel_of(&tree)?;
+        let cycles = perf_sim(
+            &pto_isa,
+            CXX,
+            &tree,
+            std::slice::from_ref(&name),
+            &work.join(format!("{case}.perf")),
+        )?;
+        let k = &cycles["kernels"][&name];
+        let ours = k["total_cycles"]
+            .as_u64()
+            .ok_or(format!("{name}: no Perf-Sim total"))?;
+        let clock = clock_cycles(&wsp, &root().join(program), &work)?;
+        let theirs = reference[case]["total_cycles"]
+            .as_u64()
+            .ok_or(format!("PTO-ISA's fa_perf_sim printed no total for {case}"))?;
+        let ratio = ours as f64 / theirs as f64;
+        let clock_err = clock as f64 / ours as f64;
+        println!("| {case} | {theirs} | {ours} | {ratio:.3} | {clock} | {clock_err:.3} |");
+        attention.push(json!({
+            "case": case,
+            "program": program,
+            "pto_isa_cycles": theirs,
+            "pto_isa_busy_cycles": reference[case]["busy_cycles"],
+            "ours_perf_sim_cycles": ours,
+            "ours_busy_cycles": k["busy_cycles"],
+            "ours_clock_cycles": clock,
+            "ratio": ratio,
+            "clock_over_perf_sim": clock_err,
+        }));
+    }
+
     let (examples, median) = busiest_pipes()?;
     println!("example kernels: median busiest pipe / total = {median:.3}");
     let data = json!({
-        "about": "PTO-ISA's hand-written GEMMs (tests/costmodel/perf_sim_st gemm_perf_sim) against ours (examples/perf/), both in Perf-Sim at the same commit, ours also on our clock; and every example kernel's busiest pipe against its total, from runtime/calibration/perf_sim.json. Written by `cargo xtask bench npu`.",
+        "about": "PTO-ISA's hand-written GEMMs and flash attention (tests/costmodel/perf_sim_st gemm_perf_sim, fa_perf_sim) against ours (examples/perf/), both in Perf-Sim at the same commit, ours also on our clock; and every example kernel's busiest pipe against its total, from runtime/calibration/perf_sim.json. Written by `cargo xtask bench npu`.",
         "pto_isa_commit": commit,
         "compiler": CXX,
         "gemm": gemms,
+        "flash_attention": attention,
         "example_kernels": examples,
         "median_busiest_over_total": median,
     });
@@ -120,6 +175,20 @@ pub fn bench() -> Result<(), String> {
     write(&out_dir.join("npu.json"), &text)?;
     eprintln!("xtask: wrote target/bench/npu.json");
     Ok(())
+}
+
+/// Our clock's cycles for the one kernel of `program` (`wsp run`'s kernel report).
+fn clock_cycles(wsp: &Path, program: &Path, work: &Path) -> Result<u64, String> {
+    let stats = work.join("stats.json");
+    run(Command::new(wsp)
+        .arg("run")
+        .arg(program)
+        .arg("--stats-json")
+        .arg(&stats))?;
+    let v = read_json(&stats)?;
+    v["kernels"][0]["cycles"]
+        .as_u64()
+        .ok_or(format!("{}: no kernel cycles", program.display()))
 }
 
 /// The one AICore kernel of an emitted tree.
@@ -153,24 +222,30 @@ fn hand_written(pto_isa: &Path, work: &Path) -> Result<Value, String> {
         .arg(format!("-DCMAKE_CXX_COMPILER={CXX}"))
         .arg("-DCMAKE_C_COMPILER=clang-19")
         .arg("-DCMAKE_CXX_FLAGS=-O1"))?;
-    run(Command::new("cmake").arg("--build").arg(&build).args([
-        "--target",
-        "gemm_perf_sim",
-        "-j",
-        "2",
-    ]))?;
-    let bin = build.join("bin");
-    let out = Command::new(bin.join("gemm_perf_sim"))
-        .current_dir(&bin)
-        .output()
-        .map_err(|e| format!("gemm_perf_sim: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "gemm_perf_sim failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    let mut reports = String::new();
+    for (target, filter) in [("gemm_perf_sim", None), ("fa_perf_sim", Some(FA_TESTS))] {
+        run(Command::new("cmake")
+            .arg("--build")
+            .arg(&build)
+            .args(["--target", target, "-j", "2"]))?;
+        let bin = build.join("bin");
+        let mut cmd = Command::new(bin.join(target));
+        if let Some(f) = filter {
+            cmd.arg(format!("--gtest_filter={f}"));
+        }
+        let out = cmd
+            .current_dir(&bin)
+            .output()
+            .map_err(|e| format!("{target}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{target} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        reports.push_str(&String::from_utf8_lossy(&out.stdout));
     }
-    Ok(parse_report(&String::from_utf8_lossy(&out.stdout)))
+    Ok(parse_report(&reports))
 }
 
 /// Perf-Sim's reports (`===== Perf-Sim Report: NAME =====`, `Total cycles : N`, then a table of
@@ -213,11 +288,15 @@ fn busiest_pipes() -> Result<(Vec<Value>, f64), String> {
         if !program.starts_with("examples/") || total == 0 {
             continue;
         }
-        let Some((pipe, cycles)) = busy
-            .iter()
-            .filter_map(|(p, c)| Some((p.clone(), c.as_u64()?)))
-            .max_by_key(|(_, c)| *c)
-        else {
+        // A mixed launch's pipes are per core: `AIC.MTE2`, `AIV0.VEC`, ...
+        let pipes = busy.iter().flat_map(|(p, c)| match c.as_object() {
+            Some(inner) => inner
+                .iter()
+                .filter_map(|(q, c)| Some((format!("{p}.{q}"), c.as_u64()?)))
+                .collect::<Vec<_>>(),
+            None => c.as_u64().map(|c| (p.clone(), c)).into_iter().collect(),
+        });
+        let Some((pipe, cycles)) = pipes.max_by_key(|(_, c)| *c) else {
             continue;
         };
         let ratio = cycles as f64 / total as f64;

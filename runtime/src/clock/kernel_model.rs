@@ -816,6 +816,9 @@ pub fn reference(m: &Measured, l: &Listing, table: &InstrTable) -> (u64, Vec<Str
     (total, fixed)
 }
 
+/// The core a mixed launch's measurements name (`kernel_cycles.json`).
+pub const MIXED: &str = "MIX";
+
 /// One kernel as `perf_sim.json` records it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Measured {
@@ -877,7 +880,11 @@ pub fn fit(
 ) -> Result<Fit, String> {
     let mut set = Samples::default();
     let mut listings = Vec::new();
-    for m in measured.iter().filter(|m| m.total_cycles.is_some()) {
+    // A mixed launch's instructions are two cores', in one stream: not fitted to.
+    for m in measured
+        .iter()
+        .filter(|m| m.total_cycles.is_some() && m.core != MIXED)
+    {
         let l = listing_of(m).ok_or(format!("{}: no emitted kernel to read", m.kernel))?;
         set.add(m, &l)?;
         listings.push((m, l));
@@ -1220,11 +1227,13 @@ impl MeasuredCycles {
     /// `k`'s measured cycles on cube and vector cores, if the file has them: its own entry,
     /// or one for each of its parts (`NAME_aic0`, `NAME_aiv1`, ...).
     pub fn of(&self, k: &Kernel, modelled: &Modelled) -> Option<(u64, u64)> {
-        let unit = |core: &str| core.eq_ignore_ascii_case("AIC");
+        // A mixed launch runs as a task of its cube core.
+        let unit = |core: &str| core.eq_ignore_ascii_case("AIC") || core == MIXED;
         if let Some((core, Some(c))) = self.kernels.get(&k.name) {
             return Some(if unit(core) { (*c, 0) } else { (0, *c) });
         }
-        if modelled.parts.len() < 2 {
+        // A split kernel's parts, or a mixed one's launch.
+        if modelled.parts.len() < 2 && modelled.parts.first().is_none_or(|(p, _)| *p == k.name) {
             return None;
         }
         let (mut cube, mut vector) = (0, 0);
