@@ -354,13 +354,19 @@ fn attention_runs_as_one_mixed_launch_and_what_it_cannot_is_located() {
         "#]],
     );
     // A ring of one slot: the cube could not run ahead.
-    diagnostics(&attention(", num_stages=1", 128, ""), expect![[r#"
+    diagnostics(
+        &attention(", num_stages=1", 128, ""),
+        expect![[r#"
         WSP507 `for j in pto.range(1024 // BS, num_stages=1):`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: `num_stages=1` gives each hand-off ring one slot, so the cube could not run ahead of the vector cores: state 2 or more
-    "#]]);
+    "#]],
+    );
     // Each vector core's half of 256-key tiles, its loop unrolled, does not fit UB.
-    diagnostics(&attention("", 256, ""), expect![[r#"
+    diagnostics(
+        &attention("", 256, ""),
+        expect![[r#"
         WSP506 `pto.sub(s, m_new)`: kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` needs 229888 bytes (224.5 KiB) of UB at this op on its vector core (half of the 128 rows, its loop unrolled), counting what one iteration holds and what it hands on; an Ascend 910B AICore has 188416 bytes (184 KiB)
-    "#]]);
+    "#]],
+    );
     // Vector work the two vector cores cannot split by rows.
     diagnostics(
         &attention("", 128, "        cols = pto.colsum(p)\n"),

@@ -67,14 +67,14 @@ fn inlay_hints_of_every_example() {
         35: def tiled_matmul(tile_m, tile_n)‹16 tasks›
         36: for m, n in P(tile_m, tile_n)‹Independent›
         == varlen_attention.wsp
-        32: s‹: Tile[32,128] F32›
-        33: e‹: Tile[32,128] F32›
-        34: w‹: Tile[32,128] F32›
-        42: s‹: Tile[32,512] F32›
-        43: e‹: Tile[32,512] F32›
-        44: w‹: Tile[32,512] F32›
-        49: def tiered_attention(batch, heads)‹32 tasks›
-        50: for b, h in P(batch, heads)‹Independent›
+        34: s‹: Tile[32,128] F32›
+        35: e‹: Tile[32,128] F32›
+        36: w‹: Tile[32,128] F32›
+        46: m‹: Tile[32,1] F32›
+        47: l‹: Tile[32,1] F32›
+        48: acc‹: Tile[32,64] F32›
+        63: def tiered_attention(batch, heads)‹32 tasks›
+        64: for b, h in P(batch, heads)‹Independent›
         == moe.wsp
         27: h‹: Tile[32,256] F32›
         33: for b in P(batch)‹Independent›
