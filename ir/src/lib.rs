@@ -25,6 +25,7 @@ pub mod schedule;
 pub mod split;
 pub mod text;
 mod types;
+mod units;
 pub mod widen;
 
 use serde::{Deserialize, Serialize};

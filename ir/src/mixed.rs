@@ -20,7 +20,7 @@ use crate::arch::Arch;
 use crate::kernel::{CARRY, Kernel, KernelBody, Op, Operand, Param, ParamType, ValueType};
 use crate::ops::{self, Semantics};
 use crate::plan::Direction;
-use crate::split::{Core, Place, place};
+use crate::units::{Core, Place, place};
 use crate::{DType, TileType};
 
 /// The parameter the split adds to a mixed kernel: its rings' global memory.
@@ -565,7 +565,7 @@ fn unroll_core(k: &Kernel, m: &Mixed, core: Core) -> Result<CoreProgram, NoMix> 
             _ => None,
         };
         for i in wanted {
-            u.value(i, iter, section)?;
+            u.value(i, iter)?;
         }
         if u.body.len() as u32 > start {
             sections.push((start, section));
@@ -709,22 +709,16 @@ impl Unrolled<'_> {
     }
 
     /// Writes op `i` (and what it needs of this core) for iteration `iter`.
-    fn value(&mut self, i: usize, iter: Option<u64>, section: Section) -> Result<u32, NoMix> {
+    fn value(&mut self, i: usize, iter: Option<u64>) -> Result<u32, NoMix> {
         let lp = &self.k.loops[self.m.lp];
         let inside = (lp.first as usize..lp.end as usize).contains(&i);
         let caller = std::mem::replace(&mut self.at, i as u32);
-        let v = self.value_at(i, iter, section, inside);
+        let v = self.value_at(i, iter, inside);
         self.at = caller;
         v
     }
 
-    fn value_at(
-        &mut self,
-        i: usize,
-        iter: Option<u64>,
-        section: Section,
-        inside: bool,
-    ) -> Result<u32, NoMix> {
+    fn value_at(&mut self, i: usize, iter: Option<u64>, inside: bool) -> Result<u32, NoMix> {
         let op = &self.ops[i];
         // A value of the loop read after it is its last iteration's.
         let iter = match (iter, inside) {
@@ -742,8 +736,8 @@ impl Unrolled<'_> {
                 return Err(no(Some(i as u32), "a carry without its values"));
             };
             let v = match iter {
-                Some(t) if t > 0 => self.value(*next as usize, Some(t - 1), section)?,
-                _ => self.value(*init as usize, None, section)?,
+                Some(t) if t > 0 => self.value(*next as usize, Some(t - 1))?,
+                _ => self.value(*init as usize, None)?,
             };
             self.set(i, iter, v);
             return Ok(v);
@@ -792,14 +786,14 @@ impl Unrolled<'_> {
                     },
                     _ => return Err(no(Some(i as u32), "a store of a parameter")),
                 };
-                let value = self.operand(v, iter, section)?;
+                let value = self.operand(v, iter)?;
                 let dst = self.slice(p, &op.args[2..], iter, t, Direction::Out);
                 vec![dst, value]
             }
             _ => {
                 let mut args = Vec::with_capacity(op.args.len());
                 for a in &op.args {
-                    args.push(self.operand(a, iter, section)?);
+                    args.push(self.operand(a, iter)?);
                 }
                 args
             }
@@ -825,14 +819,9 @@ impl Unrolled<'_> {
         Ok(v)
     }
 
-    fn operand(
-        &mut self,
-        a: &Operand,
-        iter: Option<u64>,
-        section: Section,
-    ) -> Result<Operand, NoMix> {
+    fn operand(&mut self, a: &Operand, iter: Option<u64>) -> Result<Operand, NoMix> {
         Ok(match a {
-            Operand::Value(v) => Operand::Value(self.value(*v as usize, iter, section)?),
+            Operand::Value(v) => Operand::Value(self.value(*v as usize, iter)?),
             Operand::Param(p) => match self.k.params.iter().find(|q| &q.name == p).map(|q| &q.ty) {
                 Some(ParamType::Tile(_, t)) => {
                     let t = *t;
