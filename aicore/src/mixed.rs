@@ -10,9 +10,10 @@
 //! model and CPU simulation define both and run them in the order written, which is why the
 //! order lets every hand-off be written before it is read.
 //!
-//! A hand-off is a store into a ring slot between `TALLOC` and `TPUSH`, and a load from it
-//! between `TPOP` and `TFREE` (PTO-ISA's `TPipe` over global memory: cross-core flags
-//! `2r` and `2r + 1` for ring `r`). The CPU simulation runs the sections one after another,
+//! A hand-off is a store into a ring slot after `TALLOC`, pushed (`TPUSH`) right after it or
+//! just before the other core's section that loads it, whichever the clock finds faster
+//! ([`MixedCores::costed`]), and a load from it between `TPOP` and `TFREE` (PTO-ISA's
+//! `TPipe` over global memory: cross-core flags `2r` and `2r + 1` for ring `r`). The CPU simulation runs the sections one after another,
 //! so it needs no flags: there the ring calls are left out, and the two vector cores' halves
 //! run in turn, each in its own 192 KiB of the simulated UB.
 
