@@ -65,7 +65,7 @@ pub fn uses_bf16(k: &Kernel) -> bool {
 /// hand-off ring, `wsp_ir::mixed`), `cube` if the kernel runs a matmul (an AIC kernel), else
 /// `vec` (AIV).
 pub fn unit(k: &Kernel) -> &'static str {
-    if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+    if wsp_ir::mixed::has_ring(k) {
         return "mix";
     }
     match &k.body {
@@ -266,7 +266,7 @@ pub fn kernel_source(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<Strin
         ));
     };
     if k.iterates() {
-        if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+        if wsp_ir::mixed::has_ring(k) {
             return mixed::kernel_source(k, arch, layouts);
         }
         return pipelined::kernel_source(k, arch, layouts);

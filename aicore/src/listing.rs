@@ -474,12 +474,19 @@ pub(crate) fn matching(s: &str, open: usize) -> Option<usize> {
 
 /// `line` with each word in `names` followed by `suffix`.
 pub(crate) fn renamed(line: &str, names: &[String], suffix: &str) -> String {
+    map_words(line, |w| {
+        names.iter().any(|n| n == w).then(|| format!("{w}{suffix}"))
+    })
+}
+
+/// `line` with each identifier-like word replaced by what `f` gives for it, if anything.
+pub(crate) fn map_words(line: &str, f: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(line.len() + 16);
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
-        out.push_str(word);
-        if names.contains(word) {
-            out.push_str(suffix);
+        match f(word) {
+            Some(w) => out.push_str(&w),
+            None => out.push_str(word),
         }
         word.clear();
     };

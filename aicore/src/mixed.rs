@@ -20,13 +20,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use wsp_ir::Kernel;
 use wsp_ir::arch::Arch;
 use wsp_ir::buffers::Lifetimes;
 use wsp_ir::kernel::{KernelBody, Operand, ParamType};
 use wsp_ir::layout::Layouts;
 use wsp_ir::mixed::{self, Base, CoreProgram, Mixed, RING_PARAM, Section};
 use wsp_ir::split::Core;
-use wsp_ir::{Kernel, TileType};
 
 use crate::{Form, Refusal, adapter, elem, entry_signature, written};
 
@@ -154,8 +154,12 @@ impl MixedCores {
 pub fn cores(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<MixedCores, Refusal> {
     let refuse = |op: Option<u32>, message: String| Refusal { op, message };
     let m = mixed::plan(k, arch).map_err(|e| refuse(e.op, e.message))?;
-    let ring = k.params.iter().find(|p| p.name == RING_PARAM);
-    match ring.map(|p| &p.ty) {
+    match k
+        .params
+        .iter()
+        .find(|p| p.name == RING_PARAM)
+        .map(|p| &p.ty)
+    {
         Some(ParamType::Tile(_, t)) if *t == m.ring_tile() => {}
         _ => {
             return Err(refuse(
@@ -419,28 +423,11 @@ fn pointers(p: &CoreProgram, m: &Mixed) -> BTreeMap<String, String> {
 
 /// `line` with every identifier `map` names replaced.
 fn rename(line: &str, map: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if !word.is_empty() {
-            out.push_str(map.get(word.as_str()).map_or(word.as_str(), |s| s.as_str()));
-            word.clear();
-        }
-    };
-    for c in line.chars() {
-        if c.is_alphanumeric() || c == '_' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
+    crate::listing::map_words(line, |w| map.get(w).cloned())
 }
 
 /// The ring a view parameter's global (`g_wsp_ring2_s1`) is a slot of.
-fn ring_of(global: &str) -> Option<usize> {
+pub fn ring_of(global: &str) -> Option<usize> {
     let rest = global.strip_prefix(&format!("g_{RING_PARAM}"))?;
     rest.split('_').next()?.parse().ok()
 }
@@ -483,17 +470,6 @@ fn slot_suffix(core: Core) -> &'static str {
     match core {
         Core::Cube => "C",
         Core::Vector => "V",
-    }
-}
-
-/// Rows of `t` one core of `core` holds.
-fn held(t: TileType, core: Core) -> TileType {
-    match core {
-        Core::Vector => TileType {
-            rows: t.rows / mixed::LANES,
-            ..t
-        },
-        Core::Cube => t,
     }
 }
 
@@ -543,7 +519,7 @@ fn file(k: &Kernel, mc: &MixedCores, cores: &[CoreText], layouts: &Layouts) -> S
         );
         // The slot as the core that touches it sees it.
         for (core, guard) in [(Core::Cube, "WSP_CUBE"), (Core::Vector, "WSP_VEC")] {
-            let t = held(ring.tile, core);
+            let t = m.held(ring.tile, core);
             let c = slot_suffix(core);
             let _ = writeln!(
                 out,

@@ -80,7 +80,23 @@ pub struct Mixed {
     stage: Vec<Option<u32>>,
 }
 
+/// Whether `k` is a mixed loop kernel as the split passes it on: with its rings' parameter.
+pub fn has_ring(k: &Kernel) -> bool {
+    k.params.iter().any(|p| p.name == RING_PARAM)
+}
+
 impl Mixed {
+    /// A tile as one core of `core` holds it: a vector core, its half of the rows.
+    pub fn held(&self, t: TileType, core: Core) -> TileType {
+        match core {
+            Core::Vector if t.rows == self.rows => TileType {
+                rows: t.rows / LANES,
+                ..t
+            },
+            _ => t,
+        }
+    }
+
     /// Bytes of the ring workspace.
     pub fn ring_bytes(&self) -> u64 {
         self.rings
@@ -607,13 +623,7 @@ impl Unrolled<'_> {
 
     /// A tile as this core holds it: on a vector core, its lane's rows.
     fn held(&self, t: TileType) -> TileType {
-        match self.core {
-            Core::Vector if t.rows == self.m.rows => TileType {
-                rows: t.rows / LANES,
-                ..t
-            },
-            _ => t,
-        }
+        self.m.held(t, self.core)
     }
 
     fn mapped(&self, i: usize, iter: Option<u64>) -> Option<u32> {

@@ -81,84 +81,26 @@ pub fn bench() -> Result<(), String> {
     let reference = hand_written(&pto_isa, &work)?;
     let wsp = release_wsp()?;
     let table = TargetDesc::default().instructions;
-    let mut gemms = Vec::new();
-    println!("| GEMM | PTO-ISA | ours, Perf-Sim | ratio | ours, our clock | clock / Perf-Sim |");
-    println!("| --- | --- | --- | --- | --- | --- |");
-    for (case, program) in CASES {
-        let (_, tree) = emit(&wsp, &root().join(program), &work)?;
-        let name = kernel_of(&tree)?;
-        let cycles = perf_sim(
-            &pto_isa,
-            CXX,
-            &tree,
-            std::slice::from_ref(&name),
-            &work.join(format!("{case}.perf")),
-        )?;
-        let k = &cycles["kernels"][&name];
-        let ours = k["total_cycles"]
-            .as_u64()
-            .ok_or(format!("{name}: no Perf-Sim total"))?;
+    let cx = Compare {
+        pto_isa: &pto_isa,
+        wsp: &wsp,
+        work: &work,
+        reference: &reference,
+    };
+    // A GEMM's clock from its emitted kernel; a mixed launch's from `wsp run`, which has
+    // the kernel it runs.
+    let gemms = cx.cases("GEMM", "gemm_perf_sim", CASES, &|tree, name, _| {
         let src = std::fs::read_to_string(tree.join(format!("aicore/{name}.cpp")))
             .map_err(|e| format!("{name}: {e}"))?;
-        let clock = run_listing(&wsp_aicore::listing::listing(&src), &table).total;
-        let theirs = reference[case]["total_cycles"].as_u64().ok_or(format!(
-            "PTO-ISA's gemm_perf_sim printed no total for {case}"
-        ))?;
-        let ratio = ours as f64 / theirs as f64;
-        let clock_err = clock as f64 / ours as f64;
-        println!("| {case} | {theirs} | {ours} | {ratio:.3} | {clock} | {clock_err:.3} |");
-        gemms.push(json!({
-            "case": case,
-            "program": program,
-            "pto_isa_cycles": theirs,
-            "pto_isa_busy_cycles": reference[case]["busy_cycles"],
-            "ours_perf_sim_cycles": ours,
-            "ours_busy_cycles": k["busy_cycles"],
-            "ours_clock_cycles": clock,
-            "ratio": ratio,
-            "clock_over_perf_sim": clock_err,
-        }));
-    }
-
-    let mut attention = Vec::new();
+        Ok(run_listing(&wsp_aicore::listing::listing(&src), &table).total)
+    })?;
     println!();
-    println!(
-        "| flash attention | PTO-ISA | ours, Perf-Sim | ratio | ours, our clock | clock / Perf-Sim |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- |");
-    for (case, program) in FA_CASES {
-        let (_, tree) = emit(&wsp, &root().join(program), &work)?;
-        let name = kernel_of(&tree)?;
-        let cycles = perf_sim(
-            &pto_isa,
-            CXX,
-            &tree,
-            std::slice::from_ref(&name),
-            &work.join(format!("{case}.perf")),
-        )?;
-        let k = &cycles["kernels"][&name];
-        let ours = k["total_cycles"]
-            .as_u64()
-            .ok_or(format!("{name}: no Perf-Sim total"))?;
-        let clock = clock_cycles(&wsp, &root().join(program), &work)?;
-        let theirs = reference[case]["total_cycles"]
-            .as_u64()
-            .ok_or(format!("PTO-ISA's fa_perf_sim printed no total for {case}"))?;
-        let ratio = ours as f64 / theirs as f64;
-        let clock_err = clock as f64 / ours as f64;
-        println!("| {case} | {theirs} | {ours} | {ratio:.3} | {clock} | {clock_err:.3} |");
-        attention.push(json!({
-            "case": case,
-            "program": program,
-            "pto_isa_cycles": theirs,
-            "pto_isa_busy_cycles": reference[case]["busy_cycles"],
-            "ours_perf_sim_cycles": ours,
-            "ours_busy_cycles": k["busy_cycles"],
-            "ours_clock_cycles": clock,
-            "ratio": ratio,
-            "clock_over_perf_sim": clock_err,
-        }));
-    }
+    let attention = cx.cases(
+        "flash attention",
+        "fa_perf_sim",
+        FA_CASES,
+        &|_, _, program| clock_cycles(&wsp, program, &work),
+    )?;
 
     let (examples, median) = busiest_pipes()?;
     println!("example kernels: median busiest pipe / total = {median:.3}");
@@ -175,6 +117,69 @@ pub fn bench() -> Result<(), String> {
     write(&out_dir.join("npu.json"), &text)?;
     eprintln!("xtask: wrote target/bench/npu.json");
     Ok(())
+}
+
+/// What each case is measured with.
+struct Compare<'a> {
+    pto_isa: &'a Path,
+    wsp: &'a Path,
+    work: &'a Path,
+    /// PTO-ISA's hand-written kernels' reports, by case.
+    reference: &'a Value,
+}
+
+impl Compare<'_> {
+    /// Each case's program emitted and run through Perf-Sim, its cycles on our clock (`clock`
+    /// of its tree, kernel and program) and PTO-ISA's (from `target`), printed as a table
+    /// headed `what` and returned as JSON rows.
+    fn cases(
+        &self,
+        what: &str,
+        target: &str,
+        cases: &[(&str, &str)],
+        clock: &dyn Fn(&Path, &str, &Path) -> Result<u64, String>,
+    ) -> Result<Vec<Value>, String> {
+        println!(
+            "| {what} | PTO-ISA | ours, Perf-Sim | ratio | ours, our clock | clock / Perf-Sim |"
+        );
+        println!("| --- | --- | --- | --- | --- | --- |");
+        let mut rows = Vec::new();
+        for (case, program) in cases {
+            let path = root().join(program);
+            let (_, tree) = emit(self.wsp, &path, self.work)?;
+            let name = kernel_of(&tree)?;
+            let cycles = perf_sim(
+                self.pto_isa,
+                CXX,
+                &tree,
+                std::slice::from_ref(&name),
+                &self.work.join(format!("{case}.perf")),
+            )?;
+            let k = &cycles["kernels"][&name];
+            let ours = k["total_cycles"]
+                .as_u64()
+                .ok_or(format!("{name}: no Perf-Sim total"))?;
+            let clock = clock(&tree, &name, &path)?;
+            let theirs = self.reference[case]["total_cycles"]
+                .as_u64()
+                .ok_or(format!("PTO-ISA's {target} printed no total for {case}"))?;
+            let ratio = ours as f64 / theirs as f64;
+            let clock_err = clock as f64 / ours as f64;
+            println!("| {case} | {theirs} | {ours} | {ratio:.3} | {clock} | {clock_err:.3} |");
+            rows.push(json!({
+                "case": case,
+                "program": program,
+                "pto_isa_cycles": theirs,
+                "pto_isa_busy_cycles": self.reference[case]["busy_cycles"],
+                "ours_perf_sim_cycles": ours,
+                "ours_busy_cycles": k["busy_cycles"],
+                "ours_clock_cycles": clock,
+                "ratio": ratio,
+                "clock_over_perf_sim": clock_err,
+            }));
+        }
+        Ok(rows)
+    }
 }
 
 /// Our clock's cycles for the one kernel of `program` (`wsp run`'s kernel report).

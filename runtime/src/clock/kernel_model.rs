@@ -239,12 +239,10 @@ pub fn run_listing(l: &Listing, table: &InstrTable) -> PartCycles {
 
 /// The ring a load reads or a store writes, if a mixed launch's (`g_wsp_ring2_s1`).
 fn ring_of(instr: &Instr) -> Option<usize> {
-    let global = instr.operands.iter().find_map(|o| match o {
-        Operand::Global { name, .. } => Some(name.as_str()),
+    instr.operands.iter().find_map(|o| match o {
+        Operand::Global { name, .. } => wsp_aicore::mixed::ring_of(name),
         _ => None,
-    })?;
-    let rest = global.strip_prefix(&format!("g_{}", wsp_ir::mixed::RING_PARAM))?;
-    rest.split('_').next()?.parse().ok()
+    })
 }
 
 /// A mixed launch (`wsp_aicore::mixed`) as PTO-ISA's Perf-Sim times it: one stream of the
@@ -664,7 +662,7 @@ pub fn source(
     table: &InstrTable,
 ) -> Result<String, wsp_aicore::Refusal> {
     let arch = &wsp_ir::arch::A2A3;
-    if k.params.iter().any(|p| p.name == wsp_ir::mixed::RING_PARAM) {
+    if wsp_ir::mixed::has_ring(k) {
         return wsp_aicore::mixed::cores(k, arch, layouts)?
             .costed(&|c| run_mixed(c, table).total)
             .source(k, layouts);
@@ -676,7 +674,10 @@ pub fn source(
 
 /// The model's cycles for `k`.
 pub fn model(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Modelled {
-    if let Some(m) = model_mixed(k, layouts, table) {
+    // Only a loop kernel runs as a mixed launch: any other is split once, below.
+    if k.iterates()
+        && let Some(m) = model_mixed(k, layouts, table)
+    {
         return m;
     }
     match listings(k, layouts, table) {
