@@ -146,7 +146,10 @@ fn chunk_diagnostics(db: &dyn salsa::Database, file: File, chunk: u32) -> Vec<Di
                 diags.extend(kernel_signature(db, item).diags.iter().cloned());
                 diags.extend(kernel_body(db, item).diags.iter().cloned());
                 diags.extend(checks::out_never_stored::check(db, item));
-                diags.extend(checks::unused_values::check(db, item));
+                diags.extend(checks::unused_values::check(
+                    db,
+                    crate::kernels::KernelInstance::plain(db, item),
+                ));
                 diags.extend(npu_kernel_checks(db, item).iter().cloned());
             }
             ItemKind::Workload => {

@@ -106,7 +106,26 @@ fn a_partial_tile_is_loaded_with_a_pad_value() {
         expect![[r#"
             WSP208 `m * 96:(m + 1) * 96`: `m * 96:(m + 1) * 96` reaches rows 192:288 of `a`, which has 256 rows; to load a partial tile, name what fills the rest: `pto.load(a[m * 96:(m + 1) * 96, 0:64], pad=0.0)`
             WSP208 `n * 96:n * 96 + 96`: `n * 96:n * 96 + 96` reaches columns 288:384 of `c`, which has 256 columns
-            WSP207 `pto.alloc((16, 96), F32)`: the value of `pto.alloc` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
+        "#]],
+    );
+}
+
+/// A value used only by ops that read a JIT-style parameter is used: the untyped body lacks
+/// those ops, so unused values are found in each binding's body.
+#[test]
+fn a_value_read_with_a_tensor_parameter_is_used() {
+    check(
+        &kernel(
+            "a: In[Tile[256, 128, F16]], b: In[Tensor[F16]], c: Out[Tensor[F32]]",
+            r#"    at = pto.load(a)
+    acc = pto.alloc((256, 64), F32)
+    for n in range(4):
+        acc = pto.add(acc, pto.matmul(at, pto.load(b[:, n * 64:(n + 1) * 64])))
+        unused = pto.exp(pto.load(b[:, 0:64]))
+    pto.store(c[:, 0:64], acc)"#,
+        ),
+        expect![[r#"
+            WSP207 `pto.exp(pto.load(b[:, 0:64]))`: the value of `pto.exp` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
         "#]],
     );
 }
@@ -371,6 +390,7 @@ fn attention_runs_as_one_mixed_launch_and_what_it_cannot_is_located() {
     diagnostics(
         &attention("", 128, "        cols = pto.colsum(p)\n"),
         expect![[r#"
+            WSP207 `pto.colsum(p)`: the value of `pto.colsum` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
             WSP507 `pto.colsum(p)`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: `colsum` does not work row by row, so the two vector cores cannot each take half of the rows
         "#]],
     );
@@ -382,6 +402,7 @@ fn attention_runs_as_one_mixed_launch_and_what_it_cannot_is_located() {
             "        half = pto.rowmax(pto.matmul(pto.load(q[0:64, :]), pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))))\n",
         ),
         expect![[r#"
+            WSP207 `pto.rowmax(pto.matmul(pto.load(q[0:64, :]), pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))))`: the value of `pto.rowmax` is never used: store it (`pto.store(out, ...)`), use it in another op, or remove it
             WSP507 `pto.rowmax(pto.matmul(pto.load(q[0:64, :]), pto.transpose(pto.load(k[j * BS:(j + 1) * BS, :]))))`: `wsp emit` cannot write kernel `fa__128x128_f16__1024x128_f16__1024x128_f16__128x128_f32` as one mixed launch of an Ascend 910B (A2/A3) cube core and its vector cores: vector work on 64 rows beside 128: the two vector cores split one row count
         "#]],
     );

@@ -50,7 +50,8 @@ fn jit_instance_checks<'db>(
             let plain = &crate::kernels::kernel_body(db, t.kernel).diags;
             let bound = crate::kernels::instance_body(db, t.instance).diags.iter();
             let npu = npu_kernels::npu_instance_checks(db, t.instance).iter();
-            for d in bound.chain(npu) {
+            let unused = unused_values::check(db, t.instance);
+            for d in bound.chain(npu).chain(&unused) {
                 let known = plain
                     .iter()
                     .any(|p| p.code == d.code && p.span == d.span && p.message == d.message);
