@@ -785,6 +785,7 @@ fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
     }
     expect_test::expect![[r#"
         [
+            "chunked_decode_attention",
             "fa_long",
             "fa_small",
             "fa_standard",
@@ -799,7 +800,6 @@ fn kernels_split_for_the_910b_compute_what_they_computed_whole() {
             "varlen_attention",
             "attention",
             "bgemm",
-            "chunked_decode_attention",
             "flashinfer_decode",
             "llama",
             "moe_top2",
