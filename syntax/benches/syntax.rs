@@ -1,5 +1,9 @@
 //! `cargo xtask bench syntax`: parse throughput on a generated 10,000-line WSP file, beside
 //! CPython's `ast.parse` on the same file in the same run. Writes target/bench/syntax.json.
+//! It allocates with mimalloc, as `wsp` does (`cli/src/main.rs`).
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::PathBuf;
 use std::process::Command;

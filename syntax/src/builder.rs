@@ -2,7 +2,10 @@
 //! saw. Trivia before a node's first token goes to the parent, so node ranges start at real text.
 
 use rowan::{GreenNode, GreenToken, NodeOrToken};
-use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
 
 use crate::layout::{Input, SYNTHETIC};
 use crate::lexer::RawToken;
@@ -113,25 +116,52 @@ impl Sink<'_> {
     }
 }
 
-/// rowan's `GreenNodeBuilder`, with its sharing of tokens and small nodes, but with caches
-/// hashed by rustc-hash 2. rowan 0.16's caches hash with rustc-hash 1's FxHash, whose low bits
-/// (the bucket) come from a word's first bytes only: names that differ in their last
-/// characters (`V0000001`, `V0000002`, ...) all fell in one probe chain, and 640k such
-/// statements took 19 s to parse instead of 3.
+/// rowan's `GreenNodeBuilder` and its cache (`rowan::green::node_cache`), hashed by
+/// rustc-hash 2. rowan 0.16's cache hashes with rustc-hash 1's FxHash, whose low bits (the
+/// bucket) come from a word's first bytes only: names that differ in their last characters
+/// (`V0000001`, `V0000002`, ...) all fell in one probe chain, and 640k such statements took
+/// 19 s to parse instead of 3.
+///
+/// As rowan's, it shares every token and each node of at most three children that are all
+/// shared, keyed by a hash made from the children's hashes: a repeated `In[Tile[16, 16, F32]]`
+/// is kept once. A node with a child that is not shared is never looked up, since no node
+/// seen before can hold that child.
 #[derive(Default)]
 struct TreeBuilder {
     /// The open nodes: their kind, and where their children start in `children`.
     parents: Vec<(rowan::SyntaxKind, usize)>,
-    children: Vec<NodeOrToken<GreenNode, GreenToken>>,
-    /// Each token made so far, by kind, then text: one `=` for the whole file.
-    tokens: FxHashMap<rowan::SyntaxKind, FxHashMap<Box<str>, GreenToken>>,
-    /// Each node of at most three children made so far, by kind and children (shared, so
-    /// known by address): a repeated `In[Tile[16, 16, F32]]` is kept once, as rowan keeps it.
-    nodes: FxHashMap<(rowan::SyntaxKind, [usize; 3]), GreenNode>,
+    /// The open nodes' children, each with its hash if it is shared (else `UNSHARED`).
+    children: Vec<(u64, NodeOrToken<GreenNode, GreenToken>)>,
+    /// Each token made so far, with its hash: one `=` for the whole file.
+    tokens: HashTable<(u64, GreenToken)>,
+    /// Each shared node made so far, with its hash.
+    nodes: HashTable<(u64, GreenNode)>,
 }
 
 /// The most children a node may have and still be shared, as rowan's cache has it.
 const SHARED_CHILDREN: usize = 3;
+
+/// The hash of a child that is not shared; a shared one's hash is never this.
+const UNSHARED: u64 = 0;
+
+fn shared_hash(h: FxHasher) -> u64 {
+    h.finish().max(1)
+}
+
+/// A child's identity: shared children are equal only when they are the same allocation.
+fn element_id(e: NodeOrToken<&rowan::GreenNodeData, &rowan::GreenTokenData>) -> *const () {
+    match e {
+        NodeOrToken::Node(n) => std::ptr::from_ref(n).cast(),
+        NodeOrToken::Token(t) => std::ptr::from_ref(t).cast(),
+    }
+}
+
+fn owned_id(e: &NodeOrToken<GreenNode, GreenToken>) -> *const () {
+    match e {
+        NodeOrToken::Node(n) => element_id(NodeOrToken::Node(n)),
+        NodeOrToken::Token(t) => element_id(NodeOrToken::Token(t)),
+    }
+}
 
 impl TreeBuilder {
     fn start_node(&mut self, kind: rowan::SyntaxKind) {
@@ -141,50 +171,65 @@ impl TreeBuilder {
     fn finish_node(&mut self) {
         let (kind, first) = self.parents.pop().expect("a node to finish");
         let children = &self.children[first..];
-        let node = if children.len() <= SHARED_CHILDREN {
-            let mut key = [0usize; SHARED_CHILDREN];
-            for (k, c) in key.iter_mut().zip(children) {
-                *k = match c {
-                    NodeOrToken::Node(n) => std::ptr::from_ref::<rowan::GreenNodeData>(n) as usize,
-                    NodeOrToken::Token(t) => {
-                        std::ptr::from_ref::<rowan::GreenTokenData>(t) as usize
-                    }
-                };
+        let shared =
+            children.len() <= SHARED_CHILDREN && children.iter().all(|(h, _)| *h != UNSHARED);
+        if !shared {
+            let node = GreenNode::new(kind, self.children.drain(first..).map(|(_, c)| c));
+            self.children.push((UNSHARED, node.into()));
+            return;
+        }
+        let mut h = FxHasher::default();
+        kind.hash(&mut h);
+        for (c, _) in children {
+            c.hash(&mut h);
+        }
+        let hash = shared_hash(h);
+        let found = self.nodes.find(hash, |(nh, n)| {
+            *nh == hash
+                && n.kind() == kind
+                && n.children().len() == children.len()
+                && n.children()
+                    .map(element_id)
+                    .eq(children.iter().map(|(_, c)| owned_id(c)))
+        });
+        let node = match found {
+            Some((_, n)) => {
+                let n = n.clone();
+                self.children.truncate(first);
+                n
             }
-            match self.nodes.get(&(kind, key)) {
-                Some(n) => {
-                    let n = n.clone();
-                    self.children.truncate(first);
-                    n
-                }
-                None => {
-                    let n = GreenNode::new(kind, self.children.drain(first..));
-                    self.nodes.insert((kind, key), n.clone());
-                    n
-                }
+            None => {
+                let n = GreenNode::new(kind, self.children.drain(first..).map(|(_, c)| c));
+                self.nodes
+                    .insert_unique(hash, (hash, n.clone()), |(nh, _)| *nh);
+                n
             }
-        } else {
-            GreenNode::new(kind, self.children.drain(first..))
         };
-        self.children.push(node.into());
+        self.children.push((hash, node.into()));
     }
 
     fn token(&mut self, kind: rowan::SyntaxKind, text: &str) {
-        let of_kind = self.tokens.entry(kind).or_default();
-        let token = match of_kind.get(text) {
-            Some(t) => t.clone(),
+        let mut h = FxHasher::default();
+        kind.hash(&mut h);
+        text.hash(&mut h);
+        let hash = shared_hash(h);
+        let token = match self.tokens.find(hash, |(th, t)| {
+            *th == hash && t.kind() == kind && t.text() == text
+        }) {
+            Some((_, t)) => t.clone(),
             None => {
                 let t = GreenToken::new(kind, text);
-                of_kind.insert(text.into(), t.clone());
+                self.tokens
+                    .insert_unique(hash, (hash, t.clone()), |(th, _)| *th);
                 t
             }
         };
-        self.children.push(token.into());
+        self.children.push((hash, token.into()));
     }
 
     fn finish(mut self) -> GreenNode {
         match self.children.pop() {
-            Some(NodeOrToken::Node(root)) if self.children.is_empty() => root,
+            Some((_, NodeOrToken::Node(root))) if self.children.is_empty() => root,
             _ => panic!("the parser's events make one root node"),
         }
     }
