@@ -415,7 +415,7 @@ pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
     candidates
         .inspect(|_| crate::work::step(1))
         .filter(|c| *c != name)
-        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .map(|c| (strsim::osa_distance(name, c), c))
         .filter(|(d, c)| *d <= 2.max(name.len().min(c.len()) / 3) && *d < name.len().max(1))
         .min_by_key(|(d, c)| (*d, *c))
         .map(|(_, c)| c)
