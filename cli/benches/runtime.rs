@@ -262,8 +262,13 @@ fn build(path: &Path, text: &str, cache: &Path) -> PathBuf {
     let db = Database::default();
     let ws = Workspace::new(&db, Vec::new());
     let file = File::on_disk(&db, ws, path.to_path_buf(), text.to_string());
-    let diagnostics = wsp_analysis::file_diagnostics(&db, file);
-    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    // Its tiles may be over a 910B's UB (WSP506, a warning in a cpu_sim program): what is timed
+    // is the CPU kernel.
+    let errors: Vec<_> = wsp_analysis::file_diagnostics(&db, file)
+        .iter()
+        .filter(|d| d.severity == wsp_analysis::Severity::Error)
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     let lowered = wsp_analysis::lower_file(&db, file)
         .clone()
         .expect("the bench program lowers");

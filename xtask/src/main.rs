@@ -8,8 +8,10 @@
 //!   the extension in real VS Code (code-server) in Chromium, installed as needed.
 //! - `tidy`: rustfmt's check, clippy with warnings denied and `// SAFETY:` comments required,
 //!   and a `//!` line opening every Rust file (`tidy.rs`).
-//! - `bench [NAME]`: the benchmarks; each writes `target/bench/NAME.json` (`npu`, with
-//!   `PTO_ISA_PATH` set: `bench_npu.rs`).
+//! - `bench [NAME] [--record-baseline]`: the benchmarks; each writes `target/bench/NAME.json`
+//!   (`npu`, with `PTO_ISA_PATH` set: `bench_npu.rs`), and its ratios against their anchors are
+//!   printed beside `bench/baseline.json`'s, a loss of more than 15% flagged (`baseline.rs`);
+//!   `--reports-only` runs nothing and compares the reports already in `target/bench/`.
 //! - `calibrate [--pto-isa PATH]`: measure every example kernel with PTO-ISA's Perf-Sim and
 //!   fit the simulated clock's instruction table to it (`calibrate.rs`).
 //! - `tree-sitter`: regenerate the tree-sitter parser from `grammar.js` and record its hash.
@@ -19,6 +21,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod baseline;
 mod bench_npu;
 mod calibrate;
 mod editors;
@@ -42,6 +45,12 @@ enum Task {
         /// Which benchmark: `syntax`, `analysis`, `runtime`, `tune`, `lsp`, `kernel` or `npu`
         /// (which needs `PTO_ISA_PATH`).
         name: Option<String>,
+        /// Write the ratios of the benchmarks run into bench/baseline.json.
+        #[arg(long)]
+        record_baseline: bool,
+        /// Run nothing: compare (or record) the reports already in target/bench/.
+        #[arg(long)]
+        reports_only: bool,
     },
     /// Measure every example kernel with PTO-ISA's A2/A3 Perf-Sim into
     /// runtime/calibration/perf_sim.json and fit the clock's instruction table to it.
@@ -77,7 +86,11 @@ fn main() -> ExitCode {
     let result = match Xtask::parse().task {
         Task::Test => test(),
         Task::Tidy => tidy::tidy(),
-        Task::Bench { name } => bench(name.as_deref()),
+        Task::Bench {
+            name,
+            record_baseline,
+            reports_only,
+        } => bench(name.as_deref(), record_baseline, reports_only),
         Task::Calibrate { pto_isa, cxx } => calibrate::calibrate(pto_isa.as_deref(), &cxx),
         Task::Clock { tree } => bench_npu::clock(&tree),
         Task::TreeSitter => tree_sitter(),
@@ -336,11 +349,23 @@ fn file_hash(path: &Path) -> Result<String, String> {
     Ok(blake3::hash(&bytes).to_hex().to_string())
 }
 
-fn bench(name: Option<&str>) -> Result<(), String> {
+/// Runs the benchmarks, then prints each one's ratios beside the baseline's (`baseline.rs`).
+fn bench(name: Option<&str>, record_baseline: bool, reports_only: bool) -> Result<(), String> {
+    let mut ran = Vec::new();
     match name {
-        Some("npu") => return bench_npu::bench(),
+        _ if reports_only => {
+            let npu = root().join("target/bench/npu.json");
+            if matches!(name, None | Some("npu")) && npu.exists() {
+                ran.push("npu");
+            }
+        }
+        Some("npu") => {
+            bench_npu::bench()?;
+            ran.push("npu");
+        }
         None if std::env::var_os("PTO_ISA_PATH").is_some_and(|p| !p.is_empty()) => {
-            bench_npu::bench()?
+            bench_npu::bench()?;
+            ran.push("npu");
         }
         None => eprintln!(
             "xtask: bench npu skipped: PTO_ISA_PATH is unset (a PTO-ISA checkout at d07bd4b6)"
@@ -349,6 +374,7 @@ fn bench(name: Option<&str>) -> Result<(), String> {
     }
     let selected: Vec<&(&str, Option<&str>)> = match name {
         None => BENCHES.iter().collect(),
+        Some("npu") => Vec::new(),
         Some(n) => {
             let found: Vec<_> = BENCHES.iter().filter(|(b, _)| *b == n).collect();
             if found.is_empty() {
@@ -359,32 +385,46 @@ fn bench(name: Option<&str>) -> Result<(), String> {
         }
     };
     for (bench, package) in selected {
-        let mut cmd = cargo();
-        if matches!(*bench, "analysis" | "runtime" | "lsp" | "kernel" | "tune") {
-            // These time the release `wsp` binary too.
-            release_wsp()?;
+        if !reports_only {
+            run_bench(bench, *package)?;
         }
-        let Some(package) = package else {
-            run(Command::new(jupyter_venv()?)
-                .arg(format!("kernel-jupyter/benches/{bench}.py"))
-                .env("WSP_BIN", root().join("target/release/wsp"))
-                .env(
-                    "WSP_BENCH_OUT",
-                    root().join(format!("target/bench/{bench}.json")),
-                ))?;
-            continue;
-        };
-        if *bench == "runtime" {
-            // NumPy's matmul is measured beside ours, in the test venv.
-            cmd.env("WSP_TEST_PYTHON", test_venv()?);
-        }
-        if *bench == "tune" {
-            // Exploration through Ray is measured beside the local one.
-            cmd.env("WSP_RAY_PYTHON", ray_venv()?);
-        }
-        run(cmd.args(["bench", "--locked", "-p", package, "--bench", bench]))?;
+        ran.push(bench);
+    }
+    let mut measured = std::collections::BTreeMap::new();
+    for bench in ran {
+        measured.insert(bench.to_string(), baseline::compare(&root(), bench)?);
+    }
+    if record_baseline {
+        baseline::record(&root(), &measured)?;
     }
     Ok(())
+}
+
+fn run_bench(bench: &str, package: Option<&str>) -> Result<(), String> {
+    let mut cmd = cargo();
+    if matches!(bench, "analysis" | "runtime" | "lsp" | "kernel" | "tune") {
+        // These time the release `wsp` binary too.
+        release_wsp()?;
+    }
+    let Some(package) = package else {
+        run(Command::new(jupyter_venv()?)
+            .arg(format!("kernel-jupyter/benches/{bench}.py"))
+            .env("WSP_BIN", root().join("target/release/wsp"))
+            .env(
+                "WSP_BENCH_OUT",
+                root().join(format!("target/bench/{bench}.json")),
+            ))?;
+        return Ok(());
+    };
+    if bench == "runtime" {
+        // NumPy's matmul is measured beside ours, in the test venv.
+        cmd.env("WSP_TEST_PYTHON", test_venv()?);
+    }
+    if bench == "tune" {
+        // Exploration through Ray is measured beside the local one.
+        cmd.env("WSP_RAY_PYTHON", ray_venv()?);
+    }
+    run(cmd.args(["bench", "--locked", "-p", package, "--bench", bench]))
 }
 
 fn tree_sitter() -> Result<(), String> {
