@@ -279,13 +279,34 @@ fn wait_or_interrupt(
     grace: Duration,
 ) -> Result<Option<ExitStatus>, ChildError> {
     let failed = |e: std::io::Error| ChildError::Process(format!("the run process: {e}"));
+    // A pidfd is readable once the child has exited, so the wait ends then rather than at the
+    // next of the sleeps (up to `POLL_MAX` late); the sleeps remain where there is no pidfd.
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_child(child),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .ok();
     let mut poll = POLL_FIRST;
     while interrupted.load(Ordering::Relaxed) == 0 {
         if let Some(status) = child.try_wait().map_err(failed)? {
             return Ok(Some(status));
         }
-        std::thread::sleep(poll);
-        poll = (poll * 2).min(POLL_MAX);
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+                let timeout = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: POLL_MAX.as_nanos() as _,
+                };
+                // Woken by the exit, by a signal (EINTR) or by the timeout, to look at
+                // `interrupted`.
+                let _ = rustix::event::poll(&mut fds, Some(&timeout));
+            }
+            None => {
+                std::thread::sleep(poll);
+                poll = (poll * 2).min(POLL_MAX);
+            }
+        }
     }
     end_child(child, grace, signal_of(interrupted));
     Ok(None)
