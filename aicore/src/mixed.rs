@@ -28,6 +28,7 @@ use wsp_ir::layout::Layouts;
 use wsp_ir::mixed::{self, Base, CoreProgram, Mixed, RING_PARAM, Section};
 use wsp_ir::split::Core;
 
+use crate::listing::{self, Pipe, Step};
 use crate::{Form, Refusal, adapter, elem, entry_signature, written};
 
 /// What a mixed kernel's file says of itself in its first line.
@@ -214,21 +215,21 @@ pub fn cores(k: &Kernel, arch: &Arch, layouts: &Layouts) -> Result<MixedCores, R
     }
     // Flags into the pipes both cores name alike (PIPE_MTE2, PIPE_S) on IDs of their own:
     // PTO-ISA's simulations key a flag by its destination pipe and ID, and run both cores.
-    let used = |text: &str, pipe: &str| {
+    let used = |text: &str, pipe: Pipe| {
         flags(text)
-            .filter(|(_, to, _)| *to == pipe)
-            .map(|(_, _, e)| e + 1)
+            .filter(|(to, _)| *to == pipe)
+            .map(|(_, e)| e + 1)
             .max()
             .unwrap_or(0)
     };
-    let shift: Vec<(&str, u32)> = ["PIPE_MTE2", "PIPE_S"]
+    let shift: Vec<(Pipe, u32)> = [Pipe::Mte2, Pipe::S]
         .into_iter()
         .map(|pipe| (pipe, used(&texts[1], pipe)))
         .collect();
     texts[0] = shift_events(&texts[0], &shift);
     let ids = texts
         .iter()
-        .flat_map(|t| flags(t).map(|(_, _, e)| e + 1).collect::<Vec<_>>())
+        .flat_map(|t| flags(t).map(|(_, e)| e + 1))
         .max()
         .unwrap_or(0);
     if ids > arch.events {
@@ -328,34 +329,44 @@ impl CoreText {
     }
 }
 
-/// Each `set_flag` and `wait_flag` of `text`: its pipes and event ID.
-fn flags(text: &str) -> impl Iterator<Item = (&str, &str, u32)> {
-    text.lines().filter_map(|l| {
-        let t = l.trim_start();
-        let args = t
-            .strip_prefix("set_flag(")
-            .or_else(|| t.strip_prefix("wait_flag("))?;
-        let mut a = args.split([',', ')']).map(str::trim);
-        let (from, to, e) = (a.next()?, a.next()?, a.next()?);
-        Some((from, to, e.strip_prefix("EVENT_ID")?.parse().ok()?))
-    })
+/// A `set_flag` or `wait_flag` statement (without its `;`), as the listing reads it: the
+/// call, its pipes and its event ID.
+fn flag(statement: &str) -> Option<(&'static str, Pipe, Pipe, u32)> {
+    match listing::sync(statement)? {
+        Step::Signal { from, to, event } => Some(("set_flag", from, to, event)),
+        Step::Wait { from, to, event } => Some(("wait_flag", from, to, event)),
+        _ => None,
+    }
 }
 
-/// `text` with the event IDs of its flags into each pipe of `shift` moved up by its count.
-fn shift_events(text: &str, shift: &[(&str, u32)]) -> String {
+/// Each flag of `text` (every statement of a line): the pipe it goes to and its event ID.
+fn flags(text: &str) -> impl Iterator<Item = (Pipe, u32)> {
+    text.lines()
+        .flat_map(|l| l.split(';'))
+        .filter_map(|s| flag(s).map(|(_, _, to, e)| (to, e)))
+}
+
+/// `text` with the event IDs of its flags into each pipe of `shift` moved up by its count,
+/// every statement of a line (`set_flag(...); wait_flag(...);`).
+fn shift_events(text: &str, shift: &[(Pipe, u32)]) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        let t = line.trim_start();
-        let moved = ["set_flag(", "wait_flag("].iter().find_map(|f| {
-            let args = t.strip_prefix(f)?;
-            let mut a = args.split([',', ')']).map(str::trim);
-            let (from, to, e) = (a.next()?, a.next()?, a.next()?);
-            let e: u32 = e.strip_prefix("EVENT_ID")?.parse().ok()?;
-            let by = shift.iter().find(|(p, _)| *p == to)?.1;
-            let indent = &line[..line.len() - t.len()];
-            Some(format!("{indent}{f}{from}, {to}, EVENT_ID{});", e + by))
-        });
-        out.push_str(moved.as_deref().unwrap_or(line));
+        for piece in line.split_inclusive(';') {
+            let moved = piece
+                .strip_suffix(';')
+                .and_then(flag)
+                .and_then(|(f, from, to, e)| {
+                    let by = shift.iter().find(|(p, _)| *p == to)?.1;
+                    let indent = &piece[..piece.len() - piece.trim_start().len()];
+                    Some(format!(
+                        "{indent}{f}({}, {}, EVENT_ID{});",
+                        from.name(),
+                        to.name(),
+                        e + by
+                    ))
+                });
+            out.push_str(moved.as_deref().unwrap_or(piece));
+        }
         out.push('\n');
     }
     out

@@ -46,11 +46,8 @@ const fn time(
     anchor: Option<&'static str>,
 ) -> Ratio {
     Ratio {
-        bench,
-        name,
-        ours,
-        anchor,
         higher_is_better: false,
+        ..speed(bench, name, ours, anchor)
     }
 }
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use wsp_runtime::kernel_model::run_listing;
+use wsp_runtime::kernel_model::{MIXED, run_listing};
 use wsp_runtime::target::TargetDesc;
 
 use crate::calibrate::{DATA, aicore_kernels, emit, git_commit, perf_sim, read_json, write};
@@ -292,7 +292,7 @@ fn busiest_pipes() -> Result<(Vec<Value>, f64), String> {
         };
         // A mixed launch spans three cores; it is compared with PTO-ISA's flash attention
         // above.
-        if !program.starts_with("examples/") || total == 0 || k["core"] == "MIX" {
+        if !program.starts_with("examples/") || total == 0 || k["core"] == MIXED {
             continue;
         }
         let Some((pipe, cycles)) = busy

@@ -159,8 +159,11 @@ pub(crate) fn perf_sim(
     names: &[String],
     work: &Path,
 ) -> Result<Value, String> {
-    let mixed: Vec<&String> = names.iter().filter(|n| is_mixed(tree, n)).collect();
-    let mixed: Vec<&str> = mixed.iter().map(|n| n.as_str()).collect();
+    let mixed: Vec<&str> = names
+        .iter()
+        .filter(|n| is_mixed(tree, n))
+        .map(String::as_str)
+        .collect();
     run(Command::new("cmake")
         .arg(format!("-DPTO_ISA_PATH={}", pto_isa.display()))
         .arg(format!("-DCXX={cxx}"))

@@ -318,6 +318,14 @@ pub fn run_mixed(m: &wsp_aicore::mixed::MixedCores, table: &InstrTable) -> PartC
         Step::Instr { instr, .. } if instr.name == "TLOAD" => ring_of(instr),
         _ => None,
     };
+    // A flag's pipe's queue: `PIPE_MTE2`'s is the last load's.
+    let flag_queue = |c: usize, p: Pipe, last_mte2: usize| {
+        if p == Pipe::Mte2 {
+            last_mte2
+        } else {
+            queue(c, p)
+        }
+    };
     let scalar = |free: &mut [u64; 8], after: u64| -> u64 {
         let end = free[S].max(after) + 1;
         free[S] = end;
@@ -397,25 +405,16 @@ pub fn run_mixed(m: &wsp_aicore::mixed::MixedCores, table: &InstrTable) -> PartC
                     if let Some(k) = instr.operands.first().and_then(key) {
                         writers.insert(k, (q, end));
                     }
-                    if let Some(r) = ring_load {
-                        let _ = r;
+                    if ring_load.is_some() {
                         scalar_end = scalar(&mut free, 0); // TFREE
                     }
                 }
                 Step::Signal { from, to, event } => {
-                    let q = if *from == Pipe::Mte2 {
-                        last_mte2
-                    } else {
-                        queue(c, *from)
-                    };
+                    let q = flag_queue(c, *from, last_mte2);
                     flags.entry((*to, *event)).or_default().push_back(free[q]);
                 }
                 Step::Wait { to, event, .. } => {
-                    let q = if *to == Pipe::Mte2 {
-                        last_mte2
-                    } else {
-                        queue(c, *to)
-                    };
+                    let q = flag_queue(c, *to, last_mte2);
                     if let Some(t) = flags.get_mut(&(*to, *event)).and_then(|f| f.pop_front()) {
                         free[q] = free[q].max(t);
                     }
@@ -616,10 +615,7 @@ fn model_mixed(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Option<Mode
     if part.core.is_some() {
         return None;
     }
-    let cores = wsp_aicore::mixed::cores(&part.kernel, arch, layouts)
-        .ok()?
-        .costed(&|c| run_mixed(c, table).total);
-    let c = run_mixed(&cores, table);
+    let c = run_mixed(&costed_cores(&part.kernel, layouts, table).ok()?, table);
     Some(Modelled {
         cube_cycles: c.total,
         vector_cycles: 0,
@@ -628,6 +624,17 @@ fn model_mixed(k: &Kernel, layouts: &Layouts, table: &InstrTable) -> Option<Mode
         parts: vec![(part.kernel.name.clone(), c)],
         source: CostSource::Instructions,
     })
+}
+
+/// The cores of `k`'s mixed launch, its pushes placed where [`run_mixed`] finds it fastest:
+/// what `wsp emit` writes and what the clock times.
+fn costed_cores(
+    k: &Kernel,
+    layouts: &Layouts,
+    table: &InstrTable,
+) -> Result<wsp_aicore::mixed::MixedCores, wsp_aicore::Refusal> {
+    Ok(wsp_aicore::mixed::cores(k, &wsp_ir::arch::A2A3, layouts)?
+        .costed(&|c| run_mixed(c, table).total))
 }
 
 /// The AICore parts of `k` for A2/A3 (itself, or its split), each read back as `wsp emit`
@@ -661,11 +668,8 @@ pub fn source(
     layouts: &Layouts,
     table: &InstrTable,
 ) -> Result<String, wsp_aicore::Refusal> {
-    let arch = &wsp_ir::arch::A2A3;
     if wsp_ir::mixed::has_ring(k) {
-        return wsp_aicore::mixed::cores(k, arch, layouts)?
-            .costed(&|c| run_mixed(c, table).total)
-            .source(k, layouts);
+        return costed_cores(k, layouts, table)?.source(k, layouts);
     }
     wsp_aicore::kernel_source_costed(k, &wsp_ir::arch::A2A3, layouts, &|src| {
         run_listing(&wsp_aicore::listing::listing(src), table).total
