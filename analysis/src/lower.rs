@@ -384,13 +384,23 @@ fn lower_exploration<'db>(
             );
         config
     };
-    let baseline_space = crate::values::Space::default();
+    // Configurations that set the same directives are one: `immediate` ignores its
+    // parameter, `work_steal` its AICPU count.
+    // (Directives hold floats, so they are told apart by their text.)
+    let mut seen = std::collections::HashSet::new();
+    let configs: Vec<wsp_ir::explore::Config> = e
+        .space
+        .choices()
+        .iter()
+        .map(lower)
+        .filter(|c| seen.insert(format!("{:?}", c.directives)))
+        .collect();
     let exploration = wsp_ir::explore::Exploration {
         id: e.id,
         label: e.label.clone(),
         program: program.name.clone(),
-        configs: e.space.choices().iter().map(lower).collect(),
-        baseline: lower(&baseline_space.choices()[0]),
+        configs,
+        baseline: wsp_ir::explore::Config::as_written(&program.schedule),
         bindings: e.space.binding_sets(),
         metric: e.metric,
         trials: e.trials,

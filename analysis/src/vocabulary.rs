@@ -797,10 +797,16 @@ pub const SUMMARY_MEMBERS: &[Member] = &[
         "best_time_ms",
         "Its time: simulated ms at the target's clock (or wall-clock ms with `metric=\"wall\"`).",
     ),
-    value("baseline_time_ms", "The time of `ScheduleConfig()`."),
+    value(
+        "baseline_time_ms",
+        "The time of the program as written, its own schedule.",
+    ),
     value("speedup", "Baseline time over best time."),
     value("best_cycles", "The best configuration's simulated cycles."),
-    value("baseline_cycles", "The baseline's simulated cycles."),
+    value(
+        "baseline_cycles",
+        "The simulated cycles of the program as written.",
+    ),
     value(
         "results",
         "Every configuration's `ExplorationResult`, in the space's order.",

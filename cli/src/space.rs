@@ -15,7 +15,8 @@ pub(crate) struct SpaceFile {
     /// The compiled programs to explore, by name; every one when absent.
     #[serde(default)]
     program: Option<Vec<String>>,
-    streams: Option<Vec<i64>>,
+    /// Stream counts, or `"None"` for the program's own.
+    streams: Option<Vec<IntOrNone>>,
     dispatch: Option<Vec<String>>,
     dispatch_params: Option<Vec<i64>>,
     /// Keys of keyed policies, as Python lambdas (`"lambda t: t.b"`).
@@ -30,6 +31,14 @@ pub(crate) struct SpaceFile {
     target: Option<String>,
     #[serde(default)]
     bindings: BTreeMap<String, Vec<i64>>,
+}
+
+/// A count, or the string `"None"` (TOML has no null) for what the program has.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum IntOrNone {
+    Int(i64),
+    Name(String),
 }
 
 /// Reads and checks a space file; its statements are made by [`SpaceFile::statements`].
@@ -62,6 +71,15 @@ pub(crate) fn read(path: &Path) -> Result<SpaceFile, String> {
     for n in names {
         if !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return bad(&format!("`{n}` is not a name"));
+        }
+    }
+    for v in space.streams.iter().flatten() {
+        if let IntOrNone::Name(n) = v
+            && n != "None"
+        {
+            return bad(&format!(
+                "`{n}` is not a stream count: write a count, or \"None\" for the program's own"
+            ));
         }
     }
     for name in space.bindings.keys() {
@@ -112,7 +130,14 @@ impl SpaceFile {
         };
         let mut s = String::from("\n\n# wsp tune --space\n__wsp_space = SearchSpace()\n");
         if let Some(v) = &self.streams {
-            s += &format!("__wsp_space.add_streams({})\n", ints(v));
+            let items: Vec<String> = v
+                .iter()
+                .map(|c| match c {
+                    IntOrNone::Int(n) => n.to_string(),
+                    IntOrNone::Name(_) => "None".into(),
+                })
+                .collect();
+            s += &format!("__wsp_space.add_streams([{}])\n", items.join(", "));
         }
         if let Some(v) = &self.dispatch {
             let params = self

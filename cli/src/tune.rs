@@ -102,9 +102,10 @@ pub(crate) struct ExplorationJson {
     /// The sets of run-time symbols each configuration is scored over, summed.
     pub bindings: Vec<BTreeMap<String, u64>>,
     pub baseline: ConfigJson,
-    /// The index of the best configuration scored: least cycles, the first of equals.
+    /// The index of the best configuration scored: least cycles, the first of equals; `None`
+    /// when none ran or the program as written (the baseline) is faster than all.
     pub best: Option<u32>,
-    /// Baseline over best.
+    /// The baseline (the program as written) over the best; 1 when the baseline is the best.
     pub speedup: Option<f64>,
     /// Those scored, by index.
     pub configurations: Vec<ConfigJson>,
@@ -121,8 +122,9 @@ pub(crate) struct ConfigJson {
     pub total_cycles: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_path_cycles: Option<u64>,
+    /// As `wsp run`'s stats name it: each kind of core's busy share of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub utilization: Option<f64>,
+    pub core_utilization: Option<CoreUtilization>,
     /// Simulated milliseconds (wall-clock with `metric="wall"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<f64>,
@@ -132,10 +134,17 @@ pub(crate) struct ConfigJson {
     pub error: Option<String>,
 }
 
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CoreUtilization {
+    pub cube: f64,
+    pub vector: f64,
+}
+
 /// The fields of a configuration, the original's `ScheduleConfig` and ours.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub(crate) struct FieldsJson {
-    pub streams: u32,
+    /// `None`: the program's own (the baseline's: the program has none).
+    pub streams: Option<u32>,
     pub dispatch: String,
     pub dispatch_param: u32,
     pub timing: String,
@@ -181,7 +190,10 @@ impl ConfigJson {
             status: status.into(),
             total_cycles: score.map(|s| s.total_cycles),
             critical_path_cycles: score.map(|s| s.critical_path_cycles),
-            utilization: score.map(|s| s.utilization),
+            core_utilization: score.map(|s| CoreUtilization {
+                cube: s.cube_utilization,
+                vector: s.vector_utilization,
+            }),
             time_ms: score.map(|s| s.time_ms),
             task_count: score.map(|s: &Score| s.task_count),
             error,
@@ -428,6 +440,7 @@ pub(crate) fn exploration_json(
             .collect(),
         baseline: ConfigJson::of(None, &e.baseline, &r.baseline.outcome),
         best: r.best,
+        // `best_score` is the baseline's when it is the best.
         speedup: match (r.best_score(), r.baseline_score()) {
             (Some(b), Some(base)) if r.key(&b) > 0.0 => Some(r.key(&base) / r.key(&b)),
             _ => None,
@@ -463,32 +476,55 @@ pub(crate) fn table(x: &ExplorationJson, top: usize) -> String {
         _ => c.total_cycles.unwrap_or(u64::MAX) as f64,
     };
     ran.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.index.cmp(&b.index)));
+    // The columns are `wsp run`'s stats of the same names.
+    let (time, scale) = match x.metric.as_str() {
+        "wall" => ("wall ms", 1.0),
+        _ => ("simulated us", 1e3),
+    };
     out += &format!(
-        "  {:>4}  {:>12}  {:>12}  {:>5}  {:>10}  configuration\n",
-        "rank", "cycles", "critical", "util", "time ms"
+        "  {:>4}  {:>12}  {:>20}  {:>16}  {:>12}  configuration\n",
+        "rank", "total_cycles", "critical_path_cycles", "core_util c / v", time
     );
-    for (rank, c) in ran.iter().take(top).enumerate() {
-        out += &format!(
-            "  {:>4}  {:>12}  {:>12}  {:>5.3}  {:>10.4}  {}\n",
-            rank + 1,
+    let row = |rank: &str, c: &ConfigJson| {
+        let util = c.core_utilization.as_ref().map_or(String::new(), |u| {
+            format!("{:.3} / {:.3}", u.cube, u.vector)
+        });
+        format!(
+            "  {:>4}  {:>12}  {:>20}  {:>16}  {:>12.3}  {}\n",
+            rank,
             c.total_cycles.unwrap_or(0),
             c.critical_path_cycles.unwrap_or(0),
-            c.utilization.unwrap_or(0.0),
-            c.time_ms.unwrap_or(0.0),
+            util,
+            c.time_ms.unwrap_or(0.0) * scale,
             c.config.label
-        );
+        )
+    };
+    // The program as written first: the baseline every rank is measured against.
+    if x.baseline.status == "ran" {
+        out += &row("base", &x.baseline);
+    }
+    for (rank, c) in ran.iter().take(top).enumerate() {
+        out += &row(&(rank + 1).to_string(), c);
     }
     if ran.len() > top {
         out += &format!("  ... {} more\n", ran.len() - top);
     }
-    if let Some(best) = x.best {
-        let c = x.configurations.iter().find(|c| c.index == Some(best));
-        if let Some(c) = c {
-            out += &format!("  best: {}\n", c.config.repr);
+    let best = x
+        .best
+        .and_then(|b| x.configurations.iter().find(|c| c.index == Some(b)));
+    match (best, ran.first()) {
+        (Some(c), _) => out += &format!("  best: {}\n", c.config.repr),
+        (None, Some(fastest)) if x.baseline.status == "ran" => {
+            out += &format!(
+                "  best: the program as written. No configuration of the space beats it: the fastest, {}, is {:.2}x slower\n",
+                fastest.config.label,
+                key(fastest) / key(&x.baseline).max(f64::MIN_POSITIVE)
+            )
         }
+        _ => {}
     }
-    if let Some(s) = x.speedup {
-        out += &format!("  speedup over ScheduleConfig(): {s:.2}x\n");
+    if let (Some(s), Some(_)) = (x.speedup, best) {
+        out += &format!("  speedup over the program as written: {s:.2}x\n");
     }
     for c in x.configurations.iter().filter(|c| c.status != "ran") {
         out += &format!(

@@ -19,7 +19,7 @@ pub struct Exploration {
     pub program: String,
     /// In the order of the space: ties keep the first.
     pub configs: Vec<Config>,
-    /// `ScheduleConfig()`, which the speedup is over.
+    /// The program's own schedule, as written: always scored, and what the speedup is over.
     pub baseline: Config,
     /// The sets of run-time symbol bindings each configuration is scored over, its score the
     /// sum: one task graph each. One empty set is the program's defaults.
@@ -55,7 +55,8 @@ impl Metric {
 /// directives they make.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub streams: u32,
+    /// `None`: as the program has it.
+    pub streams: Option<u32>,
     /// `round_robin`, `work_steal`, `affinity`, `hash` or `dispatch_by`.
     pub dispatch: String,
     /// Its AICPU count (`num_aicpus`); written but unused for `work_steal`, as in the original.
@@ -74,15 +75,62 @@ pub struct Config {
     pub directives: Vec<Directive>,
     /// Why the target rejects one of its directives (WSP502): it is not run.
     pub rejected: Option<String>,
+    /// The program's own schedule: it sets nothing, and its fields say what the schedule has.
+    pub as_written: bool,
 }
 
 impl Config {
+    /// The program's own schedule as a configuration that sets nothing: its fields are what
+    /// the schedule's directives say, the clock's defaults where it has none.
+    pub fn as_written(schedule: &[Directive]) -> Config {
+        use crate::schedule::{Dispatch, Timing};
+        let mut c = Config {
+            streams: None,
+            dispatch: "round_robin".into(),
+            dispatch_param: 0,
+            timing: "immediate".into(),
+            timing_param: None,
+            dispatch_key: None,
+            stream_by: None,
+            window: None,
+            directives: Vec::new(),
+            rejected: None,
+            as_written: true,
+        };
+        for d in schedule {
+            match d {
+                Directive::Dispatch(p) => {
+                    let (name, n) = match p {
+                        Dispatch::RoundRobin(n) => ("round_robin", *n),
+                        Dispatch::Affinity(_, n) => ("affinity", *n),
+                        Dispatch::Hash(_, n) => ("hash", *n),
+                        Dispatch::DispatchBy(_, n) => ("dispatch_by", *n),
+                        Dispatch::WorkSteal => ("work_steal", 0),
+                    };
+                    (c.dispatch, c.dispatch_param) = (name.into(), n);
+                }
+                Directive::Streams(n) => c.streams = Some(*n),
+                Directive::Timing(t) => {
+                    (c.timing, c.timing_param) = match t {
+                        Timing::Immediate => ("immediate".into(), None),
+                        Timing::Batched(n) => ("batched".into(), Some(*n)),
+                        Timing::Interleaved(n) => ("interleaved".into(), Some(*n)),
+                        Timing::RateLimit(_) => ("rate_limit".into(), None),
+                    }
+                }
+                Directive::Window { size, mode, .. } => c.window = Some((*size, *mode)),
+                _ => {}
+            }
+        }
+        c
+    }
+
     /// Python's `repr()`: the original's dataclass fields, then ours that are set.
     pub fn repr(&self) -> String {
         let opt = |v: &Option<u32>| v.map_or("None".to_string(), |v| v.to_string());
         let mut s = format!(
             "ScheduleConfig(streams={}, dispatch={}, dispatch_param={}, timing={}, timing_param={}",
-            self.streams,
+            opt(&self.streams),
             PyValue::Str(self.dispatch.clone()).repr(),
             self.dispatch_param,
             PyValue::Str(self.timing.clone()).repr(),
@@ -108,7 +156,7 @@ impl Config {
         let opt = |v: Option<u32>| v.map_or(PyValue::None, |v| PyValue::Int(v.into()));
         let text = |v: &Option<String>| v.clone().map_or(PyValue::None, PyValue::Str);
         Some(match name {
-            "streams" => PyValue::Int(self.streams.into()),
+            "streams" => opt(self.streams),
             "dispatch" => PyValue::Str(self.dispatch.clone()),
             "dispatch_param" => PyValue::Int(self.dispatch_param.into()),
             "timing" => PyValue::Str(self.timing.clone()),
@@ -120,11 +168,23 @@ impl Config {
         })
     }
 
-    /// One line for tables: `streams=2 work_steal(4) immediate`, then ours that are set.
+    /// One line for tables: `streams=2 work_steal(4) immediate`, then ours that are set;
+    /// `streams=as written` where the configuration leaves them.
     pub fn label(&self) -> String {
+        let streams = match (self.streams, self.as_written) {
+            (Some(n), _) => n.to_string(),
+            (None, true) => "unset".into(),
+            (None, false) => "as written".into(),
+        };
+        // A policy's AICPU count 0 is all of them (the program's default dispatch).
+        let param = match self.dispatch_param {
+            0 => "all".to_string(),
+            n => n.to_string(),
+        };
         let mut s = format!(
-            "streams={} {}({})",
-            self.streams, self.dispatch, self.dispatch_param
+            "{}streams={streams} {}({param})",
+            if self.as_written { "as written: " } else { "" },
+            self.dispatch,
         );
         if let Some(k) = &self.dispatch_key {
             s += &format!(" key=`{k}`");
@@ -235,8 +295,10 @@ pub enum Outcome {
 pub struct Score {
     pub total_cycles: u64,
     pub critical_path_cycles: u64,
-    /// Busy core-cycles over cores × total cycles.
-    pub utilization: f64,
+    /// Busy cycles of the cube cores over their count × total cycles, and of the vector
+    /// cores: `wsp run`'s `core_utilization`.
+    pub cube_utilization: f64,
+    pub vector_utilization: f64,
     /// Simulated milliseconds at the target's clock, or, with `metric="wall"`, the mean
     /// wall-clock milliseconds of a run.
     pub time_ms: f64,
@@ -251,7 +313,8 @@ pub struct Results {
     /// One per configuration, in the space's order.
     pub scored: Vec<Scored>,
     pub baseline: Scored,
-    /// The configuration with the least score, the first of equals; `None` if none ran.
+    /// The configuration with the least score, the first of equals, if it is no slower than
+    /// the program as written; `None` if none ran or the program as written is faster.
     pub best: Option<u32>,
     /// Kernel tasks the exploration ran (every graph it built, every wall-clock trial):
     /// with cycles, independent of how many configurations there are.
@@ -276,9 +339,19 @@ impl Results {
         }
     }
 
-    /// The best configuration: the least score, the first of equals.
+    /// The best configuration: the least score, the first of equals, unless the program as
+    /// written beats it.
     pub fn pick_best(&self) -> Option<u32> {
-        self.ranked().first().map(|(i, _)| *i)
+        let (i, s) = *self.ranked().first()?;
+        match self.baseline_score() {
+            Some(base) if self.key(&base) < self.key(&s) => None,
+            _ => Some(i),
+        }
+    }
+
+    /// The fastest configuration of the space whatever the program as written takes.
+    pub fn fastest(&self) -> Option<(u32, Score)> {
+        self.ranked().first().copied()
     }
 
     /// The configurations that ran (by index) with their scores, least first, ties in the
@@ -297,8 +370,11 @@ impl Results {
         ran
     }
 
+    /// The best configuration's score; the program as written's when it is the best.
     pub fn best_score(&self) -> Option<Score> {
-        let best = self.best?;
+        let Some(best) = self.best else {
+            return self.baseline_score();
+        };
         let s = self.scored.iter().find(|s| s.config == Some(best))?;
         Self::score(s).copied()
     }
@@ -423,7 +499,7 @@ impl Results {
         out += &format!("Configurations tested: {}\n", self.scored.len());
         out += &format!("Successful trials: {ran}\n");
         out += &format!(
-            "Baseline time: {}\n",
+            "Baseline time (the program as written): {}\n",
             time(field("baseline_time_ms"), self.baseline_score())
         );
         out += &format!(
@@ -432,10 +508,22 @@ impl Results {
         );
         out += &format!("Speedup: {:.2}x\n", field("speedup"));
         out += "\n";
+        if let (None, Some(base), Some((i, fastest))) =
+            (self.best, self.baseline_score(), self.fastest())
+        {
+            out += &format!(
+                "Best configuration: the program as written. No configuration of the space beats it: the fastest, {}, is {:.2}x slower.\n",
+                e.configs[i as usize].label(),
+                self.key(&fastest) / self.key(&base).max(f64::MIN_POSITIVE)
+            );
+        }
         if let Some(b) = self.best {
             let c = &e.configs[b as usize];
             out += "Best configuration:\n";
-            out += &format!("  Streams: {}\n", c.streams);
+            out += &format!(
+                "  Streams: {}\n",
+                c.streams.map_or("as written".into(), |n| n.to_string())
+            );
             out += &format!("  Dispatch: {}({})\n", c.dispatch, c.dispatch_param);
             out += &format!("  Timing: {}\n", c.timing);
             if let Some(k) = &c.dispatch_key {

@@ -77,7 +77,8 @@ def check_reachable(address):
 
 def merge(docs):
     """The shards' documents as one: each exploration's configurations by index, its best
-    (least cycles, or wall-clock time, the first of equals) and speedup found again."""
+    (least cycles, or wall-clock time, the first of equals, unless the program as written is
+    faster) and speedup found again."""
     out = json.loads(json.dumps(docs[0]))
     for k, x in enumerate(out["explorations"]):
         configs = {}
@@ -91,12 +92,17 @@ def merge(docs):
 
         ran = [c for c in x["configurations"] if c["status"] == "ran"]
         best = min(ran, key=lambda c: (key(c), c["index"]), default=None)
-        x["best"] = None if best is None else best["index"]
         base = x["baseline"]
-        if best is not None and base["status"] == "ran" and key(best) > 0:
+        # The program as written (the baseline) stays the best unless a configuration is
+        # no slower, as `wsp tune` decides it.
+        if best is not None and base["status"] == "ran" and key(base) < key(best):
+            best = None
+            x["speedup"] = 1.0
+        elif best is not None and base["status"] == "ran" and key(best) > 0:
             x["speedup"] = key(base) / key(best)
         else:
             x["speedup"] = None
+        x["best"] = None if best is None else best["index"]
     return out
 
 

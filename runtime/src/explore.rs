@@ -226,7 +226,7 @@ pub(crate) fn explore(
                 e.configs.len(),
                 c.dispatch,
                 c.dispatch_param,
-                c.streams,
+                c.streams.map_or("as written".into(), |n| n.to_string()),
                 c.timing
             );
             verbose += &match &s.outcome {
@@ -363,13 +363,15 @@ fn by_cycles<'s>(
         Ok(Score {
             total_cycles: 0,
             critical_path_cycles: 0,
-            utilization: 0.0,
+            cube_utilization: 0.0,
+            vector_utilization: 0.0,
             time_ms: 0.0,
             task_count: 0,
         });
         pending.len()
     ];
-    let mut busy = vec![0u64; pending.len()];
+    // Per configuration, the busy cycles of the cube cores and of the vector cores.
+    let mut busy = vec![[0u64; 2]; pending.len()];
     let mut ran = 0;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(m.workers.max(1))
@@ -462,25 +464,24 @@ fn by_cycles<'s>(
                     t.total_cycles += tl.total_cycles;
                     t.critical_path_cycles += tl.critical_path_cycles;
                     t.task_count += task_count;
-                    *busy += tl.busy_core_cycles;
+                    busy[0] += tl.busy_cycles[0];
+                    busy[1] += tl.busy_cycles[1];
                 }
                 Err(why) => *total = Err(why),
             }
         }
     }
-    let cores = f64::from(m.target.cube_cores + m.target.vector_cores);
     let outcomes = totals
         .into_iter()
         .zip(busy)
         .map(|(t, busy)| match t {
             Ok(mut s) => {
                 s.time_ms = s.total_cycles as f64 / (m.target.clock_ghz * 1e6);
-                let capacity = s.total_cycles as f64 * cores;
-                s.utilization = if capacity > 0.0 {
-                    busy as f64 / capacity
-                } else {
-                    0.0
-                };
+                // As `wsp run`'s `core_utilization` (ProgramStats) measures it.
+                s.cube_utilization =
+                    crate::busy_share(busy[0], s.total_cycles, m.target.cube_cores);
+                s.vector_utilization =
+                    crate::busy_share(busy[1], s.total_cycles, m.target.vector_cores);
                 Outcome::Ran(s)
             }
             Err(why) => Outcome::Failed(why),
@@ -540,7 +541,8 @@ fn by_wall(
             None => Outcome::Ran(Score {
                 total_cycles: 0,
                 critical_path_cycles: 0,
-                utilization: 0.0,
+                cube_utilization: 0.0,
+                vector_utilization: 0.0,
                 time_ms: times.iter().sum::<f64>() / times.len().max(1) as f64,
                 task_count: tasks,
             }),

@@ -221,7 +221,7 @@ impl ExecutionReport {
 }
 
 /// `busy` core-cycles over `cores × total` cycles: 0 for an empty run.
-fn busy_share(busy: u64, total: u64, cores: u32) -> f64 {
+pub(crate) fn busy_share(busy: u64, total: u64, cores: u32) -> f64 {
     let capacity = total as f64 * f64::from(cores);
     if capacity > 0.0 {
         busy as f64 / capacity

@@ -39,7 +39,8 @@ pub const MAX_GRAPHS: u64 = 4096;
 /// One configuration of a space: an option of each dimension.
 #[derive(Debug, Clone, Copy)]
 pub struct Choice<'a> {
-    pub streams: i64,
+    /// `None`: the program's own.
+    pub streams: Option<i64>,
     pub stream_key: Option<&'a SpaceKey>,
     pub dispatch: &'a (String, i64, Option<SpaceKey>),
     pub timing: &'a (String, Option<i64>),
@@ -122,7 +123,9 @@ impl Choice<'_> {
         };
         let kind = crate::values::schedule::kind_of_policy(&policy);
         push(kind, DirectiveDetail::Policy(policy));
-        push(DirectiveKind::Streams, DirectiveDetail::Count(self.streams));
+        if let Some(n) = self.streams {
+            push(DirectiveKind::Streams, DirectiveDetail::Count(n));
+        }
         if let Some(k) = self.stream_key {
             push(DirectiveKind::StreamBy, DirectiveDetail::Key(k.key.clone()));
         }
@@ -154,7 +157,7 @@ impl Choice<'_> {
             .iter()
             .any(|(p, keyed)| *keyed && p == name);
         wsp_ir::explore::Config {
-            streams: u32::try_from(self.streams).unwrap_or(u32::MAX),
+            streams: self.streams.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
             dispatch: name.clone(),
             dispatch_param: u32::try_from(*param).unwrap_or(u32::MAX),
             timing: self.timing.0.clone(),
@@ -170,6 +173,7 @@ impl Choice<'_> {
                 .map(|(size, mode)| (u64::try_from(size).unwrap_or(0), mode)),
             directives,
             rejected: None,
+            as_written: false,
         }
     }
 }
@@ -257,7 +261,7 @@ impl<'db> Eval<'db> {
         let mut space = Space::default();
         match int(0, 1) {
             Ok(Some((n, r))) => {
-                space.streams = vec![self.at_least(n, 1, r, "a stream count")?];
+                space.streams = vec![Some(self.at_least(n, 1, r, "a stream count")?)];
             }
             Ok(None) | Err(_) => return self.wrong_config_arg(&args, 0),
         }
@@ -434,7 +438,7 @@ impl<'db> Eval<'db> {
         verbose: bool,
     ) -> Option<Explore<'db>> {
         let space = Space {
-            streams: vec![1, 2, 4, max_streams.min(8)],
+            streams: vec![Some(1), Some(2), Some(4), Some(max_streams.min(8))],
             dispatch: vec![
                 ("round_robin".into(), 4, None),
                 ("work_steal".into(), 4, None),
@@ -512,9 +516,7 @@ impl<'db> Eval<'db> {
             return Value::Unknown;
         };
         let done = match method {
-            "add_streams" => self.ints(&args, 0, 1, "a stream count").map(|v| {
-                space.streams = v;
-            }),
+            "add_streams" => self.stream_counts(&args).map(|v| space.streams = v),
             "add_dispatch" => self.space_dispatch(&args, c).map(|d| space.dispatch = d),
             "add_timing" => self.space_timing(&args).map(|t| space.timing = t),
             "add_stream_by" => self
@@ -562,6 +564,27 @@ impl<'db> Eval<'db> {
                 v => {
                     let v = v.describe();
                     self.error(Code::WrongKind, r, format!("{what} is an int, not {v}"));
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// `add_streams(counts)`: stream counts, or `None` for the program's own.
+    fn stream_counts(&mut self, args: &Args<'db>) -> Option<Vec<Option<i64>>> {
+        let (items, r) = self.list_arg(args, 0)?;
+        items
+            .iter()
+            .map(|v| match v {
+                Value::None => Some(None),
+                Value::Int(n) => self.at_least(*n, 1, r, "a stream count").map(Some),
+                v => {
+                    let v = v.describe();
+                    self.error(
+                        Code::WrongKind,
+                        r,
+                        format!("a stream count is an int, or None for the program's own, not {v}"),
+                    );
                     None
                 }
             })

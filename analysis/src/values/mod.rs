@@ -301,7 +301,8 @@ pub struct SpaceKey {
 /// windows (the original's order, ours nested inside).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub struct Space {
-    pub streams: Vec<i64>,
+    /// `add_streams`: stream counts, or `None` for the program's own.
+    pub streams: Vec<Option<i64>>,
     /// `add_stream_by`: a key, or `None` for streams in turn.
     pub stream_keys: Vec<Option<SpaceKey>>,
     /// The policy's name, its AICPU count, and a keyed policy's key.
@@ -317,7 +318,7 @@ impl Default for Space {
     /// The original's `SearchSpace()`: one stream, `round_robin(4)`, `immediate`.
     fn default() -> Space {
         Space {
-            streams: vec![1],
+            streams: vec![Some(1)],
             stream_keys: vec![None],
             dispatch: vec![("round_robin".into(), 4, None)],
             timing: vec![("immediate".into(), None)],

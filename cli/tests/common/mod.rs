@@ -197,7 +197,9 @@ pub fn written_schedule(c: &serde_json::Value) -> String {
         "work_steal" => ".dispatch(DispatchPolicy.work_steal())".into(),
         p => format!(".dispatch(DispatchPolicy.{p}({key}, {param}))"),
     };
-    s += &format!(".streams({})", c["streams"]);
+    if let Some(n) = c["streams"].as_u64() {
+        s += &format!(".streams({n})");
+    }
     if let Some(k) = text("stream_by") {
         s += &format!(".stream_by({k})");
     }

@@ -1,6 +1,7 @@
 //! An exploration's summary as a cell's value: `print_summary()`'s text, and an HTML table of
-//! the ranked configurations beside an SVG chart of each configuration's cycles, in the
-//! space's order, the best marked.
+//! the program as written and the ranked configurations beside an SVG chart of each
+//! configuration's cycles, in the space's order, the best marked and the program as written a
+//! dashed line.
 
 use super::{MimeBundle, escape, thousands};
 use wsp_ir::explore::{Exploration, Outcome, Results};
@@ -22,21 +23,32 @@ pub fn exploration(e: &Exploration, r: &Results) -> MimeBundle {
         }
     );
     html += &chart(e, r);
-    html += "<table class=\"wsp-explore-ranking\">\n<thead><tr><th>rank</th><th style=\"text-align:right\">cycles</th><th style=\"text-align:right\">critical path</th><th style=\"text-align:right\">utilisation</th><th style=\"text-align:right\">time ms</th><th style=\"text-align:left\">configuration</th></tr></thead>\n<tbody>\n";
-    for (rank, (i, s)) in ranked.iter().take(SHOWN).enumerate() {
-        let c = &e.configs[*i as usize];
-        let best = r.best == Some(*i);
+    html += "<table class=\"wsp-explore-ranking\">\n<thead><tr><th>rank</th><th style=\"text-align:right\">total_cycles</th><th style=\"text-align:right\">critical_path_cycles</th><th style=\"text-align:right\">core_utilization cube</th><th style=\"text-align:right\">vector</th><th style=\"text-align:right\">ms</th><th style=\"text-align:left\">configuration</th></tr></thead>\n<tbody>\n";
+    // The program as written first: what every rank is measured against.
+    let base = r
+        .baseline_score()
+        .map(|s| ("base".to_string(), &e.baseline, s, r.best.is_none()));
+    let rows = ranked.iter().take(SHOWN).enumerate().map(|(rank, (i, s))| {
+        (
+            (rank + 1).to_string(),
+            &e.configs[*i as usize],
+            *s,
+            r.best == Some(*i),
+        )
+    });
+    for (rank, c, s, best) in base.into_iter().chain(rows) {
         html += &format!(
-            "<tr{}><td>{}</td><td style=\"text-align:right\">{}</td><td style=\"text-align:right\">{}</td><td style=\"text-align:right\">{:.1}%</td><td style=\"text-align:right\">{:.4}</td><td style=\"text-align:left\"><code>{}</code></td></tr>\n",
+            "<tr{}><td>{}</td><td style=\"text-align:right\">{}</td><td style=\"text-align:right\">{}</td><td style=\"text-align:right\">{:.1}%</td><td style=\"text-align:right\">{:.1}%</td><td style=\"text-align:right\">{:.4}</td><td style=\"text-align:left\"><code>{}</code></td></tr>\n",
             if best {
                 " style=\"font-weight:bold\""
             } else {
                 ""
             },
-            rank + 1,
+            rank,
             thousands(s.total_cycles),
             thousands(s.critical_path_cycles),
-            s.utilization * 100.0,
+            s.cube_utilization * 100.0,
+            s.vector_utilization * 100.0,
             s.time_ms,
             escape(&c.label())
         );
@@ -113,9 +125,11 @@ fn chart_bars(
     bars: &[(Option<u32>, Option<&wsp_ir::explore::Score>)],
     in_order: bool,
 ) -> String {
+    let base = r.baseline_score().map(|s| r.key(&s));
     let most = bars
         .iter()
         .filter_map(|(_, s)| s.map(|s| r.key(s)))
+        .chain(base)
         .fold(0.0f64, f64::max);
     let (width, height) = (768.0, 120.0);
     let step = (width / bars.len().max(1) as f64).clamp(0.75, 15.0);
@@ -154,6 +168,14 @@ fn chart_bars(
                 height + 13.0
             );
         }
+    }
+    // The program as written, which every bar is measured against.
+    if let Some(b) = base.filter(|_| most > 0.0) {
+        let y = height - b / most * height;
+        svg += &format!(
+            "<line x1=\"15\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#555\" stroke-dasharray=\"4 3\"><title>the program as written</title></line>\n",
+            15.0 + step * bars.len() as f64
+        );
     }
     svg + "</svg>\n"
 }

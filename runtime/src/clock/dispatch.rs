@@ -232,6 +232,26 @@ impl<'a> Dispatcher<'a> {
                 c.tasks.push(task);
                 c.base = c.base.max(task.0);
             }
+        } else if self.policy == Policy::WorkSteal && self.batch_n == 1 {
+            // As simpler's schedulers pull from a shared ready queue (scheduler_dispatch.cpp,
+            // run_staging_order): a task goes to a core that is idle when it arrives, so an
+            // AICPU whose own cores are busy leaves it to one whose cores are free, which
+            // steals it at a cost. What a dispatch makes ready joins its AICPU's own queue.
+            let own = self.earliest_start(a, a);
+            let victim = (0..st.ready.len())
+                .filter(|&v| v != a && st.ready[v].len > 0)
+                .max_by_key(|&v| (st.ready[v].len, Reverse(v)));
+            let stolen = victim.and_then(|v| Some((v, self.earliest_start(a, v)?)));
+            let (queue, (base, task)) = match (own, stolen) {
+                // The sooner start, then the older task, as one shared queue would give.
+                (Some(o), Some((v, s))) if (s.0, s.1.0) < (o.0, o.1.0) => (v, s),
+                (Some(o), _) => (a, o),
+                (None, Some(s)) => s,
+                (None, None) => return None,
+            };
+            c.queue = queue;
+            c.base = base;
+            c.tasks.push(task);
         } else {
             for task in st.ready_tasks(q).take(self.batch_n) {
                 c.tasks.push(task);
@@ -241,6 +261,47 @@ impl<'a> Dispatcher<'a> {
             c.partial = c.tasks.len() < self.batch_n && self.left[q] > st.ready[q].len;
         }
         (!c.tasks.is_empty()).then_some(c)
+    }
+
+    /// The task of queue `q` AICPU `a` could hand to an idle core soonest, and when: the
+    /// first ready task of each unit, so a busy cube does not hold up vector work.
+    fn earliest_start(&self, a: usize, q: usize) -> Option<(u64, (u64, TaskId, Target))> {
+        let mut best: Option<(u64, (u64, TaskId, Target))> = None;
+        let mut seen = [false; 2];
+        for task in self.st.ready_tasks(q).take(LOOKAHEAD) {
+            let unit = self.unit(task.2);
+            if std::mem::replace(&mut seen[unit], true) {
+                continue;
+            }
+            let base = self.idle_core_base(a, q, unit).max(task.0);
+            if best.is_none_or(|(b, _)| base < b) {
+                best = Some((base, task));
+            }
+            if seen == [true, true] {
+                break;
+            }
+        }
+        best
+    }
+
+    /// The unit (0 cube, 1 vector) a task runs on.
+    fn unit(&self, task: Target) -> usize {
+        usize::from(!self.kernels[self.st.kernel(task) as usize].cube)
+    }
+
+    /// The earliest AICPU `a` may hand a task of `unit`, taken from queue `q`, to one of its
+    /// cores so that it arrives as the core frees up.
+    fn idle_core_base(&self, a: usize, q: usize, unit: usize) -> u64 {
+        let Reverse((free, _)) = *self.pools[self.owners.of_aicpu(a)][unit]
+            .peek()
+            .expect("a target has a core of each unit");
+        let lead = self.target.dispatch_latency + self.steal_cost(a, q);
+        self.aicpu_free[a].max(free.saturating_sub(lead))
+    }
+
+    /// What taking a task from another AICPU's queue costs the thief.
+    fn steal_cost(&self, a: usize, q: usize) -> u64 {
+        if a == q { 0 } else { self.target.steal_latency }
     }
 
     /// The earliest candidate, full batches first, then the lowest AICPU.
@@ -282,7 +343,9 @@ impl<'a> Dispatcher<'a> {
         }
         self.now = t;
         let target = self.target;
-        let issue = target.dispatch_latency + target.batch_issue * (tasks.len() as u64 - 1);
+        let issue = self.steal_cost(a, q)
+            + target.dispatch_latency
+            + target.batch_issue * (tasks.len() as u64 - 1);
         let arrive = t + issue;
         self.aicpu_free[a] = arrive;
         if self.rate_gap > 0 {
@@ -297,8 +360,16 @@ impl<'a> Dispatcher<'a> {
         self.remaining -= tasks.len();
         // What this dispatch changed: this AICPU's time, the queue it took from, and the
         // ready sets of the AICPUs whose tasks it made ready.
+        if self.policy == Policy::WorkSteal {
+            self.st.home = Some(a);
+        }
         for (&(_, _, task), e) in tasks.iter().zip(ends) {
             self.st.ended(task, e);
+        }
+        self.st.home = None;
+        for (from, to, n) in self.st.moved.drain(..) {
+            self.left[from] -= n;
+            self.left[to] += n;
         }
         self.stale[a] = true;
         self.stale[q] = true;
@@ -490,7 +561,10 @@ impl Memory {
                 .sum::<f64>();
         let factor = (asked / self.bytes_per_cycle).max(1.0);
         let extra = (k.gm_cycles as f64 * (factor - 1.0)).round() as u64;
-        self.running.push((start, start + cycles + extra, rate));
+        // Stretched, it moves the same bytes over more cycles: it asks less per cycle.
+        let stretched = k.gm_bytes as f64 / (cycles + extra) as f64;
+        self.running
+            .push((start, start + cycles + extra, stretched));
         extra
     }
 }

@@ -45,6 +45,11 @@ pub(super) struct Clock<'a> {
     pub(super) ready: Vec<ReadySet>,
     /// AICPUs whose ready set grew since they were last told.
     pub(super) touched: Vec<usize>,
+    /// Under work stealing, the AICPU whose dispatch is being resolved: what it makes ready
+    /// joins its own queue, as a work-stealing runtime keeps a worker's released work local.
+    /// `moved` records (from, to, tasks) for the dispatcher's per-queue counts.
+    pub(super) home: Option<usize>,
+    pub(super) moved: Vec<(usize, usize, usize)>,
     pub(super) spans: Vec<Span>,
     /// When the last barrier or collective ended.
     pub(super) undispatched_end: u64,
@@ -199,6 +204,8 @@ impl<'a> Clock<'a> {
             waiting: FxHashMap::default(),
             ready: (0..aicpus).map(|_| ReadySet::default()).collect(),
             touched: Vec::new(),
+            home: None,
+            moved: Vec::new(),
             spans: Vec::new(),
             undispatched_end: 0,
             work: Vec::new(),
@@ -430,7 +437,20 @@ impl<'a> Clock<'a> {
         };
         let q = self.policy.queue(launch.ordinal + u64::from(i), 0) as usize;
         let key = (r.max(common), launch.first + i);
+        let q = self.rehome(q, 1);
         self.insert(q, key, Item::One(Target::Instance(l, i)), 1);
+    }
+
+    /// The queue for tasks the policy gives queue `q`: under work stealing, the releasing
+    /// AICPU's.
+    fn rehome(&mut self, q: usize, tasks: usize) -> usize {
+        match self.home {
+            Some(h) if h != q => {
+                self.moved.push((q, h, tasks));
+                h
+            }
+            _ => q,
+        }
     }
 
     /// Launch `l`'s shared predecessors have ended, at `r`: its free instances join the ready
@@ -452,6 +472,7 @@ impl<'a> Clock<'a> {
                 head,
                 left,
             };
+            let q = self.rehome(q, left as usize);
             self.insert(q, key, run, left as usize);
         }
         for (i, at) in std::mem::take(&mut self.launches[l as usize].parked) {
@@ -477,12 +498,8 @@ impl<'a> Clock<'a> {
         let cost = match self.nodes[s] {
             Node::Kernel(_) => {
                 let key = (r, self.ids[s]);
-                self.insert(
-                    self.queue[s] as usize,
-                    key,
-                    Item::One(Target::Node(s as u32)),
-                    1,
-                );
+                let q = self.rehome(self.queue[s] as usize, 1);
+                self.insert(q, key, Item::One(Target::Node(s as u32)), 1);
                 return None;
             }
             Node::Launch(l) => {

@@ -7,9 +7,11 @@
 //! - Each task goes to one AICPU's queue by the dispatch policy: `round_robin(n)` over the
 //!   first min(n, aicpus) queues in enumeration order; `affinity(key)` and `dispatch_by(key)`
 //!   to queue key mod aicpus; `hash(key)` to a mixed hash of the key mod aicpus;
-//!   `work_steal` puts every task on AICPU 0's queue, where enumeration made it, and an AICPU
-//!   with nothing ready takes the earliest ready task of the AICPU with the most ready work.
-//!   Without a policy, round-robin over all AICPUs.
+//!   `work_steal` starts the tasks that wait for nothing on AICPU 0's queue and puts each
+//!   task a dispatch makes ready on the dispatching AICPU's; an AICPU hands a task out only to
+//!   arrive as a core of its kind frees up, and takes another AICPU's earliest ready task,
+//!   paying `steal_latency`, when it would start it sooner. Without a policy, round-robin
+//!   over all AICPUs.
 //! - Each AICPU has a ready set fed by dependency resolution: a task is ready when every task
 //!   it depends on has been dispatched, at the time the last of them ends, and an AICPU hands
 //!   out ready tasks by ready time, then enumeration order (a task waiting on its predecessor

@@ -25,6 +25,8 @@ pub struct TargetDesc {
     pub core_pickup: u64,
     /// Cycles from a kernel's end until its AICPU sees it.
     pub completion_latency: u64,
+    /// Extra AICPU cycles to take a task from another AICPU's queue (work stealing).
+    pub steal_latency: u64,
     /// Global-memory bandwidth of the whole chip, shared by the cores moving data at once.
     pub chip_gm_gb_s: f64,
     /// Each AICPU hands tasks only to the AICore clusters it owns.

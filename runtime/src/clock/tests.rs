@@ -206,6 +206,7 @@ fn launches_simulate_as_their_instances_would() {
             batch_issue: rng.random_range(0..3),
             core_pickup: rng.random_range(0..4),
             completion_latency: rng.random_range(0..4),
+            steal_latency: rng.random_range(0..4),
             // Little enough that tasks running together stretch their transfers.
             chip_gm_gb_s: rng.random_range(5.0..40.0),
             ..TargetDesc::default()
