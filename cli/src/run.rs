@@ -456,6 +456,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         traces: Default::default(),
         tune_cache: Some(wsp_runtime::explore::cache_dir(&cache)),
         explorations: Vec::new(),
+        stats: Default::default(),
         shard: None,
         progress: false,
     };

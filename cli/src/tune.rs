@@ -325,6 +325,7 @@ fn tune_inner(args: &TuneArgs, shown: &mut Shown) -> Result<ExitCode, String> {
         traces: Default::default(),
         tune_cache: (!args.no_cache).then(|| wsp_runtime::explore::cache_dir(&cache)),
         explorations: Vec::new(),
+        stats: Default::default(),
         shard: args.shard,
         progress: true,
     };

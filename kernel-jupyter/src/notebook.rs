@@ -649,6 +649,7 @@ impl Notebook {
             traces: self.traces.clone(),
             tune_cache: Some(wsp_runtime::explore::cache_dir(&wsp_codegen::cache_dir())),
             explorations: self.explorations.clone(),
+            stats: self.last_fields.clone(),
             shard: None,
             progress: true,
         };

@@ -92,6 +92,10 @@ pub struct Job {
     /// Explorations earlier runs made (a notebook's cells), which statements here may read.
     #[serde(default)]
     pub explorations: Vec<(Exploration, explore_ir::Results)>,
+    /// Each program's `program.stats` of its last execution in earlier runs (a notebook's
+    /// cells): what a statement reads before the program executes in this run.
+    #[serde(default)]
+    pub stats: HashMap<String, ProgramStats>,
     /// `wsp tune --shard i/n`: an exploration scores only its configurations `k` with
     /// `k mod n = i - 1` (and the baseline).
     #[serde(default)]
@@ -231,7 +235,7 @@ pub(crate) fn busy_share(busy: u64, total: u64, cores: u32) -> f64 {
 }
 
 /// One execution's `program.stats`, as `print` shows it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProgramStats {
     pub task_count: u64,
     pub total_cycles: u64,
@@ -809,10 +813,12 @@ fn run_job(
                                 .into(),
                             ),
                             Shown::Stats { program } => Printed::Stats {
+                                program: program.clone(),
                                 execution: last_execution(&ranges, program),
                                 field: None,
                             },
                             Shown::StatsField { program, field } => Printed::Stats {
+                                program: program.clone(),
                                 execution: last_execution(&ranges, program),
                                 field: Some(field.clone()),
                             },
@@ -873,6 +879,7 @@ fn run_job(
                                             conversion,
                                             spec,
                                         } => Printed::Formatted {
+                                            program: program.clone(),
                                             execution: last_execution(&ranges, program),
                                             field: field.clone(),
                                             debug: debug.clone(),
@@ -1005,17 +1012,19 @@ fn run_job(
     };
     let mut stats_printed = Vec::new();
     for p in printed {
-        let stats_of = |execution: Option<usize>| match execution {
+        let stats_of = |program: &str, execution: Option<usize>| match execution {
             Some(i) => report.stats(Some(&report.executions[i]), job.compile_time_ms),
-            // Before the program's first execution.
-            None => ProgramStats {
+            // Before the program's first execution in this run: its last in an earlier one,
+            // if any.
+            None => job.stats.get(program).copied().unwrap_or(ProgramStats {
                 compile_time_ms: job.compile_time_ms,
                 ..ProgramStats::default()
-            },
+            }),
         };
         match p {
             Printed::Text(t) => report.output.push_str(&t),
             Printed::Formatted {
+                program,
                 execution,
                 field,
                 debug,
@@ -1025,7 +1034,7 @@ fn run_job(
                 if let (Some(i), None) = (execution, &field) {
                     stats_printed.push(i);
                 }
-                let stats = stats_of(execution);
+                let stats = stats_of(&program, execution);
                 let value = match &field {
                     Some(f) => stats
                         .value(f)
@@ -1056,11 +1065,15 @@ fn run_job(
                 };
                 report.output.push_str(&text);
             }
-            Printed::Stats { execution, field } => {
+            Printed::Stats {
+                program,
+                execution,
+                field,
+            } => {
                 if let (Some(i), None) = (execution, &field) {
                     stats_printed.push(i);
                 }
-                let stats = stats_of(execution);
+                let stats = stats_of(&program, execution);
                 let text = match field {
                     // A field prints as Python prints its value (`str`), as an f-string does.
                     Some(f) => {
@@ -1192,6 +1205,7 @@ enum Printed {
     },
     /// An f-string field of `program.stats` (or one field), formatted by its spec.
     Formatted {
+        program: String,
         execution: Option<usize>,
         field: Option<String>,
         debug: Option<String>,
@@ -1199,8 +1213,9 @@ enum Printed {
         spec: String,
     },
     /// `program.stats` (or one field) of an execution, by its index; `None` before the
-    /// program's first.
+    /// program's first in this run.
     Stats {
+        program: String,
         execution: Option<usize>,
         field: Option<String>,
     },

@@ -183,10 +183,16 @@ fn summary(runs: &[&TracedRun]) -> Map<String, Value> {
             entry["time_ms"] = json!(entry["time_ms"].as_f64().unwrap_or(0.0) + ms(r, *cycles));
         }
     }
-    let total_ms = match (runs.first(), runs.last()) {
-        (Some(a), Some(b)) => ms(a, b.last_cycle.saturating_sub(a.first_cycle)),
-        _ => 0.0,
-    };
+    // From the first run's first dispatch to the last run's last finish. Runs of one file
+    // share its clock; a later cell's starts at 0 again, so it is taken to follow the one
+    // before, as the Chrome trace draws it.
+    let mut end = runs.first().map_or(0, |r| r.first_cycle);
+    for r in runs {
+        end = end.max(r.first_cycle) + (r.last_cycle - r.first_cycle.min(r.last_cycle));
+    }
+    let total_ms = runs
+        .first()
+        .map_or(0.0, |a| ms(a, end.saturating_sub(a.first_cycle)));
     let kernel_ms: f64 = runs
         .iter()
         .map(|r| ms(r, r.kernels.iter().map(|k| k.2).sum()))

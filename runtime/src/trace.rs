@@ -34,25 +34,43 @@ pub fn write(
 }
 
 /// The document of runs' slices and flow arrows (`parts` of each): the tracks, then every
-/// run's slices, then every run's flows, numbered across the runs.
+/// run's slices, then every run's flows, numbered across the runs. A run that would begin
+/// before the one before it ends (a notebook cell's, whose clock starts at 0 again) is moved
+/// to begin where that one ends, so runs follow one another and no slices overlap.
 pub(crate) fn document<'a>(
     target: &Machine,
-    runs: impl IntoIterator<Item = (&'a [Value], &'a [Value])> + Clone,
+    runs: impl IntoIterator<Item = (&'a [Value], &'a [Value])>,
 ) -> Value {
     let mut events: Vec<Value> = tracks(target);
-    for (slices, _) in runs.clone() {
-        events.extend(slices.iter().cloned());
-    }
+    let mut flows_out = Vec::new();
     let mut base = 0;
-    for (_, flows) in runs {
+    let mut end = 0.0f64;
+    for (slices, flows) in runs {
+        let ts = |e: &Value| e["ts"].as_f64().unwrap_or(0.0);
+        let Some(first) = slices.iter().map(ts).min_by(f64::total_cmp) else {
+            continue;
+        };
+        let shift = (end - first).max(0.0);
+        let moved = |e: &Value| {
+            let mut e = e.clone();
+            if shift > 0.0 {
+                e["ts"] = json!(ts(&e) + shift);
+            }
+            e
+        };
+        for e in slices {
+            end = end.max(ts(e) + shift + e["dur"].as_f64().unwrap_or(0.0));
+            events.push(moved(e));
+        }
         // Each run's flows are numbered from 0, a start and a finish each.
         for f in flows {
-            let mut f = f.clone();
+            let mut f = moved(f);
             f["id"] = json!(base + f["id"].as_u64().unwrap_or(0));
-            events.push(f);
+            flows_out.push(f);
         }
         base += flows.len() as u64 / 2;
     }
+    events.extend(flows_out);
     json!({"traceEvents": events, "displayTimeUnit": "ns",
         "otherData": {"target": target.name, "clock_ghz": target.clock_ghz}})
 }
