@@ -336,17 +336,50 @@ fn wsp_run(
 
 fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     let rmsnorm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/rmsnorm.wsp");
+    // The first compile on a machine (an empty cache): the compiler is probed, and the
+    // prelude's precompilation starts in the background.
+    let mut first = Vec::new();
+    for i in 0..3 {
+        let cache = scratch.join(format!("first-cache-{i}"));
+        let _ = std::fs::remove_dir_all(&cache);
+        let (stats, _, _) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
+        assert_eq!(stats["cache_hit"], false);
+        first.push(stats["compile_time_ms"].as_f64().expect("compile_time_ms"));
+    }
+    // A kernel the cache lacks, as after an edit: each run a different kernel body (its
+    // square scaled by 1, 2, ...), the compiler's command and the precompiled prelude kept.
+    let cache = scratch.join("cold-cache-0");
+    let _ = std::fs::remove_dir_all(&cache);
+    wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let precompiled = |c: &Path| {
+        std::fs::read_dir(c)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with("prelude-") && !name.contains('.')
+            })
+    };
+    while !precompiled(&cache) && Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&rmsnorm).expect("rmsnorm");
     let mut compile = Vec::new();
     let mut cold_wall = Vec::new();
-    for i in 0..5 {
-        let cache = scratch.join(format!("cold-cache-{i}"));
-        let _ = std::fs::remove_dir_all(&cache);
-        let (stats, wall, _) = wsp_run(wsp, &rmsnorm, &cache, scratch, &[]);
+    for i in 1..=5 {
+        let edited = scratch.join(format!("rmsnorm-{i}.wsp"));
+        let body = text.replace(
+            "sq = pto.mul(x, x)",
+            &format!("sq = pto.mul(pto.mul(x, x), {i}.0)"),
+        );
+        std::fs::write(&edited, body).expect("write rmsnorm");
+        let (stats, wall, _) = wsp_run(wsp, &edited, &cache, scratch, &[]);
         assert_eq!(stats["cache_hit"], false);
         compile.push(stats["compile_time_ms"].as_f64().expect("compile_time_ms"));
         cold_wall.push(wall);
     }
-    let cache = scratch.join("cold-cache-0");
     let mut startup = Vec::new();
     let mut warm_wall = Vec::new();
     for _ in 0..20 {
@@ -368,11 +401,12 @@ fn compile_and_startup(wsp: &Path, scratch: &Path) -> Value {
     let cold = median(compile.clone());
     let warm = median(startup.clone());
     json!({
-        "cold_compile_rmsnorm_ms": {"median": cold, "runs": compile, "wsp_run_wall_ms": median(cold_wall)},
+        "cold_compile_rmsnorm_ms": {"what": "a kernel the cache lacks (rmsnorm's body changed), with the compiler's command and the precompiled prelude in the cache", "median": cold, "runs": compile, "wsp_run_wall_ms": median(cold_wall)},
+        "first_compile_rmsnorm_ms": {"what": "the first compile into an empty cache: the compiler probed, the prelude precompiled in the background", "median": median(first.clone()), "runs": first},
         "warm_startup_rmsnorm_ms": {"median": warm, "max": startup.iter().copied().fold(0.0, f64::max),
             "wsp_run_wall_ms": median(warm_wall), "wsp_version_wall_ms": median(spawn)},
         "original": {"cold_compile_ms": ORIGINAL_COLD_COMPILE_MS, "cached_ms": ORIGINAL_CACHED_MS},
-        "goals": {"cold_compile_at_most_500_ms": cold <= 500.0, "warm_startup_at_most_5_ms": warm <= 5.0},
+        "goals": {"cold_compile_at_most_100_ms": cold <= 100.0, "warm_startup_at_most_2_ms": warm <= 2.0},
     })
 }
 

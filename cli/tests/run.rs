@@ -2328,3 +2328,89 @@ assert np.all(s == 9.0), s[0, :3]
 "#;
     common::run_and_check("run", "carried-after-loop", program, &[], check);
 }
+
+/// What a cold compile and a warm start need besides the kernels is kept in the kernel cache:
+/// the compiler's command, the prelude precompiled (built in the background after the first
+/// compile), and each kernel's model beside its library. None changes a number: a kernel
+/// compiled with the precompiled prelude computes what one compiled without it does, and a
+/// damaged model file is modelled again.
+#[test]
+fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
+    let dir = scratch("toolchain-cache");
+    let cache = dir.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let text = std::fs::read_to_string(root().join("examples/rmsnorm.wsp")).unwrap();
+    let run = |name: &str, text: &str| -> (Value, Dump) {
+        let file = dir.join(format!("{name}.wsp"));
+        std::fs::write(&file, text).unwrap();
+        let out_dir = dir.join(format!("{name}-tensors"));
+        let _ = std::fs::remove_dir_all(&out_dir);
+        let json = dir.join(format!("{name}.json"));
+        let out = common::wsp()
+            .env("WSP_CACHE_DIR", &cache)
+            .args(["run", "--stats-json", json.to_str().unwrap()])
+            .args(["--dump-tensors", out_dir.to_str().unwrap()])
+            .arg(&file)
+            .output()
+            .unwrap();
+        ok(&out);
+        let stats = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (stats, dumped(&out_dir))
+    };
+    let entries = |prefix: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .collect()
+    };
+    let (first, tensors) = run("first", &text);
+    assert_eq!(first["cache_hit"], false);
+    assert_eq!(
+        entries("compiler-").len(),
+        1,
+        "the compiler's command is kept"
+    );
+    // The prelude is precompiled in the background: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while entries("prelude-")
+        .iter()
+        .all(|p| p.to_string_lossy().contains(".tmp-") || !p.is_dir())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no precompiled prelude in {}",
+            cache.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Another kernel (times 1.0 changes no value), compiled with the precompiled prelude.
+    let changed = text.replace("sq = pto.mul(x, x)", "sq = pto.mul(pto.mul(x, x), 1.0)");
+    assert_ne!(changed, text);
+    let (second, again) = run("second", &changed);
+    assert_eq!(second["cache_hit"], false);
+    assert_eq!(tensors, again);
+    // Each kernel's model beside its library: a damaged one is modelled again.
+    let models: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("model-")
+        })
+        .collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    for m in &models {
+        std::fs::write(m, "{ not json").unwrap();
+    }
+    let (third, _) = run("first", &text);
+    assert_eq!(third["cache_hit"], true);
+    assert_eq!(third["total_cycles"], first["total_cycles"]);
+    assert_eq!(third["kernels"], first["kernels"]);
+}

@@ -205,7 +205,7 @@ fn remove_leftovers(cache: &Path) {
         let name = e.file_name();
         let name = name.to_string_lossy();
         let path = e.path();
-        if name.starts_with("stale-") {
+        if name.starts_with("stale-") || crate::toolchain::is_dead_build(&name, &path) {
             let _ = std::fs::remove_dir_all(&path);
         } else if name.starts_with("build-") {
             let Ok(dir) = File::open(&path) else {

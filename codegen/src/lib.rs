@@ -9,6 +9,7 @@
 mod cache;
 pub mod cpp;
 pub mod npu;
+mod toolchain;
 
 use std::fmt;
 use std::io::Read;
@@ -282,14 +283,23 @@ pub fn build(
     let io = |e: std::io::Error| BuildError::Io(format!("{}: {e}", cache.display()));
     // Dropping `work` on any error below removes the build folder.
     let work = cache::Build::begin(cache).map_err(io)?;
-    let src = work.write("kernels.cpp", source.as_bytes()).map_err(io)?;
-    let tool = compiler()?;
-    let mut cmd: Command = tool.to_command();
+    let tool = toolchain::Compiler::of(cache, &compiler_identity(), compiler)?;
+    // The precompiled prelude, when nothing comes before the prelude in the source.
+    let prelude = match source.strip_prefix(cpp::PRELUDE) {
+        Some(rest) if pto.is_none() => toolchain::prelude(cache, &tool).map(|h| (h, rest)),
+        _ => None,
+    };
+    let text = prelude.as_ref().map_or(source.as_str(), |(_, rest)| rest);
+    let src = work.write("kernels.cpp", text.as_bytes()).map_err(io)?;
+    let mut cmd: Command = tool.command();
+    if let Some((header, _)) = &prelude {
+        cmd.arg("-include").arg(header);
+    }
     if let Some(p) = &pto {
         // As PTO-ISA's own CPU-simulation builds (tests/cpu/st): C++20, <stdint.h> and
         // <stddef.h> forced in (its headers use uint8_t and size_t without including them).
         let mut pto_cmd = Command::new(&p.compiler);
-        pto_cmd.args(tool.args());
+        pto_cmd.args(&tool.args);
         pto_cmd
             .arg("-std=c++20")
             .arg("-isystem")
@@ -305,7 +315,7 @@ pub fn build(
     let output = run_compiler(cmd, stop).map_err(|e| match e {
         Run::Interrupted => BuildError::Interrupted,
         Run::Failed(e) => BuildError::NoCompiler {
-            compiler: tool.path().display().to_string(),
+            compiler: tool.program.display().to_string(),
             reason: e.to_string(),
         },
     })?;
@@ -372,6 +382,8 @@ fn run_compiler(mut cmd: Command, stop: &AtomicUsize) -> Result<std::process::Ou
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let group = Pid::from_child(&child);
+    // Readable once the driver exits, so the wait ends then rather than up to `POLL` later.
+    let pidfd = rustix::process::pidfd_open(group, rustix::process::PidfdFlags::empty()).ok();
     loop {
         if let Some(status) = child.try_wait().map_err(Run::Failed)? {
             return Ok(std::process::Output {
@@ -383,7 +395,17 @@ fn run_compiler(mut cmd: Command, stop: &AtomicUsize) -> Result<std::process::Ou
         if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
-        std::thread::sleep(POLL);
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+                let timeout = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: POLL.as_nanos() as _,
+                };
+                let _ = rustix::event::poll(&mut fds, Some(&timeout));
+            }
+            None => std::thread::sleep(POLL),
+        }
     }
     let signal = i32::try_from(stop.load(Ordering::Relaxed))
         .ok()

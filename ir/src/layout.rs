@@ -44,6 +44,17 @@ impl LayoutError {
 pub struct Layouts(BTreeMap<(String, String), GmLayout>);
 
 impl Layouts {
+    /// The layouts of one kernel's parameters, by name.
+    pub fn of_kernel<'a>(
+        &'a self,
+        kernel: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a GmLayout)> + 'a {
+        self.0
+            .iter()
+            .filter(move |((k, _), _)| k == kernel)
+            .map(|((_, p), l)| (p.as_str(), l))
+    }
+
     pub fn of(&self, kernel: &str, param: &str) -> GmLayout {
         self.0
             .get(&(kernel.to_string(), param.to_string()))

@@ -563,7 +563,8 @@ fn run_job(
             };
             cycle_hooks.push(hook);
             names.push(k.name.clone());
-            let (cost, shown) = kernel_cost(k, &target, &layouts, measured.as_ref());
+            let m = cached_model(k, &layouts, &target, job.target.as_deref(), path);
+            let (cost, shown) = kernel_cost(k, m, measured.as_ref());
             costs.push(cost);
             kernel_cycles.push(shown);
         }
@@ -1320,11 +1321,9 @@ fn check_tensor_sizes<'a>(
 /// kernel mixing cube and vector work, the vector parts' share. With how it was found.
 pub fn kernel_cost(
     k: &Kernel,
-    target: &TargetDesc,
-    layouts: &Layouts,
+    m: kernel_model::Modelled,
     measured: Option<&kernel_model::MeasuredCycles>,
 ) -> (KernelCost, KernelCycles) {
-    let m = kernel_model::model(k, layouts, &target.instructions);
     let modelled = m.cube_cycles + m.vector_cycles;
     let (cube_cycles, vector_cycles, source) = match measured.and_then(|f| f.of(k, &m)) {
         Some((c, v)) => (c, v, "measured".to_string()),
@@ -1363,6 +1362,36 @@ pub fn kernel_cost(
 
 /// The global-memory layouts `wsp emit` would give the kernels' parameters (over the programs
 /// split for A2/A3), which the kernel model lowers with; none where a view has no A2/A3 form.
+/// Kernel `k`'s model (its A2/A3 lowering, costed), kept beside its library (`library`, in
+/// the kernel cache) for the next run: lowering and costing every kernel was a millisecond of
+/// each warm start. The key covers this build of the runtime, the target description (`desc`,
+/// `None` for the built-in one), the kernel and its layouts.
+fn cached_model(
+    k: &Kernel,
+    layouts: &Layouts,
+    target: &TargetDesc,
+    desc: Option<&str>,
+    library: &Path,
+) -> kernel_model::Modelled {
+    let mut h = blake3::Hasher::new();
+    h.update(explore::runtime_identity().as_bytes());
+    let mine: Vec<_> = layouts.of_kernel(&k.name).collect();
+    h.update(format!("{desc:?}\0{k:?}\0{mine:?}").as_bytes());
+    let file = library.with_file_name(format!("model-{}.json", &h.finalize().to_hex()[..32]));
+    if let Some(m) = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+    {
+        return m;
+    }
+    let m = kernel_model::model(k, layouts, &target.instructions);
+    // A cache that cannot be written costs the next run the lowering, nothing more.
+    let _ = wsp_files::write_atomically(&file, |out| {
+        serde_json::to_writer(out, &m).map_err(std::io::Error::other)
+    });
+    m
+}
+
 pub fn npu_layouts<'a>(programs: impl Iterator<Item = &'a wsp_ir::Program>) -> Layouts {
     let split: Vec<wsp_ir::Program> = programs
         .map(|p| wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3).unwrap_or_else(|_| p.clone()))

@@ -203,7 +203,7 @@ impl InstrTable {
 }
 
 /// One part's cycles on its core.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct PartCycles {
     pub total: u64,
     /// Of its instructions' cycles, those of loads from and stores to global memory, and the
@@ -584,7 +584,7 @@ fn gm_bytes(i: &Instr) -> Option<u64> {
 }
 
 /// How a kernel's cycles were found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CostSource {
     /// From the instructions of its AICore form (its parts, if split).
     Instructions,
@@ -593,7 +593,7 @@ pub enum CostSource {
 }
 
 /// A kernel's modelled cycles, split by the unit of each part.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Modelled {
     pub cube_cycles: u64,
     pub vector_cycles: u64,
