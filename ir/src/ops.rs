@@ -173,7 +173,9 @@ const UNARY: [Op; 13] = elementwise! {
     "sin" = "std::sin(x)": "Elementwise sine.";
     "cos" = "std::cos(x)": "Elementwise cosine.";
     "relu" = "(x > 0 ? x : 0)": "Elementwise max(x, 0).";
-    "gelu" = "0.5f * x * (1 + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)))": "Elementwise GELU (tanh approximation).";
+    // 0.5 x (1 + tanh(u)) written as x sigmoid(2u): one exp rather than tanh's two branches
+    // and a quotient, and no cancellation where tanh(u) nears -1.
+    "gelu" = "x / (1 + std::exp(-1.5957691216f * (x + 0.044715f * x * x * x)))": "Elementwise GELU (tanh approximation).";
     "silu" = "x / (1 + std::exp(-x))": "Elementwise x * sigmoid(x).";
     "neg" = "-x": "Elementwise -x.";
     "abs" = "std::abs(x)": "Elementwise |x|.";

@@ -38,8 +38,13 @@ pub struct TargetDesc {
 }
 
 impl Default for TargetDesc {
+    /// Read once per process: a notebook's run process runs a job per cell.
     fn default() -> Self {
-        serde_json::from_str(DEFAULT_JSON).expect("the built-in target description parses")
+        static DESC: std::sync::OnceLock<TargetDesc> = std::sync::OnceLock::new();
+        DESC.get_or_init(|| {
+            serde_json::from_str(DEFAULT_JSON).expect("the built-in target description parses")
+        })
+        .clone()
     }
 }
 
