@@ -619,7 +619,8 @@ fn run_job(
         let data = TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
             .map_err(RunError::Input)?;
         if kept.is_some() && job.dump_tensors.as_ref() == job.initial_values.as_ref() {
-            kept_hashes.insert(t.name.clone(), blake3::hash(data.bytes()));
+            let path = kept.as_ref().expect("kept");
+            kept_hashes.insert(t.name.clone(), kept_values::hash(path, data.bytes()));
         }
         tensors.insert(data);
     }
@@ -1147,13 +1148,16 @@ fn run_job(
             .map(|t| t.name.as_str())
             .collect();
         for t in &run.tensors.data {
-            if kept_hashes.get(&t.name) == Some(&blake3::hash(t.bytes()))
-                || rings.contains(&t.name.as_str())
-            {
+            if rings.contains(&t.name.as_str()) {
                 continue;
             }
-            t.save_npy(&dir.join(format!("{}.npy", t.name)))
-                .map_err(RunError::Input)?;
+            let hash = blake3::hash(t.bytes());
+            if kept_hashes.get(&t.name) == Some(&hash) {
+                continue;
+            }
+            let path = dir.join(format!("{}.npy", t.name));
+            t.save_npy(&path).map_err(RunError::Input)?;
+            kept_values::wrote(&path, hash);
         }
         // A tensor in another memory order is dumped in its own order beside its storage (a
         // view such as `X.T` is its base's bytes, dumped as the base).
@@ -1262,6 +1266,62 @@ fn last_execution<T>(
     program: &str,
 ) -> Option<usize> {
     ranges.iter().rposition(|(p, ..)| p.name == program)
+}
+
+/// The hashes of the tensor files a front end keeps between runs (a notebook's values, read
+/// and written back by each cell's run in a run process kept between cells), by the file's
+/// identity: a file this process wrote or read before, unchanged since, is not hashed again.
+mod kept_values {
+    use std::collections::HashMap;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    /// Device, inode, size, modification and change times: a file replaced or rewritten
+    /// differs in one of them.
+    type Identity = (u64, u64, u64, i64, i64, i64, i64);
+
+    static KNOWN: Mutex<Option<HashMap<PathBuf, (Identity, blake3::Hash)>>> = Mutex::new(None);
+
+    fn identity(path: &Path) -> Option<Identity> {
+        let m = std::fs::metadata(path).ok()?;
+        Some((
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ))
+    }
+
+    /// The hash of `bytes`, read from the file at `path`.
+    pub(super) fn hash(path: &Path, bytes: &[u8]) -> blake3::Hash {
+        let id = identity(path);
+        let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        let known = known.get_or_insert_default();
+        if let (Some(id), Some((was, hash))) = (id, known.get(path))
+            && id == *was
+        {
+            return *hash;
+        }
+        let hash = blake3::hash(bytes);
+        if let Some(id) = id {
+            known.insert(path.to_path_buf(), (id, hash));
+        }
+        hash
+    }
+
+    /// `path` was just written with bytes hashing to `hash`.
+    pub(super) fn wrote(path: &Path, hash: blake3::Hash) {
+        if let Some(id) = identity(path) {
+            let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+            known
+                .get_or_insert_default()
+                .insert(path.to_path_buf(), (id, hash));
+        }
+    }
 }
 
 /// Refuses, before anything is allocated, a tensor or a set of tensors that needs more than
