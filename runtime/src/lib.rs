@@ -618,8 +618,9 @@ fn run_job(
         };
         let data = TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
             .map_err(RunError::Input)?;
-        if kept.is_some() && job.dump_tensors.as_ref() == job.initial_values.as_ref() {
-            let path = kept.as_ref().expect("kept");
+        if let Some(path) = &kept
+            && job.dump_tensors.as_ref() == job.initial_values.as_ref()
+        {
             kept_hashes.insert(t.name.clone(), kept_values::hash(path, data.bytes()));
         }
         tensors.insert(data);
