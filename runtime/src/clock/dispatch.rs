@@ -112,6 +112,8 @@ struct Dispatcher<'a> {
     stale: Vec<bool>,
     /// When the last dispatch went.
     now: u64,
+    /// Per unit (cube, vector), whether no kernel runs on it.
+    idle_units: [bool; 2],
 }
 
 impl<'a> Dispatcher<'a> {
@@ -167,6 +169,10 @@ impl<'a> Dispatcher<'a> {
             cands: (0..aicpus).map(|_| None).collect(),
             stale: vec![true; aicpus as usize],
             now: 0,
+            idle_units: [
+                !kernels.iter().any(|k| k.cube),
+                kernels.iter().all(|k| k.cube),
+            ],
         }
     }
 
@@ -267,8 +273,14 @@ impl<'a> Dispatcher<'a> {
     /// first ready task of each unit, so a busy cube does not hold up vector work.
     fn earliest_start(&self, a: usize, q: usize) -> Option<(u64, (u64, TaskId, Target))> {
         let mut best: Option<(u64, (u64, TaskId, Target))> = None;
-        let mut seen = [false; 2];
+        // A unit no kernel runs on is as good as seen: with one unit, the first task is it.
+        let mut seen = self.idle_units;
         for task in self.st.ready_tasks(q).take(LOOKAHEAD) {
+            // Tasks are in ready order: one ready later than the best can start cannot start
+            // sooner.
+            if best.is_some_and(|(b, _)| task.0 >= b) {
+                break;
+            }
             let unit = self.unit(task.2);
             if std::mem::replace(&mut seen[unit], true) {
                 continue;
