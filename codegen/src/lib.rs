@@ -253,7 +253,8 @@ pub fn build(
     let pto = pto_isa(program)?;
     let mut hasher = blake3::Hasher::new();
     hasher.update(source.as_bytes());
-    hasher.update(compiler_identity().as_bytes());
+    let identity = compiler_identity();
+    hasher.update(identity.as_bytes());
     if let Some(p) = &pto {
         // The checkout's entry header stands for its version.
         let header = std::fs::metadata(p.include.join("pto/pto-inst.hpp"))
@@ -283,7 +284,7 @@ pub fn build(
     let io = |e: std::io::Error| BuildError::Io(format!("{}: {e}", cache.display()));
     // Dropping `work` on any error below removes the build folder.
     let work = cache::Build::begin(cache).map_err(io)?;
-    let tool = toolchain::Compiler::of(cache, &compiler_identity(), compiler)?;
+    let tool = toolchain::Compiler::of(cache, &identity, compiler)?;
     // The precompiled prelude, when nothing comes before the prelude in the source.
     let prelude = match source.strip_prefix(cpp::PRELUDE) {
         Some(rest) if pto.is_none() => toolchain::prelude(cache, &tool).map(|h| (h, rest)),

@@ -168,14 +168,20 @@ impl Config {
         })
     }
 
-    /// One line for tables: `streams=2 work_steal(4) immediate`, then ours that are set;
-    /// `streams=as written` where the configuration leaves them.
-    pub fn label(&self) -> String {
-        let streams = match (self.streams, self.as_written) {
+    /// The stream count as tables and summaries show it: `as written` where a configuration
+    /// leaves it, `unset` where the program as written has none.
+    pub fn streams_shown(&self) -> String {
+        match (self.streams, self.as_written) {
             (Some(n), _) => n.to_string(),
             (None, true) => "unset".into(),
             (None, false) => "as written".into(),
-        };
+        }
+    }
+
+    /// One line for tables: `streams=2 work_steal(4) immediate`, then ours that are set;
+    /// `streams=as written` where the configuration leaves them.
+    pub fn label(&self) -> String {
+        let streams = self.streams_shown();
         // A policy's AICPU count 0 is all of them (the program's default dispatch).
         let param = match self.dispatch_param {
             0 => "all".to_string(),
@@ -342,7 +348,7 @@ impl Results {
     /// The best configuration: the least score, the first of equals, unless the program as
     /// written beats it.
     pub fn pick_best(&self) -> Option<u32> {
-        let (i, s) = *self.ranked().first()?;
+        let (i, s) = self.fastest()?;
         match self.baseline_score() {
             Some(base) if self.key(&base) < self.key(&s) => None,
             _ => Some(i),
@@ -520,10 +526,7 @@ impl Results {
         if let Some(b) = self.best {
             let c = &e.configs[b as usize];
             out += "Best configuration:\n";
-            out += &format!(
-                "  Streams: {}\n",
-                c.streams.map_or("as written".into(), |n| n.to_string())
-            );
+            out += &format!("  Streams: {}\n", c.streams_shown());
             out += &format!("  Dispatch: {}({})\n", c.dispatch, c.dispatch_param);
             out += &format!("  Timing: {}\n", c.timing);
             if let Some(k) = &c.dispatch_key {

@@ -226,7 +226,7 @@ pub(crate) fn explore(
                 e.configs.len(),
                 c.dispatch,
                 c.dispatch_param,
-                c.streams.map_or("as written".into(), |n| n.to_string()),
+                c.streams_shown(),
                 c.timing
             );
             verbose += &match &s.outcome {

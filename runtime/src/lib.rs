@@ -526,6 +526,14 @@ fn run_job(
         }
         None => None,
     };
+    // This build of the runtime and what it is told of the target: what cached models and
+    // exploration scores are keyed by.
+    let identity = format!(
+        "{} {:?} {:?}",
+        explore::runtime_identity(),
+        job.target,
+        job.kernel_cycles
+    );
     let mut kernel_cycles = Vec::new();
     // Load every library and resolve its kernels; the libraries stay loaded for the run.
     let mut libraries = Vec::new();
@@ -563,7 +571,7 @@ fn run_job(
             };
             cycle_hooks.push(hook);
             names.push(k.name.clone());
-            let m = cached_model(k, &layouts, &target, job.target.as_deref(), path);
+            let m = cached_model(k, &layouts, &target, &identity, path);
             let (cost, shown) = kernel_cost(k, m, measured.as_ref());
             costs.push(cost);
             kernel_cycles.push(shown);
@@ -643,12 +651,6 @@ fn run_job(
         job.programs.iter().map(|_| Default::default()).collect();
     let mut explorations = job.explorations.clone();
     let machine_memory = host_memory - tensor_bytes;
-    let identity = format!(
-        "{} {:?} {:?}",
-        explore::runtime_identity(),
-        job.target,
-        job.kernel_cycles
-    );
     let mut ranges = Vec::new();
     // `print` output, with `program.stats` filled in once the clock has run.
     let mut printed: Vec<Printed> = Vec::new();
@@ -1421,24 +1423,20 @@ pub fn kernel_cost(
     )
 }
 
-/// The global-memory layouts `wsp emit` would give the kernels' parameters (over the programs
-/// split for A2/A3), which the kernel model lowers with; none where a view has no A2/A3 form.
 /// Kernel `k`'s model (its A2/A3 lowering, costed), kept beside its library (`library`, in
 /// the kernel cache) for the next run: lowering and costing every kernel was a millisecond of
-/// each warm start. The key covers this build of the runtime, the target description (`desc`,
-/// `None` for the built-in one), the kernel and its layouts.
+/// each warm start. The key covers `identity` (this build of the runtime and the target
+/// description, as the run's explorations key their scores), the kernel and its layouts.
 fn cached_model(
     k: &Kernel,
     layouts: &Layouts,
     target: &TargetDesc,
-    desc: Option<&str>,
+    identity: &str,
     library: &Path,
 ) -> kernel_model::Modelled {
-    let mut h = blake3::Hasher::new();
-    h.update(explore::runtime_identity().as_bytes());
     let mine: Vec<_> = layouts.of_kernel(&k.name).collect();
-    h.update(format!("{desc:?}\0{k:?}\0{mine:?}").as_bytes());
-    let file = library.with_file_name(format!("model-{}.json", &h.finalize().to_hex()[..32]));
+    let key = blake3::hash(format!("{identity}\0{k:?}\0{mine:?}").as_bytes());
+    let file = library.with_file_name(format!("model-{}.json", &key.to_hex()[..32]));
     if let Some(m) = std::fs::read(&file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -1453,6 +1451,8 @@ fn cached_model(
     m
 }
 
+/// The global-memory layouts `wsp emit` would give the kernels' parameters (over the programs
+/// split for A2/A3), which the kernel model lowers with; none where a view has no A2/A3 form.
 pub fn npu_layouts<'a>(programs: impl Iterator<Item = &'a wsp_ir::Program>) -> Layouts {
     let split: Vec<wsp_ir::Program> = programs
         .map(|p| wsp_ir::split::split_program(p, &wsp_ir::arch::A2A3).unwrap_or_else(|_| p.clone()))
