@@ -2,7 +2,11 @@
 //! check, a re-check after a one-token edit inside one kernel body (and the ratio), peak RSS —
 //! `wsp check` on 100,000 lines, and `wsp check` on one file of 10,000, 40,000 and 160,000
 //! top-level statements (each 4x the last, so linear time shows as ratios near 4). Writes
-//! target/bench/analysis.json.
+//! target/bench/analysis.json. It allocates with mimalloc, as `wsp` does (`cli/src/main.rs`), so
+//! the in-process figures are those of `wsp check` and the language server.
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "common/statements.rs"]
 mod statements;

@@ -1,7 +1,7 @@
 //! Builds the lossless rowan tree from parser events, putting back the trivia the parser never
 //! saw. Trivia before a node's first token goes to the parent, so node ranges start at real text.
 
-use rowan::{GreenNode, GreenToken, NodeOrToken};
+use rowan::{GreenNode, GreenToken, NodeOrToken, TextSize};
 use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
@@ -10,18 +10,23 @@ use rustc_hash::FxHasher;
 use crate::layout::{Input, SYNTHETIC};
 use crate::lexer::RawToken;
 use crate::parser::Event;
+use crate::{SyntaxError, SyntaxKind, validation};
 
 pub(crate) fn build(
     text: &str,
     raw: &[RawToken],
     input: &Input,
     mut events: Vec<Event>,
+    errors: &mut Vec<SyntaxError>,
 ) -> GreenNode {
     let mut b = Sink {
         text,
         raw,
         input,
-        builder: TreeBuilder::default(),
+        builder: TreeBuilder {
+            last_tokens: vec![None; SyntaxKind::__LAST as usize],
+            ..TreeBuilder::default()
+        },
         raw_pos: 0,
         tok_pos: 0,
         depth: 0,
@@ -60,7 +65,7 @@ pub(crate) fn build(
                 if b.depth == 1 {
                     b.rest();
                 }
-                b.builder.finish_node();
+                b.builder.finish_node(errors);
                 b.depth -= 1;
             }
             Event::Token => b.token(),
@@ -128,12 +133,18 @@ impl Sink<'_> {
 /// seen before can hold that child.
 #[derive(Default)]
 struct TreeBuilder {
-    /// The open nodes: their kind, and where their children start in `children`.
-    parents: Vec<(rowan::SyntaxKind, usize)>,
+    /// The open nodes: their kind, where their children start in `children`, and their offset.
+    parents: Vec<(rowan::SyntaxKind, usize, TextSize)>,
+    /// The end of the text made so far.
+    offset: TextSize,
     /// The open nodes' children, each with its hash if it is shared (else `UNSHARED`).
     children: Vec<(u64, NodeOrToken<GreenNode, GreenToken>)>,
     /// Each token made so far, with its hash: one `=` for the whole file.
     tokens: HashTable<(u64, GreenToken)>,
+    /// The last token made of each kind, with its hash. A keyword or an operator always has the
+    /// same text, and most whitespace is one space, so most tokens are found here without
+    /// hashing their text.
+    last_tokens: Vec<Option<(u64, GreenToken)>>,
     /// Each shared node made so far, with its hash.
     nodes: HashTable<(u64, GreenNode)>,
 }
@@ -165,18 +176,26 @@ fn owned_id(e: &NodeOrToken<GreenNode, GreenToken>) -> *const () {
 
 impl TreeBuilder {
     fn start_node(&mut self, kind: rowan::SyntaxKind) {
-        self.parents.push((kind, self.children.len()));
+        self.parents.push((kind, self.children.len(), self.offset));
     }
 
-    fn finish_node(&mut self) {
-        let (kind, first) = self.parents.pop().expect("a node to finish");
+    /// Finishes the open node and checks it (`validation`), at the offset where it started.
+    fn finish_node(&mut self, errors: &mut Vec<SyntaxError>) {
+        let (kind, first, start) = self.parents.pop().expect("a node to finish");
+        let node = self.make_node(kind, first);
+        validation::validate_node(&node.0, start, errors);
+        self.children.push((node.1, node.0.into()));
+    }
+
+    /// The node of `kind` whose children are those from `first` on, and its hash (`UNSHARED`
+    /// when it is not shared).
+    fn make_node(&mut self, kind: rowan::SyntaxKind, first: usize) -> (GreenNode, u64) {
         let children = &self.children[first..];
         let shared =
             children.len() <= SHARED_CHILDREN && children.iter().all(|(h, _)| *h != UNSHARED);
         if !shared {
             let node = GreenNode::new(kind, self.children.drain(first..).map(|(_, c)| c));
-            self.children.push((UNSHARED, node.into()));
-            return;
+            return (node, UNSHARED);
         }
         let mut h = FxHasher::default();
         kind.hash(&mut h);
@@ -205,10 +224,17 @@ impl TreeBuilder {
                 n
             }
         };
-        self.children.push((hash, node.into()));
+        (node, hash)
     }
 
     fn token(&mut self, kind: rowan::SyntaxKind, text: &str) {
+        self.offset += TextSize::of(text);
+        if let Some(Some((hash, t))) = self.last_tokens.get(usize::from(kind.0))
+            && t.text() == text
+        {
+            self.children.push((*hash, t.clone().into()));
+            return;
+        }
         let mut h = FxHasher::default();
         kind.hash(&mut h);
         text.hash(&mut h);
@@ -224,6 +250,9 @@ impl TreeBuilder {
                 t
             }
         };
+        if let Some(last) = self.last_tokens.get_mut(usize::from(kind.0)) {
+            *last = Some((hash, token.clone()));
+        }
         self.children.push((hash, token.into()));
     }
 

@@ -205,8 +205,7 @@ pub fn parse(text: &str) -> Parse {
     let input = layout::layout(text, &mut raw, &mut errors);
     let (events, parse_errors) = parser::parse(text, &input);
     errors.extend(parse_errors);
-    let green = builder::build(text, &raw, &input, events);
-    validation::validate(&green, &mut errors);
+    let green = builder::build(text, &raw, &input, events, &mut errors);
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     Parse {
         green,

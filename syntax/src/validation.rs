@@ -2,8 +2,8 @@
 //! accepts: assignment and deletion targets, argument order, parameter order, bytes mixed with
 //! str, `except` mixed with `except*`.
 //!
-//! It walks the green tree with explicit offsets: no red nodes are allocated, which keeps this
-//! pass a small part of parsing.
+//! The tree builder runs it on each node as it finishes it, with the node's offset: no red nodes
+//! are allocated and the tree is not walked again, which keeps this a small part of parsing.
 
 use rowan::{GreenNodeData, GreenTokenData, NodeOrToken, TextRange, TextSize};
 
@@ -80,45 +80,46 @@ fn is_expr(kind: SyntaxKind) -> bool {
         && !matches!(kind, ARG_LIST | ARG | DICT_ENTRY | COMP_FOR | COMP_IF)
 }
 
-pub(crate) fn validate(root: &GreenNodeData, errors: &mut Vec<SyntaxError>) {
-    let mut stack = vec![Node {
-        green: root,
-        offset: TextSize::from(0),
-    }];
-    while let Some(node) = stack.pop() {
-        match node.kind() {
-            ASSIGN_STMT => {
-                let targets: Vec<Node<'_>> = node.exprs().collect();
-                for &target in &targets[..targets.len().saturating_sub(1)] {
-                    check_target(target, Target::Assign, errors);
-                }
+/// Checks one finished node, starting at `offset`, for what its kind forbids. The tree builder
+/// calls it as it finishes each node (shared ones at each place they occur), so no pass walks the
+/// tree again.
+pub(crate) fn validate_node(
+    green: &GreenNodeData,
+    offset: TextSize,
+    errors: &mut Vec<SyntaxError>,
+) {
+    let node = Node { green, offset };
+    match node.kind() {
+        ASSIGN_STMT => {
+            let targets: Vec<Node<'_>> = node.exprs().collect();
+            for &target in &targets[..targets.len().saturating_sub(1)] {
+                check_target(target, Target::Assign, errors);
             }
-            AUG_ASSIGN_STMT | ANN_ASSIGN_STMT => {
-                if let Some(target) = node.exprs().next() {
-                    check_single_target(target, node.kind() == AUG_ASSIGN_STMT, errors);
-                }
-            }
-            FOR_STMT | COMP_FOR => {
-                if let Some(target) = node.exprs().next() {
-                    check_target(target, Target::Assign, errors);
-                }
-            }
-            WITH_ITEM => {
-                if let Some(target) = node.exprs().nth(1) {
-                    check_target(target, Target::Assign, errors);
-                }
-            }
-            DEL_STMT => node
-                .exprs()
-                .for_each(|t| check_target(t, Target::Delete, errors)),
-            ARG_LIST => check_args(node, errors),
-            PARAM_LIST => check_params(node, errors),
-            LITERAL => check_string_parts(node, errors),
-            LITERAL_PATTERN => check_string_parts(node, errors),
-            TRY_STMT => check_except_kinds(node, errors),
-            _ => {}
         }
-        stack.extend(node.child_nodes());
+        AUG_ASSIGN_STMT | ANN_ASSIGN_STMT => {
+            if let Some(target) = node.exprs().next() {
+                check_single_target(target, node.kind() == AUG_ASSIGN_STMT, errors);
+            }
+        }
+        FOR_STMT | COMP_FOR => {
+            if let Some(target) = node.exprs().next() {
+                check_target(target, Target::Assign, errors);
+            }
+        }
+        WITH_ITEM => {
+            if let Some(target) = node.exprs().nth(1) {
+                check_target(target, Target::Assign, errors);
+            }
+        }
+        DEL_STMT => node
+            .exprs()
+            .for_each(|t| check_target(t, Target::Delete, errors)),
+        ARG_LIST => check_args(node, errors),
+        PARAM_LIST => check_params(node, errors),
+        LITERAL => check_string_parts(node, errors),
+        LITERAL_PATTERN => check_string_parts(node, errors),
+        TRY_STMT => check_except_kinds(node, errors),
+        _ => {}
     }
 }
 
