@@ -12,22 +12,29 @@ use crate::lexer::RawToken;
 use crate::parser::Event;
 use crate::{SyntaxError, SyntaxKind, validation};
 
+/// The tree of the raw tokens `raw_range`, which the parser read as `input` and `events`. The
+/// whole file's, or one run of top-level statements' (`crate::parse_chunks`).
 pub(crate) fn build(
     text: &str,
     raw: &[RawToken],
+    raw_range: std::ops::Range<usize>,
     input: &Input,
     mut events: Vec<Event>,
     errors: &mut Vec<SyntaxError>,
 ) -> GreenNode {
+    let offset = raw
+        .get(raw_range.start)
+        .map_or(TextSize::of(text), |t| t.range.start());
     let mut b = Sink {
         text,
-        raw,
+        raw: &raw[..raw_range.end],
         input,
         builder: TreeBuilder {
             last_tokens: vec![None; SyntaxKind::__LAST as usize],
+            offset,
             ..TreeBuilder::default()
         },
-        raw_pos: 0,
+        raw_pos: raw_range.start,
         tok_pos: 0,
         depth: 0,
     };

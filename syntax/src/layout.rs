@@ -38,6 +38,50 @@ impl Input {
         self.ranges.push(range);
         self.raw.push(raw);
     }
+
+    /// The tokens `range`, ending in `EOF`: the input of one run of top-level statements.
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> Input {
+        let mut part = Input {
+            kinds: self.kinds[range.clone()].to_vec(),
+            ranges: self.ranges[range.clone()].to_vec(),
+            raw: self.raw[range].to_vec(),
+        };
+        if part.kinds.last() != Some(&EOF) {
+            let end = part.ranges.last().map_or(TextSize::from(0), |r| r.end());
+            part.push(EOF, TextRange::empty(end), SYNTHETIC);
+        }
+        part
+    }
+
+    /// Where the file may be cut into runs of top-level statements of at least `min_bytes`
+    /// each, that parse alone to what they parse to in the file: the index of a token that
+    /// starts a line at column 0 after a logical line's end, so no block, bracket or string is
+    /// open. Not before a clause that continues a statement (`else`, `except`, ...), nor after
+    /// a decorator's line, which belongs to the `def` or `class` below it.
+    pub(crate) fn statement_cuts(&self, text: &str, min_bytes: usize) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        let mut last_cut_at = 0usize;
+        let mut line_first = EOF;
+        for i in 1..self.kinds.len() {
+            let kind = self.kinds[i];
+            let before = self.kinds[i - 1];
+            if self.raw[i] == SYNTHETIC || !matches!(before, NEWLINE | INDENT | DEDENT) {
+                continue;
+            }
+            let start = usize::from(self.ranges[i].start());
+            let cut = before != INDENT
+                && start >= last_cut_at + min_bytes
+                && text.as_bytes()[start - 1] == b'\n'
+                && line_first != AT
+                && !matches!(kind, ELSE_KW | ELIF_KW | EXCEPT_KW | FINALLY_KW);
+            if cut {
+                cuts.push(i);
+                last_cut_at = start;
+            }
+            line_first = kind;
+        }
+        cuts
+    }
 }
 
 /// One level of the indentation stack. `real: false` is a level entered by an inconsistent dedent:

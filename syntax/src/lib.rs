@@ -199,18 +199,124 @@ pub fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, GROWTH, f)
 }
 
+/// Files smaller than this are parsed on the calling thread: cutting them costs more than
+/// it saves.
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+
+/// The least text in one run of statements parsed on a thread of its own.
+const CHUNK_MIN_BYTES: usize = 16 * 1024;
+
 /// Parses WSP (Python-syntax) source text. Never fails, never panics.
+///
+/// A large file is cut into runs of top-level statements parsed on rayon's threads
+/// (`parse_chunks`); the tree and errors are those of parsing it whole.
 pub fn parse(text: &str) -> Parse {
     let (mut raw, mut errors) = lexer::lex(text);
     let input = layout::layout(text, &mut raw, &mut errors);
-    let (events, parse_errors) = parser::parse(text, &input);
+    if errors.is_empty()
+        && text.len() >= PARALLEL_MIN_BYTES
+        && rayon::current_num_threads() > 1
+        && let Some(parse) = parse_chunks(text, &raw, &input)
+    {
+        return parse;
+    }
+    parse_laid_out(text, &raw, &input, errors)
+}
+
+/// `parse` on the calling thread alone: what `parse` must equal, for the tests.
+#[doc(hidden)]
+pub fn parse_sequential(text: &str) -> Parse {
+    let (mut raw, mut errors) = lexer::lex(text);
+    let input = layout::layout(text, &mut raw, &mut errors);
+    parse_laid_out(text, &raw, &input, errors)
+}
+
+/// `parse` cut into runs of statements at any size, or `None` where `parse` would parse the
+/// file whole: for the tests.
+#[doc(hidden)]
+pub fn parse_in_chunks(text: &str) -> Option<Parse> {
+    let (mut raw, mut errors) = lexer::lex(text);
+    let input = layout::layout(text, &mut raw, &mut errors);
+    if !errors.is_empty() {
+        return None;
+    }
+    parse_chunks(text, &raw, &input)
+}
+
+fn parse_laid_out(
+    text: &str,
+    raw: &[RawToken],
+    input: &layout::Input,
+    mut errors: Vec<SyntaxError>,
+) -> Parse {
+    let (events, parse_errors) = parser::parse(text, input);
     errors.extend(parse_errors);
-    let green = builder::build(text, &raw, &input, events, &mut errors);
+    let green = builder::build(text, raw, 0..raw.len(), input, events, &mut errors);
+    finish(green, errors)
+}
+
+fn finish(green: GreenNode, mut errors: Vec<SyntaxError>) -> Parse {
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     Parse {
         green,
         errors: errors.into(),
     }
+}
+
+/// Parses runs of top-level statements in parallel and joins their trees under one root. A
+/// run parses alone as in the file when the layout found no error (`Input::statement_cuts`
+/// says where); the parser's errors may still depend on what follows (an error's recovery,
+/// the line a message names), so a run with one gives `None` and the file is parsed whole.
+/// The checks of finished nodes (`validation`) see only their node and are kept.
+fn parse_chunks(text: &str, raw: &[RawToken], input: &layout::Input) -> Option<Parse> {
+    use rayon::prelude::*;
+    let chunk_bytes = CHUNK_MIN_BYTES.max(text.len() / (4 * rayon::current_num_threads()));
+    let cuts = input.statement_cuts(text, chunk_bytes);
+    if cuts.is_empty() {
+        return None;
+    }
+    let starts: Vec<usize> = std::iter::once(0).chain(cuts.iter().copied()).collect();
+    let ends: Vec<usize> = cuts
+        .iter()
+        .copied()
+        .chain(std::iter::once(input.kinds.len()))
+        .collect();
+    // Each run's raw tokens: from its first token (trivia before it ends the run before).
+    let raw_at = |token: usize| match input.raw.get(token) {
+        Some(&r) if token > 0 => r as usize,
+        Some(_) => 0,
+        None => raw.len(),
+    };
+    let parts: Vec<Option<(GreenNode, Vec<SyntaxError>)>> = starts
+        .par_iter()
+        .zip(ends.par_iter())
+        .map(|(&start, &end)| {
+            let part = input.slice(start..end);
+            let (events, parse_errors) = parser::parse(text, &part);
+            if !parse_errors.is_empty() {
+                return None;
+            }
+            let mut errors = Vec::new();
+            let green = builder::build(
+                text,
+                raw,
+                raw_at(start)..raw_at(end),
+                &part,
+                events,
+                &mut errors,
+            );
+            Some((green, errors))
+        })
+        .collect();
+    let mut children = Vec::new();
+    let mut errors = Vec::new();
+    for part in parts {
+        let (green, part_errors) = part?;
+        children.extend(green.children().map(|c| c.to_owned()));
+        errors.extend(part_errors);
+    }
+    let green = GreenNode::new(SyntaxKind::SOURCE_FILE.into(), children);
+    Some(finish(green, errors))
 }
 
 /// Parses `text` and panics if an invariant of `parse` fails: the tree must give back exactly

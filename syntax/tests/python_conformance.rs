@@ -185,6 +185,27 @@ fn same_verdict_as_ast_parse_on_the_standard_library() {
     );
 }
 
+/// A large file is parsed in runs of top-level statements on several threads: the tree and
+/// errors must be those of parsing it whole, on every file of the standard library that can be
+/// cut, errors included (a file whose runs have a parser error is parsed whole).
+#[test]
+fn parsing_in_runs_of_statements_equals_parsing_whole() {
+    let files = stdlib_verdicts();
+    let mut cut = 0;
+    for (path, text, _) in &files {
+        let Some(chunked) = wsp_syntax::parse_in_chunks(text) else {
+            continue;
+        };
+        cut += 1;
+        assert!(
+            chunked == wsp_syntax::parse_sequential(text),
+            "{}: parsed in runs, it differs from the whole parse",
+            path.display()
+        );
+    }
+    assert!(cut > 300, "only {cut} of {} files were cut", files.len());
+}
+
 /// Python's limits: 200 nested brackets, 99 indented blocks, and expressions some 3,000 levels
 /// deep (CPython's recursion limit; 2,985 unary minuses parse, 3,100 do not). Each case is
 /// generated on both sides of a limit, and both parsers must agree.
