@@ -160,6 +160,9 @@ fn check(args: CheckArgs) -> Result<ExitCode, String> {
             (checked, None)
         })
         .collect();
+    // Freeing the analysis, node by node, took a tenth of a check: the process is about to exit
+    // and the system takes the memory back at once.
+    std::mem::forget(db);
     let mut checked = Vec::with_capacity(results.len());
     let (mut fixes, mut files_fixed) = (0, 0);
     let mut diff = String::new();

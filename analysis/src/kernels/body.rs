@@ -414,12 +414,14 @@ impl<'db> BodyChecker<'db> {
 
     /// WSP104 for `tl.NAME(...)`, with the fix to `pto.NAME`.
     fn deprecated_tl(&mut self, c: &ast::CallExpr) {
-        let Some((_, ns_range)) = self.op_name(c) else {
+        let Some(Expr::AttributeExpr(a)) = c.callee() else {
             return;
         };
-        if c.callee()
-            .is_some_and(|e| e.syntax().text().to_string().starts_with("tl."))
-        {
+        let Some(Expr::NameExpr(ns)) = a.receiver() else {
+            return;
+        };
+        if ns.text() == "tl" {
+            let ns_range = ns.syntax().text_range();
             let d = Diag::new(
                 Code::Deprecated,
                 self.eval.span(ns_range),
