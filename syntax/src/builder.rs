@@ -12,13 +12,15 @@ use crate::lexer::RawToken;
 use crate::parser::Event;
 use crate::{SyntaxError, SyntaxKind, validation};
 
-/// The tree of the raw tokens `raw_range`, which the parser read as `input` and `events`. The
-/// whole file's, or one run of top-level statements' (`crate::parse_chunks`).
+/// The tree of the raw tokens `raw_range`, from the parser's `events` that start at parser
+/// token `first_token`. The whole file's, or one run of top-level statements'
+/// (`crate::parse_chunks`).
 pub(crate) fn build(
     text: &str,
     raw: &[RawToken],
     raw_range: std::ops::Range<usize>,
     input: &Input,
+    first_token: usize,
     mut events: Vec<Event>,
     errors: &mut Vec<SyntaxError>,
 ) -> GreenNode {
@@ -35,7 +37,7 @@ pub(crate) fn build(
             ..TreeBuilder::default()
         },
         raw_pos: raw_range.start,
-        tok_pos: 0,
+        tok_pos: first_token,
         depth: 0,
     };
     let mut parents = Vec::new();
@@ -96,6 +98,7 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn emit_raw_until(&mut self, end: usize) {
+        let end = end.min(self.raw.len());
         while self.raw_pos < end {
             let t = self.raw[self.raw_pos];
             self.builder.token(t.kind.into(), &self.text[t.range]);

@@ -39,20 +39,6 @@ impl Input {
         self.raw.push(raw);
     }
 
-    /// The tokens `range`, ending in `EOF`: the input of one run of top-level statements.
-    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> Input {
-        let mut part = Input {
-            kinds: self.kinds[range.clone()].to_vec(),
-            ranges: self.ranges[range.clone()].to_vec(),
-            raw: self.raw[range].to_vec(),
-        };
-        if part.kinds.last() != Some(&EOF) {
-            let end = part.ranges.last().map_or(TextSize::from(0), |r| r.end());
-            part.push(EOF, TextRange::empty(end), SYNTHETIC);
-        }
-        part
-    }
-
     /// Where the file may be cut into runs of top-level statements of at least `min_bytes`
     /// each, that parse alone to what they parse to in the file: the index of a token that
     /// starts a line at column 0 after a logical line's end, so no block, bracket or string is

@@ -213,10 +213,9 @@ const CHUNK_MIN_BYTES: usize = 16 * 1024;
 pub fn parse(text: &str) -> Parse {
     let (mut raw, mut errors) = lexer::lex(text);
     let input = layout::layout(text, &mut raw, &mut errors);
-    if errors.is_empty()
-        && text.len() >= PARALLEL_MIN_BYTES
+    if text.len() >= PARALLEL_MIN_BYTES
         && rayon::current_num_threads() > 1
-        && let Some(parse) = parse_chunks(text, &raw, &input)
+        && let Some(parse) = parse_chunks(text, &raw, &input, &errors)
     {
         return parse;
     }
@@ -237,10 +236,7 @@ pub fn parse_sequential(text: &str) -> Parse {
 pub fn parse_in_chunks(text: &str) -> Option<Parse> {
     let (mut raw, mut errors) = lexer::lex(text);
     let input = layout::layout(text, &mut raw, &mut errors);
-    if !errors.is_empty() {
-        return None;
-    }
-    parse_chunks(text, &raw, &input)
+    parse_chunks(text, &raw, &input, &errors)
 }
 
 fn parse_laid_out(
@@ -251,7 +247,7 @@ fn parse_laid_out(
 ) -> Parse {
     let (events, parse_errors) = parser::parse(text, input);
     errors.extend(parse_errors);
-    let green = builder::build(text, raw, 0..raw.len(), input, events, &mut errors);
+    let green = builder::build(text, raw, 0..raw.len(), input, 0, events, &mut errors);
     finish(green, errors)
 }
 
@@ -263,12 +259,18 @@ fn finish(green: GreenNode, mut errors: Vec<SyntaxError>) -> Parse {
     }
 }
 
-/// Parses runs of top-level statements in parallel and joins their trees under one root. A
-/// run parses alone as in the file when the layout found no error (`Input::statement_cuts`
-/// says where); the parser's errors may still depend on what follows (an error's recovery,
-/// the line a message names), so a run with one gives `None` and the file is parsed whole.
-/// The checks of finished nodes (`validation`) see only their node and are kept.
-fn parse_chunks(text: &str, raw: &[RawToken], input: &layout::Input) -> Option<Parse> {
+/// Parses runs of top-level statements in parallel and joins their trees under one root, with
+/// the lexer's and layout's `errors`. The parser reads the same tokens in a run as in the whole
+/// file and starts each run in the state it is in there (at the top level), so a run parses as
+/// it does in the file when its last statement ends where the next run starts, and no error of
+/// its lies there or beyond (the parser reports one error per place, the first). Otherwise
+/// (a statement that runs on past the cut) this gives `None`, and the file is parsed whole.
+fn parse_chunks(
+    text: &str,
+    raw: &[RawToken],
+    input: &layout::Input,
+    errors: &[SyntaxError],
+) -> Option<Parse> {
     use rayon::prelude::*;
     let chunk_bytes = CHUNK_MIN_BYTES.max(text.len() / (4 * rayon::current_num_threads()));
     let cuts = input.statement_cuts(text, chunk_bytes);
@@ -291,32 +293,25 @@ fn parse_chunks(text: &str, raw: &[RawToken], input: &layout::Input) -> Option<P
         .par_iter()
         .zip(ends.par_iter())
         .map(|(&start, &end)| {
-            let part = input.slice(start..end);
-            let (events, parse_errors) = parser::parse(text, &part);
-            if !parse_errors.is_empty() {
+            let (events, mut errors, exact) = parser::parse_statements(text, input, start, end);
+            let next = input.ranges.get(end).map(|r| r.start());
+            if !exact || next.is_some_and(|next| errors.iter().any(|e| e.range.start() >= next)) {
                 return None;
             }
-            let mut errors = Vec::new();
-            let green = builder::build(
-                text,
-                raw,
-                raw_at(start)..raw_at(end),
-                &part,
-                events,
-                &mut errors,
-            );
+            let raw_range = raw_at(start)..raw_at(end);
+            let green = builder::build(text, raw, raw_range, input, start, events, &mut errors);
             Some((green, errors))
         })
         .collect();
     let mut children = Vec::new();
-    let mut errors = Vec::new();
+    let mut all_errors = errors.to_vec();
     for part in parts {
         let (green, part_errors) = part?;
         children.extend(green.children().map(|c| c.to_owned()));
-        errors.extend(part_errors);
+        all_errors.extend(part_errors);
     }
     let green = GreenNode::new(SyntaxKind::SOURCE_FILE.into(), children);
-    Some(finish(green, errors))
+    Some(finish(green, all_errors))
 }
 
 /// Parses `text` and panics if an invariant of `parse` fails: the tree must give back exactly

@@ -314,6 +314,23 @@ impl CompletedMarker {
 
 pub(crate) fn parse(text: &str, input: &Input) -> (Vec<Event>, Vec<SyntaxError>) {
     let mut p = Parser::new(text, input);
-    statements::source_file(&mut p);
+    statements::source_file(&mut p, usize::MAX);
     p.finish()
+}
+
+/// The top-level statements from token `start` up to token `end`, as a file of their own; and
+/// whether the last of them ended at `end` exactly, as it does in the whole file's parse. The
+/// parser reads the whole input, so its lookahead past `end` sees what it sees in the file.
+pub(crate) fn parse_statements(
+    text: &str,
+    input: &Input,
+    start: usize,
+    end: usize,
+) -> (Vec<Event>, Vec<SyntaxError>, bool) {
+    let mut p = Parser::new(text, input);
+    p.pos = start;
+    statements::source_file(&mut p, end);
+    let exact = p.pos == end || p.at(EOF);
+    let (events, errors) = p.finish();
+    (events, errors, exact)
 }

@@ -11,9 +11,10 @@ use super::expressions::{
 use super::{LINE_END, MAX_BLOCK_DEPTH, Marker, Parser, TokenSet};
 use crate::SyntaxKind::{self, *};
 
-pub(crate) fn source_file(p: &mut Parser<'_>) {
+/// The statements up to token `end` (or the end of the file).
+pub(crate) fn source_file(p: &mut Parser<'_>, end: usize) {
     let m = p.start();
-    while !p.at(EOF) {
+    while p.pos < end && !p.at(EOF) {
         statement(p);
     }
     m.complete(p, SOURCE_FILE);
