@@ -39,6 +39,33 @@ impl Input {
         self.raw.push(raw);
     }
 
+    /// The raw token where a run of statements from parser token `token` starts: its own,
+    /// as trivia before it ends the run before; 0 for the first, `raw_len` past the end.
+    pub(crate) fn raw_at(&self, token: usize, raw_len: usize) -> usize {
+        match self.raw.get(token) {
+            Some(&r) if token > 0 => r as usize,
+            Some(_) => 0,
+            None => raw_len,
+        }
+    }
+
+    /// The parser token of a top-level statement that starts at `offset`, at the start of a
+    /// line, after a logical line's end: where the layout is back at the top level, with no
+    /// bracket open. Offset 0 is the start of the file.
+    pub(crate) fn statement_at(&self, text: &str, offset: TextSize) -> Option<usize> {
+        if offset == TextSize::from(0) {
+            return Some(0);
+        }
+        let first = self.ranges.partition_point(|r| r.start() < offset);
+        // Dedents at the offset close the blocks before it.
+        let i = (first..self.kinds.len()).find(|&i| self.raw[i] != SYNTHETIC)?;
+        let at = usize::from(offset);
+        (self.ranges[i].start() == offset
+            && matches!(self.kinds[i - 1], NEWLINE | DEDENT)
+            && text.as_bytes().get(at - 1) == Some(&b'\n'))
+        .then_some(i)
+    }
+
     /// Where the file may be cut into runs of top-level statements of at least `min_bytes`
     /// each, that parse alone to what they parse to in the file: the index of a token that
     /// starts a line at column 0 after a logical line's end, so no block, bracket or string is
@@ -276,6 +303,38 @@ fn close_bracket(
     let inner = open.split_off(at + 1);
     open.pop();
     Some(inner)
+}
+
+/// Whether the brackets outside the raw tokens `region` match as they would without it: none is
+/// open where it starts, and every closing bracket after it matches one after it. Then no
+/// bracket of the region is matched from outside, so what lies outside is laid out as before
+/// whatever the region holds.
+pub(crate) fn brackets_apart(raw: &[RawToken], region: std::ops::Range<usize>) -> bool {
+    let mut open: Vec<usize> = Vec::new();
+    for (i, t) in raw[..region.start].iter().enumerate() {
+        match t.kind {
+            L_PAREN | L_BRACK | L_CURLY => open.push(i),
+            R_PAREN | R_BRACK | R_CURLY => {
+                close_bracket(&mut open, raw, t.kind);
+            }
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        return false;
+    }
+    for (i, t) in raw.iter().enumerate().skip(region.end) {
+        match t.kind {
+            L_PAREN | L_BRACK | L_CURLY => open.push(i),
+            R_PAREN | R_BRACK | R_CURLY => {
+                if close_bracket(&mut open, raw, t.kind).is_none() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
 }
 
 /// For each raw token, whether it is an opening bracket that no closing bracket matches.

@@ -75,8 +75,9 @@ impl Parse {
     /// alone. That equals the whole parse when the new regions parse without an error and no
     /// old error lies beside them: the layout is then back at column 0 with no bracket or
     /// string open at both cuts, and no lookahead across a cut (an `else` after an `if`, a
-    /// decorator before a `def`) can change what the neighbours parse to. An edit that fixes
-    /// an error splices; one that makes an error parses the whole file.
+    /// decorator before a `def`) can change what the neighbours parse to. New regions with an
+    /// error are parsed again in the whole file's layout (`reparse_in_file`), so an edit that
+    /// breaks a statement costs that statement, not the file.
     fn reparse_statements(
         &self,
         old_text: &str,
@@ -142,27 +143,28 @@ impl Parse {
         if continued(&old_text[..start_at]) || continued(new_text.get(..end_at)?) {
             return None;
         }
-        let part = parse(new_text.get(start_at..end_at)?);
+        let mut part = parse(new_text.get(start_at..end_at)?);
+        let mut part_errors = Vec::new();
         if !part.errors.is_empty() {
-            return None;
+            (part.green, part_errors) = reparse_in_file(new_text, start, new_end)?;
         }
         let green = self.green.splice_children(
             cuts[first].1..cuts[last + 1].1,
             part.green.children().map(|c| c.to_owned()),
         );
         // Errors before the edit stay; those after it move with the text.
-        let errors = self.errors.iter().filter_map(|e| {
-            if e.range.end() < start {
-                Some(e.clone())
-            } else if e.range.start() > end {
-                Some(SyntaxError::new(e.message.clone(), e.range - end + new_end))
-            } else {
-                None
-            }
+        let before = self
+            .errors
+            .iter()
+            .filter(|e| e.range.end() < start)
+            .cloned();
+        let after = self.errors.iter().filter_map(|e| {
+            (e.range.start() > end)
+                .then(|| SyntaxError::new(e.message.clone(), e.range - end + new_end))
         });
         Some(Parse {
             green,
-            errors: errors.collect(),
+            errors: before.chain(part_errors).chain(after).collect(),
         })
     }
 
@@ -259,6 +261,41 @@ fn finish(green: GreenNode, mut errors: Vec<SyntaxError>) -> Parse {
     }
 }
 
+/// The statements of `text` from offset `start` to `end`, parsed in the layout of the whole
+/// file, with their errors: for a region of `Parse::reparse` whose text alone parses with an
+/// error, which may be one only because the file goes on (an unclosed bracket). The rest of
+/// the file keeps its tree when both ends are cuts where the layout is back at the top level
+/// (`Input::statement_at`), no bracket is matched across them (`layout::brackets_apart`), and
+/// the region's parse ends at `end` with no error there or beyond; else `None`.
+fn reparse_in_file(
+    text: &str,
+    start: TextSize,
+    end: TextSize,
+) -> Option<(GreenNode, Vec<SyntaxError>)> {
+    let (mut raw, mut errors) = lexer::lex(text);
+    let input = layout::layout(text, &mut raw, &mut errors);
+    let first = input.statement_at(text, start)?;
+    let last = if end == TextSize::of(text) {
+        input.kinds.len()
+    } else {
+        input.statement_at(text, end)?
+    };
+    let raw_range = input.raw_at(first, raw.len())..input.raw_at(last, raw.len());
+    if !layout::brackets_apart(&raw, raw_range.clone()) {
+        return None;
+    }
+    let (events, parse_errors, exact) = parser::parse_statements(text, &input, first, last);
+    if !exact || parse_errors.iter().any(|e| e.range.start() >= end) {
+        return None;
+    }
+    // In the whole parse's order: the lexer's and layout's, the parser's, the checks'.
+    errors.retain(|e| e.range.start() >= start && e.range.start() < end);
+    errors.extend(parse_errors);
+    let green = builder::build(text, &raw, raw_range, &input, first, events, &mut errors);
+    errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+    Some((green, errors))
+}
+
 /// Parses runs of top-level statements in parallel and joins their trees under one root, with
 /// the lexer's and layout's `errors`. The parser reads the same tokens in a run as in the whole
 /// file and starts each run in the state it is in there (at the top level), so a run parses as
@@ -283,12 +320,7 @@ fn parse_chunks(
         .copied()
         .chain(std::iter::once(input.kinds.len()))
         .collect();
-    // Each run's raw tokens: from its first token (trivia before it ends the run before).
-    let raw_at = |token: usize| match input.raw.get(token) {
-        Some(&r) if token > 0 => r as usize,
-        Some(_) => 0,
-        None => raw.len(),
-    };
+    let raw_at = |token: usize| input.raw_at(token, raw.len());
     let parts: Vec<Option<(GreenNode, Vec<SyntaxError>)>> = starts
         .par_iter()
         .zip(ends.par_iter())
