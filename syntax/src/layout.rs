@@ -326,10 +326,8 @@ pub(crate) fn brackets_apart(raw: &[RawToken], region: std::ops::Range<usize>) -
     for (i, t) in raw.iter().enumerate().skip(region.end) {
         match t.kind {
             L_PAREN | L_BRACK | L_CURLY => open.push(i),
-            R_PAREN | R_BRACK | R_CURLY => {
-                if close_bracket(&mut open, raw, t.kind).is_none() {
-                    return false;
-                }
+            R_PAREN | R_BRACK | R_CURLY if close_bracket(&mut open, raw, t.kind).is_none() => {
+                return false;
             }
             _ => {}
         }

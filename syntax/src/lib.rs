@@ -158,10 +158,11 @@ impl Parse {
             .iter()
             .filter(|e| e.range.end() < start)
             .cloned();
-        let after = self.errors.iter().filter_map(|e| {
-            (e.range.start() > end)
-                .then(|| SyntaxError::new(e.message.clone(), e.range - end + new_end))
-        });
+        let after = self
+            .errors
+            .iter()
+            .filter(|e| e.range.start() > end)
+            .map(|e| SyntaxError::new(e.message.clone(), e.range - end + new_end));
         Some(Parse {
             green,
             errors: before.chain(part_errors).chain(after).collect(),
