@@ -166,11 +166,22 @@ pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
         .statements()
         .flat_map(|s| {
             let start = s.syntax().text_range().start();
-            std::iter::repeat_n(start, classify(&s).len())
+            std::iter::repeat_n(start, item_count(&s))
         })
         .collect();
     offsets.shrink_to_fit();
     offsets
+}
+
+/// How many items a statement makes (`classify(stmt).len()`), without classifying the ones
+/// that make one: every statement but an assignment to a tuple or list of names.
+fn item_count(stmt: &Stmt) -> usize {
+    let unpacks = matches!(stmt, Stmt::AssignStmt(_))
+        && matches!(
+            stmt.syntax().children().find_map(Expr::cast),
+            Some(Expr::TupleExpr(_) | Expr::ListExpr(_))
+        );
+    if unpacks { classify(stmt).len() } else { 1 }
 }
 
 /// The items a statement makes: its kind and the name each binds (several for unpacking).
