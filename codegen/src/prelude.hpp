@@ -122,10 +122,23 @@ static inline float tanh(float x) {
     p = p * z + 1.33314422036e-1f;
     p = p * z - 3.33332819422e-1f;
     float small = p * z * x + x;
-    // Otherwise 1 - 2 / (e^2|x| + 1), which reaches 1 as e^2|x| overflows.
-    float big = 1.0f - 2.0f / (exp(a + a) + 1.0f);
+    // Otherwise 1 - 2 / (e^2|x| + 1). Past |x| = 10 that rounds to 1, so e^2|x| is taken of
+    // at most 20: a power of two of one factor, no infinity or zero to guard (`exp` has both).
+    // A NaN passes the clamp and every step as a NaN.
+    float y = a > 10.0f ? 20.0f : a + a;
+    float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = y - n * 0.693359375f + n * 2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    q = q * r * r + r + 1.0f;
+    float e = q * bits<float>((uint32_t)((int32_t)n + 127) << 23);
+    float big = 1.0f - 2.0f / (e + 1.0f);
     big = x < 0.0f ? -big : big;
-    return a < 0.625f ? small : (x != x ? x : big);
+    return a < 0.625f ? small : big;
 }
 
 // The rest of the table's `std::` functions, which vectorize as they are (or are not in a
