@@ -684,6 +684,7 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
     let exp_over_neg = stream["exp"]["time_over_neg"]
         .as_f64()
         .unwrap_or(f64::INFINITY);
+    let avx2 = avx2_math(scratch, cache, &mut bufs, &cases, tiles);
     json!({
         "matmul_128_f32": {
             "gflops": gflops,
@@ -696,9 +697,61 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
             "memcpy_gb_per_s": memcpy,
             "kernels": stream,
         },
+        "math_avx2": avx2,
         "goals": {"matmul_at_least_half_of_numpy": numpy_gflops.map(|g| gflops >= 0.5 * g),
                   "exp_within_1_5x_of_neg": exp_over_neg <= 1.5},
     })
+}
+
+/// The elementwise math's time over neg's with the kernels built for AVX2 machines
+/// (`-march=x86-64-v3`, through `CXXFLAGS`, which comes after our `-march=native`): this
+/// machine may have AVX-512, and the math must vectorize on both. Rounds as in `kernels`.
+fn avx2_math(
+    scratch: &Path,
+    cache: &Path,
+    bufs: &mut [Vec<Vec<u8>>],
+    cases: &[(&str, &[usize], [i64; 6])],
+    tiles: usize,
+) -> Value {
+    const MATH: [&str; 7] = ["neg", "exp", "log", "tanh", "sigmoid", "gelu", "silu"];
+    let dir = scratch.join("avx2");
+    std::fs::create_dir_all(&dir).expect("bench folder");
+    // SAFETY: no other thread of this process reads or writes the environment now; the
+    // variable is removed before any other build.
+    unsafe { std::env::set_var("CXXFLAGS", "-march=x86-64-v3") };
+    let library = build(&dir.join("kernels.wsp"), KERNELS, cache);
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("CXXFLAGS") };
+    // SAFETY: built by codegen above; no static constructors run.
+    let lib = unsafe { libloading::Library::new(&library) }.expect("load the kernels");
+    let measured: Vec<usize> = MATH
+        .iter()
+        .map(|m| {
+            cases
+                .iter()
+                .position(|c| c.0 == *m)
+                .expect("measured above")
+        })
+        .collect();
+    let mut secs = vec![Vec::new(); MATH.len()];
+    for _ in 0..5 {
+        for (k, &c) in measured.iter().enumerate() {
+            let (name, sizes, strides) = &cases[c];
+            secs[k].push(time_passes(
+                kernel(&lib, name),
+                &mut bufs[c],
+                sizes,
+                strides,
+                tiles,
+            ));
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for (k, name) in MATH.iter().enumerate().skip(1) {
+        let ratios = secs[k].iter().zip(&secs[0]).map(|(s, n)| s / n).collect();
+        out.insert((*name).into(), json!({"time_over_neg": median(ratios)}));
+    }
+    json!({"flags": "-march=x86-64-v3", "kernels": out})
 }
 
 /// Bytes read plus bytes written per second by `copy_from_slice` of `bytes` bytes.

@@ -150,6 +150,18 @@ const RATIOS: &[Ratio] = &[
     ),
     time(
         "runtime",
+        "tanh tile time over neg's, built for AVX2",
+        "/kernels/math_avx2/kernels/tanh/time_over_neg",
+        None,
+    ),
+    time(
+        "runtime",
+        "gelu tile time over neg's, built for AVX2",
+        "/kernels/math_avx2/kernels/gelu/time_over_neg",
+        None,
+    ),
+    time(
+        "runtime",
         "randn of 134 MB on 2 workers over NumPy's",
         "/tensor_init/ours/randn_134MB_ms/workers_2",
         Some("/tensor_init/numpy/randn_134MB_ms"),
