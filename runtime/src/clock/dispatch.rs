@@ -105,15 +105,25 @@ struct Dispatcher<'a> {
     busy_cycles: [u64; 2],
     busy_core_cycles: u64,
     total_cycles: u64,
-    /// Each AICPU's next dispatch, kept until its ready set or its own time changes. Stealing
-    /// looks at the other AICPUs' sets, so it reconsiders every AICPU each time.
-    reconsider_all: bool,
-    cands: Vec<Option<Cand>>,
+    /// Each AICPU's next dispatch, kept until what it was chosen from changes: the AICPU's
+    /// own time or stream (`stale`), a queue it reads (`changed`: its tasks or count left),
+    /// under work stealing its victim (`victims`: the one it read), and when it pulls, its
+    /// cores (`cores_changed`: the pool the last dispatch used).
+    cands: Vec<Cand>,
     stale: Vec<bool>,
+    changed: Vec<bool>,
+    victims: Vec<Option<usize>>,
+    cores_changed: Option<usize>,
+    /// Work stealing one task at a time: an AICPU pulls a task for an idle core, from the
+    /// first ready task of each unit of its queue and of its victim's (`heads`, per queue).
+    pulls: bool,
+    heads: Vec<Heads>,
     /// When the last dispatch went.
     now: u64,
-    /// Per unit (cube, vector), whether no kernel runs on it.
-    idle_units: [bool; 2],
+    /// The ends of the tasks of the dispatch being issued, kept for its allocation.
+    ends: Vec<u64>,
+    /// Whether every kernel runs on one unit: then a queue's first task is its only head.
+    one_unit: bool,
 }
 
 impl<'a> Dispatcher<'a> {
@@ -165,14 +175,16 @@ impl<'a> Dispatcher<'a> {
             busy_cycles: [0u64; 2],
             busy_core_cycles: 0,
             total_cycles: 0,
-            reconsider_all: rules.policy == Policy::WorkSteal,
-            cands: (0..aicpus).map(|_| None).collect(),
+            cands: (0..aicpus).map(|_| Cand::default()).collect(),
             stale: vec![true; aicpus as usize],
+            changed: vec![true; aicpus as usize],
+            victims: vec![None; aicpus as usize],
+            cores_changed: None,
+            pulls: rules.policy == Policy::WorkSteal && batch_n == 1 && interleave.is_none(),
+            heads: vec![[None; 2]; aicpus as usize],
             now: 0,
-            idle_units: [
-                !kernels.iter().any(|k| k.cube),
-                kernels.iter().all(|k| k.cube),
-            ],
+            ends: Vec::new(),
+            one_unit: kernels.iter().all(|k| k.cube) || !kernels.iter().any(|k| k.cube),
         }
     }
 
@@ -189,38 +201,76 @@ impl<'a> Dispatcher<'a> {
 
     /// The next dispatch of each AICPU whose own may have changed.
     fn reconsider(&mut self) {
-        for a in 0..self.cands.len() {
-            if !(self.reconsider_all || self.stale[a]) {
-                continue;
+        let most = if self.policy == Policy::WorkSteal {
+            self.most_ready()
+        } else {
+            [None; 2]
+        };
+        if self.pulls {
+            // A pulling AICPU's choice reads of a queue only its heads' ready times and units: a
+            // queue changed behind its heads, or whose heads moved on to tasks as ready on the
+            // same units, has not changed for it (`issue` takes the task now at the head).
+            for q in 0..self.heads.len() {
+                if self.changed[q] {
+                    let heads = self.heads_of(q);
+                    self.changed[q] = pulled(&heads) != pulled(&self.heads[q]);
+                    self.heads[q] = heads;
+                }
             }
-            self.stale[a] = false;
-            self.cands[a] = self.candidate(a);
         }
+        for a in 0..self.cands.len() {
+            // The queue with the most ready tasks, or the next one for that queue's AICPU.
+            let victim = if most[0] == Some(a) { most[1] } else { most[0] };
+            let reads_victim = self.pulls || self.st.ready[a].len == 0;
+            let victim_changed =
+                victim != self.victims[a] || victim.is_some_and(|v| self.changed[v]);
+            let cores_changed = self.pulls && self.cores_changed == Some(self.owners.of_aicpu(a));
+            if self.stale[a] || self.changed[a] || (reads_victim && victim_changed) || cores_changed
+            {
+                self.stale[a] = false;
+                self.victims[a] = victim;
+                // Refilled in place: its task list's allocation is kept.
+                let mut c = std::mem::take(&mut self.cands[a]);
+                self.candidate(a, victim, &mut c);
+                self.cands[a] = c;
+            }
+        }
+        self.changed.fill(false);
+        self.cores_changed = None;
     }
 
-    /// AICPU `a`'s next dispatch, if it has a task to hand out.
-    fn candidate(&self, a: usize) -> Option<Cand> {
+    /// The two queues with the most ready tasks, the lower-numbered first among equals.
+    fn most_ready(&self) -> [Option<usize>; 2] {
+        let len = |q: Option<usize>| q.map_or(0, |q| self.st.ready[q].len);
+        let mut most = [None; 2];
+        for (q, set) in self.st.ready.iter().enumerate() {
+            if set.len > len(most[0]) {
+                most = [Some(q), most[0]];
+            } else if set.len > len(most[1]) {
+                most[1] = Some(q);
+            }
+        }
+        most
+    }
+
+    /// AICPU `a`'s next dispatch, into `c`: no tasks if it has none to hand out. `victim` is
+    /// the AICPU it steals from under work stealing.
+    fn candidate(&self, a: usize, victim: Option<usize>, c: &mut Cand) {
         let st = &self.st;
         // Work stealing: an AICPU with nothing ready takes ready work from the AICPU
         // with the most of it.
-        let q = if self.policy == Policy::WorkSteal && st.ready[a].len == 0 {
-            (0..st.ready.len())
-                .filter(|&q| q != a && st.ready[q].len > 0)
-                .max_by_key(|&q| (st.ready[q].len, Reverse(q)))
-                .unwrap_or(a)
-        } else {
-            a
+        let q = match victim {
+            Some(v) if st.ready[a].len == 0 => v,
+            _ => a,
         };
-        let mut c = Cand {
-            partial: false,
-            base: self.aicpu_free[a],
-            queue: q,
-            tasks: Vec::new(),
-        };
+        c.partial = false;
+        c.base = self.aicpu_free[a];
+        c.queue = q;
+        c.tasks.clear();
         if let Some(k) = self.interleave {
             let streams = self.streams;
             // Among the first ready tasks, the one of the stream whose turn it is.
-            let mut found: Option<(u32, (u64, TaskId, Target))> = None;
+            let mut found: Option<(u32, Task)> = None;
             for task in st.ready_tasks(q).take(LOOKAHEAD) {
                 let Target::Node(n) = task.2 else {
                     continue;
@@ -238,26 +288,24 @@ impl<'a> Dispatcher<'a> {
                 c.tasks.push(task);
                 c.base = c.base.max(task.0);
             }
-        } else if self.policy == Policy::WorkSteal && self.batch_n == 1 {
+        } else if self.pulls {
             // As simpler's schedulers pull from a shared ready queue (scheduler_dispatch.cpp,
             // run_staging_order): a task goes to a core that is idle when it arrives, so an
             // AICPU whose own cores are busy leaves it to one whose cores are free, which
             // steals it at a cost. What a dispatch makes ready joins its AICPU's own queue.
             let own = self.earliest_start(a, a);
-            let victim = (0..st.ready.len())
-                .filter(|&v| v != a && st.ready[v].len > 0)
-                .max_by_key(|&v| (st.ready[v].len, Reverse(v)));
             let stolen = victim.and_then(|v| Some((v, self.earliest_start(a, v)?)));
-            let (queue, (base, task)) = match (own, stolen) {
+            let (queue, (base, _, head)) = match (own, stolen) {
                 // The sooner start, then the older task, as one shared queue would give.
-                (Some(o), Some((v, s))) if (s.0, s.1.0) < (o.0, o.1.0) => (v, s),
+                (Some(o), Some((v, s))) if (s.0, s.1) < (o.0, o.1) => (v, s),
                 (Some(o), _) => (a, o),
                 (None, Some(s)) => s,
-                (None, None) => return None,
+                (None, None) => return,
             };
             c.queue = queue;
             c.base = base;
-            c.tasks.push(task);
+            c.head = head;
+            c.tasks.push(self.heads[queue][head].expect("a head").0);
         } else {
             for task in st.ready_tasks(q).take(self.batch_n) {
                 c.tasks.push(task);
@@ -266,34 +314,46 @@ impl<'a> Dispatcher<'a> {
             // A batch not yet full while more of this queue's tasks wait.
             c.partial = c.tasks.len() < self.batch_n && self.left[q] > st.ready[q].len;
         }
-        (!c.tasks.is_empty()).then_some(c)
     }
 
-    /// The task of queue `q` AICPU `a` could hand to an idle core soonest, and when: the
-    /// first ready task of each unit, so a busy cube does not hold up vector work.
-    fn earliest_start(&self, a: usize, q: usize) -> Option<(u64, (u64, TaskId, Target))> {
-        let mut best: Option<(u64, (u64, TaskId, Target))> = None;
-        // A unit no kernel runs on is as good as seen: with one unit, the first task is it.
-        let mut seen = self.idle_units;
-        for task in self.st.ready_tasks(q).take(LOOKAHEAD) {
-            // Tasks are in ready order: one ready later than the best can start cannot start
-            // sooner.
-            if best.is_some_and(|(b, _)| task.0 >= b) {
-                break;
-            }
-            let unit = self.unit(task.2);
-            if std::mem::replace(&mut seen[unit], true) {
-                continue;
-            }
-            let base = self.idle_core_base(a, q, unit).max(task.0);
-            if best.is_none_or(|(b, _)| base < b) {
-                best = Some((base, task));
-            }
-            if seen == [true, true] {
-                break;
+    /// Which of queue `q`'s heads AICPU `a` could hand to an idle core soonest: when, when it
+    /// became ready, and which head. Each unit's first ready task is a head, so a busy cube
+    /// does not hold up vector work; the earlier head goes when both start as soon.
+    fn earliest_start(&self, a: usize, q: usize) -> Option<(u64, u64, usize)> {
+        let mut best: Option<(u64, u64, usize)> = None;
+        for (head, &((r, _, _), unit)) in self.heads[q].iter().map_while(Option::as_ref).enumerate()
+        {
+            let base = self.idle_core_base(a, q, unit).max(r);
+            if best.is_none_or(|(b, _, _)| base < b) {
+                best = Some((base, r, head));
             }
         }
         best
+    }
+
+    /// Queue `q`'s first ready task, and the first of the other unit among its first
+    /// `LOOKAHEAD` tasks, with their units.
+    fn heads_of(&self, q: usize) -> Heads {
+        let mut heads: Heads = [None; 2];
+        // Tasks before the entry: an entry's tasks are of one kernel, so a run is passed whole.
+        let mut before = 0;
+        for (task, n) in self.st.ready_entries(q) {
+            if before >= LOOKAHEAD {
+                break;
+            }
+            let unit = self.unit(task.2);
+            match heads[0] {
+                None if self.one_unit => return [Some((task, unit)), None],
+                None => heads[0] = Some((task, unit)),
+                Some((_, first)) if unit != first => {
+                    heads[1] = Some((task, unit));
+                    break;
+                }
+                Some(_) => {}
+            }
+            before += n as usize;
+        }
+        heads
     }
 
     /// The unit (0 cube, 1 vector) a task runs on.
@@ -321,7 +381,7 @@ impl<'a> Dispatcher<'a> {
         let mut pick = None;
         let mut best = u64::MAX;
         for (a, c) in self.cands.iter().enumerate() {
-            if let Some(c) = c {
+            if !c.tasks.is_empty() {
                 let key = c.key(floor);
                 if pick.is_none() || key < best {
                     (pick, best) = (Some(a), key);
@@ -331,14 +391,16 @@ impl<'a> Dispatcher<'a> {
         pick
     }
 
-    /// Dispatches AICPU `a`'s candidate, and marks stale the candidates that changed.
+    /// Dispatches AICPU `a`'s candidate, and marks what it changed.
     fn issue(&mut self, a: usize, floor: u64) {
-        let Cand {
-            base,
-            queue: q,
-            tasks,
-            ..
-        } = self.cands[a].take().expect("chosen above");
+        let (base, q) = (self.cands[a].base, self.cands[a].queue);
+        // Given back empty below, for the AICPU's next candidate.
+        let mut tasks = std::mem::take(&mut self.cands[a].tasks);
+        if self.pulls {
+            // The queue's heads may have moved on since the choice, to tasks as ready on the
+            // same units: it stands, for the task now at its place.
+            tasks[0] = self.heads[q][self.cands[a].head].expect("a head").0;
+        }
         let mut t = base.max(floor);
         // The window: wait until fewer than `window` tasks are in flight.
         if self.window != u64::MAX {
@@ -363,7 +425,8 @@ impl<'a> Dispatcher<'a> {
         if self.rate_gap > 0 {
             self.next_rate_slot = t + self.rate_gap * tasks.len() as u64;
         }
-        let mut ends = Vec::with_capacity(tasks.len());
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
         for &(r, id, task) in &tasks {
             self.st.take(q, (r, id));
             ends.push(self.run(a, t, arrive, id, task));
@@ -375,19 +438,25 @@ impl<'a> Dispatcher<'a> {
         if self.policy == Policy::WorkSteal {
             self.st.home = Some(a);
         }
-        for (&(_, _, task), e) in tasks.iter().zip(ends) {
+        for (&(_, _, task), &e) in tasks.iter().zip(&ends) {
             self.st.ended(task, e);
         }
         self.st.home = None;
+        self.ends = ends;
+        tasks.clear();
+        self.cands[a].tasks = tasks;
         for (from, to, n) in self.st.moved.drain(..) {
             self.left[from] -= n;
             self.left[to] += n;
+            // A batch's `partial` reads the count left; `to`'s set grew, so it is touched.
+            self.changed[from] = true;
         }
         self.stale[a] = true;
-        self.stale[q] = true;
+        self.changed[q] = true;
         for b in self.st.touched.drain(..) {
-            self.stale[b] = true;
+            self.changed[b] = true;
         }
+        self.cores_changed = Some(self.owners.of_aicpu(a));
     }
 
     /// Runs task `id`, which AICPU `a` dispatched at `t` and which reaches the cores at
@@ -582,13 +651,16 @@ impl Memory {
 }
 
 /// An AICPU's next dispatch: from which queue, which tasks (ready time, id, task), and when,
-/// before the limits every AICPU shares.
+/// before the limits every AICPU shares. No tasks: nothing to hand out.
+#[derive(Default)]
 struct Cand {
     /// A batch not yet full while more tasks wait: it goes only when nothing else can.
     partial: bool,
+    /// Pulling, which of its queue's heads it takes.
+    head: usize,
     base: u64,
     queue: usize,
-    tasks: Vec<(u64, TaskId, Target)>,
+    tasks: Vec<Task>,
 }
 
 impl Cand {
@@ -598,5 +670,19 @@ impl Cand {
     }
 }
 
-/// How many of its ready tasks an interleaving AICPU looks at for one of the next stream.
+/// A ready task: when it became ready, its id, and what runs.
+type Task = (u64, TaskId, Target);
+
+/// A queue's first ready task and the first of the other unit, if it is near enough, with
+/// their units (0 cube, 1 vector).
+type Heads = [Option<(Task, usize)>; 2];
+
+/// What a pulling AICPU's choice reads of a queue's heads: when they became ready, and their
+/// units.
+fn pulled(heads: &Heads) -> [Option<(u64, usize)>; 2] {
+    heads.map(|h| h.map(|((r, _, _), unit)| (r, unit)))
+}
+
+/// How many of its ready tasks an interleaving AICPU looks at for one of the next stream, and
+/// a pulling one for a task of the other unit.
 const LOOKAHEAD: usize = 64;

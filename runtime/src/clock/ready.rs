@@ -198,6 +198,24 @@ impl Clock<'_> {
         }
     }
 
+    /// AICPU `q`'s ready set entry by entry, in the order it hands them out: each entry's
+    /// first task and how many tasks it holds, all of one kernel.
+    pub(super) fn ready_entries(
+        &self,
+        q: usize,
+    ) -> impl Iterator<Item = ((u64, TaskId, Target), u32)> + '_ {
+        self.ready[q]
+            .items
+            .iter()
+            .map(|(&(r, id), &item)| match item {
+                Item::One(t) => ((r, id, t), 1),
+                Item::Run { launch, head, left } => {
+                    let first = self.launches[launch as usize].first + head;
+                    ((r, first, Target::Instance(launch, head)), left)
+                }
+            })
+    }
+
     /// The tasks AICPU `q`'s ready set holds, in the order it hands them out.
     pub(super) fn ready_tasks(&self, q: usize) -> impl Iterator<Item = (u64, TaskId, Target)> + '_ {
         self.ready[q].items.iter().flat_map(|(&(r, id), &item)| {
