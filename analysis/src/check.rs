@@ -114,50 +114,7 @@ fn chunk_diagnostics(db: &dyn salsa::Database, file: File, chunk: u32) -> Vec<Di
     let mut diags: Vec<Diag> = Vec::new();
     for &item in items {
         crate::work::step(1);
-        match item.kind(db) {
-            ItemKind::Import => {}
-            ItemKind::Assign | ItemKind::Expr => {
-                let value = item_value(db, item);
-                diags.extend(value.diags.iter().cloned());
-                // Only the queries that have something to check for this kind of value: each
-                // query asked keeps a memo, which a file of millions of statements feels.
-                if !value.explores.is_empty() {
-                    diags.extend(
-                        checks::programs::exploration_checks(db, item)
-                            .iter()
-                            .cloned(),
-                    );
-                }
-                match &value.value {
-                    Value::Process(_) => {
-                        diags.extend(process_generic(db, item).diags.iter().cloned());
-                    }
-                    Value::Tensor(_) => {
-                        diags.extend(checks::npu_kernels::npu_view_checks(db, item));
-                    }
-                    Value::Program(_) => {
-                        diags.extend(checks::npu_kernels::npu_program_checks(db, item));
-                        diags.extend(program_checks(db, item).iter().cloned());
-                    }
-                    _ => {}
-                }
-            }
-            ItemKind::Kernel => {
-                diags.extend(kernel_signature(db, item).diags.iter().cloned());
-                diags.extend(kernel_body(db, item).diags.iter().cloned());
-                diags.extend(checks::out_never_stored::check(db, item));
-                diags.extend(checks::unused_values::check(
-                    db,
-                    crate::kernels::KernelInstance::plain(db, item),
-                ));
-                diags.extend(npu_kernel_checks(db, item).iter().cloned());
-            }
-            ItemKind::Workload => {
-                diags.extend(workload_params(db, item).1.iter().cloned());
-                diags.extend(workload_generic(db, item).diags.iter().cloned());
-            }
-            ItemKind::Other => diags.extend(outside_subset(db, item)),
-        }
+        item_diagnostics(db, item, &mut diags);
     }
     let broken = broken_items(db, file);
     let place = placer(db, file);
@@ -166,6 +123,81 @@ fn chunk_diagnostics(db: &dyn salsa::Database, file: File, chunk: u32) -> Vec<Di
         .filter(|d| !broken.contains(&d.span.item))
         .map(place)
         .collect()
+}
+
+/// The diagnostics of one item that its chunk gathers, from the queries its kind has.
+fn item_diagnostics<'db>(
+    db: &'db dyn salsa::Database,
+    item: Item<'db>,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    match item.kind(db) {
+        ItemKind::Import => {}
+        ItemKind::Assign | ItemKind::Expr => {
+            let value = item_value(db, item);
+            diags.extend(value.diags.iter().cloned());
+            // Only the queries that have something to check for this kind of value: each
+            // query asked keeps a memo, which a file of millions of statements feels.
+            if !value.explores.is_empty() {
+                diags.extend(
+                    checks::programs::exploration_checks(db, item)
+                        .iter()
+                        .cloned(),
+                );
+            }
+            match &value.value {
+                Value::Process(_) => {
+                    diags.extend(process_generic(db, item).diags.iter().cloned());
+                }
+                Value::Tensor(_) => {
+                    diags.extend(checks::npu_kernels::npu_view_checks(db, item));
+                }
+                Value::Program(_) => {
+                    diags.extend(checks::npu_kernels::npu_program_checks(db, item));
+                    diags.extend(program_checks(db, item).iter().cloned());
+                }
+                _ => {}
+            }
+        }
+        ItemKind::Kernel => {
+            diags.extend(kernel_signature(db, item).diags.iter().cloned());
+            diags.extend(kernel_body(db, item).diags.iter().cloned());
+            diags.extend(checks::out_never_stored::check(db, item));
+            diags.extend(checks::unused_values::check(
+                db,
+                crate::kernels::KernelInstance::plain(db, item),
+            ));
+            diags.extend(npu_kernel_checks(db, item).iter().cloned());
+        }
+        ItemKind::Workload => {
+            diags.extend(workload_params(db, item).1.iter().cloned());
+            diags.extend(workload_generic(db, item).diags.iter().cloned());
+        }
+        ItemKind::Other => diags.extend(outside_subset(db, item)),
+    }
+}
+
+/// Runs the queries each item of `file` needs for the file's diagnostics on rayon's threads,
+/// each thread on a handle of its own, so that `file_diagnostics` then mostly gathers memos:
+/// a file's items are analyzed in parallel (the workloads its programs call too, which
+/// `checks::file_plan_checks` reads). The results are the same whether or not this ran first.
+pub fn analyze_items_in_parallel(db: &crate::Database, file: File) {
+    use rayon::prelude::*;
+    // Below this, starting the threads costs more than it saves.
+    const MIN_ITEMS: usize = 64;
+    let items = module_items(db, file);
+    if items.len() < MIN_ITEMS || rayon::current_num_threads() < 2 {
+        return;
+    }
+    items.par_iter().for_each_with(db.clone(), |db, &item| {
+        let db: &dyn salsa::Database = db;
+        item_diagnostics(db, item, &mut Vec::new());
+        if matches!(item.kind(db), ItemKind::Assign | ItemKind::Expr) {
+            for &call in &item_value(db, item).calls {
+                crate::workloads::workload_instance(db, call);
+            }
+        }
+    });
 }
 
 /// A function placing an item's diagnostic in the file.

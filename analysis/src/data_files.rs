@@ -161,6 +161,9 @@ pub fn diagnostics_with_data_files(db: &crate::Database, file: File) -> Vec<Diag
 /// heed, since a suppressed error still stops it.
 pub fn unsuppressed_diagnostics(db: &crate::Database, file: File) -> Vec<Diagnostic> {
     db.make_items(file);
+    if db.first_analysis(file) {
+        crate::check::analyze_items_in_parallel(db, file);
+    }
     let mut all = crate::check::file_diagnostics(db, file).clone();
     all.extend(data_file_diagnostics(db, file, &read_npy_header));
     all.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));

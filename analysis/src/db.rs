@@ -1,6 +1,7 @@
 //! The salsa database. It optionally records which queries executed, so that tests can show
 //! what an edit re-ran.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 #[salsa::db]
@@ -8,6 +9,10 @@ use std::sync::{Arc, Mutex};
 pub struct Database {
     storage: salsa::Storage<Self>,
     log: Option<Arc<Mutex<Vec<String>>>>,
+    /// The files whose diagnostics were asked for once: the first time, their items are
+    /// analyzed in parallel (`check::analyze_items_in_parallel`); after an edit, the few
+    /// queries it touches run on the thread that asks.
+    analyzed: Arc<Mutex<HashSet<crate::File>>>,
 }
 
 #[salsa::db]
@@ -28,6 +33,7 @@ impl Database {
         Database {
             storage,
             log: Some(log),
+            analyzed: Arc::default(),
         }
     }
 
@@ -38,6 +44,14 @@ impl Database {
     pub fn make_items(&self, file: crate::File) {
         let apart = self.clone();
         crate::items::module_items(&apart, file);
+    }
+
+    /// Whether this is the first time `file`'s diagnostics are asked for on this database.
+    pub(crate) fn first_analysis(&self, file: crate::File) -> bool {
+        self.analyzed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(file)
     }
 
     /// The queries executed since the last call (empty without an execution log).

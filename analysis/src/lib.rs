@@ -37,7 +37,7 @@ mod work;
 mod workloads;
 
 pub use crate::check::lower_file;
-pub use crate::check::{binding_diagnostics, file_diagnostics};
+pub use crate::check::{analyze_items_in_parallel, binding_diagnostics, file_diagnostics};
 pub use crate::data_files::{
     NpyHeader, data_file_diagnostics, diagnostics_with_data_files, read_npy_header,
     unsuppressed_diagnostics,
