@@ -10,6 +10,9 @@ use wsp_syntax::{GreenNode, SyntaxNode, TextSize};
 
 use crate::files::File;
 
+/// How many kinds of item there are (`ItemKind`'s variants, `Other` the last).
+const ITEM_KINDS: usize = ItemKind::Other as usize + 1;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ItemKind {
     Import,
@@ -79,10 +82,12 @@ impl<'db> Item<'db> {
 /// The file's items, in order.
 #[salsa::tracked(returns(ref))]
 pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
-    let mut seen: HashMap<(ItemKind, String), u32> = HashMap::new();
-    let mut items: Vec<Item<'_>> = file
-        .parse(db)
-        .tree()
+    let tree = file.parse(db).tree();
+    // Each name's items so far, by kind (`ItemKind as usize`): looked up by `&str`, so a name
+    // is copied once, not once per statement.
+    let mut seen: HashMap<String, [u32; ITEM_KINDS]> =
+        HashMap::with_capacity(tree.syntax().green().children().len());
+    let mut items: Vec<Item<'_>> = tree
         .statements()
         .flat_map(|stmt| {
             let green = ItemSyntax(stmt.syntax().green().into_owned());
@@ -91,9 +96,12 @@ pub fn module_items(db: &dyn salsa::Database, file: File) -> Vec<Item<'_>> {
             classify(&stmt)
                 .into_iter()
                 .map(|(kind, name)| {
-                    let count = seen.entry((kind, name.clone())).or_default();
-                    let occurrence = *count;
-                    *count += 1;
+                    let counts = match seen.get_mut(name.as_str()) {
+                        Some(counts) => counts,
+                        None => seen.entry(name.clone()).or_default(),
+                    };
+                    let occurrence = counts[kind as usize];
+                    counts[kind as usize] += 1;
                     Item::new(db, file, kind, name, occurrence, green.clone())
                 })
                 .collect::<Vec<_>>()
@@ -176,17 +184,27 @@ pub fn item_offsets(db: &dyn salsa::Database, file: File) -> Vec<TextSize> {
 /// How many items a statement makes (`classify(stmt).len()`), without classifying the ones
 /// that make one: every statement but an assignment to a tuple or list of names.
 fn item_count(stmt: &Stmt) -> usize {
-    let unpacks = matches!(stmt, Stmt::AssignStmt(_))
+    if unpacks(stmt) {
+        classify(stmt).len()
+    } else {
+        1
+    }
+}
+
+/// Whether `stmt` assigns to a tuple or list, so that it may bind several names (`unpacked`).
+fn unpacks(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::AssignStmt(_))
         && matches!(
             stmt.syntax().children().find_map(Expr::cast),
             Some(Expr::TupleExpr(_) | Expr::ListExpr(_))
-        );
-    if unpacks { classify(stmt).len() } else { 1 }
+        )
 }
 
 /// The items a statement makes: its kind and the name each binds (several for unpacking).
 fn classify(stmt: &Stmt) -> Vec<(ItemKind, String)> {
-    if let Some(pairs) = unpacked(stmt) {
+    if unpacks(stmt)
+        && let Some(pairs) = unpacked(stmt)
+    {
         return pairs
             .into_iter()
             .map(|(n, _)| (ItemKind::Assign, n.text()))
