@@ -51,7 +51,8 @@ impl Input {
 
     /// The parser token of a top-level statement that starts at `offset`, at the start of a
     /// line, after a logical line's end: where the layout is back at the top level, with no
-    /// bracket open. Offset 0 is the start of the file.
+    /// bracket open. Offset 0 is the start of the file. The file's first token after leading
+    /// trivia is none: a run from it would take that trivia in (`raw_at`).
     pub(crate) fn statement_at(&self, text: &str, offset: TextSize) -> Option<usize> {
         if offset == TextSize::from(0) {
             return Some(0);
@@ -60,7 +61,8 @@ impl Input {
         // Dedents at the offset close the blocks before it.
         let i = (first..self.kinds.len()).find(|&i| self.raw[i] != SYNTHETIC)?;
         let at = usize::from(offset);
-        (self.ranges[i].start() == offset
+        (i > 0
+            && self.ranges[i].start() == offset
             && matches!(self.kinds[i - 1], NEWLINE | DEDENT)
             && text.as_bytes().get(at - 1) == Some(&b'\n'))
         .then_some(i)

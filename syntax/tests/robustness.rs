@@ -152,6 +152,10 @@ proptest! {
     fn reparsing_an_edit_equals_parsing_anew(which in any::<usize>(), edits in proptest::collection::vec(edit(), 1..24)) {
         let examples = common::examples();
         let mut text = examples[which % examples.len()].1.clone();
+        // Half with leading trivia, so that the first statement starts after the file does.
+        if which % 2 == 1 {
+            text.insert_str(0, "\n# leading comment\n");
+        }
         let mut tree = parse(&text);
         for e in &edits {
             let old = text.clone();
@@ -221,6 +225,24 @@ fn an_edit_inside_a_statement_keeps_the_other_statements() {
         let new = old.reparse(&text, range, "x", &new_text);
         assert_eq!(new, parse(&new_text), "{}", path.display());
         assert_eq!(shared(&old, &new), statements - 1, "{}", path.display());
+    }
+}
+
+/// An edit that breaks the first statement after leading comments or blank lines reparses as
+/// the whole text does: the statement starts the file's tokens but not its text.
+#[test]
+fn breaking_the_first_statement_after_leading_trivia() {
+    for text in ["# c\nx = 1\ny = 2\n", "\n\nx = 1\ny = 2\n"] {
+        let at = text.find('1').unwrap();
+        let old = parse(text);
+        let mut new_text = text.to_string();
+        new_text.replace_range(at..at + 1, "(");
+        let range = TextRange::at(TextSize::new(at as u32), TextSize::new(1));
+        assert_eq!(
+            old.reparse(text, range, "(", &new_text),
+            parse(&new_text),
+            "{text:?}"
+        );
     }
 }
 
