@@ -214,8 +214,7 @@ const CHUNK_MIN_BYTES: usize = 16 * 1024;
 /// A large file is cut into runs of top-level statements parsed on rayon's threads
 /// (`parse_chunks`); the tree and errors are those of parsing it whole.
 pub fn parse(text: &str) -> Parse {
-    let (mut raw, mut errors) = lexer::lex(text);
-    let input = layout::layout(text, &mut raw, &mut errors);
+    let (raw, input, errors) = lay_out(text);
     if text.len() >= PARALLEL_MIN_BYTES
         && rayon::current_num_threads() > 1
         && let Some(parse) = parse_chunks(text, &raw, &input, &errors)
@@ -228,8 +227,7 @@ pub fn parse(text: &str) -> Parse {
 /// `parse` on the calling thread alone: what `parse` must equal, for the tests.
 #[doc(hidden)]
 pub fn parse_sequential(text: &str) -> Parse {
-    let (mut raw, mut errors) = lexer::lex(text);
-    let input = layout::layout(text, &mut raw, &mut errors);
+    let (raw, input, errors) = lay_out(text);
     parse_laid_out(text, &raw, &input, errors)
 }
 
@@ -237,8 +235,7 @@ pub fn parse_sequential(text: &str) -> Parse {
 /// file whole: for the tests.
 #[doc(hidden)]
 pub fn parse_in_chunks(text: &str) -> Option<Parse> {
-    let (mut raw, mut errors) = lexer::lex(text);
-    let input = layout::layout(text, &mut raw, &mut errors);
+    let (raw, input, errors) = lay_out(text);
     parse_chunks(text, &raw, &input, &errors)
 }
 
@@ -267,14 +264,13 @@ fn finish(green: GreenNode, mut errors: Vec<SyntaxError>) -> Parse {
 /// error, which may be one only because the file goes on (an unclosed bracket). The rest of
 /// the file keeps its tree when both ends are cuts where the layout is back at the top level
 /// (`Input::statement_at`), no bracket is matched across them (`layout::brackets_apart`), and
-/// the region's parse ends at `end` with no error there or beyond; else `None`.
+/// the region parses as in the file (`parse_run`); else `None`.
 fn reparse_in_file(
     text: &str,
     start: TextSize,
     end: TextSize,
 ) -> Option<(GreenNode, Vec<SyntaxError>)> {
-    let (mut raw, mut errors) = lexer::lex(text);
-    let input = layout::layout(text, &mut raw, &mut errors);
+    let (raw, input, mut errors) = lay_out(text);
     let first = input.statement_at(text, start)?;
     let last = if end == TextSize::of(text) {
         input.kinds.len()
@@ -282,27 +278,51 @@ fn reparse_in_file(
         input.statement_at(text, end)?
     };
     let raw_range = input.raw_at(first, raw.len())..input.raw_at(last, raw.len());
-    if !layout::brackets_apart(&raw, raw_range.clone()) {
-        return None;
-    }
-    let (events, parse_errors, exact) = parser::parse_statements(text, &input, first, last);
-    if !exact || parse_errors.iter().any(|e| e.range.start() >= end) {
+    if !layout::brackets_apart(&raw, raw_range) {
         return None;
     }
     // In the whole parse's order: the lexer's and layout's, the parser's, the checks'.
     errors.retain(|e| e.range.start() >= start && e.range.start() < end);
-    errors.extend(parse_errors);
-    let green = builder::build(text, &raw, raw_range, &input, first, events, &mut errors);
+    let (green, mut errors) = parse_run(text, &raw, &input, first..last, errors)?;
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+    Some((green, errors))
+}
+
+/// The text lexed and laid out: the raw tokens, the parser's input, the errors found so far.
+fn lay_out(text: &str) -> (Vec<RawToken>, layout::Input, Vec<SyntaxError>) {
+    let (mut raw, mut errors) = lexer::lex(text);
+    let input = layout::layout(text, &mut raw, &mut errors);
+    (raw, input, errors)
+}
+
+/// The tree of the top-level statements of parser tokens `tokens`, as a file of their own,
+/// with `errors` and then the parser's and the checks': `None` unless they parse as they do
+/// in the whole file. They do when the last statement ends where `tokens` end and no error of
+/// theirs lies there or beyond (the parser reports one error per place, the first).
+fn parse_run(
+    text: &str,
+    raw: &[RawToken],
+    input: &layout::Input,
+    tokens: std::ops::Range<usize>,
+    mut errors: Vec<SyntaxError>,
+) -> Option<(GreenNode, Vec<SyntaxError>)> {
+    let (first, last) = (tokens.start, tokens.end);
+    let (events, parse_errors, exact) = parser::parse_statements(text, input, first, last);
+    let next = input.ranges.get(last).map(|r| r.start());
+    if !exact || next.is_some_and(|next| parse_errors.iter().any(|e| e.range.start() >= next)) {
+        return None;
+    }
+    errors.extend(parse_errors);
+    let raw_range = input.raw_at(first, raw.len())..input.raw_at(last, raw.len());
+    let green = builder::build(text, raw, raw_range, input, first, events, &mut errors);
     Some((green, errors))
 }
 
 /// Parses runs of top-level statements in parallel and joins their trees under one root, with
 /// the lexer's and layout's `errors`. The parser reads the same tokens in a run as in the whole
-/// file and starts each run in the state it is in there (at the top level), so a run parses as
-/// it does in the file when its last statement ends where the next run starts, and no error of
-/// its lies there or beyond (the parser reports one error per place, the first). Otherwise
-/// (a statement that runs on past the cut) this gives `None`, and the file is parsed whole.
+/// file and starts each run in the state it is in there (at the top level); a run that does
+/// not parse as in the file (`parse_run`: a statement that runs on past the cut) gives `None`,
+/// and the file is parsed whole.
 fn parse_chunks(
     text: &str,
     raw: &[RawToken],
@@ -321,20 +341,10 @@ fn parse_chunks(
         .copied()
         .chain(std::iter::once(input.kinds.len()))
         .collect();
-    let raw_at = |token: usize| input.raw_at(token, raw.len());
     let parts: Vec<Option<(GreenNode, Vec<SyntaxError>)>> = starts
         .par_iter()
         .zip(ends.par_iter())
-        .map(|(&start, &end)| {
-            let (events, mut errors, exact) = parser::parse_statements(text, input, start, end);
-            let next = input.ranges.get(end).map(|r| r.start());
-            if !exact || next.is_some_and(|next| errors.iter().any(|e| e.range.start() >= next)) {
-                return None;
-            }
-            let raw_range = raw_at(start)..raw_at(end);
-            let green = builder::build(text, raw, raw_range, input, start, events, &mut errors);
-            Some((green, errors))
-        })
+        .map(|(&start, &end)| parse_run(text, raw, input, start..end, Vec::new()))
         .collect();
     let mut children = Vec::new();
     let mut all_errors = errors.to_vec();
