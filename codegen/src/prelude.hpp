@@ -60,19 +60,26 @@ static inline uint16_t f32_to_bf16(float f) {
 // (codegen's `vector_math`). Cephes' minimax polynomials: within 2 ulp of the correctly rounded result
 // over the whole range, with IEEE behaviour at infinities, NaN and subnormals. f64 (and integer)
 // values use the standard library.
-static inline float exp(float x) {
-    // Past these the result is infinity or zero; the clamp keeps the integer part in range.
-    float xc = x != x ? 0.0f : (x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
-    // x = n ln2 + r, |r| <= ln2 / 2; rounding by adding 1.5 * 2^23.
-    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+// e^r for x = n ln2 + r, |r| <= ln2 / 2, and n: e^x is that times 2^n. x is finite and its
+// n within the exponent's range.
+static inline float exp_reduced(float x, float& n) {
+    // Rounding by adding 1.5 * 2^23.
+    n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    return p * r * r + r + 1.0f;
+}
+
+static inline float exp(float x) {
+    // Past these the result is infinity or zero; the clamp keeps the integer part in range.
+    float xc = x != x ? 0.0f : (x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
+    float n;
+    float p = exp_reduced(xc, n);
     // 2^n in two factors, so that results near overflow or in the subnormals round once.
     int32_t ni = (int32_t)n;
     int32_t n1 = ni >> 1;
@@ -125,16 +132,8 @@ static inline float tanh(float x) {
     // Otherwise 1 - 2 / (e^2|x| + 1). Past |x| = 10 that rounds to 1, so e^2|x| is taken of
     // at most 20: a power of two of one factor, no infinity or zero to guard (`exp` has both).
     // A NaN passes the clamp and every step as a NaN.
-    float y = a > 10.0f ? 20.0f : a + a;
-    float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = y - n * 0.693359375f + n * 2.12194440e-4f;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r * r + r + 1.0f;
+    float n;
+    float q = exp_reduced(a > 10.0f ? 20.0f : a + a, n);
     float e = q * bits<float>((uint32_t)((int32_t)n + 127) << 23);
     float big = 1.0f - 2.0f / (e + 1.0f);
     big = x < 0.0f ? -big : big;
