@@ -641,23 +641,11 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
                 .collect()
         })
         .collect();
-    // Five rounds over every kernel: this machine's speed drifts, and ratios between kernels
-    // mean something only when measured close together. Speeds are each kernel's best round;
-    // a time over `neg`'s is the median over rounds of the two times measured in one round
-    // (neg's best round may have had faster memory than any of exp's).
-    const ROUNDS: usize = 5;
-    let mut secs = vec![Vec::with_capacity(ROUNDS); cases.len()];
-    for _ in 0..ROUNDS {
-        for (k, (name, sizes, strides)) in cases.iter().enumerate() {
-            secs[k].push(time_passes(
-                kernel(&lib, name),
-                &mut bufs[k],
-                sizes,
-                strides,
-                tiles,
-            ));
-        }
-    }
+    // Speeds are each kernel's best round; a time over `neg`'s is the median over rounds of
+    // the two times measured in one round (neg's best round may have had faster memory than
+    // any of exp's).
+    let all: Vec<usize> = (0..cases.len()).collect();
+    let secs = time_rounds(&lib, &cases, &all, &mut bufs, tiles);
     let best: Vec<f64> = secs.iter().map(|s| min(s)).collect();
     let neg = cases
         .iter()
@@ -703,9 +691,36 @@ fn kernels(scratch: &Path, cache: &Path) -> Value {
     })
 }
 
+/// Seconds per pass of each of `cases[which]`, in `ROUNDS` rounds over them all: this
+/// machine's speed drifts, and ratios between kernels mean something only when measured close
+/// together.
+fn time_rounds(
+    lib: &libloading::Library,
+    cases: &[(&str, &[usize], [i64; 6])],
+    which: &[usize],
+    bufs: &mut [Vec<Vec<u8>>],
+    tiles: usize,
+) -> Vec<Vec<f64>> {
+    const ROUNDS: usize = 5;
+    let mut secs = vec![Vec::with_capacity(ROUNDS); which.len()];
+    for _ in 0..ROUNDS {
+        for (k, &c) in which.iter().enumerate() {
+            let (name, sizes, strides) = &cases[c];
+            secs[k].push(time_passes(
+                kernel(lib, name),
+                &mut bufs[c],
+                sizes,
+                strides,
+                tiles,
+            ));
+        }
+    }
+    secs
+}
+
 /// The elementwise math's time over neg's with the kernels built for AVX2 machines
 /// (`-march=x86-64-v3`, through `CXXFLAGS`, which comes after our `-march=native`): this
-/// machine may have AVX-512, and the math must vectorize on both. Rounds as in `kernels`.
+/// machine may have AVX-512, and the math must vectorize on both.
 fn avx2_math(
     scratch: &Path,
     cache: &Path,
@@ -733,19 +748,7 @@ fn avx2_math(
                 .expect("measured above")
         })
         .collect();
-    let mut secs = vec![Vec::new(); MATH.len()];
-    for _ in 0..5 {
-        for (k, &c) in measured.iter().enumerate() {
-            let (name, sizes, strides) = &cases[c];
-            secs[k].push(time_passes(
-                kernel(&lib, name),
-                &mut bufs[c],
-                sizes,
-                strides,
-                tiles,
-            ));
-        }
-    }
+    let secs = time_rounds(&lib, cases, &measured, bufs, tiles);
     let mut out = serde_json::Map::new();
     for (k, name) in MATH.iter().enumerate().skip(1) {
         let ratios = secs[k].iter().zip(&secs[0]).map(|(s, n)| s / n).collect();
