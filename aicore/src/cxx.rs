@@ -37,10 +37,11 @@ pub fn compute(d: DType) -> &'static str {
 /// A `double` literal that reads back to the same bits.
 pub fn double(v: f64) -> String {
     if v.is_nan() {
-        "std::numeric_limits<double>::quiet_NaN()".into()
+        // The compiler's own: the CPU kernels include no standard header.
+        "__builtin_nan(\"\")".into()
     } else if v.is_infinite() {
         let s = if v < 0.0 { "-" } else { "" };
-        format!("{s}std::numeric_limits<double>::infinity()")
+        format!("{s}__builtin_inf()")
     } else {
         // Rust prints the shortest text that reads back exactly; C++ parses it the same way.
         let s = format!("{v:?}");

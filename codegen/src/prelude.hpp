@@ -1,10 +1,9 @@
 // WSP CPU-sim prelude: element conversions, tile loads and stores, blocked matmul.
 // f16 and bf16 are stored in 16 bits and computed in f32.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <limits>
+// Nothing but <stdint.h> is included: the standard library's <cmath> and <algorithm> took
+// g++ longer to read than a kernel takes to compile. Programs with `cpp_src` bodies get those
+// headers before the prelude (`cpp::STD_HEADERS`).
+#include <stdint.h>
 
 namespace wsp {
 
@@ -12,7 +11,7 @@ template <class To, class From>
 static inline To bits(From f) {
     static_assert(sizeof(To) == sizeof(From), "same size");
     To t;
-    std::memcpy(&t, &f, sizeof t);
+    __builtin_memcpy(&t, &f, sizeof t);
     return t;
 }
 
@@ -112,10 +111,10 @@ static inline float log(float x) {
     float fe = (float)e;
     float y = m * z * p + fe * -2.12194440e-4f - 0.5f * z;
     y = m + y + fe * 0.693359375f;
-    const float inf = std::numeric_limits<float>::infinity();
+    const float inf = __builtin_inff();
     y = x == inf ? inf : y;
     y = x == 0.0f ? -inf : y;
-    y = x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : y;
+    y = x < 0.0f ? __builtin_nanf("") : y;
     return x != x ? x : y;
 }
 
@@ -140,22 +139,41 @@ static inline float tanh(float x) {
     return a < 0.625f ? small : big;
 }
 
-// The rest of the table's `std::` functions, which vectorize as they are (or are not in a
-// kernel's hot path), and f64 and integer arguments.
+// The rest of the table's `std::` functions, as the standard library's overloads have them:
+// f32 and f64 (the compiler's own, which vectorize or are not in a kernel's hot path), and
+// integers computed in f64.
+static inline double exp(double x) { return __builtin_exp(x); }
+static inline double log(double x) { return __builtin_log(x); }
+static inline double tanh(double x) { return __builtin_tanh(x); }
+static inline float sqrt(float x) { return __builtin_sqrtf(x); }
+static inline double sqrt(double x) { return __builtin_sqrt(x); }
+static inline float sin(float x) { return __builtin_sinf(x); }
+static inline double sin(double x) { return __builtin_sin(x); }
+static inline float cos(float x) { return __builtin_cosf(x); }
+static inline double cos(double x) { return __builtin_cos(x); }
 template <class T>
-static inline auto exp(T x) { return std::exp(x); }
+static inline double exp(T x) { return __builtin_exp((double)x); }
 template <class T>
-static inline auto log(T x) { return std::log(x); }
+static inline double log(T x) { return __builtin_log((double)x); }
 template <class T>
-static inline auto tanh(T x) { return std::tanh(x); }
+static inline double tanh(T x) { return __builtin_tanh((double)x); }
 template <class T>
-static inline auto sqrt(T x) { return std::sqrt(x); }
+static inline double sqrt(T x) { return __builtin_sqrt((double)x); }
 template <class T>
-static inline auto sin(T x) { return std::sin(x); }
+static inline double sin(T x) { return __builtin_sin((double)x); }
 template <class T>
-static inline auto cos(T x) { return std::cos(x); }
+static inline double cos(T x) { return __builtin_cos((double)x); }
+// Integers narrower than int are promoted to it, as `std::abs` does.
+static inline int abs(int x) { return __builtin_abs(x); }
+static inline long abs(long x) { return __builtin_labs(x); }
+static inline long long abs(long long x) { return __builtin_llabs(x); }
+static inline float abs(float x) { return __builtin_fabsf(x); }
+static inline double abs(double x) { return __builtin_fabs(x); }
+
 template <class T>
-static inline auto abs(T x) { return std::abs(x); }
+static inline T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+static inline T max(T a, T b) { return a < b ? b : a; }
 
 // How a dtype is stored (S) and computed (C).
 struct F16 {
@@ -181,10 +199,13 @@ struct Plain {
     static C round(C c) { return c; }
 };
 
+// -infinity for floating types, the least value for integers.
 template <class T>
 static inline T lowest() {
-    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                : std::numeric_limits<T>::lowest();
+    if (T(0.5) != T(0)) {
+        return T(-__builtin_inf());
+    }
+    return T(-1) > T(0) ? T(0) : T((unsigned long long)1 << (sizeof(T) * 8 - 1));
 }
 
 template <int M, int N, class D>

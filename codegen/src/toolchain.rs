@@ -3,9 +3,10 @@
 //!
 //! - `compiler-HASH.json`: the compiler's command as `cc` finds it. Finding it starts the
 //!   compiler twice (a preprocessor probe and a flag probe), ~45 ms.
-//! - `prelude-HASH/`: the prelude (`wsp_prelude.hpp`, the `<algorithm>`, `<cmath>` and
-//!   `<limits>` it includes, and its math) precompiled with the kernels' exact command. Parsing
-//!   it is most of a small kernel's compile (rmsnorm: 0.21 s, 0.10 s with it precompiled).
+//! - `prelude-HASH/`: the prelude after the standard headers (`<algorithm>`, `<cmath>`,
+//!   `<cstring>`, `<limits>`), as programs with `cpp_src` bodies have it, precompiled with the
+//!   kernels' exact command: reading those headers takes g++ ~0.2 s, loading them ~0.07 s.
+//!   (Other programs' prelude includes no standard header and is read in a few milliseconds.)
 //!   The first compile that finds it missing starts its build in the background and compiles
 //!   as before; later ones include it. HASH covers the prelude's text and the command, so a
 //!   new compiler or prelude gets a new one; a compiler that finds it unusable reads the
@@ -87,7 +88,7 @@ pub(crate) fn prelude(cache: &Path, compiler: &Compiler) -> Option<PathBuf> {
         (false, true) => "gch",
         _ => return None,
     };
-    let mut key = crate::cpp::PRELUDE.as_bytes().to_vec();
+    let mut key = crate::cpp::PRELUDE_WITH_STD.as_bytes().to_vec();
     key.extend(serde_json::to_vec(compiler).unwrap_or_default());
     let name = format!("prelude-{}", short_hash(&key));
     let dir = cache.join(&name);
@@ -109,7 +110,7 @@ pub(crate) fn prelude(cache: &Path, compiler: &Compiler) -> Option<PathBuf> {
     }
     let tmp = cache.join(format!("{name}.tmp-{}", std::process::id()));
     if std::fs::create_dir_all(&tmp).is_err()
-        || std::fs::write(tmp.join(HEADER), crate::cpp::PRELUDE).is_err()
+        || std::fs::write(tmp.join(HEADER), crate::cpp::PRELUDE_WITH_STD).is_err()
     {
         let _ = std::fs::remove_file(&marker);
         return None;

@@ -1,6 +1,7 @@
 // Appended to the prelude by `the_prelude_math_is_accurate` (codegen/src/lib.rs): checks the
 // vectorizable math against double-precision libm and the f16/bf16 conversions against the
 // straightforward scalar definitions. Prints the worst errors; exits 1 on a failure.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
