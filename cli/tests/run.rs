@@ -2330,10 +2330,11 @@ assert np.all(s == 9.0), s[0, :3]
 }
 
 /// What a cold compile and a warm start need besides the kernels is kept in the kernel cache:
-/// the compiler's command, the prelude precompiled (built in the background after the first
-/// compile), and each kernel's model beside its library. None changes a number: a kernel
-/// compiled with the precompiled prelude computes what one compiled without it does, and a
-/// damaged model file is modelled again.
+/// the compiler's command, the prelude with the standard headers precompiled for programs with
+/// `cpp_src` bodies (built in the background after the first such compile; other programs
+/// include no standard header and have none), and each kernel's model beside its library.
+/// None changes a number: a kernel compiled with the precompiled prelude computes what one
+/// compiled without it does, and a damaged model file is modelled again.
 #[test]
 fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
     let dir = scratch("toolchain-cache");
@@ -2365,14 +2366,34 @@ fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
             .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
             .collect()
     };
-    let (first, tensors) = run("first", &text);
+    let (first, _) = run("first", &text);
     assert_eq!(first["cache_hit"], false);
     assert_eq!(
         entries("compiler-").len(),
         1,
         "the compiler's command is kept"
     );
-    // The prelude is precompiled in the background: wait for it.
+    assert_eq!(
+        entries("prelude-"),
+        Vec::<PathBuf>::new(),
+        "rmsnorm has no cpp_src"
+    );
+    // A body using the standard library without including it; the prelude with the standard
+    // headers is precompiled in the background: wait for it.
+    let body = "    for (int i = 0; i < 64; ++i) y[i] = std::max(std::exp(x[i] - 1.0f), 0.5f) + (float)std::numeric_limits<int8_t>::max();\n";
+    let std_text = std::fs::read_to_string(cpp_src_program(&dir, "std_lib", body)).unwrap();
+    let (_, tensors) = run("std_lib", &std_text);
+    let (_, y) = tensors
+        .iter()
+        .find(|(name, _)| name.starts_with('Y'))
+        .unwrap();
+    // Y's 256 floats end the file: e^0 + 127 each.
+    assert!(
+        y[y.len() - 1024..]
+            .chunks(4)
+            .all(|b| f32::from_le_bytes(b.try_into().unwrap()) == 128.0),
+        "the body's values"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while entries("prelude-")
         .iter()
@@ -2386,9 +2407,9 @@ fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // Another kernel (times 1.0 changes no value), compiled with the precompiled prelude.
-    let changed = text.replace("sq = pto.mul(x, x)", "sq = pto.mul(pto.mul(x, x), 1.0)");
-    assert_ne!(changed, text);
-    let (second, again) = run("second", &changed);
+    let changed = std_text.replace("y[i] = ", "y[i] = 1.0f * ");
+    assert_ne!(changed, std_text);
+    let (second, again) = run("std_lib", &changed);
     assert_eq!(second["cache_hit"], false);
     assert_eq!(tensors, again);
     // Each kernel's model beside its library: a damaged one is modelled again.
@@ -2405,7 +2426,7 @@ fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
                 .starts_with("model-")
         })
         .collect();
-    assert_eq!(models.len(), 2, "{models:?}");
+    assert_eq!(models.len(), 3, "{models:?}");
     for m in &models {
         std::fs::write(m, "{ not json").unwrap();
     }

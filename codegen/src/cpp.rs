@@ -19,7 +19,7 @@ pub const PRELUDE: &str = include_str!("prelude.hpp");
 /// the standard library without including it (the prelude once included these headers for
 /// every program). It is what gets precompiled: the headers take g++ ~0.2 s to read.
 pub const PRELUDE_WITH_STD: &str = concat!(
-    "#include <algorithm>\n#include <cmath>\n#include <cstring>\n#include <limits>\n",
+    "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <limits>\n",
     include_str!("prelude.hpp")
 );
 

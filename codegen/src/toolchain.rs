@@ -4,8 +4,9 @@
 //! - `compiler-HASH.json`: the compiler's command as `cc` finds it. Finding it starts the
 //!   compiler twice (a preprocessor probe and a flag probe), ~45 ms.
 //! - `prelude-HASH/`: the prelude after the standard headers (`<algorithm>`, `<cmath>`,
-//!   `<cstring>`, `<limits>`), as programs with `cpp_src` bodies have it, precompiled with the
-//!   kernels' exact command: reading those headers takes g++ ~0.2 s, loading them ~0.07 s.
+//!   `<cstdint>`, `<cstring>`, `<limits>`), as programs with `cpp_src` bodies have it,
+//!   precompiled with the kernels' exact command: reading those headers takes g++ ~0.2 s,
+//!   loading them ~0.07 s.
 //!   (Other programs' prelude includes no standard header and is read in a few milliseconds.)
 //!   The first compile that finds it missing starts its build in the background and compiles
 //!   as before; later ones include it. HASH covers the prelude's text and the command, so a
