@@ -2,7 +2,7 @@
 // f16 and bf16 are stored in 16 bits and computed in f32.
 // Nothing but <stdint.h> is included: the standard library's <cmath> and <algorithm> took
 // g++ longer to read than a kernel takes to compile. Programs with `cpp_src` bodies get those
-// headers before the prelude (`cpp::STD_HEADERS`).
+// headers before the prelude (`cpp::PRELUDE_WITH_STD`).
 #include <stdint.h>
 
 namespace wsp {
