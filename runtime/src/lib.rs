@@ -589,8 +589,9 @@ fn run_job(
     let host_memory = Target::CpuSim.memory_bytes();
     let tensor_bytes = check_tensor_sizes(all_tensors(), host_memory).map_err(RunError::Input)?;
     let mut tensors = Tensors::default();
-    // The hash of each value started from a kept file: an unchanged one is not written again.
-    let mut kept_hashes: HashMap<String, blake3::Hash> = HashMap::new();
+    // What is known of each value started from a kept file: an unchanged one is not written
+    // again.
+    let mut kept_files: HashMap<String, kept_values::Kept> = HashMap::new();
     for t in all_tensors() {
         if tensors.id(&t.name).is_some() || tensors.views.contains_key(&t.name) {
             continue;
@@ -624,13 +625,26 @@ fn run_job(
             (None, Some(init), TensorOrigin::Declared) => (Some(init.clone()), &*job.base_dir),
             _ => (None, Path::new("")),
         };
-        let data = TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
-            .map_err(RunError::Input)?;
-        if let Some(path) = &kept
-            && job.dump_tensors.as_ref() == job.initial_values.as_ref()
-        {
-            kept_hashes.insert(t.name.clone(), kept_values::hash(path, data.bytes()));
-        }
+        let keeps = job.dump_tensors.as_ref() == job.initial_values.as_ref();
+        let recalled = kept
+            .as_ref()
+            .filter(|_| keeps)
+            .and_then(|path| kept_values::recall(path, &t.name, t.dtype, &t.shape));
+        let data = match recalled {
+            Some((data, known)) => {
+                kept_files.insert(t.name.clone(), known);
+                data
+            }
+            None => {
+                let data =
+                    TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
+                        .map_err(RunError::Input)?;
+                if let Some(path) = kept.as_ref().filter(|_| keeps) {
+                    kept_files.insert(t.name.clone(), kept_values::known(path, &data));
+                }
+                data
+            }
+        };
         tensors.insert(data);
     }
 
@@ -1154,13 +1168,12 @@ fn run_job(
             if rings.contains(&t.name.as_str()) {
                 continue;
             }
-            let hash = blake3::hash(t.bytes());
-            if kept_hashes.get(&t.name) == Some(&hash) {
+            if kept_files.get(&t.name).is_some_and(|k| k.matches(t)) {
                 continue;
             }
             let path = dir.join(format!("{}.npy", t.name));
             t.save_npy(&path).map_err(RunError::Input)?;
-            kept_values::wrote(&path, hash);
+            kept_values::remember(&path, t);
         }
         // A tensor in another memory order is dumped in its own order beside its storage (a
         // view such as `X.T` is its base's bytes, dumped as the base).
@@ -1271,20 +1284,67 @@ fn last_execution<T>(
     ranges.iter().rposition(|(p, ..)| p.name == program)
 }
 
-/// The hashes of the tensor files a front end keeps between runs (a notebook's values, read
-/// and written back by each cell's run in a run process kept between cells), by the file's
-/// identity: a file this process wrote or read before, unchanged since, is not hashed again.
+/// The tensor files a front end keeps between runs (a notebook's values, read and written back
+/// by each cell's run in a run process kept between cells), by the file's identity: a file this
+/// process wrote or read before, unchanged since, is neither read nor hashed again. Its bytes
+/// are kept in memory while they fit in `KEPT_BYTES` (the next run starts from them and
+/// compares the result with them), its hash otherwise.
 mod kept_values {
     use std::collections::HashMap;
     use std::os::unix::fs::MetadataExt;
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
+
+    use wsp_ir::DType;
+
+    use crate::tensors::TensorData;
 
     /// Device, inode, size, modification and change times: a file replaced or rewritten
     /// differs in one of them.
     type Identity = (u64, u64, u64, i64, i64, i64, i64);
 
-    static KNOWN: Mutex<Option<HashMap<PathBuf, (Identity, blake3::Hash)>>> = Mutex::new(None);
+    /// The most bytes of values kept in memory: beyond it, values are kept as hashes, so a
+    /// notebook of large tensors does not hold them twice.
+    const KEPT_BYTES: usize = 64 << 20;
+
+    /// What is known of a file's contents, as a tensor of `dtype` and `shape` read it.
+    #[derive(Clone)]
+    pub(super) enum Kept {
+        Value {
+            dtype: DType,
+            shape: Vec<u64>,
+            bytes: Arc<[u8]>,
+        },
+        Hash(blake3::Hash),
+    }
+
+    impl Kept {
+        /// Whether this was known of the file as `t`'s dtype and shape read it (a hash does
+        /// not say).
+        fn read_as(&self, t: &TensorData) -> bool {
+            match self {
+                Kept::Value { dtype, shape, .. } => *dtype == t.dtype && *shape == t.shape,
+                Kept::Hash(_) => true,
+            }
+        }
+
+        /// Whether `t` holds what the file does.
+        pub(super) fn matches(&self, t: &TensorData) -> bool {
+            match self {
+                Kept::Value { bytes, .. } => **bytes == *t.bytes(),
+                Kept::Hash(h) => blake3::hash(t.bytes()) == *h,
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Known {
+        files: HashMap<PathBuf, (Identity, Kept)>,
+        /// The bytes of the `Kept::Value`s.
+        bytes: usize,
+    }
+
+    static KNOWN: Mutex<Option<Known>> = Mutex::new(None);
 
     fn identity(path: &Path) -> Option<Identity> {
         let m = std::fs::metadata(path).ok()?;
@@ -1299,31 +1359,71 @@ mod kept_values {
         ))
     }
 
-    /// The hash of `bytes`, read from the file at `path`.
-    pub(super) fn hash(path: &Path, bytes: &[u8]) -> blake3::Hash {
-        let id = identity(path);
+    fn with_known<T>(f: impl FnOnce(&mut Known) -> T) -> T {
         let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-        let known = known.get_or_insert_default();
-        if let (Some(id), Some((was, hash))) = (id, known.get(path))
-            && id == *was
-        {
-            return *hash;
-        }
-        let hash = blake3::hash(bytes);
-        if let Some(id) = id {
-            known.insert(path.to_path_buf(), (id, hash));
-        }
-        hash
+        f(known.get_or_insert_default())
     }
 
-    /// `path` was just written with bytes hashing to `hash`.
-    pub(super) fn wrote(path: &Path, hash: blake3::Hash) {
-        if let Some(id) = identity(path) {
-            let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-            known
-                .get_or_insert_default()
-                .insert(path.to_path_buf(), (id, hash));
-        }
+    /// The tensor `name` as the file at `path` holds it, from memory when this process kept
+    /// its bytes and the file is unchanged; `None` when it must be read.
+    pub(super) fn recall(
+        path: &Path,
+        name: &str,
+        dtype: DType,
+        shape: &[u64],
+    ) -> Option<(TensorData, Kept)> {
+        let id = identity(path)?;
+        let kept = with_known(|known| match known.files.get(path) {
+            Some((
+                was,
+                kept @ Kept::Value {
+                    dtype: d, shape: s, ..
+                },
+            )) if *was == id && *d == dtype && s == shape => Some(kept.clone()),
+            _ => None,
+        })?;
+        let Kept::Value { bytes, .. } = &kept else {
+            return None;
+        };
+        let data = TensorData::from_bytes(name, dtype, shape, bytes).ok()?;
+        Some((data, kept))
+    }
+
+    /// What is known of the file at `path`, just read into `t` or written from it.
+    pub(super) fn remember(path: &Path, t: &TensorData) -> Kept {
+        let id = identity(path);
+        with_known(|known| {
+            if let Some((_, Kept::Value { bytes, .. })) = known.files.remove(path) {
+                known.bytes -= bytes.len();
+            }
+            let kept = if known.bytes + t.bytes().len() <= KEPT_BYTES {
+                known.bytes += t.bytes().len();
+                Kept::Value {
+                    dtype: t.dtype,
+                    shape: t.shape.clone(),
+                    bytes: t.bytes().into(),
+                }
+            } else {
+                Kept::Hash(blake3::hash(t.bytes()))
+            };
+            if let Some(id) = id {
+                known.files.insert(path.to_path_buf(), (id, kept.clone()));
+            } else if let Kept::Value { bytes, .. } = &kept {
+                known.bytes -= bytes.len();
+            }
+            kept
+        })
+    }
+
+    /// What is known of the file at `path` (read into `t`), unchanged since this process last
+    /// read or wrote it: not hashed again.
+    pub(super) fn known(path: &Path, t: &TensorData) -> Kept {
+        let id = identity(path);
+        let same = with_known(|known| match (id, known.files.get(path)) {
+            (Some(id), Some((was, kept))) if id == *was && kept.read_as(t) => Some(kept.clone()),
+            _ => None,
+        });
+        same.unwrap_or_else(|| remember(path, t))
     }
 }
 

@@ -28,6 +28,25 @@ impl TensorData {
         TensorData::new(name, dtype, shape, None, Path::new(""), 1)
     }
 
+    /// A tensor holding `bytes`, its elements as they sit in memory.
+    pub fn from_bytes(
+        name: &str,
+        dtype: DType,
+        shape: &[u64],
+        bytes: &[u8],
+    ) -> Result<TensorData, String> {
+        let mut t = TensorData::zeros(name, dtype, shape)?;
+        if t.bytes().len() != bytes.len() {
+            return Err(format!(
+                "{} bytes for tensor `{name}` of {} bytes",
+                bytes.len(),
+                t.bytes().len()
+            ));
+        }
+        t.bytes_mut().copy_from_slice(bytes);
+        Ok(t)
+    }
+
     /// A tensor filled by `init` (zeros without one), with up to `workers` threads; `base` is
     /// the `.wsp` file's folder, for `load_npy`.
     ///

@@ -200,6 +200,48 @@ def test_an_upgrade_of_the_binary_breaks_no_open_notebook(tmp_path):
         np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 3)
 
 
+def test_values_carry_between_runs_kept_in_memory_or_past_its_cap(tmp_path):
+    """Each run starts from the values the last one left: T (1 KB) from the run process's
+    memory, Big (68 MB, past the 64 MiB kept there) from its file. Cells that change nothing
+    and cells that redefine a tensor see the right values too."""
+    big = '''
+rows = Dense[1040]
+Big = Tensor((1040, 128, 128), F32, init=arange())
+
+
+@kernel
+def bump_big_tile(t: InOut[Tile[128, 128, F32]]):
+    pto.store(t, pto.add(t, pto.constant(1.0, F32)))
+
+
+@workload
+def bump_all_big(rows):
+    for i in P(rows):
+        bump_big_tile[i](t=Big[i])
+
+
+bump_big = bump_all_big(rows).compile(target="cpu_sim")
+bump_big.execute()
+'''
+    with running_kernel(tmp_path) as (_, kc):
+        ok(execute(kc, BUMP, cell_id="small"))
+        ok(execute(kc, big, cell_id="big"))
+        for _ in range(3):
+            ok(execute(kc, "bump.execute()\nbump_big.execute()", cell_id="again"))
+        ok(execute(kc, "1 + 1", cell_id="other"))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 4)
+        # Four runs of + 1 in f32 (past 2^24, adding 4 at once rounds differently).
+        want = np.arange(1040 * 128 * 128, dtype=np.float32).reshape(1040, 128, 128)
+        for _ in range(4):
+            want += np.float32(1)
+        np.testing.assert_array_equal(saved(kc, tmp_path, "Big"), want)
+        # The small program's cell again: T is declared anew, from arange.
+        ok(execute(kc, BUMP, cell_id="small"))
+        ok(execute(kc, "bump.execute()", cell_id="again"))
+        np.testing.assert_array_equal(saved(kc, tmp_path, "T"), ARANGE + 2)
+        np.testing.assert_array_equal(saved(kc, tmp_path, "Big"), want)
+
+
 def group_members(group):
     """The live processes of process group `group` (zombies have ended)."""
     found = []
