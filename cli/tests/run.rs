@@ -859,7 +859,13 @@ program.execute()
 /// line 9 of the file.
 fn cpp_src_program(dir: &Path, name: &str, body: &str) -> PathBuf {
     let file = dir.join(format!("{name}.wsp"));
-    let text = format!(
+    std::fs::write(&file, cpp_src_text(name, body)).unwrap();
+    file
+}
+
+/// The text of [`cpp_src_program`].
+fn cpp_src_text(name: &str, body: &str) -> String {
+    format!(
         r#"from pto_wsp import *
 
 F32 = DType.F32
@@ -882,9 +888,7 @@ def w(batch):
 program = w(Dense[4]).compile(target="cpu_sim")
 program.execute()
 "#
-    );
-    std::fs::write(&file, text).unwrap();
-    file
+    )
 }
 
 #[test]
@@ -2381,7 +2385,7 @@ fn the_toolchain_and_kernel_models_are_kept_in_the_cache_and_change_nothing() {
     // A body using the standard library without including it; the prelude with the standard
     // headers is precompiled in the background: wait for it.
     let body = "    for (int i = 0; i < 64; ++i) y[i] = std::max(std::exp(x[i] - 1.0f), 0.5f) + (float)std::numeric_limits<int8_t>::max();\n";
-    let std_text = std::fs::read_to_string(cpp_src_program(&dir, "std_lib", body)).unwrap();
+    let std_text = cpp_src_text("std_lib", body);
     let (_, tensors) = run("std_lib", &std_text);
     let (_, y) = tensors
         .iter()

@@ -592,6 +592,9 @@ fn run_job(
     // What is known of each value started from a kept file: an unchanged one is not written
     // again.
     let mut kept_files: HashMap<String, kept_values::Kept> = HashMap::new();
+    // The values are read from and written back to the same folder: a notebook's, between
+    // the cells' runs in this process.
+    let keeps = job.dump_tensors.as_ref() == job.initial_values.as_ref();
     for t in all_tensors() {
         if tensors.id(&t.name).is_some() || tensors.views.contains_key(&t.name) {
             continue;
@@ -625,25 +628,17 @@ fn run_job(
             (None, Some(init), TensorOrigin::Declared) => (Some(init.clone()), &*job.base_dir),
             _ => (None, Path::new("")),
         };
-        let keeps = job.dump_tensors.as_ref() == job.initial_values.as_ref();
-        let recalled = kept
-            .as_ref()
-            .filter(|_| keeps)
-            .and_then(|path| kept_values::recall(path, &t.name, t.dtype, &t.shape));
-        let data = match recalled {
-            Some((data, known)) => {
+        let fill = || {
+            TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
+                .map_err(RunError::Input)
+        };
+        let data = match kept.as_ref().filter(|_| keeps) {
+            Some(path) => {
+                let (data, known) = kept_values::read(path, &t.name, t.dtype, &t.shape, fill)?;
                 kept_files.insert(t.name.clone(), known);
                 data
             }
-            None => {
-                let data =
-                    TensorData::new(&t.name, t.dtype, &t.shape, init.as_ref(), base, job.workers)
-                        .map_err(RunError::Input)?;
-                if let Some(path) = kept.as_ref().filter(|_| keeps) {
-                    kept_files.insert(t.name.clone(), kept_values::known(path, &data));
-                }
-                data
-            }
+            None => fill()?,
         };
         tensors.insert(data);
     }
@@ -1173,7 +1168,9 @@ fn run_job(
             }
             let path = dir.join(format!("{}.npy", t.name));
             t.save_npy(&path).map_err(RunError::Input)?;
-            kept_values::remember(&path, t);
+            if keeps {
+                kept_values::remember(&path, t);
+            }
         }
         // A tensor in another memory order is dumped in its own order beside its storage (a
         // view such as `X.T` is its base's bytes, dumped as the base).
@@ -1319,11 +1316,13 @@ mod kept_values {
     }
 
     impl Kept {
-        /// Whether this was known of the file as `t`'s dtype and shape read it (a hash does
-        /// not say).
-        fn read_as(&self, t: &TensorData) -> bool {
+        /// Whether this was known of the file as a tensor of `dtype` and `shape` read it (a
+        /// hash does not say).
+        fn read_as(&self, dtype: DType, shape: &[u64]) -> bool {
             match self {
-                Kept::Value { dtype, shape, .. } => *dtype == t.dtype && *shape == t.shape,
+                Kept::Value {
+                    dtype: d, shape: s, ..
+                } => *d == dtype && s == shape,
                 Kept::Hash(_) => true,
             }
         }
@@ -1364,34 +1363,44 @@ mod kept_values {
         f(known.get_or_insert_default())
     }
 
-    /// The tensor `name` as the file at `path` holds it, from memory when this process kept
-    /// its bytes and the file is unchanged; `None` when it must be read.
-    pub(super) fn recall(
+    /// The tensor `name` the file at `path` holds, and what is known of the file. An
+    /// unchanged file this process kept the bytes of is not read, one it kept the hash of is
+    /// not hashed again; otherwise it is read with `read`.
+    pub(super) fn read<E>(
         path: &Path,
         name: &str,
         dtype: DType,
         shape: &[u64],
-    ) -> Option<(TensorData, Kept)> {
-        let id = identity(path)?;
-        let kept = with_known(|known| match known.files.get(path) {
-            Some((
-                was,
-                kept @ Kept::Value {
-                    dtype: d, shape: s, ..
-                },
-            )) if *was == id && *d == dtype && s == shape => Some(kept.clone()),
+        read: impl FnOnce() -> Result<TensorData, E>,
+    ) -> Result<(TensorData, Kept), E> {
+        let id = identity(path);
+        let kept = with_known(|known| match (id, known.files.get(path)) {
+            (Some(id), Some((was, kept))) if id == *was && kept.read_as(dtype, shape) => {
+                Some(kept.clone())
+            }
             _ => None,
-        })?;
-        let Kept::Value { bytes, .. } = &kept else {
-            return None;
-        };
-        let data = TensorData::from_bytes(name, dtype, shape, bytes).ok()?;
-        Some((data, kept))
+        });
+        if let Some(kept @ Kept::Value { bytes, .. }) = &kept
+            && let Ok(data) = TensorData::from_bytes(name, dtype, shape, bytes)
+        {
+            return Ok((data, kept.clone()));
+        }
+        let data = read()?;
+        let kept = kept.unwrap_or_else(|| remember_as(path, id, &data));
+        Ok((data, kept))
     }
 
-    /// What is known of the file at `path`, just read into `t` or written from it.
+    /// What is known of the file at `path`, just written from `t`.
     pub(super) fn remember(path: &Path, t: &TensorData) -> Kept {
-        let id = identity(path);
+        remember_as(path, identity(path), t)
+    }
+
+    /// Keeps `t` as the contents of the file at `path`, of identity `id`: its bytes while
+    /// they fit, its hash otherwise (only returned when the file has no identity).
+    fn remember_as(path: &Path, id: Option<Identity>, t: &TensorData) -> Kept {
+        let Some(id) = id else {
+            return Kept::Hash(blake3::hash(t.bytes()));
+        };
         with_known(|known| {
             if let Some((_, Kept::Value { bytes, .. })) = known.files.remove(path) {
                 known.bytes -= bytes.len();
@@ -1406,24 +1415,9 @@ mod kept_values {
             } else {
                 Kept::Hash(blake3::hash(t.bytes()))
             };
-            if let Some(id) = id {
-                known.files.insert(path.to_path_buf(), (id, kept.clone()));
-            } else if let Kept::Value { bytes, .. } = &kept {
-                known.bytes -= bytes.len();
-            }
+            known.files.insert(path.to_path_buf(), (id, kept.clone()));
             kept
         })
-    }
-
-    /// What is known of the file at `path` (read into `t`), unchanged since this process last
-    /// read or wrote it: not hashed again.
-    pub(super) fn known(path: &Path, t: &TensorData) -> Kept {
-        let id = identity(path);
-        let same = with_known(|known| match (id, known.files.get(path)) {
-            (Some(id), Some((was, kept))) if id == *was && kept.read_as(t) => Some(kept.clone()),
-            _ => None,
-        });
-        same.unwrap_or_else(|| remember(path, t))
     }
 }
 

@@ -21,29 +21,33 @@ from jupyter_client.kernelspec import KernelSpecManager
 from conftest import wsp_bin
 from kernel_client import collect, execute, ok, running_kernel, send_execute, stats_rows
 
-# A small program: T starts as 0, 1, 2, ... and each run of `bump` adds 1 to every element.
-BUMP = '''
-from pto_wsp import *
 
-F32 = DType.F32
-items = Dense[4]
-T = Tensor((4, 8, 8), F32, init=arange())
+def bump_program(tensor, tiles, size, suffix=""):
+    """The definitions of a program that adds 1 to every element of `tensor`, `tiles` tiles of
+    `size` x `size` starting as 0, 1, 2, ..., compiled as `bump{suffix}` and run once."""
+    return f'''
+items{suffix} = Dense[{tiles}]
+{tensor} = Tensor(({tiles}, {size}, {size}), F32, init=arange())
 
 
 @kernel
-def bump_tile(t: InOut[Tile[8, 8, F32]]):
+def bump{suffix}_tile(t: InOut[Tile[{size}, {size}, F32]]):
     pto.store(t, pto.add(t, pto.constant(1.0, F32)))
 
 
 @workload
-def bump_all(items):
-    for i in P(items):
-        bump_tile[i](t=T[i])
+def bump{suffix}_all(items{suffix}):
+    for i in P(items{suffix}):
+        bump{suffix}_tile[i](t={tensor}[i])
 
 
-bump = bump_all(items).compile(target="cpu_sim")
-bump.execute()
+bump{suffix} = bump{suffix}_all(items{suffix}).compile(target="cpu_sim")
+bump{suffix}.execute()
 '''
+
+
+# A small program: T starts as 0, 1, 2, ... and each run of `bump` adds 1 to every element.
+BUMP = "\nfrom pto_wsp import *\n\nF32 = DType.F32" + bump_program("T", 4, 8)
 
 ARANGE = np.arange(4 * 8 * 8, dtype=np.float32).reshape(4, 8, 8)
 
@@ -204,25 +208,7 @@ def test_values_carry_between_runs_kept_in_memory_or_past_its_cap(tmp_path):
     """Each run starts from the values the last one left: T (1 KB) from the run process's
     memory, Big (68 MB, past the 64 MiB kept there) from its file. Cells that change nothing
     and cells that redefine a tensor see the right values too."""
-    big = '''
-rows = Dense[1040]
-Big = Tensor((1040, 128, 128), F32, init=arange())
-
-
-@kernel
-def bump_big_tile(t: InOut[Tile[128, 128, F32]]):
-    pto.store(t, pto.add(t, pto.constant(1.0, F32)))
-
-
-@workload
-def bump_all_big(rows):
-    for i in P(rows):
-        bump_big_tile[i](t=Big[i])
-
-
-bump_big = bump_all_big(rows).compile(target="cpu_sim")
-bump_big.execute()
-'''
+    big = bump_program("Big", 1040, 128, suffix="_big")
     with running_kernel(tmp_path) as (_, kc):
         ok(execute(kc, BUMP, cell_id="small"))
         ok(execute(kc, big, cell_id="big"))
