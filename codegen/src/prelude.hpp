@@ -65,25 +65,39 @@ static inline float exp_reduced(float x, float& n) {
     // Rounding by adding 1.5 * 2^23.
     n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    return p * r * r + r + 1.0f;
+    // Estrin's scheme rather than Horner's: the same polynomial with half the dependent steps.
+    // A vectorized loop over a tile is bound by its longest chain, not by its count of
+    // instructions, when the vectors are narrow (AVX2).
+    float r2 = r * r;
+    float p01 = 1.3981999507e-3f + 1.9875691500e-4f * r;
+    float p23 = 4.1665795894e-2f + 8.3334519073e-3f * r;
+    float p45 = 5.0000001201e-1f + 1.6666665459e-1f * r;
+    float p = p45 + r2 * (p23 + r2 * p01);
+    return p * r2 + r + 1.0f;
 }
 
+// exp's clamp bounds as bits, and tanh's. Not constants, so that the compiler cannot see the
+// clamped result as a constant and compute exp of the unclamped value instead (g++'s jump
+// threading does), whose garbage exponents make slow underflows.
+inline __attribute__((visibility("hidden"))) int32_t exp_clamp[3] = {
+    0x42d20000 /* 105 */, (int32_t)0xc2d10000u /* -104.5 */, 0x41a00000 /* 20 */};
+
 static inline float exp(float x) {
-    // Past these the result is infinity or zero; the clamp keeps the integer part in range.
-    float xc = x != x ? 0.0f : (x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
+    // Past these the result is infinity or zero. Bits compare as integers (one instruction
+    // each, where a float select takes two): signed they order the positive floats, unsigned
+    // the negative ones. NaN is put back at the end.
+    int32_t s = bits<int32_t>(x);
+    s = s < exp_clamp[0] ? s : exp_clamp[0];
+    uint32_t u = (uint32_t)s < (uint32_t)exp_clamp[1] ? (uint32_t)s : (uint32_t)exp_clamp[1];
     float n;
-    float p = exp_reduced(xc, n);
-    // 2^n in two factors, so that results near overflow or in the subnormals round once.
+    float p = exp_reduced(bits<float>(u), n);
+    // 2^n in two factors, 2^+-24 and the rest, so that results in the subnormals round once.
+    // At the clamp's ends the rest is exactly infinity (n = 151) or 0 (n = -151): no multiply
+    // overflows or underflows to 0, which would take a slow microcode assist.
     int32_t ni = (int32_t)n;
-    int32_t n1 = ni >> 1;
-    float s1 = bits<float>((uint32_t)(n1 + 127) << 23);
-    float s2 = bits<float>((uint32_t)(ni - n1 + 127) << 23);
+    int32_t m = (ni >> 31) & -48;
+    float s1 = bits<float>((uint32_t)(m + 24 + 127) << 23);
+    float s2 = bits<float>((uint32_t)(ni - m - 24 + 127) << 23);
     float y = p * s1 * s2;
     return x != x ? x : y;
 }
@@ -99,23 +113,21 @@ static inline float log(float x) {
     e = m < 0.707106781186547524f ? e - 1 : e;
     m = (m < 0.707106781186547524f ? m + m : m) - 1.0f;
     float z = m * m;
-    float p = 7.0376836292e-2f;
-    p = p * m - 1.1514610310e-1f;
-    p = p * m + 1.1676998740e-1f;
-    p = p * m - 1.2420140846e-1f;
-    p = p * m + 1.4249322787e-1f;
-    p = p * m - 1.6668057665e-1f;
-    p = p * m + 2.0000714765e-1f;
-    p = p * m - 2.4999993993e-1f;
-    p = p * m + 3.3333331174e-1f;
+    // Estrin's scheme, as in exp_reduced.
+    float z2 = z * z;
+    float q87 = 3.3333331174e-1f - 2.4999993993e-1f * m;
+    float q65 = 2.0000714765e-1f - 1.6668057665e-1f * m;
+    float q43 = 1.4249322787e-1f - 1.2420140846e-1f * m;
+    float q21 = 1.1676998740e-1f - 1.1514610310e-1f * m;
+    float p = (q87 + z * q65) + z2 * ((q43 + z * q21) + z2 * 7.0376836292e-2f);
     float fe = (float)e;
     float y = m * z * p + fe * -2.12194440e-4f - 0.5f * z;
     y = m + y + fe * 0.693359375f;
+    // Outside (0, inf): -inf at zero, NaN below it, and infinity and NaN themselves, in one
+    // select at the end rather than a chain of them.
     const float inf = __builtin_inff();
-    y = x == inf ? inf : y;
-    y = x == 0.0f ? -inf : y;
-    y = x < 0.0f ? __builtin_nanf("") : y;
-    return x != x ? x : y;
+    float special = x == 0.0f ? -inf : (x < 0.0f ? __builtin_nanf("") : x);
+    return x > 0.0f && x < inf ? y : special;
 }
 
 static inline float tanh(float x) {
@@ -130,13 +142,15 @@ static inline float tanh(float x) {
     float small = p * z * x + x;
     // Otherwise 1 - 2 / (e^2|x| + 1). Past |x| = 10 that rounds to 1, so e^2|x| is taken of
     // at most 20: a power of two of one factor, no infinity or zero to guard (`exp` has both).
-    // A NaN passes the clamp and every step as a NaN.
+    int32_t a2 = bits<int32_t>(a + a);
+    a2 = a2 < exp_clamp[2] ? a2 : exp_clamp[2];
     float n;
-    float q = exp_reduced(a > 10.0f ? 20.0f : a + a, n);
+    float q = exp_reduced(bits<float>(a2), n);
     float e = q * bits<float>((uint32_t)((int32_t)n + 127) << 23);
     float big = 1.0f - 2.0f / (e + 1.0f);
-    big = x < 0.0f ? -big : big;
-    return a < 0.625f ? small : big;
+    big = bits<float>(bits<uint32_t>(big) | (bits<uint32_t>(x) & 0x80000000u));
+    // A NaN is not below 0.625, and `small` keeps it.
+    return a >= 0.625f ? big : small;
 }
 
 // The rest of the table's `std::` functions, as the standard library's overloads have them:

@@ -174,8 +174,9 @@ const UNARY: [Op; 13] = elementwise! {
     "cos" = "std::cos(x)": "Elementwise cosine.";
     "relu" = "(x > 0 ? x : 0)": "Elementwise max(x, 0).";
     // 0.5 x (1 + tanh(u)) written as x sigmoid(2u): one exp rather than tanh's two branches
-    // and a quotient, and no cancellation where tanh(u) nears -1.
-    "gelu" = "x / (1 + std::exp(-1.5957691216f * (x + 0.044715f * x * x * x)))": "Elementwise GELU (tanh approximation).";
+    // and a quotient, and no cancellation where tanh(u) nears -1. 2u = -1.5957691216 (x +
+    // 0.044715 x^3) is factored as x (a + b x^2), one step shorter for a vectorized loop.
+    "gelu" = "x / (1 + std::exp(x * (-1.5957691216f - 0.0713548163f * (x * x))))": "Elementwise GELU (tanh approximation).";
     "silu" = "x / (1 + std::exp(-x))": "Elementwise x * sigmoid(x).";
     "neg" = "-x": "Elementwise -x.";
     "abs" = "std::abs(x)": "Elementwise |x|.";

@@ -9,7 +9,7 @@ extern "C" void wsp_kernel_bias_gelu__16x128_f32__16x1_f32__16x128_f32(char* con
   for (int i = 0; i < 16; ++i) for (int j = 0; j < 128; ++j) { const float a = v_x[i * 128 + j]; const float b = v_bias[i * 1 + 0]; v0[i * 128 + j] = (float)(a + b); }
   // %1 = gelu
   float v1[2048];
-  for (int i = 0; i < 16; ++i) for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; v1[i * 128 + j] = (float)(x / (1 + wsp::exp(-1.5957691216f * (x + 0.044715f * x * x * x)))); }
+  for (int i = 0; i < 16; ++i) for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; v1[i * 128 + j] = (float)(x / (1 + wsp::exp(x * (-1.5957691216f - 0.0713548163f * (x * x))))); }
   // %2 = store
   wsp::store<16, 128, wsp::Plain<float>>(p_y, p_y_rs, p_y_cs, v1);
 }

@@ -9,7 +9,7 @@ extern "C" void wsp_kernel_compute_tile(char* const* wsp_t, const int64_t* wsp_s
   for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float a = v_buf[i * 128 + j]; const float b = v0; v1[i * 128 + j] = (float)(a * b); }
   // %2 = gelu
   float v2[8192];
-  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float x = v1[i * 128 + j]; v2[i * 128 + j] = (float)(x / (1 + wsp::exp(-1.5957691216f * (x + 0.044715f * x * x * x)))); }
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float x = v1[i * 128 + j]; v2[i * 128 + j] = (float)(x / (1 + wsp::exp(x * (-1.5957691216f - 0.0713548163f * (x * x))))); }
   // %3 = store
   wsp::store<64, 128, wsp::Plain<float>>(p_res, p_res_rs, p_res_cs, v2);
 }

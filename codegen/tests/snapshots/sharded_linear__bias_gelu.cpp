@@ -9,7 +9,7 @@ extern "C" void wsp_kernel_bias_gelu(char* const* wsp_t, const int64_t* wsp_s, c
   for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float a = v_y[i * 128 + j]; const float b = v_bias[0 + j]; v0[i * 128 + j] = (float)(a + b); }
   // %1 = gelu
   float v1[8192];
-  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; v1[i * 128 + j] = (float)(x / (1 + wsp::exp(-1.5957691216f * (x + 0.044715f * x * x * x)))); }
+  for (int i = 0; i < 64; ++i) for (int j = 0; j < 128; ++j) { const float x = v0[i * 128 + j]; v1[i * 128 + j] = (float)(x / (1 + wsp::exp(x * (-1.5957691216f - 0.0713548163f * (x * x))))); }
   // %2 = store
   wsp::store<64, 128, wsp::Plain<float>>(p_out, p_out_rs, p_out_cs, v1);
 }
