@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use wsp_runtime::process::ChildError;
+use wsp_runtime::process::{ChildError, StartedChild};
 use wsp_runtime::{Job, Report};
 
 /// The signal that asked `wsp run` to stop, 0 while none did (see [`catch_signals`]).
@@ -50,9 +50,13 @@ pub(crate) fn stopped_by() -> Option<u8> {
     }
 }
 
-/// Runs the job in `wsp __exec` (see [`wsp_runtime::process`]); a signal to `wsp run` stops it.
-pub(crate) fn execute_in_child(job: &Job) -> Result<Report, ChildError> {
-    let (report, err) = wsp_runtime::process::execute_in_child(job, &SIGNAL, GRACE)?;
+/// Runs the job in `wsp __exec` (see [`wsp_runtime::process`]), in `started` when that started;
+/// a signal to `wsp run` stops it.
+pub(crate) fn execute_in_child(
+    started: Result<StartedChild, ChildError>,
+    job: &Job,
+) -> Result<Report, ChildError> {
+    let (report, err) = started?.execute(job, &SIGNAL, GRACE, |_| {})?;
     eprint!("{err}");
     Ok(report)
 }

@@ -414,6 +414,8 @@ pub(crate) fn prepare(
 
 fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let started = SystemTime::now();
+    // The run process starts while the file is read, checked, lowered and its kernels built.
+    let run_process = wsp_runtime::process::start_child();
     let inputs = Inputs {
         file: &args.file,
         bind: &args.bind,
@@ -473,7 +475,7 @@ fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     }
 
     let pb = spinner("running");
-    let outcome = crate::child::execute_in_child(&job);
+    let outcome = crate::child::execute_in_child(run_process, &job);
     pb.finish_and_clear();
     let report = match outcome {
         Ok(r) => r,

@@ -410,6 +410,39 @@ fn a_binding_of_no_symbol_or_out_of_range_is_an_error_listing_the_symbols() {
     .assert_eq(&err);
 }
 
+/// The run process starts before the file is checked (`wsp run` hands it the job later): a run
+/// that stops before it has a job kills and reaps it, leaving nothing behind.
+#[test]
+fn a_run_that_stops_before_running_leaves_no_run_process() {
+    let hello = root().join("examples/hello_add.wsp");
+    let child = common::wsp()
+        .arg("run")
+        .arg(&hello)
+        .args(["--bind", "nosuch=3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run wsp");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("wsp run ends");
+    let err = failure(&out);
+    assert!(err.contains("no run-time symbol `nosuch`"), "{err}");
+    // A run process names its parent in its environment (it would end itself a while after
+    // the parent, which is too late).
+    let mark = format!("WSP_RUN_PARENT={pid}");
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == mark.as_bytes()))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "run processes of {pid} left running: {left:?}");
+}
+
 #[test]
 fn workers_out_of_range_is_an_error() {
     let hello = root().join("examples/hello_add.wsp");

@@ -130,7 +130,15 @@ pub fn execute_in_child_with_progress(
     if interrupted.load(Ordering::Relaxed) != 0 {
         return Err(ChildError::Interrupted);
     }
-    let mut child = self_command()
+    start_child()?.execute(job, interrupted, grace, progress)
+}
+
+/// Starts a run process that waits for its job: a front end starts it first, so that the
+/// process starts (an exec of this executable, a few milliseconds) while the front end reads,
+/// checks and lowers the file and looks its kernels up in the cache. Dropped unused, it is
+/// killed and reaped.
+pub fn start_child() -> Result<StartedChild, ChildError> {
+    let child = self_command()
         .map_err(ChildError::Process)?
         .arg(SUBCOMMAND)
         .env(PARENT_VAR, std::process::id().to_string())
@@ -139,6 +147,48 @@ pub fn execute_in_child_with_progress(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| ChildError::Process(format!("cannot start the run process: {e}")))?;
+    Ok(StartedChild { child: Some(child) })
+}
+
+/// A run process from [`start_child`], waiting for its job.
+pub struct StartedChild {
+    /// Taken by [`StartedChild::execute`]; still here at the drop when it never ran.
+    child: Option<Child>,
+}
+
+impl Drop for StartedChild {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl StartedChild {
+    /// Hands the process `job` and waits for its report, as [`execute_in_child_with_progress`].
+    pub fn execute(
+        mut self,
+        job: &Job,
+        interrupted: &AtomicUsize,
+        grace: Duration,
+        progress: impl Fn(Progress) + Send + 'static,
+    ) -> Result<(Report, String), ChildError> {
+        if interrupted.load(Ordering::Relaxed) != 0 {
+            return Err(ChildError::Interrupted);
+        }
+        let mut child = self.child.take().expect("a started child runs one job");
+        run_job_in(&mut child, job, interrupted, grace, progress)
+    }
+}
+
+fn run_job_in(
+    child: &mut Child,
+    job: &Job,
+    interrupted: &AtomicUsize,
+    grace: Duration,
+    progress: impl Fn(Progress) + Send + 'static,
+) -> Result<(Report, String), ChildError> {
     let payload = serde_json::to_vec(job).expect("job serializes");
     let mut stdin = child.stdin.take().expect("piped");
     // Write on a thread: a child that dies early must not block us on a full pipe.
@@ -170,7 +220,7 @@ pub fn execute_in_child_with_progress(
         );
         report
     });
-    let status = wait_or_interrupt(&mut child, interrupted, grace)?;
+    let status = wait_or_interrupt(child, interrupted, grace)?;
     let out = out_reader.join().unwrap_or_default();
     let _ = writer.join();
     let err = err_reader.join().unwrap_or_default();
