@@ -433,14 +433,22 @@ fn a_run_that_stops_before_running_leaves_no_run_process() {
     let left: Vec<String> = std::fs::read_dir("/proc")
         .expect("/proc")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter(|e| {
             std::fs::read(e.path().join("environ"))
                 .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == mark.as_bytes()))
         })
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(left.is_empty(), "run processes of {pid} left running: {left:?}");
+    assert!(
+        left.is_empty(),
+        "run processes of {pid} left running: {left:?}"
+    );
 }
 
 #[test]
