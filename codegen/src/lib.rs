@@ -194,6 +194,7 @@ fn compiler_identity() -> String {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let program = cxx.split_whitespace().next().unwrap_or("c++").to_string();
     let resolved = which(Path::new(&program));
+    // Through any links (`c++` -> `/etc/alternatives/c++` -> `g++-12`): the file that runs.
     let meta = resolved
         .as_ref()
         .and_then(|p| std::fs::metadata(p).ok())
@@ -207,15 +208,31 @@ fn compiler_identity() -> String {
     )
 }
 
+/// Where `program` is found on the PATH (or `program` itself, made absolute, when it names a
+/// folder). Every
+/// build asks, and a notebook builds at every cell: the last answer is kept for the same
+/// program and PATH while the file is still there, so that asking costs one `stat` rather
+/// than one per PATH entry.
 fn which(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 {
-        return std::fs::canonicalize(program).ok();
+        return std::path::absolute(program).ok();
     }
+    type Found = Option<(PathBuf, std::ffi::OsString, PathBuf)>;
+    static LAST: std::sync::Mutex<Found> = std::sync::Mutex::new(None);
     let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((p, path, found)) = last.as_ref()
+        && p == program
+        && *path == paths
+        && found.is_file()
+    {
+        return Some(found.clone());
+    }
+    let found = std::env::split_paths(&paths)
         .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::canonicalize(p).ok())
+        .find(|p| p.is_file())?;
+    *last = Some((program.to_path_buf(), paths, found.clone()));
+    Some(found)
 }
 
 /// `WSP_CACHE_DIR` (unless empty), or `wsp` in the user's cache directory.
