@@ -11,6 +11,7 @@
 //! An entry is made whole inside its build folder and renamed into place in one step; two
 //! processes that build the same key both succeed, the second using the first's entry.
 
+use std::collections::HashMap;
 use std::fs::{File, TryLockError};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,13 +34,40 @@ pub(crate) enum Lookup {
 
 pub(crate) fn lookup(cache: &Path, key: &str) -> Lookup {
     let entry = cache.join(key);
+    let library = entry.join(LIBRARY);
+    // A library this process verified, the same file unchanged since (its inode, size and
+    // modification time), is not read and hashed again: a notebook looks its library up at
+    // every cell. Entries are installed by a rename, so a replaced library is a new inode.
+    let seen = file_id(&library);
+    let mut verified = VERIFIED.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.is_some() && verified.get(&library) == seen.as_ref() {
+        return Lookup::Hit(library);
+    }
     if !entry.exists() {
         return Lookup::Missing;
     }
     match verify(&entry) {
-        Ok(()) => Lookup::Hit(entry.join(LIBRARY)),
+        Ok(()) => {
+            if let Some(id) = seen {
+                verified.insert(library.clone(), id);
+            }
+            Lookup::Hit(library)
+        }
         Err(why) => Lookup::Damaged(why),
     }
+}
+
+/// The libraries this process verified, by path, with what identified the file then.
+static VERIFIED: std::sync::LazyLock<std::sync::Mutex<HashMap<PathBuf, FileId>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Device, inode, size and modification time (seconds, nanoseconds).
+type FileId = (u64, u64, u64, i64, i64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
 }
 
 /// The size and blake3 hash of a library, as its check file records them.
@@ -272,6 +300,21 @@ mod tests {
         assert_eq!(lookup(cache.path(), KEY), Lookup::Hit(again.clone()));
         assert_eq!(std::fs::read(&again).unwrap(), b"library bytes");
         assert_eq!(names(cache.path()), [KEY, LOCK]);
+    }
+
+    #[test]
+    fn a_library_replaced_after_a_hit_is_verified_again() {
+        let cache = tempfile::tempdir().unwrap();
+        let lib = install(cache.path(), KEY, b"library bytes");
+        assert_eq!(lookup(cache.path(), KEY), Lookup::Hit(lib.clone()));
+        // The same size, another file (as a copy or an install would make it).
+        let other = cache.path().join("other");
+        std::fs::write(&other, b"garbage bytes").unwrap();
+        std::fs::rename(&other, &lib).unwrap();
+        assert_eq!(
+            lookup(cache.path(), KEY),
+            Lookup::Damaged("the library's content changed since it was built".into())
+        );
     }
 
     #[test]

@@ -18,8 +18,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use wsp_ir::Program;
 use wsp_ir::kernel::KernelBody;
+use wsp_ir::{Kernel, Program};
 
 /// A built kernel library.
 #[derive(Debug, Clone)]
@@ -250,6 +250,34 @@ fn cache_dir_from(var: Option<std::ffi::OsString>) -> PathBuf {
     }
 }
 
+/// A hasher fed the C++ source of `kernels`, and that source when it was made now. The last
+/// few are kept by the kernels they came from: a notebook builds the same program at every
+/// cell, and making its source (the prelude and every kernel) costs more than the lookup.
+fn hashed_source(kernels: &[Kernel], wsp_name: &str) -> (blake3::Hasher, Option<String>) {
+    const KEPT: usize = 8;
+    type Kept = Vec<(Vec<Kernel>, String, blake3::Hasher)>;
+    static HASHED: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
+    let mut kept = HASHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(at) = kept
+        .iter()
+        .position(|(k, w, _)| k.as_slice() == kernels && w == wsp_name)
+    {
+        // The most recent last.
+        let entry = kept.remove(at);
+        let hasher = entry.2.clone();
+        kept.push(entry);
+        return (hasher, None);
+    }
+    let source = cpp::source(kernels, wsp_name);
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(source.as_bytes());
+    if kept.len() == KEPT {
+        kept.remove(0);
+    }
+    kept.push((kernels.to_vec(), wsp_name.to_string(), hasher.clone()));
+    (hasher, Some(source))
+}
+
 /// Builds (or finds in `cache`, see [`cache_dir`]) the kernel library of `program`. `wsp_path`
 /// is the `.wsp` file, named in `#line` directives so that `cpp_src` errors map back to it.
 ///
@@ -266,10 +294,8 @@ pub fn build(
 ) -> Result<Artifact, BuildError> {
     let start = Instant::now();
     let wsp_name = wsp_path.display().to_string();
-    let source = cpp::source(&program.kernels, &wsp_name);
+    let (mut hasher, source) = hashed_source(&program.kernels, &wsp_name);
     let pto = pto_isa(program)?;
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(source.as_bytes());
     let identity = compiler_identity();
     hasher.update(identity.as_bytes());
     if let Some(p) = &pto {
@@ -305,6 +331,7 @@ pub fn build(
     // The precompiled prelude with the standard headers, for programs with `cpp_src` bodies
     // when nothing comes before it in the source. The prelude alone takes g++ a few
     // milliseconds to read, less than loading a precompiled header.
+    let source = source.unwrap_or_else(|| cpp::source(&program.kernels, &wsp_name));
     let prelude = match source.strip_prefix(cpp::PRELUDE_WITH_STD) {
         Some(rest) if pto.is_none() => toolchain::prelude(cache, &tool).map(|h| (h, rest)),
         _ => None,
