@@ -414,6 +414,7 @@ pub(crate) fn prepare(
 
 fn run_inner(args: RunArgs, shown: &mut Shown) -> Result<ExitCode, String> {
     let started = SystemTime::now();
+    wsp_runtime::process::without_huge_pages();
     // The run process starts while the file is read, checked, lowered and its kernels built.
     let run_process = wsp_runtime::process::start_child();
     let inputs = Inputs {
