@@ -56,12 +56,13 @@ static inline uint16_t f32_to_bf16(float f) {
 
 // Elementwise math in f32, branch-free so that a loop over a tile vectorizes (libm's expf is a
 // call per element). The CPU-sim kernels call the op table's `std::` functions here, in `wsp::`
-// (codegen's `vector_math`). Cephes' minimax polynomials: within 2 ulp of the correctly rounded result
-// over the whole range, with IEEE behaviour at infinities, NaN and subnormals. f64 (and integer)
-// values use the standard library.
-// e^r for x = n ln2 + r, |r| <= ln2 / 2, and n: e^x is that times 2^n. x is finite and its
-// n within the exponent's range.
-static inline float exp_reduced(float x, float& n) {
+// (codegen's `vector_math`). Cephes' minimax polynomials: exp and log within 1 ulp of the
+// correctly rounded result, tanh within 2 (all its floats tried), over the whole range, with
+// IEEE behaviour at infinities, NaN and subnormals. f64 (and integer) values use the standard
+// library.
+// e^r - 1 for x = n ln2 + r, |r| <= ln2 / 2, and n: e^x is (that + 1) times 2^n. x is finite
+// and its n within the exponent's range.
+static inline float expm1_reduced(float x, float& n) {
     // Rounding by adding 1.5 * 2^23.
     n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
@@ -73,7 +74,7 @@ static inline float exp_reduced(float x, float& n) {
     float p23 = 4.1665795894e-2f + 8.3334519073e-3f * r;
     float p45 = 5.0000001201e-1f + 1.6666665459e-1f * r;
     float p = p45 + r2 * (p23 + r2 * p01);
-    return p * r2 + r + 1.0f;
+    return p * r2 + r;
 }
 
 // exp's clamp bounds as bits, and tanh's. Not constants, so that the compiler cannot see the
@@ -90,7 +91,7 @@ static inline float exp(float x) {
     s = s < exp_clamp[0] ? s : exp_clamp[0];
     uint32_t u = (uint32_t)s < (uint32_t)exp_clamp[1] ? (uint32_t)s : (uint32_t)exp_clamp[1];
     float n;
-    float p = exp_reduced(bits<float>(u), n);
+    float p = expm1_reduced(bits<float>(u), n) + 1.0f;
     // 2^n in two factors, 2^+-24 and the rest, so that results in the subnormals round once.
     // At the clamp's ends the rest is exactly infinity (n = 151) or 0 (n = -151): no multiply
     // overflows or underflows to 0, which would take a slow microcode assist.
@@ -113,7 +114,7 @@ static inline float log(float x) {
     e = m < 0.707106781186547524f ? e - 1 : e;
     m = (m < 0.707106781186547524f ? m + m : m) - 1.0f;
     float z = m * m;
-    // Estrin's scheme, as in exp_reduced.
+    // Estrin's scheme, as in expm1_reduced.
     float z2 = z * z;
     float q87 = 3.3333331174e-1f - 2.4999993993e-1f * m;
     float q65 = 2.0000714765e-1f - 1.6668057665e-1f * m;
@@ -131,26 +132,19 @@ static inline float log(float x) {
 }
 
 static inline float tanh(float x) {
-    float a = x < 0.0f ? -x : x;
-    // Small |x|: an odd polynomial keeps the relative error small near 0.
-    float z = x * x;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float small = p * z * x + x;
-    // Otherwise 1 - 2 / (e^2|x| + 1). Past |x| = 10 that rounds to 1, so e^2|x| is taken of
-    // at most 20: a power of two of one factor, no infinity or zero to guard (`exp` has both).
+    // (e^2|x| - 1) / (e^2|x| + 1), with e^2|x| - 1 from exp's reduction as 2^n (e^r - 1) +
+    // (2^n - 1): no cancellation near 0, and one path for every x. Past |x| = 10 the quotient
+    // rounds to 1, so 2|x| is clamped to 20. A NaN is put back at the end.
+    float a = bits<float>(bits<uint32_t>(x) & 0x7fffffffu);
     int32_t a2 = bits<int32_t>(a + a);
     a2 = a2 < exp_clamp[2] ? a2 : exp_clamp[2];
     float n;
-    float q = exp_reduced(bits<float>(a2), n);
-    float e = q * bits<float>((uint32_t)((int32_t)n + 127) << 23);
-    float big = 1.0f - 2.0f / (e + 1.0f);
-    big = bits<float>(bits<uint32_t>(big) | (bits<uint32_t>(x) & 0x80000000u));
-    // A NaN is not below 0.625, and `small` keeps it.
-    return a >= 0.625f ? big : small;
+    float em1r = expm1_reduced(bits<float>(a2), n);
+    float s = bits<float>((uint32_t)((int32_t)n + 127) << 23);
+    float em1 = s * em1r + (s - 1.0f);
+    float y = em1 / (em1 + 2.0f);
+    y = bits<float>(bits<uint32_t>(y) | (bits<uint32_t>(x) & 0x80000000u));
+    return x != x ? x : y;
 }
 
 // The rest of the table's `std::` functions, as the standard library's overloads have them:
