@@ -209,10 +209,9 @@ fn compiler_identity() -> String {
 }
 
 /// Where `program` is found on the PATH (or `program` itself, made absolute, when it names a
-/// folder). Every
-/// build asks, and a notebook builds at every cell: the last answer is kept for the same
-/// program and PATH while the file is still there, so that asking costs one `stat` rather
-/// than one per PATH entry.
+/// folder). Every build asks, and a notebook builds at every cell: the last answer is kept for
+/// the same program and PATH while the file is still there, so that asking costs one `stat`
+/// rather than one per PATH entry.
 fn which(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 {
         return std::path::absolute(program).ok();

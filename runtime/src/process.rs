@@ -20,8 +20,8 @@ const HUGE_PAGES_VAR: &str = "WSP_RUN_HUGE_PAGES";
 static HUGE_PAGES_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Turns transparent huge pages off for this process, a front end that allocates little: the
-/// allocator asks for huge pages, and each fresh 2 MB region then costs a zeroing (a third of
-/// a warm `wsp run`'s front end). The run processes it starts turn them back on, for their
+/// allocator asks for huge pages, and each fresh 2 MB region then costs a zeroing (about half
+/// of a warm `wsp run`'s front end). The run processes it starts turn them back on, for their
 /// tensors (a 134 MB one takes 40% longer to fill without them). Where they were off already,
 /// nothing changes.
 pub fn without_huge_pages() {
@@ -52,7 +52,7 @@ const POLL_MAX: Duration = Duration::from_millis(10);
 #[derive(Debug)]
 pub enum ChildError {
     /// A fault inside a task (WSP602): the message names the task. The child died of it,
-    /// after printing `printed` (for a kept process; `execute_in_child` passed it on already).
+    /// after printing `printed` (for a kept process; `execute_in_child_with_progress` passed it on already).
     Fault { what: String, printed: String },
     /// The run itself refused or failed (a bad input, channel misuse, a fault it caught),
     /// with what it printed before.
@@ -115,18 +115,6 @@ pub fn resolve_self() -> Result<&'static std::path::Path, String> {
     .map_err(Clone::clone)
 }
 
-/// Runs the job in `EXE __exec`, handing it over on standard input and reading the report from
-/// standard output; returns the report and what the child wrote on standard error. While it
-/// runs, `interrupted` is polled: once it holds a signal's number (SIGINT, SIGTERM, SIGHUP),
-/// the child gets that signal and, if it is still there after `grace`, SIGKILL.
-pub fn execute_in_child(
-    job: &Job,
-    interrupted: &AtomicUsize,
-    grace: Duration,
-) -> Result<(Report, String), ChildError> {
-    execute_in_child_with_progress(job, interrupted, grace, |_| {})
-}
-
 /// A progress line of an exploration (`Job::progress`): what it is, how many of its
 /// configurations are scored, of how many.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +135,11 @@ pub fn progress_line(label: &str, done: u64, total: u64) {
     let _ = writeln!(out, "{PROGRESS_MARK}{done}\t{total}\t{label}").and_then(|()| out.flush());
 }
 
-/// As [`execute_in_child`], calling `progress` with each progress line the job reports.
+/// Runs the job in `EXE __exec`, handing it over on standard input and reading the report from
+/// standard output; returns the report and what the child wrote on standard error, and calls
+/// `progress` with each progress line the job reports. While it runs, `interrupted` is polled:
+/// once it holds a signal's number (SIGINT, SIGTERM, SIGHUP), the child gets that signal and,
+/// if it is still there after `grace`, SIGKILL.
 pub fn execute_in_child_with_progress(
     job: &Job,
     interrupted: &AtomicUsize,
@@ -563,7 +555,7 @@ impl Live {
 impl Runner {
     /// Runs the job in the kept process (started first if there is none); returns the report
     /// and what the job printed on standard output (besides `print`, which is in the report)
-    /// and on standard error. `interrupted` is polled as in [`execute_in_child`].
+    /// and on standard error. `interrupted` is polled as in [`execute_in_child_with_progress`].
     pub fn execute(
         &mut self,
         job: &Job,
