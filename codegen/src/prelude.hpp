@@ -107,12 +107,11 @@ static inline float log(float x) {
     // Subnormals are scaled into the normals first.
     float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;
     int32_t scaled = x < 1.17549435e-38f ? 23 : 0;
-    uint32_t u = bits<uint32_t>(xs);
-    int32_t e = (int32_t)((u >> 23) & 0xffu) - 126 - scaled;
-    // The mantissa in [sqrt(1/2), sqrt(2)).
-    float m = bits<float>((u & 0x807fffffu) | 0x3f000000u);
-    e = m < 0.707106781186547524f ? e - 1 : e;
-    m = (m < 0.707106781186547524f ? m + m : m) - 1.0f;
+    // x = (1 + m) 2^e with 1 + m in [sqrt(1/2), sqrt(2)), in integer steps (as musl's logf):
+    // the exponent field offset so that it ticks over at sqrt(1/2) rather than at 1.
+    uint32_t u = bits<uint32_t>(xs) + (0x3f800000u - 0x3f3504f3u);
+    int32_t e = (int32_t)(u >> 23) - 0x7f - scaled;
+    float m = bits<float>((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
     float z = m * m;
     // Estrin's scheme, as in expm1_reduced.
     float z2 = z * z;
