@@ -200,62 +200,52 @@ impl StartedChild {
             return Err(ChildError::Interrupted);
         }
         let mut child = self.child.take().expect("a started child runs one job");
-        run_job_in(&mut child, job, interrupted, grace, progress)
-    }
-}
-
-fn run_job_in(
-    child: &mut Child,
-    job: &Job,
-    interrupted: &AtomicUsize,
-    grace: Duration,
-    progress: impl Fn(Progress) + Send + 'static,
-) -> Result<(Report, String), ChildError> {
-    let payload = serde_json::to_vec(job).expect("job serializes");
-    let mut stdin = child.stdin.take().expect("piped");
-    // Write on a thread: a child that dies early must not block us on a full pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&payload);
-    });
-    let mut stderr = child.stderr.take().expect("piped");
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let stdout = child.stdout.take().expect("piped");
-    // The program's output and a kernel's own `printf` pass through as they come, so that a
-    // crash later loses none of what came before it; the report is the marked line.
-    let out_reader = std::thread::spawn(move || {
-        let mut report = String::new();
-        read_output(
-            stdout,
-            |text| {
-                let mut o = std::io::stdout().lock();
-                let _ = o.write_all(text).and_then(|()| o.flush());
-            },
-            |r| {
-                report = r;
-                true
-            },
-            &progress,
-        );
-        report
-    });
-    let status = wait_or_interrupt(child, interrupted, grace)?;
-    let out = out_reader.join().unwrap_or_default();
-    let _ = writer.join();
-    let err = err_reader.join().unwrap_or_default();
-    let Some(status) = status else {
-        return Err(ChildError::Interrupted);
-    };
-    if let Some(fault) = fault_in(&err) {
-        return Err(fault);
-    }
-    match serde_json::from_str::<Result<Report, Failed>>(&out) {
-        Ok(Ok(r)) if status.success() => Ok((r, err)),
-        Ok(Err(e)) => Err(ChildError::Run(e)),
-        _ => Err(ended(Some(status), &err)),
+        let payload = serde_json::to_vec(job).expect("job serializes");
+        let mut stdin = child.stdin.take().expect("piped");
+        // Write on a thread: a child that dies early must not block us on a full pipe.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&payload);
+        });
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let stdout = child.stdout.take().expect("piped");
+        // The program's output and a kernel's own `printf` pass through as they come, so that a
+        // crash later loses none of what came before it; the report is the marked line.
+        let out_reader = std::thread::spawn(move || {
+            let mut report = String::new();
+            read_output(
+                stdout,
+                |text| {
+                    let mut o = std::io::stdout().lock();
+                    let _ = o.write_all(text).and_then(|()| o.flush());
+                },
+                |r| {
+                    report = r;
+                    true
+                },
+                &progress,
+            );
+            report
+        });
+        let status = wait_or_interrupt(&mut child, interrupted, grace)?;
+        let out = out_reader.join().unwrap_or_default();
+        let _ = writer.join();
+        let err = err_reader.join().unwrap_or_default();
+        let Some(status) = status else {
+            return Err(ChildError::Interrupted);
+        };
+        if let Some(fault) = fault_in(&err) {
+            return Err(fault);
+        }
+        match serde_json::from_str::<Result<Report, Failed>>(&out) {
+            Ok(Ok(r)) if status.success() => Ok((r, err)),
+            Ok(Err(e)) => Err(ChildError::Run(e)),
+            _ => Err(ended(Some(status), &err)),
+        }
     }
 }
 
